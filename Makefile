@@ -1,0 +1,29 @@
+# Tern: `make` builds everything, `make deps` installs what the build, the
+# demo and the tests need, `make test` runs the test suite, `make demo` runs
+# the main job.  See README.md.
+CC ?= gcc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+all: kernel programs iso
+
+include kernel/Makefile.inc
+include tests/programs/Makefile.inc
+include boot/Makefile.inc
+
+kernel: build/tern.elf
+
+deps:
+	@tools/install-deps
+
+demo: all
+	qemu/run-node build/examples/hello-musl "from the Tern demo" a b c
+
+test: deps all
+	python3 -m pytest -q tests
+
+clean:
+	rm -rf build
+
+.PHONY: all kernel deps demo test clean programs iso

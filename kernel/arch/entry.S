@@ -1,0 +1,162 @@
+/*
+ * Kernel entry and exit: exception/interrupt stubs and the `syscall` path.
+ * Both build a `struct regs` (include/cpu.h) on the kernel stack.
+ */
+	.macro PUSH_GPRS
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
+	pushq %rdx
+	pushq %rsi
+	pushq %rdi
+	pushq %rbp
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	.endm
+
+	.macro POP_GPRS
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %r11
+	popq %r10
+	popq %r9
+	popq %r8
+	popq %rbp
+	popq %rdi
+	popq %rsi
+	popq %rdx
+	popq %rcx
+	popq %rbx
+	popq %rax
+	.endm
+
+	.text
+/* One stub per vector; those without a CPU error code push a zero. */
+	.macro STUB v
+	.align 16
+stub_\v:
+	.if (\v == 8) || (\v >= 10 && \v <= 14) || (\v == 17) || (\v == 21) || (\v == 29) || (\v == 30)
+	.else
+	pushq $0
+	.endif
+	pushq $\v
+	jmp trap_common
+	.endm
+
+	.altmacro
+	.macro STUBS from, to
+	STUB \from
+	.if \to-\from
+	STUBS %(\from+1), \to
+	.endif
+	.endm
+	STUBS 0, 63
+	STUBS 64, 127
+	STUBS 128, 191
+	STUBS 192, 255
+
+	.macro STUBADDR v
+	.quad stub_\v
+	.endm
+	.macro STUBADDRS from, to
+	STUBADDR \from
+	.if \to-\from
+	STUBADDRS %(\from+1), \to
+	.endif
+	.endm
+
+	.section .rodata
+	.align 8
+	.globl trap_stubs
+trap_stubs:
+	STUBADDRS 0, 63
+	STUBADDRS 64, 127
+	STUBADDRS 128, 191
+	STUBADDRS 192, 255
+	.noaltmacro
+
+	.text
+trap_common:
+	cld
+	PUSH_GPRS
+	movq %rsp, %rdi
+	call trap_handler
+	POP_GPRS
+	addq $16, %rsp
+	iretq
+
+/*
+ * syscall: RCX = user RIP, R11 = user RFLAGS, IF already cleared by SFMASK.
+ * One CPU and one process, so a plain global holds the user RSP while we
+ * switch to the kernel stack.
+ */
+	.globl syscall_entry
+syscall_entry:
+	movq %rsp, syscall_user_rsp(%rip)
+	movq syscall_kernel_rsp(%rip), %rsp
+	pushq $0x23                     /* ss */
+	pushq syscall_user_rsp(%rip)    /* rsp */
+	pushq %r11                      /* rflags */
+	pushq $0x2B                     /* cs */
+	pushq %rcx                      /* rip */
+	pushq $0                        /* error */
+	pushq $-1                       /* vector: system call */
+	PUSH_GPRS
+	movq %rsp, %rdi
+	call syscall_dispatch
+	testl %eax, %eax
+	jnz 1f
+	/* Fast return: RCX/R11 are clobbered, as on Linux. */
+	POP_GPRS
+	addq $16, %rsp
+	popq %rcx
+	addq $8, %rsp
+	popq %r11
+	popq %rsp
+	sysretq
+	/* Full return (signal delivery, sigreturn): every register restored. */
+1:	POP_GPRS
+	addq $16, %rsp
+	iretq
+
+/* enter_user(rip, rsp): first entry into the application, all registers clean. */
+	.globl enter_user
+enter_user:
+	movq syscall_kernel_rsp(%rip), %rsp
+	pushq $0x23
+	pushq %rsi
+	pushq $0x202                    /* IF set, nothing else */
+	pushq $0x2B
+	pushq %rdi
+	xorl %eax, %eax
+	xorl %ebx, %ebx
+	xorl %ecx, %ecx
+	xorl %edx, %edx
+	xorl %esi, %esi
+	xorl %edi, %edi
+	xorl %ebp, %ebp
+	xorl %r8d, %r8d
+	xorl %r9d, %r9d
+	xorl %r10d, %r10d
+	xorl %r11d, %r11d
+	xorl %r12d, %r12d
+	xorl %r13d, %r13d
+	xorl %r14d, %r14d
+	xorl %r15d, %r15d
+	iretq
+
+	.data
+	.align 8
+	.globl syscall_kernel_rsp, syscall_user_rsp
+syscall_kernel_rsp: .quad 0
+syscall_user_rsp:   .quad 0
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,150 @@
+/* Multiboot information and kernel options. */
+#include "boot.h"
+#include "kernel.h"
+
+struct bootinfo bootinfo;
+struct boot_options options = {
+    .stack_size = MiB(2),
+    .heap_size = 0,
+};
+
+#define MB_BOOTLOADER_MAGIC 0x2BADB002
+
+struct __attribute__((packed)) mb_info {
+    uint32_t flags, mem_lower, mem_upper, boot_device, cmdline, mods_count, mods_addr;
+    uint32_t syms[4];
+    uint32_t mmap_length, mmap_addr;
+};
+struct __attribute__((packed)) mb_module { uint32_t start, end, string, reserved; };
+struct __attribute__((packed)) mb_mmap { uint32_t size; uint64_t addr, len; uint32_t type; };
+
+static void copy_phys_string(char *dst, uint32_t pa, size_t max)
+{
+    dst[0] = 0;
+    if (pa)
+        strlcpy(dst, phys_to_virt(pa), max);
+}
+
+void bootinfo_read(uint32_t magic, uint64_t info_phys)
+{
+    if (magic != MB_BOOTLOADER_MAGIC)
+        panic("not started by a multiboot loader (magic 0x%x)", magic);
+    const struct mb_info *mb = phys_to_virt(info_phys);
+    if (mb->flags & (1 << 2))
+        copy_phys_string(bootinfo.cmdline, mb->cmdline, sizeof bootinfo.cmdline);
+    if (mb->flags & (1 << 6)) {
+        uint64_t p = mb->mmap_addr, end = p + mb->mmap_length;
+        while (p < end && bootinfo.nram < MAX_RAM_RANGES) {
+            const struct mb_mmap *e = phys_to_virt(p);
+            if (e->type == 1 && e->len)
+                bootinfo.ram[bootinfo.nram++] = (struct mem_range){e->addr, e->addr + e->len};
+            p += e->size + 4;
+        }
+    } else if (mb->flags & 1) {
+        bootinfo.ram[bootinfo.nram++] = (struct mem_range){0, (uint64_t)mb->mem_lower << 10};
+        bootinfo.ram[bootinfo.nram++] =
+            (struct mem_range){MiB(1), MiB(1) + ((uint64_t)mb->mem_upper << 10)};
+    } else {
+        panic("the boot loader gave no memory map");
+    }
+    if (mb->flags & (1 << 3)) {
+        const struct mb_module *m = phys_to_virt(mb->mods_addr);
+        for (uint32_t i = 0; i < mb->mods_count && i < MAX_MODULES; i++) {
+            bootinfo.mod[i].start = m[i].start;
+            bootinfo.mod[i].end = m[i].end;
+            copy_phys_string(bootinfo.mod[i].cmdline, m[i].string, CMDLINE_MAX);
+            bootinfo.nmods++;
+        }
+    }
+}
+
+int split_words(char *s, char **words, int max)
+{
+    int n = 0;
+    char *out = s;
+    while (*s) {
+        while (*s == ' ' || *s == '\t' || *s == '\n')
+            s++;
+        if (!*s)
+            break;
+        char *start = out;
+        bool quoted = false;
+        while (*s && (quoted || (*s != ' ' && *s != '\t' && *s != '\n'))) {
+            if (*s == '"') {
+                quoted = !quoted;
+                s++;
+            } else if (*s == '\\' && s[1]) {
+                *out++ = s[1];
+                s += 2;
+            } else {
+                *out++ = *s++;
+            }
+        }
+        if (*s)
+            s++;
+        *out++ = 0;
+        if (n < max)
+            words[n++] = start;
+    }
+    return n;
+}
+
+static char cmdline_words[CMDLINE_MAX];
+
+void options_parse(void)
+{
+    static char *w[MAX_ARGS];
+    static char bad[128];
+    strlcpy(cmdline_words, bootinfo.cmdline, sizeof cmdline_words);
+    int n = split_words(cmdline_words, w, MAX_ARGS);
+    bool seen_name = false;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(w[i], "--")) {
+            for (i++; i < n && options.envc < MAX_ARGS - 1; i++)
+                options.envp[options.envc++] = w[i];
+            break;
+        }
+        char *eq = strchr(w[i], '=');
+        if (!eq) {
+            /* Loaders put the kernel's own file name first. */
+            if (!seen_name)
+                seen_name = true;
+            else
+                kprintf("ignoring unknown option '%s'\n", w[i]);
+            continue;
+        }
+        *eq = 0;
+        const char *k = w[i], *v = eq + 1;
+        uint64_t size;
+        if (!strcmp(k, "stack") || !strcmp(k, "heap")) {
+            if (!parse_size(v, &size)) {
+                snprintf(bad, sizeof bad, "bad size '%s' for %s=", v, k);
+                continue;
+            }
+            if (k[0] == 's')
+                options.stack_size = ALIGN_UP(size, 4096);
+            else
+                options.heap_size = ALIGN_UP(size, 4096);
+        } else if (!strcmp(k, "hostlink")) {
+            options.hostlink = !strcmp(v, "com2");
+        } else if (!strcmp(k, "exit")) {
+            options.exit_port = !strcmp(v, "qemu") ? 0xf4 : 0;
+        } else if (!strcmp(k, "uid") || !strcmp(k, "gid")) {
+            uint64_t id;
+            if (!parse_size(v, &id) || id > 0xFFFFFFFF) {
+                snprintf(bad, sizeof bad, "bad id '%s' for %s=", v, k);
+                continue;
+            }
+            if (k[0] == 'u')
+                options.uid = (uint32_t)id;
+            else
+                options.gid = (uint32_t)id;
+        } else {
+            kprintf("ignoring unknown option '%s=%s'\n", k, v);
+        }
+    }
+    options.envp[options.envc] = NULL;
+    /* Reported only now, so hostlink= and exit= are in force wherever they stand. */
+    if (bad[0])
+        load_error("%s", bad);
+}

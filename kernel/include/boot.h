@@ -1,0 +1,47 @@
+/* What the boot loader told us (multiboot v1), copied into kernel memory
+ * before anything can overwrite it, and the options parsed from it. */
+#ifndef TERN_BOOT_H
+#define TERN_BOOT_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MAX_RAM_RANGES 32
+#define MAX_MODULES 4
+#define CMDLINE_MAX 8192
+#define MAX_ARGS 512
+
+struct mem_range { uint64_t start, end; };
+
+struct boot_module {
+    uint64_t start, end;           /* physical */
+    char cmdline[CMDLINE_MAX];
+};
+
+struct bootinfo {
+    char cmdline[CMDLINE_MAX];
+    struct mem_range ram[MAX_RAM_RANGES];
+    int nram;
+    struct boot_module mod[MAX_MODULES];
+    int nmods;
+};
+
+/* Kernel options (see docs/kernel.md for the list). */
+struct boot_options {
+    uint64_t stack_size;           /* application stack */
+    uint64_t heap_size;            /* 0: all that is left */
+    bool hostlink;                 /* hostlink=com2 */
+    int exit_port;                 /* exit=qemu: isa-debug-exit port, or 0 */
+    uint32_t uid, gid;
+    char *envp[MAX_ARGS];          /* words after "--" */
+    int envc;
+};
+
+extern struct bootinfo bootinfo;
+extern struct boot_options options;
+
+void bootinfo_read(uint32_t magic, uint64_t info_phys);
+void options_parse(void);
+/* Splits a command line in place into words (spaces separate, "..." groups,
+ * backslash escapes); returns the count, at most max. */
+int split_words(char *s, char **words, int max);
+#endif

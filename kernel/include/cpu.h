@@ -1,0 +1,35 @@
+#ifndef TERN_CPU_H
+#define TERN_CPU_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KERNEL_CS 0x08
+#define KERNEL_DS 0x10
+#define USER_DS   (0x20 | 3)
+#define USER_CS   (0x28 | 3)
+
+/* Saved user or kernel state: what the trap stubs and the syscall entry push
+ * (entry.S).  `vector` is the exception number, or -1 for a system call. */
+struct regs {
+    uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+    uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    int64_t vector;
+    uint64_t error;
+    uint64_t rip, cs, rflags, rsp, ss;
+};
+
+struct cpu_features {
+    bool xsave, avx, avx512, fsgsbase, rdrand, pdpe1gb, tsc_deadline, x2apic;
+    uint32_t hwcap;            /* CPUID.1:EDX, what Linux reports as AT_HWCAP */
+    uint64_t xcr0;             /* state components enabled for the application */
+    uint32_t xsave_size;       /* bytes of XSAVE area for xcr0 */
+    char vendor[13];
+};
+extern struct cpu_features cpu;
+
+void cpu_init(void);           /* GDT, TSS, IDT, syscall MSRs, FPU/SSE/AVX */
+void cpu_set_kernel_stack(uint64_t top);
+__attribute__((noreturn)) void enter_user(uint64_t rip, uint64_t rsp);
+void trap_handler(struct regs *r);
+void irq_set_handler(int vector, void (*fn)(struct regs *));
+#endif

@@ -1,0 +1,45 @@
+/* Things every kernel file uses: printing, panics, the string functions. */
+#ifndef TERN_KERNEL_H
+#define TERN_KERNEL_H
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "layout.h"
+
+#define ALIGN_UP(x, a)   (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
+#define ARRAY_SIZE(a)    (sizeof(a) / sizeof((a)[0]))
+#define KiB(x) ((uint64_t)(x) << 10)
+#define MiB(x) ((uint64_t)(x) << 20)
+#define GiB(x) ((uint64_t)(x) << 30)
+
+static inline void *phys_to_virt(uint64_t pa) { return (void *)(pa + PHYS_BASE); }
+static inline uint64_t kernel_virt_to_phys(const void *va) { return (uint64_t)va - KERNEL_VMA; }
+
+/* lib/string.c */
+void *memcpy(void *d, const void *s, size_t n);
+void *memmove(void *d, const void *s, size_t n);
+void *memset(void *d, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+size_t strnlen(const char *s, size_t max);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+char *strchr(const char *s, int c);
+size_t strlcpy(char *d, const char *s, size_t n);
+
+/* lib/printf.c */
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Kernel log: COM1, every line prefixed "tern: ". */
+void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+bool parse_size(const char *s, uint64_t *out);
+
+/* node.c: how a node's run ends */
+enum end_kind { END_EXIT, END_SIGNAL, END_PANIC, END_LOAD_ERROR };
+__attribute__((noreturn)) void node_end(enum end_kind kind, int code);
+__attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
+__attribute__((noreturn, format(printf, 1, 2))) void load_error(const char *fmt, ...);
+
+#endif

@@ -1,0 +1,27 @@
+/* Physical memory: the kernel's pages and the application's one contiguous
+ * region, and the page tables that map them. */
+#ifndef TERN_MEM_H
+#define TERN_MEM_H
+#include <stdint.h>
+
+#define PAGE_SIZE 4096ULL
+#define HUGE_SIZE (2ULL << 20)
+
+struct app_region {
+    uint64_t start, end;           /* physical, start 2 MiB aligned */
+    uint64_t total_ram;            /* all usable RAM the loader reported */
+};
+extern struct app_region app_region;
+extern uint64_t kernel_image_bytes;   /* text + data + bss */
+
+void physmem_init(void);
+/* A zeroed 4 KiB page for the kernel's own use (page tables, later device
+ * rings); panics when none is left.  Returns its direct-map address. */
+void *kpage_alloc(void);
+uint64_t kpages_free(void);
+
+void paging_init(void);
+/* Maps user virtual [va, va+len) to physical [pa, pa+len): 2 MiB pages where
+ * both are aligned, 4 KiB pages elsewhere. */
+void user_map(uint64_t va, uint64_t pa, uint64_t len);
+#endif

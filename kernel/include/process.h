@@ -1,0 +1,41 @@
+/* The one application on this node: its memory layout and kernel-side state. */
+#ifndef TERN_PROCESS_H
+#define TERN_PROCESS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "signal.h"
+
+#define USER_PIE_BASE 0x400000ULL   /* where static-PIE programs are placed */
+#define USER_MIN_ADDR 0x10000ULL    /* below this stays unmapped (NULL faults) */
+#define MAX_MAPPINGS 1024
+
+struct mapping { uint64_t start, end; };
+
+struct process {
+    /* Virtual layout.  [vbase, vend) maps linearly onto the physical region;
+     * [map_lo, guard) and [stack_lo, vend) are mapped, the guard page is not. */
+    uint64_t vbase, vend, map_lo;
+    uint64_t image_end;            /* end of text/data/bss */
+    uint64_t brk_start, brk;       /* heap grows up from brk_start ... */
+    uint64_t mmap_floor;           /* ... and mmap carves down from heap_end */
+    uint64_t heap_end, guard, stack_lo;
+    struct mapping maps[MAX_MAPPINGS]; /* mmap'd ranges, sorted by start */
+    int nmaps;
+
+    uint64_t entry, phdr_va, phnum;
+    uint64_t fs_base;
+    uint64_t stack_start;          /* initial RSP */
+    uint64_t clear_child_tid;
+    uint32_t pid;
+    const char *name;              /* argv[0], for messages */
+    struct signal_state sig;
+};
+extern struct process proc;
+
+/* elf.c: validates and copies the program into the region; fills proc. */
+void elf_load(const uint8_t *image, uint64_t size);
+/* process.c */
+void process_setup(char **argv, int argc, char **envp, int envc);
+__attribute__((noreturn)) void process_start(void);
+uint64_t user_va_to_phys(uint64_t va);
+#endif

@@ -1,0 +1,57 @@
+/* Signals, Linux numbering and x86-64 frame layout. */
+#ifndef TERN_SIGNAL_H
+#define TERN_SIGNAL_H
+#include <stdint.h>
+
+#define NSIG 64
+#define SIGHUP 1
+#define SIGINT 2
+#define SIGQUIT 3
+#define SIGILL 4
+#define SIGTRAP 5
+#define SIGABRT 6
+#define SIGBUS 7
+#define SIGFPE 8
+#define SIGKILL 9
+#define SIGUSR1 10
+#define SIGSEGV 11
+#define SIGUSR2 12
+#define SIGPIPE 13
+#define SIGALRM 14
+#define SIGTERM 15
+#define SIGCHLD 17
+#define SIGCONT 18
+#define SIGSTOP 19
+#define SIGWINCH 28
+
+#define SIG_DFL 0
+#define SIG_IGN 1
+#define SA_SIGINFO 0x4
+#define SA_ONSTACK 0x08000000
+#define SA_RESTORER 0x04000000
+#define SA_NODEFER 0x40000000
+#define SA_RESETHAND 0x80000000
+
+struct k_sigaction {
+    uint64_t handler;
+    uint64_t flags;
+    uint64_t restorer;
+    uint64_t mask;
+};
+
+struct signal_state {
+    struct k_sigaction act[NSIG + 1];
+    uint64_t blocked;
+    uint64_t pending;
+    uint64_t altstack_sp, altstack_size;
+    int altstack_flags;
+};
+
+struct regs;
+const char *signal_name(int sig);
+/* Called on the way back to user mode: delivers a pending, unblocked signal
+ * (builds a frame, or ends the run for a default-fatal one).  Returns 1 if the
+ * registers changed and need a full restore. */
+int signal_deliver(struct regs *r);
+void signal_raise(int sig);
+#endif

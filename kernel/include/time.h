@@ -1,0 +1,16 @@
+/* Time: the TSC, calibrated once at boot against the PIT; wall-clock time
+ * from the CMOS RTC at boot.  No periodic tick: the only timer interrupt is a
+ * one-shot local-APIC timer armed while the application sleeps. */
+#ifndef TERN_TIME_H
+#define TERN_TIME_H
+#include <stdint.h>
+
+void time_init(void);
+uint64_t time_monotonic_ns(void);
+uint64_t time_realtime_ns(void);
+uint64_t time_boot_epoch(void);
+uint64_t time_tsc_hz(void);
+/* Waits until the monotonic clock reaches deadline_ns, halting the CPU. */
+void time_sleep_until(uint64_t deadline_ns);
+void time_mark_app_start(void);   /* sys/time.c: CPU-time clocks count from here */
+#endif

@@ -1,0 +1,92 @@
+/* Freestanding string functions.  The kernel is built without SSE (so the
+ * application's vector registers are never touched) and these are plain
+ * byte/word loops; `rep movsb` is fast on modern CPUs and cheap to emulate. */
+#include "kernel.h"
+
+void *memcpy(void *d, const void *s, size_t n)
+{
+    void *ret = d;
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+    return ret;
+}
+
+void *memmove(void *d, const void *s, size_t n)
+{
+    if ((uintptr_t)d <= (uintptr_t)s || (uintptr_t)d >= (uintptr_t)s + n)
+        return memcpy(d, s, n);
+    char *dp = (char *)d + n - 1;
+    const char *sp = (const char *)s + n - 1;
+    __asm__ volatile("std; rep movsb; cld" : "+D"(dp), "+S"(sp), "+c"(n) : : "memory");
+    return d;
+}
+
+void *memset(void *d, int c, size_t n)
+{
+    void *ret = d;
+    __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+    return ret;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return x[i] - y[i];
+    return 0;
+}
+
+size_t strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+size_t strnlen(const char *s, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s[n])
+        n++;
+    return n;
+}
+
+int strcmp(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return (unsigned char)*a - (unsigned char)*b;
+}
+
+int strncmp(const char *a, const char *b, size_t n)
+{
+    for (; n; n--, a++, b++) {
+        if (*a != *b)
+            return (unsigned char)*a - (unsigned char)*b;
+        if (!*a)
+            return 0;
+    }
+    return 0;
+}
+
+char *strchr(const char *s, int c)
+{
+    for (;; s++) {
+        if (*s == (char)c)
+            return (char *)s;
+        if (!*s)
+            return NULL;
+    }
+}
+
+size_t strlcpy(char *d, const char *s, size_t n)
+{
+    size_t len = strlen(s);
+    if (n) {
+        size_t k = len < n - 1 ? len : n - 1;
+        memcpy(d, s, k);
+        d[k] = 0;
+    }
+    return len;
+}

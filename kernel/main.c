@@ -1,0 +1,53 @@
+/* Boot sequence of a compute node: from the multiboot hand-off to the
+ * application's first instruction. */
+#include "boot.h"
+#include "cpu.h"
+#include "fd.h"
+#include "hostlink.h"
+#include "kernel.h"
+#include "mem.h"
+#include "process.h"
+#include "random.h"
+#include "serial.h"
+#include "time.h"
+
+static char module_words[CMDLINE_MAX];
+static char *argv[MAX_ARGS];
+
+void kmain(uint32_t magic, uint64_t info_phys)
+{
+    serial_init(COM1);
+    bootinfo_read(magic, info_phys);   /* copy it all before touching memory */
+    options_parse();
+    if (options.hostlink)
+        hostlink_init();
+    cpu_init();
+    physmem_init();
+    paging_init();
+    time_init();
+    random_init();
+
+    uint64_t region = app_region.end - app_region.start;
+    kprintf("Tern kernel: %lu MiB RAM, kernel image %lu KiB, %lu KiB for the application "
+            "(%lu.%lu%%), TSC %lu MHz, %s%s\n",
+            app_region.total_ram >> 20, kernel_image_bytes >> 10, region >> 10,
+            region * 100 / app_region.total_ram, region * 1000 / app_region.total_ram % 10,
+            time_tsc_hz() / 1000000, cpu.vendor, cpu.avx ? ", AVX" : "");
+
+    if (bootinfo.nmods == 0)
+        load_error("no program: give the executable as a multiboot module");
+    struct boot_module *m = &bootinfo.mod[0];
+    strlcpy(module_words, m->cmdline, sizeof module_words);
+    int argc = split_words(module_words, argv, MAX_ARGS - 1);
+    argv[argc] = NULL;
+    proc.name = argc ? argv[0] : "program";
+
+    elf_load(phys_to_virt(m->start), m->end - m->start);
+    fd_init();
+    process_setup(argv, argc, options.envp, options.envc);
+    kprintf("starting %s: %lu KiB image, heap %lu KiB, stack %lu KiB\n", proc.name,
+            (proc.image_end - proc.map_lo) >> 10, (proc.heap_end - proc.brk_start) >> 10,
+            (proc.vend - proc.stack_lo) >> 10);
+    time_mark_app_start();
+    process_start();
+}

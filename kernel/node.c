@@ -1,0 +1,62 @@
+/* How a node's run ends: the program exits, is killed by a signal (a fault),
+ * fails to load, or the kernel panics.  Each end is logged on COM1, sent to
+ * the host link as a record, and, under QEMU with exit=qemu, ends the VM. */
+#include "boot.h"
+#include "hostlink.h"
+#include "kernel.h"
+#include "signal.h"
+#include "x86.h"
+
+static void halt_forever(void)
+{
+    for (;;)
+        __asm__ volatile("cli; hlt");
+}
+
+void node_end(enum end_kind kind, int code)
+{
+    static const uint8_t qemu_code[] = {
+        [END_EXIT] = 0, [END_SIGNAL] = 1, [END_PANIC] = 2, [END_LOAD_ERROR] = 3};
+    int32_t c = code;
+    switch (kind) {
+    case END_EXIT:
+        kprintf("program exited with status %d\n", code);
+        hostlink_send(HL_EXIT, &c, 4);
+        break;
+    case END_SIGNAL:
+        kprintf("program killed by signal %d (%s)\n", code, signal_name(code));
+        hostlink_send(HL_SIGNAL, &c, 4);
+        break;
+    default:
+        break;  /* panic() and load_error() sent their message already */
+    }
+    if (options.exit_port)
+        outb((uint16_t)options.exit_port, qemu_code[kind]);
+    halt_forever();
+    __builtin_unreachable();
+}
+
+__attribute__((noreturn)) static void end_with_message(enum end_kind kind, enum hostlink_type hl, const char *what,
+                             const char *fmt, va_list ap)
+{
+    char msg[400];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    kprintf("%s%s\n", what, msg);
+    hostlink_send(hl, msg, (uint32_t)strlen(msg));
+    node_end(kind, 0);
+}
+
+void panic(const char *fmt, ...)
+{
+    __asm__ volatile("cli");
+    va_list ap;
+    va_start(ap, fmt);
+    end_with_message(END_PANIC, HL_PANIC, "*** kernel panic: ", fmt, ap);
+}
+
+void load_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    end_with_message(END_LOAD_ERROR, HL_LOAD_ERROR, "load failed: ", fmt, ap);
+}

@@ -1,0 +1,122 @@
+/* Setting up the application: memory split, page tables, the initial stack
+ * (SysV x86-64 ABI: argc, argv, envp, auxv), and the jump to user mode. */
+#include "boot.h"
+#include "cpu.h"
+#include "kernel.h"
+#include "mem.h"
+#include "process.h"
+#include "random.h"
+
+struct process proc;
+
+#define AT_NULL 0
+#define AT_PHDR 3
+#define AT_PHENT 4
+#define AT_PHNUM 5
+#define AT_PAGESZ 6
+#define AT_BASE 7
+#define AT_FLAGS 8
+#define AT_ENTRY 9
+#define AT_UID 11
+#define AT_EUID 12
+#define AT_GID 13
+#define AT_EGID 14
+#define AT_PLATFORM 15
+#define AT_HWCAP 16
+#define AT_CLKTCK 17
+#define AT_SECURE 23
+#define AT_RANDOM 25
+#define AT_HWCAP2 26
+#define AT_EXECFN 31
+#define AT_MINSIGSTKSZ 51
+
+uint64_t user_va_to_phys(uint64_t va) { return app_region.start + (va - proc.vbase); }
+
+/* Lays out heap and stack above the loaded image and maps it all. */
+static void memory_setup(void)
+{
+    uint64_t stack = options.stack_size;
+    if (stack < PAGE_SIZE * 4)
+        stack = PAGE_SIZE * 4;
+    proc.stack_lo = proc.vend - stack;
+    proc.guard = proc.stack_lo - PAGE_SIZE;
+    proc.brk_start = proc.brk = proc.image_end;
+    if (proc.guard < proc.image_end + PAGE_SIZE)
+        load_error("%s: program (%lu KiB) and stack (%lu KiB) do not fit in %lu KiB", proc.name,
+                   (proc.image_end - proc.vbase) >> 10, stack >> 10,
+                   (proc.vend - proc.vbase) >> 10);
+    proc.heap_end = proc.guard;
+    if (options.heap_size) {
+        if (options.heap_size > proc.guard - proc.image_end)
+            load_error("%s: heap=%lu KiB does not fit: %lu KiB left after program and stack",
+                       proc.name, options.heap_size >> 10, (proc.guard - proc.image_end) >> 10);
+        proc.heap_end = proc.image_end + options.heap_size;
+    }
+    proc.mmap_floor = proc.heap_end;
+    user_map(proc.map_lo, user_va_to_phys(proc.map_lo), proc.guard - proc.map_lo);
+    user_map(proc.stack_lo, user_va_to_phys(proc.stack_lo), proc.vend - proc.stack_lo);
+}
+
+static uint64_t push_bytes(uint64_t sp, const void *data, uint64_t len)
+{
+    sp -= len;
+    memcpy((void *)sp, data, len);
+    return sp;
+}
+
+void process_setup(char **argv, int argc, char **envp, int envc)
+{
+    memory_setup();
+    proc.pid = 1;
+    for (int s = 1; s <= NSIG; s++)
+        proc.sig.act[s].handler = SIG_DFL;
+
+    uint64_t strings = 0;
+    for (int i = 0; i < argc; i++)
+        strings += strlen(argv[i]) + 1 + 8;
+    for (int i = 0; i < envc; i++)
+        strings += strlen(envp[i]) + 1 + 8;
+    if (strings > (proc.vend - proc.stack_lo) / 2)
+        load_error("%s: arguments and environment (%lu bytes) take more than half the stack",
+                   proc.name, strings);
+
+    uint64_t sp = proc.vend;
+    uint64_t platform = sp = push_bytes(sp, "x86_64", 7);
+    uint8_t rnd[16];
+    random_bytes(rnd, sizeof rnd);
+    uint64_t random = sp = push_bytes(sp, rnd, sizeof rnd);
+    static uint64_t argv_va[MAX_ARGS], envp_va[MAX_ARGS];
+    for (int i = envc - 1; i >= 0; i--)
+        envp_va[i] = sp = push_bytes(sp, envp[i], strlen(envp[i]) + 1);
+    for (int i = argc - 1; i >= 0; i--)
+        argv_va[i] = sp = push_bytes(sp, argv[i], strlen(argv[i]) + 1);
+    uint64_t execfn = argc ? argv_va[0] : 0;
+
+    uint64_t auxv[] = {
+        AT_PHDR, proc.phdr_va, AT_PHENT, 56, AT_PHNUM, proc.phnum,
+        AT_PAGESZ, PAGE_SIZE, AT_BASE, 0, AT_FLAGS, 0, AT_ENTRY, proc.entry,
+        AT_UID, options.uid, AT_EUID, options.uid, AT_GID, options.gid, AT_EGID, options.gid,
+        AT_PLATFORM, platform, AT_HWCAP, cpu.hwcap, AT_HWCAP2, 0, AT_CLKTCK, 100,
+        AT_SECURE, 0, AT_RANDOM, random, AT_EXECFN, execfn,
+        AT_MINSIGSTKSZ, cpu.xsave_size + 1024, AT_NULL, 0,
+    };
+    uint64_t words = 1 + (uint64_t)argc + 1 + (uint64_t)envc + 1 + ARRAY_SIZE(auxv);
+    sp = ALIGN_DOWN(sp - words * 8, 16);
+    uint64_t *w = (uint64_t *)sp;
+    *w++ = (uint64_t)argc;
+    for (int i = 0; i < argc; i++)
+        *w++ = argv_va[i];
+    *w++ = 0;
+    for (int i = 0; i < envc; i++)
+        *w++ = envp_va[i];
+    *w++ = 0;
+    memcpy(w, auxv, sizeof auxv);
+    proc.stack_start = sp;
+}
+
+void process_start(void)
+{
+    extern char boot_stack_top[];
+    cpu_set_kernel_stack((uint64_t)boot_stack_top);
+    enter_user(proc.entry, proc.stack_start);
+}

@@ -1,0 +1,142 @@
+/* Process identity, limits, exit, and the small calls libc makes at start. */
+#include "boot.h"
+#include "cpu.h"
+#include "fd.h"
+#include "kernel.h"
+#include "mem.h"
+#include "random.h"
+#include "syscall.h"
+#include "uaccess.h"
+#include "x86.h"
+
+SYSCALL(exit) { UNUSED_ARGS(); node_end(END_EXIT, (int)(a0 & 0xFF)); }
+/* One thread: exit and exit_group are the same. */
+SYSCALL(exit_group) { UNUSED_ARGS(); node_end(END_EXIT, (int)(a0 & 0xFF)); }
+
+SYSCALL(getpid) { UNUSED_ARGS(); return proc.pid; }
+SYSCALL(getppid) { UNUSED_ARGS(); return 0; }
+SYSCALL(getuid) { UNUSED_ARGS(); return options.uid; }
+SYSCALL(getgid) { UNUSED_ARGS(); return options.gid; }
+SYSCALL(sched_yield) { UNUSED_ARGS(); return 0; }
+SYSCALL(success) { UNUSED_ARGS(); return 0; }
+SYSCALL(enosys_quiet) { UNUSED_ARGS(); return -ENOSYS; }
+
+SYSCALL(uname)
+{
+    UNUSED_ARGS();
+    /* "Linux": this is the Linux system-call ABI, and libraries check for it. */
+    static char u[6][65];
+    memset(u, 0, sizeof u);
+    strlcpy(u[0], "Linux", 65);
+    strlcpy(u[1], "tern", 65);
+    strlcpy(u[2], "6.1.0-tern", 65);
+    strlcpy(u[3], "Tern light-weight kernel", 65);
+    strlcpy(u[4], "x86_64", 65);
+    strlcpy(u[5], "(none)", 65);
+    return copy_to_user(a0, u, sizeof u);
+}
+
+#define ARCH_SET_GS 0x1001
+#define ARCH_SET_FS 0x1002
+#define ARCH_GET_FS 0x1003
+#define ARCH_GET_GS 0x1004
+
+SYSCALL(arch_prctl)
+{
+    UNUSED_ARGS();
+    switch (a0) {
+    case ARCH_SET_FS:
+    case ARCH_SET_GS:
+        if (a1 >= 0x800000000000ULL)
+            return -EPERM;     /* non-canonical or kernel half */
+        wrmsr(a0 == ARCH_SET_FS ? MSR_FS_BASE : MSR_GS_BASE, a1);
+        return 0;
+    case ARCH_GET_FS:
+    case ARCH_GET_GS: {
+        uint64_t v = rdmsr(a0 == ARCH_GET_FS ? MSR_FS_BASE : MSR_GS_BASE);
+        return copy_to_user(a1, &v, 8);
+    }
+    default:
+        return -EINVAL;
+    }
+}
+
+SYSCALL(set_tid_address)
+{
+    UNUSED_ARGS();
+    proc.clear_child_tid = a0;
+    return proc.pid;
+}
+
+SYSCALL(set_robust_list)
+{
+    UNUSED_ARGS();
+    return a1 == 24 ? 0 : -EINVAL;
+}
+
+#define RLIMIT_DATA 2
+#define RLIMIT_STACK 3
+#define RLIMIT_NOFILE 7
+#define RLIMIT_AS 9
+#define RLIM_NLIMITS 16
+#define RLIM_INFINITY (~0ULL)
+
+static void limit_of(uint64_t res, uint64_t out[2])
+{
+    out[0] = out[1] = RLIM_INFINITY;
+    switch (res) {
+    case RLIMIT_DATA: out[0] = out[1] = proc.heap_end - proc.brk_start; break;
+    case RLIMIT_STACK: out[0] = out[1] = proc.vend - proc.stack_lo; break;
+    case RLIMIT_AS: out[0] = out[1] = proc.vend - proc.vbase; break;
+    case RLIMIT_NOFILE: out[0] = out[1] = MAX_FDS; break;
+    }
+}
+
+SYSCALL(prlimit64)
+{
+    UNUSED_ARGS();
+    if (a0 != 0 && a0 != proc.pid)
+        return -ESRCH;
+    if (a1 >= RLIM_NLIMITS)
+        return -EINVAL;
+    uint64_t cur[2];
+    limit_of(a1, cur);
+    if (a2) {
+        uint64_t want[2];
+        if (copy_from_user(want, a2, sizeof want))
+            return -EFAULT;
+        if (want[0] > want[1])
+            return -EINVAL;
+        /* Limits here are facts of the memory layout; lowering is harmless,
+         * raising beyond what exists is refused. */
+        if (want[1] > cur[1])
+            return -EPERM;
+    }
+    return a3 ? copy_to_user(a3, cur, sizeof cur) : 0;
+}
+
+SYSCALL(getrlimit) { UNUSED_ARGS(); return sys_prlimit64(0, a0, 0, a1, 0, 0); }
+SYSCALL(setrlimit) { UNUSED_ARGS(); return sys_prlimit64(0, a0, a1, 0, 0, 0); }
+
+SYSCALL(sched_getaffinity)
+{
+    UNUSED_ARGS();
+    if (a0 != 0 && a0 != proc.pid)
+        return -ESRCH;
+    if (a1 < 8 || (a1 & 7))
+        return -EINVAL;
+    uint64_t mask = 1;
+    return copy_to_user(a2, &mask, 8) ? -EFAULT : 8;
+}
+
+SYSCALL(getrandom)
+{
+    UNUSED_ARGS();
+    uint64_t len = a1 > 33554431 ? 33554431 : a1;
+    if (a2 & ~7ULL)
+        return -EINVAL;
+    if (!user_ok(a0, len))
+        return -EFAULT;
+    random_bytes((void *)a0, len);
+    return (long)len;
+}

@@ -1,0 +1,293 @@
+/* Signals: handlers, masks, the alternate stack, and delivery with a Linux
+ * x86-64 rt_sigframe so libc's restorer and sigreturn work unchanged.
+ * Faults are not signals here: a hardware fault ends the run (trap.c). */
+#include "boot.h"
+#include "cpu.h"
+#include "kernel.h"
+#include "signal.h"
+#include "syscall.h"
+#include "uaccess.h"
+
+#define SS_ONSTACK 1
+#define SS_DISABLE 2
+#define BIT(s) (1ULL << ((s) - 1))
+#define UNBLOCKABLE (BIT(SIGKILL) | BIT(SIGSTOP))
+
+static const char *const names[] = {
+    [SIGHUP] = "SIGHUP", [SIGINT] = "SIGINT", [SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
+    [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT", [SIGBUS] = "SIGBUS", [SIGFPE] = "SIGFPE",
+    [SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+    [SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM", [SIGTERM] = "SIGTERM",
+};
+
+const char *signal_name(int sig)
+{
+    if (sig > 0 && sig < (int)ARRAY_SIZE(names) && names[sig])
+        return names[sig];
+    return "signal";
+}
+
+static bool ignored_by_default(int sig)
+{
+    return sig == SIGCHLD || sig == SIGCONT || sig == SIGWINCH || sig == 23 /* SIGURG */ ||
+           sig == SIGSTOP || sig == 20 || sig == 21 || sig == 22; /* no job control */
+}
+
+void signal_raise(int sig) { proc.sig.pending |= BIT(sig); }
+
+SYSCALL(rt_sigaction)
+{
+    UNUSED_ARGS();
+    int sig = (int)a0;
+    if (a3 != 8 || sig < 1 || sig > NSIG)
+        return -EINVAL;
+    struct k_sigaction *act = &proc.sig.act[sig];
+    struct k_sigaction old = *act, new;
+    if (a1) {
+        if (sig == SIGKILL || sig == SIGSTOP)
+            return -EINVAL;
+        if (copy_from_user(&new, a1, sizeof new))
+            return -EFAULT;
+    }
+    if (a2 && copy_to_user(a2, &old, sizeof old))
+        return -EFAULT;
+    if (a1) {
+        new.mask &= ~UNBLOCKABLE;
+        *act = new;
+        if (new.handler == SIG_IGN)
+            proc.sig.pending &= ~BIT(sig);
+    }
+    return 0;
+}
+
+SYSCALL(rt_sigprocmask)
+{
+    UNUSED_ARGS();
+    if (a3 != 8)
+        return -EINVAL;
+    uint64_t old = proc.sig.blocked, set;
+    if (a1) {
+        if (copy_from_user(&set, a1, 8))
+            return -EFAULT;
+        switch (a0) {
+        case 0: proc.sig.blocked |= set; break;    /* SIG_BLOCK */
+        case 1: proc.sig.blocked &= ~set; break;   /* SIG_UNBLOCK */
+        case 2: proc.sig.blocked = set; break;     /* SIG_SETMASK */
+        default: return -EINVAL;
+        }
+        proc.sig.blocked &= ~UNBLOCKABLE;
+    }
+    if (a2 && copy_to_user(a2, &old, 8)) {
+        proc.sig.blocked = old;
+        return -EFAULT;
+    }
+    return 0;
+}
+
+struct stack_t { uint64_t sp; int32_t flags, pad; uint64_t size; };
+
+static bool on_altstack(uint64_t sp)
+{
+    return proc.sig.altstack_size && sp > proc.sig.altstack_sp &&
+           sp <= proc.sig.altstack_sp + proc.sig.altstack_size;
+}
+
+SYSCALL(sigaltstack)
+{
+    UNUSED_ARGS();
+    struct stack_t old = {proc.sig.altstack_sp, proc.sig.altstack_size ? 0 : SS_DISABLE, 0,
+                          proc.sig.altstack_size};
+    if (on_altstack(syscall_regs->rsp))
+        old.flags = SS_ONSTACK;
+    if (a0) {
+        struct stack_t ss;
+        if (copy_from_user(&ss, a0, sizeof ss))
+            return -EFAULT;
+        if (on_altstack(syscall_regs->rsp))
+            return -EPERM;
+        if (ss.flags & SS_DISABLE) {
+            proc.sig.altstack_sp = proc.sig.altstack_size = 0;
+        } else {
+            if (ss.flags & ~SS_ONSTACK)
+                return -EINVAL;
+            if (ss.size < 2048)
+                return -ENOMEM;
+            proc.sig.altstack_sp = ss.sp;
+            proc.sig.altstack_size = ss.size;
+        }
+    }
+    if (a1 && copy_to_user(a1, &old, sizeof old))
+        return -EFAULT;
+    return 0;
+}
+
+static long send(int64_t pid, uint64_t sig)
+{
+    if (sig > NSIG)
+        return -EINVAL;
+    if (pid != (int64_t)proc.pid && pid != 0 && pid != -1)
+        return -ESRCH;
+    if (sig)
+        signal_raise((int)sig);
+    return 0;
+}
+
+SYSCALL(kill) { UNUSED_ARGS(); return send((int64_t)a0, a1); }
+SYSCALL(tkill) { UNUSED_ARGS(); return send((int64_t)a0, a1); }
+SYSCALL(tgkill)
+{
+    UNUSED_ARGS();
+    if ((int64_t)a0 != (int64_t)proc.pid)
+        return -ESRCH;
+    return send((int64_t)a1, a2);
+}
+
+/* Linux's x86-64 signal frame. */
+struct sigcontext {
+    uint64_t r8, r9, r10, r11, r12, r13, r14, r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip;
+    uint64_t eflags;
+    uint16_t cs, gs, fs, ss;
+    uint64_t err, trapno, oldmask, cr2, fpstate, reserved[8];
+};
+struct ucontext {
+    uint64_t flags, link;
+    struct stack_t stack;
+    struct sigcontext mc;
+    uint64_t sigmask;
+};
+struct siginfo {
+    int32_t signo, errno_, code, pad;
+    int32_t pid, uid;
+    uint8_t rest[104];
+};
+struct rt_sigframe {
+    uint64_t pretcode;
+    struct ucontext uc;
+    struct siginfo info;
+};
+
+static void save_fpu(uint64_t area)
+{
+    if (cpu.xcr0) {
+        memset((void *)(area + 512), 0, 64);  /* XSAVE header must start clean */
+        __asm__ volatile("xsave (%0)" ::"r"(area), "a"((uint32_t)cpu.xcr0),
+                         "d"((uint32_t)(cpu.xcr0 >> 32)) : "memory");
+    } else {
+        __asm__ volatile("fxsave (%0)" ::"r"(area) : "memory");
+    }
+}
+
+/* Restores FPU state from user memory, refusing anything xrstor/fxrstor
+ * would fault on: a corrupt frame must not crash the kernel. */
+static bool restore_fpu(uint64_t area)
+{
+    if (area & 63 || !user_ok(area, cpu.xsave_size))
+        return false;
+    uint32_t mxcsr = *(uint32_t *)(area + 24);
+    if (mxcsr & 0xFFFF0000)
+        return false;
+    if (cpu.xcr0) {
+        uint64_t *hdr = (uint64_t *)(area + 512);
+        if ((hdr[0] & ~cpu.xcr0) || hdr[1])
+            return false;
+        for (int i = 2; i < 8; i++)
+            if (hdr[i])
+                return false;
+        __asm__ volatile("xrstor (%0)" ::"r"(area), "a"((uint32_t)cpu.xcr0),
+                         "d"((uint32_t)(cpu.xcr0 >> 32)) : "memory");
+    } else {
+        __asm__ volatile("fxrstor (%0)" ::"r"(area) : "memory");
+    }
+    return true;
+}
+
+static void kill_now(int sig)
+{
+    kprintf("%s: cannot deliver %s (bad stack or frame)\n", proc.name, signal_name(sig));
+    node_end(END_SIGNAL, sig);
+}
+
+static void build_frame(struct regs *r, int sig, const struct k_sigaction *act)
+{
+    uint64_t sp = r->rsp - 128;                    /* skip the red zone */
+    if ((act->flags & SA_ONSTACK) && proc.sig.altstack_size && !on_altstack(r->rsp))
+        sp = proc.sig.altstack_sp + proc.sig.altstack_size;
+    uint64_t fp = ALIGN_DOWN(sp - cpu.xsave_size, 64);
+    uint64_t frame = ALIGN_DOWN(fp - sizeof(struct rt_sigframe), 16) - 8;
+    if (!user_ok(frame, sp - frame) || !(act->flags & SA_RESTORER))
+        kill_now(sig);
+    save_fpu(fp);
+    struct rt_sigframe *f = (struct rt_sigframe *)frame;
+    memset(f, 0, sizeof *f);
+    f->pretcode = act->restorer;
+    f->uc.stack = (struct stack_t){proc.sig.altstack_sp, proc.sig.altstack_size ? 0 : SS_DISABLE,
+                                   0, proc.sig.altstack_size};
+    struct sigcontext *m = &f->uc.mc;
+    m->r8 = r->r8, m->r9 = r->r9, m->r10 = r->r10, m->r11 = r->r11, m->r12 = r->r12;
+    m->r13 = r->r13, m->r14 = r->r14, m->r15 = r->r15, m->rdi = r->rdi, m->rsi = r->rsi;
+    m->rbp = r->rbp, m->rbx = r->rbx, m->rdx = r->rdx, m->rax = r->rax, m->rcx = r->rcx;
+    m->rsp = r->rsp, m->rip = r->rip, m->eflags = r->rflags, m->cs = USER_CS, m->ss = USER_DS;
+    m->fpstate = fp;
+    m->oldmask = proc.sig.blocked;
+    f->uc.sigmask = proc.sig.blocked;
+    f->info.signo = sig;
+    f->info.code = 0;          /* SI_USER */
+    f->info.pid = (int32_t)proc.pid;
+    f->info.uid = (int32_t)options.uid;
+
+    r->rip = act->handler;
+    r->rsp = frame;
+    r->rdi = (uint64_t)sig;
+    r->rsi = (uint64_t)&f->info;
+    r->rdx = (uint64_t)&f->uc;
+    r->rax = 0;
+    r->rflags &= ~(1ULL << 10 | 1ULL << 8);        /* DF, TF clear, as Linux does */
+}
+
+int signal_deliver(struct regs *r)
+{
+    uint64_t ready = proc.sig.pending & ~proc.sig.blocked;
+    while (ready) {
+        int sig = __builtin_ctzll(ready) + 1;
+        proc.sig.pending &= ~BIT(sig);
+        ready &= ~BIT(sig);
+        struct k_sigaction *act = &proc.sig.act[sig];
+        if (act->handler == SIG_IGN || (act->handler == SIG_DFL && ignored_by_default(sig)))
+            continue;
+        if (act->handler == SIG_DFL)
+            node_end(END_SIGNAL, sig);
+        struct k_sigaction a = *act;
+        build_frame(r, sig, &a);
+        proc.sig.blocked |= a.mask;
+        if (!(a.flags & SA_NODEFER))
+            proc.sig.blocked |= BIT(sig);
+        proc.sig.blocked &= ~UNBLOCKABLE;
+        if (a.flags & SA_RESETHAND)
+            act->handler = SIG_DFL;
+        return 1;
+    }
+    return 0;
+}
+
+SYSCALL(rt_sigreturn)
+{
+    UNUSED_ARGS();
+    struct regs *r = syscall_regs;
+    uint64_t uc_va = r->rsp;      /* the handler's `ret` popped pretcode */
+    if (!user_ok(uc_va, sizeof(struct ucontext)))
+        kill_now(SIGSEGV);
+    const struct ucontext *uc = (const struct ucontext *)uc_va;
+    const struct sigcontext *m = &uc->mc;
+    if (m->rip >= 0x800000000000ULL || (m->fpstate && !restore_fpu(m->fpstate)))
+        kill_now(SIGSEGV);
+    r->r8 = m->r8, r->r9 = m->r9, r->r10 = m->r10, r->r11 = m->r11, r->r12 = m->r12;
+    r->r13 = m->r13, r->r14 = m->r14, r->r15 = m->r15, r->rdi = m->rdi, r->rsi = m->rsi;
+    r->rbp = m->rbp, r->rbx = m->rbx, r->rdx = m->rdx, r->rax = m->rax, r->rcx = m->rcx;
+    r->rsp = m->rsp, r->rip = m->rip;
+    const uint64_t user_flags = 0x40DD5;           /* CF PF AF ZF SF TF DF OF AC */
+    r->rflags = (r->rflags & ~user_flags) | (m->eflags & user_flags) | (1ULL << 9);
+    r->cs = USER_CS;
+    r->ss = USER_DS;
+    proc.sig.blocked = uc->sigmask & ~UNBLOCKABLE;
+    return 0;
+}

@@ -1,0 +1,57 @@
+/* The system-call table and dispatcher. */
+#include "kernel.h"
+#include "signal.h"
+#include "syscall.h"
+#include "uaccess.h"
+
+struct regs *syscall_regs;
+
+typedef long (*syscall_fn)(u64, u64, u64, u64, u64, u64);
+
+static const syscall_fn table[] = {
+    [0] = sys_read, [1] = sys_write, [2] = sys_open, [3] = sys_close, [4] = sys_stat,
+    [5] = sys_fstat, [6] = sys_stat /* lstat */, [7] = sys_poll, [8] = sys_lseek,
+    [9] = sys_mmap, [10] = sys_mprotect, [11] = sys_munmap, [12] = sys_brk,
+    [13] = sys_rt_sigaction, [14] = sys_rt_sigprocmask, [15] = sys_rt_sigreturn,
+    [16] = sys_ioctl, [17] = sys_pread64, [18] = sys_pwrite64, [19] = sys_readv,
+    [20] = sys_writev, [21] = sys_access, [24] = sys_sched_yield, [25] = sys_mremap,
+    [28] = sys_madvise, [32] = sys_dup, [33] = sys_dup2, [35] = sys_nanosleep,
+    [39] = sys_getpid, [60] = sys_exit, [62] = sys_kill, [63] = sys_uname, [72] = sys_fcntl,
+    [79] = sys_getcwd, [96] = sys_gettimeofday, [97] = sys_getrlimit, [98] = sys_getrusage,
+    [99] = sys_sysinfo, [100] = sys_times, [102] = sys_getuid, [104] = sys_getgid,
+    [107] = sys_getuid /* geteuid */, [108] = sys_getgid /* getegid */, [110] = sys_getppid,
+    [131] = sys_sigaltstack, [158] = sys_arch_prctl, [160] = sys_setrlimit,
+    [186] = sys_getpid /* gettid */, [200] = sys_tkill, [201] = sys_time,
+    [204] = sys_sched_getaffinity, [218] = sys_set_tid_address, [228] = sys_clock_gettime,
+    [229] = sys_clock_getres, [230] = sys_clock_nanosleep, [231] = sys_exit_group,
+    [234] = sys_tgkill, [257] = sys_openat, [262] = sys_newfstatat, [269] = sys_faccessat,
+    [273] = sys_set_robust_list, [292] = sys_dup3, [302] = sys_prlimit64, [318] = sys_getrandom,
+    [334] = sys_enosys_quiet /* rseq: glibc copes */, [439] = sys_faccessat /* faccessat2 */,
+};
+
+static uint8_t reported[512 / 8];
+static bool reported_out_of_range;
+
+int syscall_dispatch(struct regs *r)
+{
+    syscall_regs = r;
+    uint64_t nr = r->rax;
+    long ret;
+    if (nr < ARRAY_SIZE(table) && table[nr]) {
+        ret = table[nr](r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9);
+    } else {
+        if (nr < 512 && !(reported[nr / 8] & (1 << (nr % 8)))) {
+            reported[nr / 8] |= (uint8_t)(1 << (nr % 8));
+            kprintf("%s: system call %lu is not implemented (ENOSYS); reported once\n",
+                    proc.name, nr);
+        } else if (nr >= 512 && !reported_out_of_range) {
+            reported_out_of_range = true;
+            kprintf("%s: system call %lu does not exist (ENOSYS)\n", proc.name, nr);
+        }
+        ret = -ENOSYS;
+    }
+    if (nr == 15 && ret == 0)
+        return 1 | signal_deliver(r);  /* rt_sigreturn set every register */
+    r->rax = (uint64_t)ret;
+    return signal_deliver(r);
+}

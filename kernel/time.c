@@ -1,0 +1,127 @@
+#include "cpu.h"
+#include "kernel.h"
+#include "time.h"
+#include "x86.h"
+
+#define LAPIC_TIMER_VECTOR 0x40
+enum { LAPIC_EOI = 0xB0, LAPIC_SVR = 0xF0, LAPIC_LVT_TIMER = 0x320, LAPIC_TIMER_INIT = 0x380,
+       LAPIC_TIMER_CUR = 0x390, LAPIC_TIMER_DIV = 0x3E0 };
+
+static uint64_t tsc_hz, tsc_boot, boot_epoch;
+static uint64_t ns_mult;            /* ns = (ticks * ns_mult) >> 32 */
+static uint64_t lapic_hz;
+static uint64_t lapic_mult;         /* APIC ticks = (ns * lapic_mult) >> 32 */
+static volatile uint32_t *lapic;
+
+static uint32_t lapic_read(unsigned reg) { return lapic[reg / 4]; }
+static void lapic_write(unsigned reg, uint32_t v) { lapic[reg / 4] = v; }
+
+static uint8_t cmos(uint8_t reg)
+{
+    outb(0x70, reg);
+    return inb(0x71);
+}
+
+static uint64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return (uint64_t)(era * 146097 + (int64_t)doe - 719468);
+}
+
+static uint64_t rtc_read_epoch(void)
+{
+    for (int i = 0; i < 100000 && (cmos(0x0A) & 0x80); i++)
+        ;
+    uint8_t sec = cmos(0x00), min = cmos(0x02), hour = cmos(0x04);
+    uint8_t day = cmos(0x07), mon = cmos(0x08), year = cmos(0x09), b = cmos(0x0B);
+    bool pm = hour & 0x80;
+    hour &= 0x7F;
+    if (!(b & 0x04)) {
+#define BCD(x) (uint8_t)(((x) & 0x0F) + ((x) >> 4) * 10)
+        sec = BCD(sec), min = BCD(min), hour = BCD(hour);
+        day = BCD(day), mon = BCD(mon), year = BCD(year);
+    }
+    if (!(b & 0x02) && pm)
+        hour = (uint8_t)((hour % 12) + 12);
+    uint64_t days = days_from_civil(2000 + year, mon, day);
+    return days * 86400 + hour * 3600ULL + min * 60ULL + sec;
+}
+
+static void lapic_timer_irq(struct regs *r)
+{
+    (void)r;
+    lapic_write(LAPIC_EOI, 0);
+}
+
+void time_init(void)
+{
+    lapic = phys_to_virt(rdmsr(MSR_APIC_BASE) & ~0xFFFULL);
+    lapic_write(LAPIC_SVR, 0x100 | 0xFF);
+    lapic_write(LAPIC_TIMER_DIV, 0x3);           /* divide by 16 */
+    lapic_write(LAPIC_LVT_TIMER, 1u << 16);      /* masked */
+    /* Mask the legacy PIC entirely: no device interrupt is wanted yet. */
+    outb(0x21, 0xFF);
+    outb(0xA1, 0xFF);
+    irq_set_handler(LAPIC_TIMER_VECTOR, lapic_timer_irq);
+
+    /* 10 ms on PIT channel 2 (1.193182 MHz), counting TSC and APIC ticks. */
+    const uint32_t pit_count = 11932;
+    outb(0x61, (inb(0x61) & ~0x02) | 0x01);
+    outb(0x43, 0xB0);
+    outb(0x42, pit_count & 0xFF);
+    outb(0x42, pit_count >> 8);
+    lapic_write(LAPIC_TIMER_INIT, 0xFFFFFFFF);
+    uint64_t t0 = rdtsc();
+    while (!(inb(0x61) & 0x20))
+        ;
+    uint64_t t1 = rdtsc();
+    uint32_t apic_ticks = 0xFFFFFFFF - lapic_read(LAPIC_TIMER_CUR);
+    lapic_write(LAPIC_TIMER_INIT, 0);
+    tsc_hz = (t1 - t0) * 1193182ULL / pit_count;
+    lapic_hz = (uint64_t)apic_ticks * 1193182ULL / pit_count;
+    if (tsc_hz == 0)
+        panic("TSC does not advance");
+    ns_mult = (1000000000ULL << 32) / tsc_hz;     /* fits: 1e9 << 32 < 2^64 */
+    if (lapic_hz < (1ULL << 31))
+        lapic_mult = (lapic_hz << 32) / 1000000000ULL;
+    tsc_boot = t0;
+    boot_epoch = rtc_read_epoch();
+}
+
+static uint64_t ticks_to_ns(uint64_t ticks)
+{
+    return (uint64_t)(((unsigned __int128)ticks * ns_mult) >> 32);
+}
+
+uint64_t time_monotonic_ns(void) { return ticks_to_ns(rdtsc() - tsc_boot); }
+uint64_t time_realtime_ns(void) { return boot_epoch * 1000000000ULL + time_monotonic_ns(); }
+uint64_t time_boot_epoch(void) { return boot_epoch; }
+uint64_t time_tsc_hz(void) { return tsc_hz; }
+
+void time_sleep_until(uint64_t deadline)
+{
+    for (;;) {
+        uint64_t now = time_monotonic_ns();
+        if (now >= deadline)
+            return;
+        uint64_t left = deadline - now;
+        if (left < 20000 || lapic_mult == 0) {
+            cpu_relax();
+            continue;
+        }
+        uint64_t count = (uint64_t)(((unsigned __int128)left * lapic_mult) >> 32);
+        if (count > 0xFFFFFFFF)
+            count = 0xFFFFFFFF;
+        if (count == 0)
+            count = 1;
+        lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
+        lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
+        __asm__ volatile("sti; hlt; cli" ::: "memory");
+        lapic_write(LAPIC_TIMER_INIT, 0);
+        lapic_write(LAPIC_LVT_TIMER, 1u << 16);
+    }
+}

@@ -1,0 +1,1 @@
+"""Host-side tools for running Tern nodes under QEMU."""
