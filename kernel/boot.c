@@ -139,6 +139,10 @@ void options_parse(void)
                 options.uid = (uint32_t)id;
             else
                 options.gid = (uint32_t)id;
+        } else if (!strcmp(k, "nettest")) {
+            if (strcmp(v, "echo"))
+                snprintf(bad, sizeof bad, "unknown nettest mode '%s'", v);
+            options.nettest_echo = !strcmp(v, "echo");
         } else {
             kprintf("ignoring unknown option '%s=%s'\n", k, v);
         }

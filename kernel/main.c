@@ -6,6 +6,7 @@
 #include "hostlink.h"
 #include "kernel.h"
 #include "mem.h"
+#include "netdev.h"
 #include "process.h"
 #include "random.h"
 #include "serial.h"
@@ -33,7 +34,10 @@ void kmain(uint32_t magic, uint64_t info_phys)
             app_region.total_ram >> 20, kernel_image_bytes >> 10, region >> 10,
             region * 100 / app_region.total_ram, region * 1000 / app_region.total_ram % 10,
             time_tsc_hz() / 1000000, cpu.vendor, cpu.avx ? ", AVX" : "");
+    netdev_init();
 
+    if (options.nettest_echo)
+        nettest_echo();
     if (bootinfo.nmods == 0)
         load_error("no program: give the executable as a multiboot module");
     struct boot_module *m = &bootinfo.mod[0];

@@ -102,26 +102,32 @@ uint64_t time_realtime_ns(void) { return boot_epoch * 1000000000ULL + time_monot
 uint64_t time_boot_epoch(void) { return boot_epoch; }
 uint64_t time_tsc_hz(void) { return tsc_hz; }
 
+/* One halt, ended by any interrupt or, at the latest, by the local-APIC
+ * timer at deadline.  Close to the deadline it only spins once. */
+void time_halt_until(uint64_t deadline)
+{
+    uint64_t now = time_monotonic_ns();
+    if (now >= deadline)
+        return;
+    uint64_t left = deadline - now;
+    if (left < 20000 || lapic_mult == 0) {
+        cpu_relax();
+        return;
+    }
+    uint64_t count = (uint64_t)(((unsigned __int128)left * lapic_mult) >> 32);
+    if (count > 0xFFFFFFFF)
+        count = 0xFFFFFFFF;
+    if (count == 0)
+        count = 1;
+    lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
+    lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
+    __asm__ volatile("sti; hlt; cli" ::: "memory");
+    lapic_write(LAPIC_TIMER_INIT, 0);
+    lapic_write(LAPIC_LVT_TIMER, 1u << 16);
+}
+
 void time_sleep_until(uint64_t deadline)
 {
-    for (;;) {
-        uint64_t now = time_monotonic_ns();
-        if (now >= deadline)
-            return;
-        uint64_t left = deadline - now;
-        if (left < 20000 || lapic_mult == 0) {
-            cpu_relax();
-            continue;
-        }
-        uint64_t count = (uint64_t)(((unsigned __int128)left * lapic_mult) >> 32);
-        if (count > 0xFFFFFFFF)
-            count = 0xFFFFFFFF;
-        if (count == 0)
-            count = 1;
-        lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
-        lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
-        __asm__ volatile("sti; hlt; cli" ::: "memory");
-        lapic_write(LAPIC_TIMER_INIT, 0);
-        lapic_write(LAPIC_LVT_TIMER, 1u << 16);
-    }
+    while (time_monotonic_ns() < deadline)
+        time_halt_until(deadline);
 }

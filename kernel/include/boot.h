@@ -32,6 +32,7 @@ struct boot_options {
     bool hostlink;                 /* hostlink=com2 */
     int exit_port;                 /* exit=qemu: isa-debug-exit port, or 0 */
     uint32_t uid, gid;
+    bool nettest_echo;             /* nettest=echo: NIC driver test, no program */
     char *envp[MAX_ARGS];          /* words after "--" */
     int envc;
 };

@@ -12,5 +12,7 @@ uint64_t time_boot_epoch(void);
 uint64_t time_tsc_hz(void);
 /* Waits until the monotonic clock reaches deadline_ns, halting the CPU. */
 void time_sleep_until(uint64_t deadline_ns);
+/* Halts once: until any interrupt, or the deadline at the latest. */
+void time_halt_until(uint64_t deadline_ns);
 void time_mark_app_start(void);   /* sys/time.c: CPU-time clocks count from here */
 #endif

@@ -1,0 +1,69 @@
+/* The node's network device: one Ethernet NIC, device-independent.
+ *
+ * Single-threaded by design (one CPU, one application): call from kernel
+ * context with interrupts disabled, never from an interrupt handler.
+ *
+ * Transmit is synchronous: netdev_send() returns only when the NIC is done
+ * with every buffer it was given, so the caller may reuse or free them at
+ * once.  No payload is copied: descriptors point at the caller's memory.
+ * Receive hands each frame in place from the receive ring; the buffer is
+ * recycled as soon as the callback returns. */
+#ifndef TERN_NETDEV_H
+#define TERN_NETDEV_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ETH_ALEN 6
+#define ETH_HLEN 14
+#define NETDEV_MAX_SG 8            /* pieces of one frame in netdev_send */
+
+/* One piece of a frame.  `base` is any address the kernel can read: the
+ * direct map (kpage_alloc memory), the kernel image, or the running
+ * application's memory (validated by the caller; it is physically
+ * contiguous, so a piece may cross pages). */
+struct net_sg {
+    const void *base;
+    size_t len;
+};
+
+typedef void (*netdev_rx_fn)(const void *frame, size_t len, void *arg);
+
+struct netdev_stats {
+    uint64_t tx_frames, tx_errors;     /* errors: rejected or not completed */
+    uint64_t rx_frames, rx_dropped;    /* dropped: too long, runt, bad descriptor */
+    uint64_t interrupts;
+};
+
+/* Probes the PCI bus for a supported NIC and starts the first one found,
+ * logging its model, MAC, link and MTU.  False if there is none: every other
+ * function then fails harmlessly (netdev_send returns -ENODEV). */
+bool netdev_init(void);
+bool netdev_present(void);
+const uint8_t *netdev_mac(void);   /* 6 bytes; all zero without a NIC */
+unsigned netdev_mtu(void);         /* largest payload after the 14-byte header */
+bool netdev_link_up(void);
+
+/* Sends one frame made of sg[0..nsg-1] (Ethernet header included; the NIC
+ * adds the FCS and pads short frames where the medium needs it).  Returns 0,
+ * or -EINVAL (nsg out of 1..NETDEV_MAX_SG, or a length outside
+ * ETH_HLEN..ETH_HLEN+mtu), -ENODEV (no NIC), -EIO (the NIC did not complete
+ * the frame in time; it is then treated as still owning the buffers and
+ * later sends fail until it catches up). */
+int netdev_send(const struct net_sg *sg, int nsg);
+
+/* Hands every frame received so far to rx(frame, len, arg), without the FCS;
+ * len >= ETH_HLEN.  The frame is valid only during the call.  Returns the
+ * number of frames handed over. */
+int netdev_poll(netdev_rx_fn rx, void *arg);
+
+/* Waits until a frame is ready for netdev_poll or the monotonic clock
+ * reaches deadline_ns: polls briefly, then halts the CPU until the NIC's
+ * interrupt or the deadline.  True if a frame is ready. */
+bool netdev_wait(uint64_t deadline_ns);
+
+void netdev_get_stats(struct netdev_stats *s);
+
+/* net/nettest.c: the nettest=echo boot mode, run instead of a program. */
+__attribute__((noreturn)) void nettest_echo(void);
+#endif

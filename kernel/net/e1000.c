@@ -1,0 +1,308 @@
+/* Intel 8254x / 82574 gigabit Ethernet (QEMU's e1000 and e1000e among them)
+ * with the legacy descriptor formats every member of the family keeps.
+ *
+ * Receive: a ring of 2 KiB buffers, long packets off, so a frame longer
+ * than 1522 bytes is dropped by the NIC; a frame that still spans several
+ * buffers is dropped whole here.  Transmit: one descriptor per piece of the
+ * caller's frame, the NIC reading the caller's memory directly. */
+#include "errno.h"
+#include "netdev_impl.h"
+#include "time.h"
+
+enum { CTRL = 0x0000, STATUS = 0x0008, EERD = 0x0014, ICR = 0x00C0, IMS = 0x00D0,
+       IMC = 0x00D8, RCTL = 0x0100, TCTL = 0x0400, TIPG = 0x0410, RDBAL = 0x2800,
+       RDBAH = 0x2804, RDLEN = 0x2808, RDH = 0x2810, RDT = 0x2818, RDTR = 0x2820,
+       TDBAL = 0x3800, TDBAH = 0x3804, TDLEN = 0x3808, TDH = 0x3810, TDT = 0x3818,
+       MTA = 0x5200, RAL0 = 0x5400, RAH0 = 0x5404 };
+enum { CTRL_ASDE = 1u << 5, CTRL_SLU = 1u << 6, CTRL_RST = 1u << 26, CTRL_LRST = 1u << 3,
+       CTRL_ILOS = 1u << 7, CTRL_VME = 1u << 30, CTRL_PHY_RST = 1u << 31 };
+enum { STATUS_LU = 1u << 1 };
+enum { RCTL_EN = 1u << 1, RCTL_BAM = 1u << 15, RCTL_SECRC = 1u << 26 };
+enum { TCTL_EN = 1u << 1, TCTL_PSP = 1u << 3, TCTL_CT = 0x0Fu << 4, TCTL_COLD = 0x40u << 12 };
+enum { ICR_LSC = 1u << 2, ICR_RXSEQ = 1u << 3, ICR_RXDMT0 = 1u << 4, ICR_RXO = 1u << 6,
+       ICR_RXT0 = 1u << 7 };
+enum { RAH_AV = 1u << 31 };
+enum { RX_DD = 1, RX_EOP = 2 };
+enum { TX_EOP = 1, TX_IFCS = 2, TX_RS = 8 };
+enum { TX_DD = 1 };
+
+#define NRX 64                     /* 64 x 16 bytes: one page; 64 x 2 KiB buffers */
+#define NTX 32                     /* ring length must be a multiple of 8 */
+#define TX_TIMEOUT_NS 1000000000ULL
+
+struct rx_desc {
+    uint64_t addr;
+    uint16_t length, csum;
+    uint8_t status, errors;
+    uint16_t special;
+};
+struct tx_desc {
+    uint64_t addr;
+    uint16_t length;
+    uint8_t cso, cmd, status, css;
+    uint16_t special;
+};
+
+/* Models, by PCI device ID, that share the registers used here.  Older
+ * 82542/82543 chips lay out receive registers differently; newer igb/ixgbe
+ * parts need their own queue enables. */
+static const struct { uint16_t id; const char *name; bool eerd_v2; } models[] = {
+    {0x100E, "Intel 82540EM", false}, {0x1015, "Intel 82540EM", false},
+    {0x1016, "Intel 82540EP", false}, {0x1017, "Intel 82540EP", false},
+    {0x101E, "Intel 82540EP", false}, {0x100C, "Intel 82544GC", false},
+    {0x100F, "Intel 82545EM", false}, {0x1026, "Intel 82545GM", false},
+    {0x1079, "Intel 82546GB", false}, {0x1076, "Intel 82541GI", false},
+    {0x107C, "Intel 82541PI", false}, {0x1075, "Intel 82547GI", false},
+    {0x10D3, "Intel 82574L", true},
+};
+
+struct e1000 {
+    struct netdev nd;
+    volatile uint32_t *regs;
+    struct rx_desc *rx;
+    struct tx_desc *tx;
+    uint8_t *rx_buf[NRX];
+    unsigned rx_next, tx_tail, tx_last;
+    bool rx_in_long;               /* inside a frame that spans buffers */
+    bool tx_busy;
+};
+
+static struct e1000 e1k;
+
+static uint32_t rd(struct e1000 *e, unsigned reg) { return e->regs[reg / 4]; }
+static void wr(struct e1000 *e, unsigned reg, uint32_t v) { e->regs[reg / 4] = v; }
+
+static bool tx_done(struct netdev *nd)
+{
+    struct e1000 *e = (struct e1000 *)nd;
+    return ((volatile struct tx_desc *)&e->tx[e->tx_last])->status & TX_DD;
+}
+
+static int e1000_send(struct netdev *nd, const struct net_sg *sg, int nsg, size_t total)
+{
+    struct e1000 *e = (struct e1000 *)nd;
+    (void)total;
+    if (e->tx_busy) {
+        if (!tx_done(nd))
+            return -EIO;
+        e->tx_busy = false;
+    }
+    unsigned t = e->tx_tail;
+    for (int i = 0; i < nsg; i++) {
+        bool last = i == nsg - 1;
+        e->tx[t] = (struct tx_desc){
+            .addr = net_dma_addr(sg[i].base), .length = (uint16_t)sg[i].len,
+            .cmd = (uint8_t)(TX_IFCS | (last ? TX_EOP | TX_RS : 0)),
+        };
+        if (last)
+            e->tx_last = t;
+        t = (t + 1) % NTX;
+    }
+    e->tx_tail = t;
+    e->tx_busy = true;
+    doorbell_wmb();
+    wr(e, TDT, t);
+    if (!net_spin_until(tx_done, nd, TX_TIMEOUT_NS)) {
+        LOG_ONCE("net: e1000 did not complete a transmit within 1 s\n");
+        return -EIO;
+    }
+    e->tx_busy = false;
+    return 0;
+}
+
+static bool e1000_rx_pending(struct netdev *nd)
+{
+    struct e1000 *e = (struct e1000 *)nd;
+    return ((volatile struct rx_desc *)&e->rx[e->rx_next])->status & RX_DD;
+}
+
+static int e1000_poll(struct netdev *nd, netdev_rx_fn rx, void *arg)
+{
+    struct e1000 *e = (struct e1000 *)nd;
+    int n = 0, seen = 0;
+    unsigned last = 0;
+    while (seen < NRX && e1000_rx_pending(nd)) {
+        __asm__ volatile("" ::: "memory");   /* the descriptor after its DD bit */
+        unsigned i = e->rx_next;
+        volatile struct rx_desc *d = &e->rx[i];
+        uint8_t status = d->status, errors = d->errors;
+        uint16_t len = d->length;
+        if (!(status & RX_EOP)) {
+            e->rx_in_long = true;      /* the rest of it follows: drop it all */
+        } else if (e->rx_in_long) {
+            e->rx_in_long = false;
+            nd->stats.rx_dropped++;
+        } else if (errors || len < ETH_HLEN || len > NET_RX_BUF_SIZE) {
+            if (errors)
+                LOG_ONCE("net: e1000 receive error 0x%x (frame dropped)\n", errors);
+            nd->stats.rx_dropped++;
+        } else {
+            nd->stats.rx_frames++;
+            n++;
+            rx(e->rx_buf[i], len, arg);
+        }
+        d->status = 0;
+        last = i;
+        e->rx_next = (i + 1) % NRX;
+        seen++;
+    }
+    /* The descriptor just emptied becomes the one the NIC must not fill:
+     * RDT == RDH would mean an empty ring to it. */
+    if (seen) {
+        doorbell_wmb();
+        wr(e, RDT, last);
+    }
+    return n;
+}
+
+static bool e1000_link_up(struct netdev *nd)
+{
+    return rd((struct e1000 *)nd, STATUS) & STATUS_LU;
+}
+
+static void e1000_irq_enable(struct netdev *nd, bool on)
+{
+    struct e1000 *e = (struct e1000 *)nd;
+    if (on)
+        wr(e, IMS, ICR_RXT0 | ICR_RXO | ICR_RXDMT0 | ICR_RXSEQ | ICR_LSC);
+    else
+        wr(e, IMC, 0xFFFFFFFF);
+}
+
+static bool e1000_irq_ack(struct netdev *nd)
+{
+    return rd((struct e1000 *)nd, ICR) != 0;   /* reading clears it */
+}
+
+static uint16_t eeprom_read(struct e1000 *e, unsigned word, bool v2)
+{
+    unsigned shift = v2 ? 2 : 8;
+    uint32_t done = v2 ? 1u << 1 : 1u << 4;
+    wr(e, EERD, (word << shift) | 1);
+    uint64_t end = time_monotonic_ns() + 10000000;
+    uint32_t v;
+    while (!((v = rd(e, EERD)) & done))
+        if (time_monotonic_ns() > end)
+            return 0xFFFF;
+    return (uint16_t)(v >> 16);
+}
+
+static bool mac_valid(const uint8_t *m)
+{
+    bool zero = !(m[0] | m[1] | m[2] | m[3] | m[4] | m[5]);
+    return !zero && !(m[0] & 1);
+}
+
+/* After reset the NIC has loaded its address from the EEPROM into receive
+ * address 0; where it has not, ask the EEPROM. */
+static bool read_mac(struct e1000 *e, bool v2)
+{
+    uint8_t *m = e->nd.mac;
+    uint32_t lo = rd(e, RAL0), hi = rd(e, RAH0);
+    for (int i = 0; i < 4; i++)
+        m[i] = (uint8_t)(lo >> (8 * i));
+    m[4] = (uint8_t)hi;
+    m[5] = (uint8_t)(hi >> 8);
+    if ((hi & RAH_AV) && mac_valid(m))
+        return true;
+    for (int i = 0; i < 3; i++) {
+        uint16_t w = eeprom_read(e, (unsigned)i, v2);
+        m[2 * i] = (uint8_t)w;
+        m[2 * i + 1] = (uint8_t)(w >> 8);
+    }
+    if (!mac_valid(m))
+        return false;
+    wr(e, RAL0, (uint32_t)m[0] | m[1] << 8 | m[2] << 16 | (uint32_t)m[3] << 24);
+    wr(e, RAH0, m[4] | m[5] << 8 | RAH_AV);
+    return true;
+}
+
+static bool rings_init(struct e1000 *e)
+{
+    e->rx = net_alloc_pages(1);
+    e->tx = net_alloc_pages(1);
+    if (!e->rx || !e->tx)
+        return false;
+    for (unsigned i = 0; i < NRX; i += 2) {
+        uint8_t *page = net_alloc_pages(1);
+        if (!page)
+            return false;
+        e->rx_buf[i] = page;
+        e->rx_buf[i + 1] = page + NET_RX_BUF_SIZE;
+    }
+    for (unsigned i = 0; i < NRX; i++)
+        e->rx[i].addr = net_dma_addr(e->rx_buf[i]);
+    uint64_t rx_pa = net_dma_addr(e->rx), tx_pa = net_dma_addr(e->tx);
+    wr(e, RDBAL, (uint32_t)rx_pa);
+    wr(e, RDBAH, (uint32_t)(rx_pa >> 32));
+    wr(e, RDLEN, NRX * sizeof(struct rx_desc));
+    wr(e, RDH, 0);
+    wr(e, RDT, NRX - 1);
+    wr(e, RDTR, 0);
+    wr(e, TDBAL, (uint32_t)tx_pa);
+    wr(e, TDBAH, (uint32_t)(tx_pa >> 32));
+    wr(e, TDLEN, NTX * sizeof(struct tx_desc));
+    wr(e, TDH, 0);
+    wr(e, TDT, 0);
+    return true;
+}
+
+struct netdev *e1000_probe(const struct pci_dev *d)
+{
+    if (d->vendor != 0x8086)
+        return NULL;
+    int model = -1;
+    for (unsigned i = 0; i < ARRAY_SIZE(models); i++)
+        if (models[i].id == d->device)
+            model = (int)i;
+    if (model < 0)
+        return NULL;
+    struct e1000 *e = &e1k;
+    e->regs = pci_bar_map(d, 0);
+    if (!e->regs) {
+        kprintf("net: %s: register BAR 0 not reachable (0x%lx)\n", models[model].name,
+                d->bar[0].addr);
+        return NULL;
+    }
+    pci_enable(d, false, true);
+    wr(e, IMC, 0xFFFFFFFF);
+    wr(e, CTRL, rd(e, CTRL) | CTRL_RST);
+    /* The reset takes about a microsecond; reading too early may hang the
+     * bus on real parts, so wait before polling. */
+    uint64_t t = time_monotonic_ns() + 1000000;
+    while (time_monotonic_ns() < t)
+        ;
+    for (t += 50000000; (rd(e, CTRL) & CTRL_RST) && time_monotonic_ns() < t;)
+        ;
+    if (rd(e, CTRL) & CTRL_RST) {
+        kprintf("net: %s does not come out of reset\n", models[model].name);
+        return NULL;
+    }
+    wr(e, IMC, 0xFFFFFFFF);
+    (void)rd(e, ICR);
+    uint32_t ctrl = rd(e, CTRL);
+    ctrl &= ~(CTRL_LRST | CTRL_ILOS | CTRL_VME | CTRL_PHY_RST);
+    wr(e, CTRL, ctrl | CTRL_SLU | CTRL_ASDE);
+    if (!read_mac(e, models[model].eerd_v2)) {
+        kprintf("net: %s has no valid MAC address\n", models[model].name);
+        return NULL;
+    }
+    for (unsigned i = 0; i < 128; i++)
+        wr(e, MTA + 4 * i, 0);
+    if (!rings_init(e))
+        return NULL;
+    /* Our address and broadcast only, 2 KiB buffers, no CRC in the frame. */
+    wr(e, RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC);
+    wr(e, TIPG, 10 | 8 << 10 | 6 << 20);
+    wr(e, TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
+
+    e->nd.model = models[model].name;
+    e->nd.mtu = NET_DEFAULT_MTU;
+    e->nd.send = e1000_send;
+    e->nd.poll = e1000_poll;
+    e->nd.rx_pending = e1000_rx_pending;
+    e->nd.link_up = e1000_link_up;
+    e->nd.irq_enable = e1000_irq_enable;
+    e->nd.irq_ack = e1000_irq_ack;
+    return &e->nd;
+}

@@ -1,0 +1,234 @@
+/* The device-independent network layer: picks the NIC, checks what callers
+ * give it, and owns the NIC's interrupt and the idle wait.
+ *
+ * The interrupt exists only to end a halt: all receive work happens in
+ * netdev_poll, in the caller's context.  Receive interrupts are enabled at the
+ * device only inside netdev_wait, so a running application is never disturbed
+ * by network traffic it is not waiting for. */
+#include "cpu.h"
+#include "errno.h"
+#include "ioapic.h"
+#include "mem.h"
+#include "netdev_impl.h"
+#include "process.h"
+#include "time.h"
+#include "x86.h"
+
+#define NETDEV_VECTOR 0x48
+#define SPIN_NS 30000ULL                /* poll this long before halting */
+#define UNPROVEN_POLL_NS 50000000ULL    /* halt at most this long until an interrupt is seen */
+#define BROKEN_POLL_NS 1000000ULL       /* ... and this long once interrupts are known lost */
+#define KPAGES_RESERVE 64               /* left for page tables and the rest */
+
+static struct netdev *nd;
+static enum pci_irq_mode irq_mode;
+static unsigned irq_gsi;
+static enum { IRQ_UNPROVEN, IRQ_WORKS, IRQ_LOST } irq_state;
+static volatile uint64_t irq_ours;
+static unsigned irq_foreign, irq_missed;
+static const uint8_t no_mac[ETH_ALEN];
+
+static void irq_give_up(const char *why)
+{
+    if (irq_state == IRQ_LOST)
+        return;
+    irq_state = IRQ_LOST;
+    if (irq_mode == PCI_IRQ_INTX)
+        ioapic_mask(irq_gsi, true);
+    kprintf("net: %s: polling every %llu us while idle\n", why, BROKEN_POLL_NS / 1000);
+}
+
+static void netdev_irq(struct regs *r)
+{
+    (void)r;
+    if (nd && nd->irq_ack(nd)) {
+        irq_ours++;
+        irq_foreign = 0;
+        nd->stats.interrupts++;
+        if (irq_state == IRQ_UNPROVEN)
+            irq_state = IRQ_WORKS;
+    } else if (irq_mode == PCI_IRQ_INTX && ++irq_foreign >= 100) {
+        /* A level line held by some device this kernel does not drive
+         * would interrupt forever. */
+        irq_give_up("interrupt line shared with another device");
+    }
+    apic_eoi();
+}
+
+static const char *irq_mode_name(void)
+{
+    static char buf[32];
+    switch (irq_mode) {
+    case PCI_IRQ_MSI: return "MSI";
+    case PCI_IRQ_INTX: snprintf(buf, sizeof buf, "IOAPIC pin %u", irq_gsi); return buf;
+    default: return "none (polling)";
+    }
+}
+
+bool netdev_init(void)
+{
+    int n = pci_scan();
+    for (int i = 0; i < n && !nd; i++) {
+        const struct pci_dev *d = pci_device(i);
+        nd = virtio_net_probe(d);
+        if (!nd)
+            nd = e1000_probe(d);
+        if (!nd)
+            continue;
+        irq_set_handler(NETDEV_VECTOR, netdev_irq);
+        irq_mode = pci_irq_setup(d, NETDEV_VECTOR, &irq_gsi);
+        if (irq_mode == PCI_IRQ_INTX)
+            ioapic_mask(irq_gsi, false);
+        if (irq_mode == PCI_IRQ_NONE)
+            irq_give_up("no interrupt");
+        const uint8_t *m = nd->mac;
+        kprintf("net: %s at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, link %s, MTU %u, "
+                "interrupt %s\n",
+                nd->model, d->bus, d->dev, d->fn, m[0], m[1], m[2], m[3], m[4], m[5],
+                nd->link_up(nd) ? "up" : "down", nd->mtu, irq_mode_name());
+    }
+    return nd != NULL;
+}
+
+bool netdev_present(void) { return nd != NULL; }
+const uint8_t *netdev_mac(void) { return nd ? nd->mac : no_mac; }
+unsigned netdev_mtu(void) { return nd ? nd->mtu : 0; }
+bool netdev_link_up(void) { return nd && nd->link_up(nd); }
+
+int netdev_send(const struct net_sg *sg, int nsg)
+{
+    if (!nd)
+        return -ENODEV;
+    if (nsg < 1 || nsg > NETDEV_MAX_SG) {
+        nd->stats.tx_errors++;
+        return -EINVAL;
+    }
+    struct net_sg pieces[NETDEV_MAX_SG];
+    int n = 0;
+    size_t total = 0;
+    for (int i = 0; i < nsg; i++) {
+        if (sg[i].len == 0)
+            continue;      /* a zero-length descriptor is not allowed by every NIC */
+        if (sg[i].len > ETH_HLEN + nd->mtu)
+            break;         /* caught below; keeps total from overflowing */
+        total += sg[i].len;
+        pieces[n++] = sg[i];
+    }
+    if (total < ETH_HLEN || total > ETH_HLEN + nd->mtu || n == 0) {
+        nd->stats.tx_errors++;
+        return -EINVAL;
+    }
+    int r = nd->send(nd, pieces, n, total);
+    if (r < 0)
+        nd->stats.tx_errors++;
+    else
+        nd->stats.tx_frames++;
+    return r;
+}
+
+int netdev_poll(netdev_rx_fn rx, void *arg)
+{
+    return nd ? nd->poll(nd, rx, arg) : 0;
+}
+
+bool netdev_wait(uint64_t deadline)
+{
+    if (!nd) {
+        time_sleep_until(deadline);
+        return false;
+    }
+    uint64_t now = time_monotonic_ns();
+    uint64_t spin_end = now + SPIN_NS < deadline ? now + SPIN_NS : deadline;
+    do {
+        if (nd->rx_pending(nd))
+            return true;
+        cpu_relax();
+    } while (time_monotonic_ns() < spin_end);
+
+    for (;;) {
+        uint64_t seen = irq_ours;
+        /* Checked after enabling: a frame that arrived in between has
+         * raised the interrupt, which stays pending until the halt. */
+        nd->irq_enable(nd, true);
+        if (nd->rx_pending(nd)) {
+            nd->irq_enable(nd, false);
+            return true;
+        }
+        now = time_monotonic_ns();
+        if (now >= deadline) {
+            nd->irq_enable(nd, false);
+            return false;
+        }
+        uint64_t wake = deadline;
+        if (irq_state != IRQ_WORKS) {
+            uint64_t cap = irq_state == IRQ_LOST ? BROKEN_POLL_NS : UNPROVEN_POLL_NS;
+            if (now + cap < wake)
+                wake = now + cap;
+        }
+        time_halt_until(wake);
+        nd->irq_enable(nd, false);
+        if (nd->rx_pending(nd)) {
+            if (irq_ours == seen && irq_state == IRQ_UNPROVEN && ++irq_missed >= 3)
+                irq_give_up("frames arrive without an interrupt");
+            return true;
+        }
+    }
+}
+
+void netdev_get_stats(struct netdev_stats *s)
+{
+    if (nd)
+        *s = nd->stats;
+    else
+        *s = (struct netdev_stats){0};
+}
+
+uint64_t net_dma_addr(const void *p)
+{
+    uint64_t va = (uint64_t)p;
+    if (va >= KERNEL_VMA)
+        return va - KERNEL_VMA;
+    if (va >= PHYS_BASE)
+        return va - PHYS_BASE;
+    return user_va_to_phys(va);
+}
+
+void *net_alloc_pages(unsigned pages)
+{
+    if (kpages_free() < pages + KPAGES_RESERVE) {
+        kprintf("net: %u kernel pages needed, %lu free: NIC not started\n", pages, kpages_free());
+        return NULL;
+    }
+    /* The pool hands out pages in address order; a gap (a boot module, the
+     * end of a range) restarts the run, wasting what came before it. */
+    uint8_t *first = kpage_alloc();
+    unsigned got = 1;
+    while (got < pages) {
+        if (kpages_free() < KPAGES_RESERVE / 2) {
+            kprintf("net: no %u contiguous kernel pages: NIC not started\n", pages);
+            return NULL;
+        }
+        uint8_t *p = kpage_alloc();
+        if (p == first + got * PAGE_SIZE) {
+            got++;
+        } else {
+            first = p;
+            got = 1;
+        }
+    }
+    return first;
+}
+
+bool net_spin_until(bool (*done)(struct netdev *), struct netdev *dev, uint64_t timeout_ns)
+{
+    uint64_t end = time_monotonic_ns() + timeout_ns;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (done(dev))
+                return true;
+            cpu_relax();
+        }
+        if (time_monotonic_ns() > end)
+            return done(dev);
+    }
+}

@@ -1,0 +1,52 @@
+/* What the device-independent layer (netdev.c) and the NIC drivers share. */
+#ifndef TERN_NET_NETDEV_IMPL_H
+#define TERN_NET_NETDEV_IMPL_H
+#include "kernel.h"
+#include "netdev.h"
+#include "pci.h"
+
+#define NET_RX_BUF_SIZE 2048       /* two per page: a buffer never crosses one */
+#define NET_DEFAULT_MTU 1500
+
+struct netdev {
+    const char *model;
+    uint8_t mac[ETH_ALEN];
+    unsigned mtu;
+    struct netdev_stats stats;
+    /* Posts the frame and waits for the NIC to finish with it.  sg has no
+     * empty piece; total is the frame length, already checked. */
+    int (*send)(struct netdev *nd, const struct net_sg *sg, int nsg, size_t total);
+    int (*poll)(struct netdev *nd, netdev_rx_fn rx, void *arg);
+    bool (*rx_pending)(struct netdev *nd);
+    bool (*link_up)(struct netdev *nd);
+    /* Receive interrupts on or off at the device: on only while waiting. */
+    void (*irq_enable)(struct netdev *nd, bool on);
+    /* Reads and clears the interrupt cause; true if the NIC had raised it. */
+    bool (*irq_ack)(struct netdev *nd);
+};
+
+/* Each returns the started device, or NULL if `d` is not one of its models or
+ * could not be brought up (logged). */
+struct netdev *virtio_net_probe(const struct pci_dev *d);
+struct netdev *e1000_probe(const struct pci_dev *d);
+
+/* Physical address for DMA of a struct net_sg base (see netdev.h). */
+uint64_t net_dma_addr(const void *p);
+/* `pages` physically contiguous zeroed kernel pages, or NULL (logged) if the
+ * kernel pool cannot spare them. */
+void *net_alloc_pages(unsigned pages);
+/* Waits for *done (which the device sets) with a bound; false on timeout. */
+bool net_spin_until(bool (*done)(struct netdev *nd), struct netdev *nd, uint64_t timeout_ns);
+
+static inline void dma_wmb(void) { __asm__ volatile("" ::: "memory"); }  /* x86: stores stay ordered */
+static inline void doorbell_wmb(void) { __asm__ volatile("sfence" ::: "memory"); }
+
+#define LOG_ONCE(...)                                                                              \
+    do {                                                                                           \
+        static bool logged_;                                                                       \
+        if (!logged_) {                                                                            \
+            logged_ = true;                                                                        \
+            kprintf(__VA_ARGS__);                                                                  \
+        }                                                                                          \
+    } while (0)
+#endif
