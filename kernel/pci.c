@@ -172,11 +172,12 @@ volatile void *pci_bar_map(const struct pci_dev *d, int bar)
     return phys_to_virt(b->addr);
 }
 
-unsigned pci_find_cap(const struct pci_dev *d, uint8_t id)
+unsigned pci_next_cap(const struct pci_dev *d, unsigned prev, uint8_t id)
 {
     if (!(pci_read16(d, PCI_STATUS) & STATUS_CAPS))
         return 0;
-    unsigned off = pci_read8(d, PCI_CAPS) & 0xFC;
+    unsigned off = (prev ? pci_read8(d, prev + 1) : pci_read8(d, PCI_CAPS)) & 0xFC;
+    /* The bound guards against a list that loops. */
     for (int guard = 0; off >= 0x40 && guard < 48; guard++) {
         if (pci_read8(d, off) == id)
             return off;
@@ -184,6 +185,8 @@ unsigned pci_find_cap(const struct pci_dev *d, uint8_t id)
     }
     return 0;
 }
+
+unsigned pci_find_cap(const struct pci_dev *d, uint8_t id) { return pci_next_cap(d, 0, id); }
 
 static bool msi_setup(const struct pci_dev *d, uint8_t vector)
 {

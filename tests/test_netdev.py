@@ -28,7 +28,14 @@ PACKET_IGNORE_OUTGOING = 23
 SO_RCVBUFFORCE = 33
 CLONE_NEWNET = 0x40000000
 ETH_HLEN = 14
-MODELS = ["virtio-net-pci", "e1000", "e1000e"]
+# QEMU device -> the driver's name for it in the log.
+MODELS = {
+    "virtio-net-pci": "virtio-net",                             # transitional: modern used
+    "virtio-net-pci,disable-modern=on": "virtio-net (legacy)",
+    "virtio-net-pci,disable-legacy=on": "virtio-net",
+    "e1000": "Intel 82540EM",                                   # INTx via the IOAPIC
+    "e1000e": "Intel 82574L",                                   # MSI
+}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _seq = iter(range(1000))
@@ -248,6 +255,7 @@ def test_echo(node, model):
     nd = node(model)
     mac = ":".join(f"{b:02x}" for b in nd.mac)
     m = wait_for_log(nd.log, r"net: (.*) at .*MAC ([0-9a-f:]+), link (\w+), MTU (\d+)", 1)
+    assert m.group(1) == MODELS[model], m.group(0)
     assert m.group(2) == mac and m.group(3) == "up" and m.group(4) == "1500", m.group(0)
 
     rtts = {}

@@ -42,6 +42,8 @@ void pci_enable(const struct pci_dev *d, bool io, bool mem);
 volatile void *pci_bar_map(const struct pci_dev *d, int bar);
 /* Offset of capability `id` in configuration space, or 0. */
 unsigned pci_find_cap(const struct pci_dev *d, uint8_t id);
+/* The next capability `id` after the one at `prev` (0: the first), or 0. */
+unsigned pci_next_cap(const struct pci_dev *d, unsigned prev, uint8_t id);
 /* Routes the device's interrupt to `vector` on this CPU: MSI if offered,
  * else the INTx line through the IOAPIC (level-triggered; *gsi receives the
  * pin so the caller can mask it).  The interrupt stays masked at the device;

@@ -163,10 +163,14 @@ static bool e1000_link_up(struct netdev *nd)
 static void e1000_irq_enable(struct netdev *nd, bool on)
 {
     struct e1000 *e = (struct e1000 *)nd;
-    if (on)
+    if (on) {
+        /* Causes left from frames already polled would only wake the CPU
+         * for nothing; netdev_wait looks at the ring after this. */
+        (void)rd(e, ICR);
         wr(e, IMS, ICR_RXT0 | ICR_RXO | ICR_RXDMT0 | ICR_RXSEQ | ICR_LSC);
-    else
+    } else {
         wr(e, IMC, 0xFFFFFFFF);
+    }
 }
 
 static bool e1000_irq_ack(struct netdev *nd)

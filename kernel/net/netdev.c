@@ -109,9 +109,11 @@ int netdev_send(const struct net_sg *sg, int nsg)
     for (int i = 0; i < nsg; i++) {
         if (sg[i].len == 0)
             continue;      /* a zero-length descriptor is not allowed by every NIC */
-        if (sg[i].len > ETH_HLEN + nd->mtu)
-            break;         /* caught below; keeps total from overflowing */
         total += sg[i].len;
+        if (sg[i].len > ETH_HLEN + nd->mtu || total > ETH_HLEN + nd->mtu) {
+            nd->stats.tx_errors++;
+            return -EINVAL;
+        }
         pieces[n++] = sg[i];
     }
     if (total < ETH_HLEN || total > ETH_HLEN + nd->mtu || n == 0) {
