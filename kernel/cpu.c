@@ -138,8 +138,9 @@ static void fpu_init(void)
         cpuid(0xD, 0, r);
         cpu.xsave_size = r[1];         /* size for the components now enabled */
     }
-    uint32_t mxcsr = 0x1F80;
-    __asm__ volatile("ldmxcsr %0" ::"m"(mxcsr));
+    /* MXCSR keeps its reset value 0x1F80 (all exceptions masked).  No
+     * ldmxcsr here: the instruction emulator of a paravirtual KVM (which
+     * emulates all ring-0 code) does not implement it. */
 }
 
 static void syscall_init(void)

@@ -18,7 +18,7 @@ SYSCALL(read); SYSCALL(write); SYSCALL(readv); SYSCALL(writev); SYSCALL(pread64)
 SYSCALL(pwrite64); SYSCALL(lseek); SYSCALL(ioctl); SYSCALL(fstat); SYSCALL(newfstatat);
 SYSCALL(stat); SYSCALL(open); SYSCALL(openat); SYSCALL(access); SYSCALL(faccessat);
 SYSCALL(close); SYSCALL(dup); SYSCALL(dup2); SYSCALL(dup3); SYSCALL(fcntl); SYSCALL(getcwd);
-SYSCALL(poll);
+SYSCALL(poll); SYSCALL(readlink); SYSCALL(readlinkat);
 /* sys/mem.c */
 SYSCALL(brk); SYSCALL(mmap); SYSCALL(munmap); SYSCALL(mremap); SYSCALL(mprotect);
 SYSCALL(madvise); SYSCALL(sysinfo);

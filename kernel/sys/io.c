@@ -230,6 +230,8 @@ static long do_open(uint64_t path, uint64_t flags)
 SYSCALL(open) { UNUSED_ARGS(); return do_open(a0, a1); }
 SYSCALL(openat) { UNUSED_ARGS(); return do_open(a1, a2); }
 SYSCALL(access) { UNUSED_ARGS(); return path_lookup(a0); }
+SYSCALL(readlink) { UNUSED_ARGS(); return path_lookup(a0); }
+SYSCALL(readlinkat) { UNUSED_ARGS(); return path_lookup(a1); }
 SYSCALL(faccessat) { UNUSED_ARGS(); return path_lookup(a1); }
 
 SYSCALL(close)

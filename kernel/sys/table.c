@@ -17,7 +17,7 @@ static const syscall_fn table[] = {
     [20] = sys_writev, [21] = sys_access, [24] = sys_sched_yield, [25] = sys_mremap,
     [28] = sys_madvise, [32] = sys_dup, [33] = sys_dup2, [35] = sys_nanosleep,
     [39] = sys_getpid, [60] = sys_exit, [62] = sys_kill, [63] = sys_uname, [72] = sys_fcntl,
-    [79] = sys_getcwd, [96] = sys_gettimeofday, [97] = sys_getrlimit, [98] = sys_getrusage,
+    [79] = sys_getcwd, [89] = sys_readlink, [267] = sys_readlinkat, [96] = sys_gettimeofday, [97] = sys_getrlimit, [98] = sys_getrusage,
     [99] = sys_sysinfo, [100] = sys_times, [102] = sys_getuid, [104] = sys_getgid,
     [107] = sys_getuid /* geteuid */, [108] = sys_getgid /* getegid */, [110] = sys_getppid,
     [131] = sys_sigaltstack, [158] = sys_arch_prctl, [160] = sys_setrlimit,

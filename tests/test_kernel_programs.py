@@ -1,0 +1,89 @@
+"""Unmodified static Linux programs on the Tern kernel: output, arguments,
+environment, exit status, libc behaviour."""
+import subprocess
+
+import pytest
+
+from nodes import program, run_node
+
+HELLOS = ["hello-musl", "hello-glibc", "hello-musl-pie", "hello-glibc-pie"]
+
+
+@pytest.mark.parametrize("name", HELLOS)
+def test_argv_and_envp_arrive_intact(name):
+    args = ["plain", "with space", 'quote"inside', "comma,separated", "", "back\\slash"]
+    env = ["FOO=bar", "EMPTY=", "SPACES=a b  c"]
+    r = run_node(program(name), *args, env=env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"argc={len(args) + 1}"
+    assert lines[1] == f"argv[0]={program(name)}"
+    for i, a in enumerate(args, start=1):
+        assert lines[1 + i] == f"argv[{i}]={a}"
+    assert lines[2 + len(args):] == [f"envp[{i}]={e}" for i, e in enumerate(env)]
+
+
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_stdlib_output_matches_native_linux(libc):
+    """printf, malloc/free of many sizes, math (x87/SSE/AVX2): the
+    deterministic part of the output equals the same binary's on Linux."""
+    prog = program(f"stdlib-{libc}")
+    native = subprocess.run([prog], capture_output=True, text=True, check=True).stdout
+    r = run_node(prog)
+    assert r.returncode == 0, r.stderr
+    det = lambda out: out.split("--- time")[0]  # noqa: E731
+    assert det(r.stdout) == det(native)
+    assert "avx2 path agrees" in r.stdout or "avx2" not in native
+
+
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_time_and_sleep(libc):
+    r = run_node(program(f"stdlib-{libc}"))
+    assert r.returncode == 0, r.stderr
+    fields = dict(l.split(" ", 1) for l in r.stdout.split("--- time\n")[1].splitlines())
+    slept = float(fields["slept"].split()[0])
+    assert 20.0 <= slept < 2000.0
+    native = subprocess.run(["date", "+%s"], capture_output=True, text=True).stdout
+    assert abs(int(fields["realtime"]) - int(native)) < 120
+    assert abs(int(fields["time()"]) - int(fields["realtime"])) <= 1
+
+
+@pytest.mark.parametrize("status", [0, 3, 255])
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_exit_status_propagates(status, libc):
+    r = run_node(program(f"exitcode-{libc}"), str(status))
+    assert r.returncode == status, r.stderr
+
+
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_signal_handlers_and_default_actions(libc):
+    r = run_node(program(f"signals-{libc}"))
+    assert r.stdout.splitlines() == [
+        "handler ran 1 time(s) for signal 10; x = 5.00",
+        "while blocked: 1",
+        "after unblock: 2",
+        "ignored SIGUSR2 survived",
+        "stack limit 2048 KiB",
+    ]
+    assert r.returncode == 128 + 15
+    assert "killed by signal 15 SIGTERM" in r.stderr
+
+
+def test_stack_and_heap_sizes_from_the_command_line():
+    r = run_node(program("signals-musl"), extra=["--stack", "8M"])
+    assert "stack limit 8192 KiB" in r.stdout
+    r = run_node(program("memory-musl"), "touch", "90", extra=["--heap", "8M"])
+    assert r.returncode == 0, r.stderr
+    free_kib = int(r.stdout.split("free ")[1].split()[0])
+    assert 7 * 1024 < free_kib <= 8 * 1024
+    r = run_node(program("memory-musl"), "over", extra=["--heap", "8M"])
+    assert "malloc(free + 8 MiB) = NULL" in r.stdout
+
+
+def test_unknown_system_call_reported_once(tmp_path):
+    console = tmp_path / "console.log"
+    r = run_node(program("badptr-musl"), extra=["--console", str(console)])
+    assert r.returncode == 0
+    log = console.read_text()
+    assert log.count("system call 400 is not implemented") == 1
+    assert log.count("system call 100000 does not exist") == 1
