@@ -11,6 +11,7 @@ all: kernel programs iso
 include kernel/Makefile.inc
 include tests/programs/Makefile.inc
 include boot/Makefile.inc
+include portals/Makefile.inc
 
 kernel: build/tern.elf
 

@@ -1,0 +1,227 @@
+/* TEST HARNESS ONLY - see ptl_test_host.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ptl_host.h"
+#include "ptl_lib.h"
+#include "ptl_test_host.h"
+
+#define MAX_IF 8
+
+struct frame {
+    struct frame *next;
+    uint64_t at;
+    unsigned dst;
+    size_t len;
+    uint8_t data[];
+};
+
+static struct {
+    unsigned n_if;
+    uint32_t frame_max;
+    uint64_t now;
+    uint64_t rng;
+    struct ptl_test_wire w;
+    struct ptl_test_wire_stats st;
+    bool dead[MAX_IF];
+    struct frame *q; /* sorted by arrival time */
+    int lock_depth;
+    unsigned long fpu;
+    int fpu_depth;
+    ptl_test_tap_fn tap;
+    uint64_t idle_jumps;
+} H;
+
+uint64_t ptl_test_rand(void)
+{
+    /* xorshift64* */
+    H.rng ^= H.rng >> 12;
+    H.rng ^= H.rng << 25;
+    H.rng ^= H.rng >> 27;
+    return H.rng * 2685821657736338717ull;
+}
+
+static bool chance(unsigned pct) { return pct && ptl_test_rand() % 100 < pct; }
+
+void ptl_test_host_init(unsigned n, uint32_t frame_max)
+{
+    memset(&H, 0, sizeof(H));
+    H.n_if = n > MAX_IF ? MAX_IF : n;
+    H.frame_max = frame_max;
+    H.now = 1000000000ull;
+    H.rng = 0x9E3779B97F4A7C15ull;
+    H.w.latency_ns = 2000;
+}
+
+void ptl_test_wire_config(const struct ptl_test_wire *w)
+{
+    H.w = *w;
+    H.rng = w->seed ? w->seed : 0x9E3779B97F4A7C15ull;
+}
+
+void ptl_test_set_dead(unsigned i, bool dead) { if (i < MAX_IF) H.dead[i] = dead; }
+uint64_t ptl_test_now(void) { return H.now; }
+void ptl_test_wire_stats(struct ptl_test_wire_stats *s) { *s = H.st; }
+void ptl_test_set_tap(ptl_test_tap_fn fn) { H.tap = fn; }
+unsigned long ptl_test_fpu_sections(void) { return H.fpu; }
+
+void *ptl_host_alloc(size_t n) { return malloc(n); }
+void ptl_host_free(void *p) { free(p); }
+uint64_t ptl_host_now_ns(void) { return H.now; }
+
+/* Single-threaded harness: a nested lock means a library bug. */
+void ptl_host_lock(void)
+{
+    if (H.lock_depth++) {
+        fprintf(stderr, "test host: recursive ptl_host_lock\n");
+        abort();
+    }
+}
+
+void ptl_host_unlock(void)
+{
+    if (--H.lock_depth) {
+        fprintf(stderr, "test host: unbalanced ptl_host_unlock\n");
+        abort();
+    }
+}
+
+void ptl_host_fpu_begin(void)
+{
+    if (H.fpu_depth++) {
+        fprintf(stderr, "test host: nested fpu section\n");
+        abort();
+    }
+    H.fpu++;
+}
+
+void ptl_host_fpu_end(void) { H.fpu_depth--; }
+
+int ptl_host_iface_info(unsigned i, struct ptl_host_iface_info *info)
+{
+    if (i >= H.n_if)
+        return -1;
+    info->nid = PTL_TEST_NID(i);
+    info->pid = PTL_TEST_PID;
+    info->uid = PTL_TEST_UID;
+    info->jid = PTL_TEST_JID;
+    info->frame_max = H.frame_max;
+    return 0;
+}
+
+static void enqueue(unsigned dst, const uint8_t *data, size_t len,
+                    uint64_t at)
+{
+    struct frame *f = malloc(sizeof(*f) + len);
+    if (!f)
+        abort();
+    f->at = at;
+    f->dst = dst;
+    f->len = len;
+    memcpy(f->data, data, len);
+    struct frame **pp = &H.q;
+    while (*pp && (*pp)->at <= at)
+        pp = &(*pp)->next;
+    f->next = *pp;
+    *pp = f;
+}
+
+int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg,
+                  int n_sg)
+{
+    if (H.lock_depth != 1) {
+        fprintf(stderr, "test host: send without the lock\n");
+        abort();
+    }
+    uint8_t buf[65536];
+    size_t len = 0;
+    for (int i = 0; i < n_sg; i++) {
+        if (len + sg[i].len > sizeof(buf))
+            abort();
+        memcpy(buf + len, sg[i].base, sg[i].len);
+        len += sg[i].len;
+    }
+    if (len > H.frame_max) {
+        fprintf(stderr, "test host: frame of %zu > %u bytes\n", len,
+                H.frame_max);
+        abort();
+    }
+    unsigned dst = dst_nid - PTL_TEST_NID(0);
+    H.st.sent++;
+    if (dst >= H.n_if)
+        return 0; /* no such node: the frame vanishes */
+    if (H.tap)
+        H.tap(iface, dst, buf, len);
+    if (H.dead[iface] || H.dead[dst]) {
+        H.st.dead_dropped++;
+        return 0;
+    }
+    if (chance(H.w.loss_pct)) {
+        H.st.lost++;
+        return 0;
+    }
+    if (chance(H.w.corrupt_pct)) {
+        buf[ptl_test_rand() % len] ^= (uint8_t)(1 + ptl_test_rand() % 255);
+        H.st.corrupted++;
+    }
+    uint64_t at = H.now + H.w.latency_ns;
+    if (chance(H.w.reorder_pct)) {
+        at += ptl_test_rand() % (20 * H.w.latency_ns + 1);
+        H.st.reordered++;
+    }
+    enqueue(dst, buf, len, at);
+    if (chance(H.w.dup_pct)) {
+        enqueue(dst, buf, len, at + ptl_test_rand() % (5 * H.w.latency_ns + 1));
+        H.st.duplicated++;
+    }
+    return 0;
+}
+
+static bool deliver_due(void)
+{
+    bool any = false;
+    /* Bounded batch so a receiver cannot starve the caller's checks. */
+    for (int n = 0; n < 64 && H.q && H.q->at <= H.now; n++) {
+        struct frame *f = H.q;
+        H.q = f->next;
+        H.st.delivered++;
+        ptl_lib_rx(f->dst, f->data, f->len);
+        free(f);
+        any = true;
+    }
+    return any;
+}
+
+void ptl_test_drain(void)
+{
+    for (int guard = 0; H.q && guard < 1000000; guard++) {
+        if (H.q->at > H.now)
+            H.now = H.q->at;
+        deliver_due();
+    }
+}
+
+void ptl_host_wait(uint64_t deadline)
+{
+    if (H.lock_depth) {
+        fprintf(stderr, "test host: wait with the lock held\n");
+        abort();
+    }
+    if (deliver_due())
+        return;
+    if (deadline <= H.now)
+        return;
+    uint64_t next = H.q ? H.q->at : UINT64_MAX;
+    if (next <= deadline) {
+        H.now = next;
+        deliver_due();
+        return;
+    }
+    if (deadline == UINT64_MAX) {
+        /* Nothing in flight and no timer: nothing can ever happen. */
+        fprintf(stderr, "test host: deadlock - wait forever with no frames "
+                        "in flight and no timers\n");
+        exit(3);
+    }
+    H.now = deadline;
+}

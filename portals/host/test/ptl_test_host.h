@@ -1,0 +1,55 @@
+/*
+ * TEST HARNESS ONLY: an implementation of ptl_host.h that runs several
+ * simulated nodes inside one Linux process, joined by an in-memory "wire"
+ * that can drop, duplicate, reorder and corrupt frames using a seeded PRNG.
+ * Time is simulated: it advances only when every node is idle, jumping to
+ * the next frame arrival or library timer, so protocol timeouts of seconds
+ * cost no wall-clock time and runs are reproducible.
+ *
+ * Interface i is node nid PTL_TEST_NID(i) with default pid PTL_TEST_PID.
+ */
+#ifndef PTL_TEST_HOST_H
+#define PTL_TEST_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PTL_TEST_NID(i) (0x100u + (unsigned)(i))
+#define PTL_TEST_PID 77u
+#define PTL_TEST_UID 1000u
+#define PTL_TEST_JID 42u
+
+struct ptl_test_wire {
+    uint64_t seed;
+    unsigned loss_pct;    /* frame silently lost */
+    unsigned dup_pct;     /* frame delivered twice */
+    unsigned reorder_pct; /* frame delayed by a random extra latency */
+    unsigned corrupt_pct; /* one random byte flipped */
+    uint64_t latency_ns;  /* base one-way latency */
+};
+
+struct ptl_test_wire_stats {
+    uint64_t sent, delivered, lost, duplicated, reordered, corrupted;
+    uint64_t dead_dropped;
+};
+
+/* Set up n interfaces (nodes) with the given frame size (e.g. 1500). */
+void ptl_test_host_init(unsigned n_ifaces, uint32_t frame_max);
+void ptl_test_wire_config(const struct ptl_test_wire *w);
+/* A dead node neither receives nor sends frames. */
+void ptl_test_set_dead(unsigned iface, bool dead);
+uint64_t ptl_test_now(void);
+void ptl_test_wire_stats(struct ptl_test_wire_stats *s);
+/* Called with every frame put on the wire (before loss/corruption). */
+typedef void (*ptl_test_tap_fn)(unsigned src_iface, unsigned dst_iface,
+                                const uint8_t *frame, size_t len);
+void ptl_test_set_tap(ptl_test_tap_fn fn);
+/* Deliver all frames now in flight, without advancing time beyond them. */
+void ptl_test_drain(void);
+/* Number of FPU bracket pairs seen (atomic_fp must be wrapped). */
+unsigned long ptl_test_fpu_sections(void);
+/* Random numbers from the harness PRNG (for tests). */
+uint64_t ptl_test_rand(void);
+
+#endif

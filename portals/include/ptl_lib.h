@@ -1,0 +1,57 @@
+/*
+ * Library entry points for hosts (the reverse direction of ptl_host.h) and
+ * introspection used by tests.
+ */
+#ifndef PTL_LIB_H
+#define PTL_LIB_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* A received frame, starting at the Portals header (Ethernet header already
+ * stripped).  The library copies the payload at most once, straight into the
+ * matched buffer, and never keeps a pointer to `frame` after returning. */
+void ptl_lib_rx(unsigned iface, const void *frame, size_t len);
+
+/* Run due timers (retransmissions, delayed acks, give-up) and push queued
+ * frames.  Ptl* calls do this themselves; hosts may call it from a timer. */
+void ptl_lib_progress(void);
+
+/* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
+uint64_t ptl_lib_next_deadline(void);
+
+/* Frame-level counters per interface.  Every dropped frame lands in exactly
+ * one rx_bad_* / rx_* drop counter. */
+struct ptl_lib_stats {
+    uint64_t rx_frames;      /* frames handed to ptl_lib_rx */
+    uint64_t rx_short;       /* shorter than the header / length mismatch */
+    uint64_t rx_bad_version;
+    uint64_t rx_bad_crc;
+    uint64_t rx_bad_op;      /* unknown op or flags */
+    uint64_t rx_bad_field;   /* lengths/offsets/types inconsistent */
+    uint64_t rx_not_for_us;  /* wrong nid, or no NI with that pid/type */
+    uint64_t rx_stale;       /* old session */
+    uint64_t rx_dup;         /* duplicate frames (re-acked, dropped) */
+    uint64_t rx_ooo_dropped; /* out of order, not placeable: sender resends */
+    uint64_t rx_ooo_placed;  /* out of order, placed and selectively acked */
+    uint64_t rx_window;      /* beyond the receive window */
+    uint64_t rx_no_resources; /* no response slot: dropped unacked */
+    uint64_t tx_frames;
+    uint64_t tx_retransmits;
+    uint64_t tx_host_busy;   /* ptl_host_send refused a frame */
+    uint64_t acks_sent;      /* standalone reliability acks */
+    uint64_t peer_failures;  /* peers given up on (ops -> UNDELIVERABLE) */
+};
+int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out);
+
+/* Reliability timing; defaults suit a LAN.  Tests shorten them. */
+struct ptl_lib_tunables {
+    uint64_t rto_init_ns;  /* first retransmission timeout */
+    uint64_t rto_max_ns;   /* backoff cap */
+    uint64_t giveup_ns;    /* unanswered this long: peer is unreachable */
+    uint64_t ack_delay_ns; /* max delay of a standalone ack */
+};
+void ptl_lib_get_tunables(struct ptl_lib_tunables *t);
+void ptl_lib_set_tunables(const struct ptl_lib_tunables *t);
+
+#endif /* PTL_LIB_H */

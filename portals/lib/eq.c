@@ -1,0 +1,152 @@
+/* Event queues: a ring per EQ.  When full, the oldest event is overwritten
+ * and the next PtlEQGet reports PTL_EQ_DROPPED (spec: circular EQ). */
+#include "ptl_internal.h"
+#include "ptl_wait.h"
+
+void ptl_eq_post(struct ptl_eq *eq, const ptl_event_t *ev)
+{
+    if (!eq || !eq->o.in_use)
+        return;
+    if (eq->count == eq->size) {
+        eq->head = (eq->head + 1) % eq->size;
+        eq->count--;
+        eq->dropped = true;
+    }
+    eq->ring[(eq->head + eq->count) % eq->size] = *ev;
+    eq->count++;
+}
+
+int PtlEQAlloc(ptl_handle_ni_t nih, ptl_size_t count, ptl_handle_eq_t *out)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    struct ptl_ni *ni = ptl_ni_get(nih);
+    if (!ptl_api_ready())
+        rc = PTL_NO_INIT;
+    else if (ni && out && count > 0 && count < (1u << 24)) {
+        rc = PTL_NO_SPACE;
+        for (int i = 0; i < ni->lim.max_eqs; i++) {
+            struct ptl_eq *eq = &ni->eqs[i];
+            if (eq->o.in_use)
+                continue;
+            /* Room for one PT_DISABLED per flow-controlled PT (spec). */
+            uint32_t size = (uint32_t)count + (uint32_t)ni->lim.max_pt_index + 1;
+            eq->ring = ptl_zalloc(sizeof(ptl_event_t) * size);
+            if (!eq->ring)
+                break;
+            eq->size = size;
+            eq->head = eq->count = 0;
+            eq->dropped = false;
+            eq->o.in_use = true;
+            eq->o.gen++;
+            *out = ptl_eq_handle(ni, eq);
+            rc = PTL_OK;
+            break;
+        }
+    }
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlEQFree(ptl_handle_eq_t h)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    struct ptl_ni *ni;
+    struct ptl_eq *eq = ptl_eq_get(h, &ni);
+    if (!ptl_api_ready())
+        rc = PTL_NO_INIT;
+    else if (eq) {
+        for (int i = 0; i <= ni->lim.max_pt_index; i++)
+            if (ni->pts[i].allocated && ni->pts[i].eq == eq) {
+                rc = PTL_IN_USE;
+                goto out;
+            }
+        ptl_host_free(eq->ring);
+        eq->ring = NULL;
+        eq->o.in_use = false;
+        rc = PTL_OK;
+    }
+out:
+    ptl_host_unlock();
+    return rc;
+}
+
+static int eq_take(struct ptl_eq *eq, ptl_event_t *ev)
+{
+    if (!eq->count)
+        return PTL_EQ_EMPTY;
+    *ev = eq->ring[eq->head];
+    eq->head = (eq->head + 1) % eq->size;
+    eq->count--;
+    if (eq->dropped) {
+        eq->dropped = false;
+        return PTL_EQ_DROPPED;
+    }
+    return PTL_OK;
+}
+
+int PtlEQGet(ptl_handle_eq_t h, ptl_event_t *ev)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    if (!ptl_api_ready()) {
+        rc = PTL_NO_INIT;
+    } else {
+        ptl_progress_locked();
+        struct ptl_eq *eq = ptl_eq_get(h, NULL);
+        if (eq && ev)
+            rc = eq_take(eq, ev);
+    }
+    ptl_host_unlock();
+    return rc;
+}
+
+struct poll_arg {
+    const ptl_handle_eq_t *h;
+    unsigned n, start;
+    ptl_event_t *ev;
+    unsigned *which;
+};
+
+static int poll_cond(void *p)
+{
+    struct poll_arg *a = p;
+    for (unsigned k = 0; k < a->n; k++) {
+        unsigned i = (a->start + k) % a->n;
+        struct ptl_eq *eq = ptl_eq_get(a->h[i], NULL);
+        if (!eq)
+            return PTL_ARG_INVALID;
+        int rc = eq_take(eq, a->ev);
+        if (rc != PTL_EQ_EMPTY) {
+            if (a->which)
+                *a->which = i;
+            a->start = i + 1;
+            return rc;
+        }
+    }
+    return PTL_WAIT_AGAIN;
+}
+
+int PtlEQPoll(const ptl_handle_eq_t *hs, unsigned size, ptl_time_t timeout,
+              ptl_event_t *ev, unsigned *which)
+{
+    if (!ptl_api_ready())
+        return PTL_NO_INIT;
+    if (!hs || !size || !ev)
+        return PTL_ARG_INVALID;
+    struct poll_arg a = { hs, size, 0, ev, which };
+    int rc = ptl_wait(poll_cond, &a, ptl_deadline_after_ms(timeout));
+    return rc == PTL_WAIT_TIMEOUT ? PTL_EQ_EMPTY : rc;
+}
+
+int PtlEQWait(ptl_handle_eq_t h, ptl_event_t *ev)
+{
+    if (!ptl_api_ready())
+        return PTL_NO_INIT;
+    if (!ev)
+        return PTL_ARG_INVALID;
+    struct poll_arg a = { &h, 1, 0, ev, NULL };
+    int rc = ptl_wait(poll_cond, &a, UINT64_MAX);
+    return rc == PTL_WAIT_TIMEOUT ? PTL_EQ_EMPTY : rc;
+}

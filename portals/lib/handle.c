@@ -1,0 +1,143 @@
+/* Handle encoding and validation.  A bad handle of any kind yields NULL so
+ * the API returns PTL_ARG_INVALID instead of touching memory. */
+#include "ptl_internal.h"
+
+struct ptl_lib ptl_g;
+
+bool ptl_api_ready(void) { return ptl_g.init_refs > 0; }
+
+void *ptl_zalloc(size_t n)
+{
+    void *p = ptl_host_alloc(n ? n : 1);
+    if (p)
+        memset(p, 0, n ? n : 1);
+    return p;
+}
+
+struct ptl_ni *ptl_ni_get(ptl_handle_ni_t h)
+{
+    if (!ptl_api_ready() || PTL_H_TYPE(h) != PTL_OBJ_NI)
+        return NULL;
+    struct ptl_ni *ni = &ptl_g.nis[PTL_H_NI(h)];
+    if (!ni->in_use || PTL_H_IDX(h) != 0 || PTL_H_GEN(h) != ni->gen)
+        return NULL;
+    return ni;
+}
+
+static struct ptl_ni *ni_of(uint32_t h, unsigned type, int limit_field,
+                            unsigned *idx)
+{
+    (void)limit_field;
+    if (!ptl_api_ready() || PTL_H_TYPE(h) != type)
+        return NULL;
+    struct ptl_ni *ni = &ptl_g.nis[PTL_H_NI(h)];
+    if (!ni->in_use)
+        return NULL;
+    *idx = PTL_H_IDX(h);
+    return ni;
+}
+
+struct ptl_eq *ptl_eq_get(ptl_handle_eq_t h, struct ptl_ni **nip)
+{
+    unsigned i;
+    struct ptl_ni *ni = ni_of(h, PTL_OBJ_EQ, 0, &i);
+    if (!ni || i >= (unsigned)ni->lim.max_eqs)
+        return NULL;
+    struct ptl_eq *eq = &ni->eqs[i];
+    if (!eq->o.in_use || eq->o.gen != PTL_H_GEN(h))
+        return NULL;
+    if (nip)
+        *nip = ni;
+    return eq;
+}
+
+struct ptl_ct *ptl_ct_get(ptl_handle_ct_t h, struct ptl_ni **nip)
+{
+    unsigned i;
+    struct ptl_ni *ni = ni_of(h, PTL_OBJ_CT, 0, &i);
+    if (!ni || i >= (unsigned)ni->lim.max_cts)
+        return NULL;
+    struct ptl_ct *ct = &ni->cts[i];
+    if (!ct->o.in_use || ct->o.gen != PTL_H_GEN(h))
+        return NULL;
+    if (nip)
+        *nip = ni;
+    return ct;
+}
+
+struct ptl_md *ptl_md_get(ptl_handle_md_t h, struct ptl_ni **nip)
+{
+    unsigned i;
+    struct ptl_ni *ni = ni_of(h, PTL_OBJ_MD, 0, &i);
+    if (!ni || i >= (unsigned)ni->lim.max_mds)
+        return NULL;
+    struct ptl_md *md = &ni->mds[i];
+    if (!md->o.in_use || md->o.gen != PTL_H_GEN(h))
+        return NULL;
+    if (nip)
+        *nip = ni;
+    return md;
+}
+
+struct ptl_entry *ptl_entry_get(uint32_t h, bool is_me, struct ptl_ni **nip)
+{
+    unsigned i;
+    struct ptl_ni *ni = ni_of(h, is_me ? PTL_OBJ_ME : PTL_OBJ_LE, 0, &i);
+    if (!ni || i >= (unsigned)ni->lim.max_entries)
+        return NULL;
+    struct ptl_entry *e = &ni->entries[i];
+    if (!e->o.in_use || e->freed || e->o.gen != PTL_H_GEN(h) ||
+        e->is_me != is_me)
+        return NULL;
+    if (nip)
+        *nip = ni;
+    return e;
+}
+
+ptl_handle_eq_t ptl_eq_handle(struct ptl_ni *ni, struct ptl_eq *eq)
+{
+    if (!eq)
+        return PTL_EQ_NONE;
+    return ptl_mkhandle(PTL_OBJ_EQ, ni->idx, (unsigned)(eq - ni->eqs),
+                        eq->o.gen);
+}
+
+ptl_handle_ct_t ptl_ct_handle(struct ptl_ni *ni, struct ptl_ct *ct)
+{
+    if (!ct)
+        return PTL_CT_NONE;
+    return ptl_mkhandle(PTL_OBJ_CT, ni->idx, (unsigned)(ct - ni->cts),
+                        ct->o.gen);
+}
+
+int PtlHandleIsEqual(ptl_handle_any_t a, ptl_handle_any_t b)
+{
+    return a == b ? PTL_OK : PTL_FAIL;
+}
+
+int PtlNIHandle(ptl_handle_any_t h, ptl_handle_ni_t *out)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    if (!ptl_api_ready()) {
+        rc = PTL_NO_INIT;
+    } else if (out) {
+        struct ptl_ni *ni = NULL;
+        bool ok = false;
+        switch (PTL_H_TYPE(h)) {
+        case PTL_OBJ_NI: ok = (ni = ptl_ni_get(h)) != NULL; break;
+        case PTL_OBJ_EQ: ok = ptl_eq_get(h, &ni) != NULL; break;
+        case PTL_OBJ_CT: ok = ptl_ct_get(h, &ni) != NULL; break;
+        case PTL_OBJ_MD: ok = ptl_md_get(h, &ni) != NULL; break;
+        case PTL_OBJ_ME: ok = ptl_entry_get(h, true, &ni) != NULL; break;
+        case PTL_OBJ_LE: ok = ptl_entry_get(h, false, &ni) != NULL; break;
+        default: break;
+        }
+        if (ok) {
+            *out = ptl_mkhandle(PTL_OBJ_NI, ni->idx, 0, ni->gen);
+            rc = PTL_OK;
+        }
+    }
+    ptl_host_unlock();
+    return rc;
+}

@@ -1,0 +1,303 @@
+/* ME/LE lists: append (with the unexpected-list search), unlink, search. */
+#include "ptl_internal.h"
+
+void ptl_list_remove(struct ptl_ni *ni, struct ptl_entry *e)
+{
+    struct ptl_pt *pt = &ni->pts[e->pt];
+    int l = e->list;
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        pt->head[l] = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    else
+        pt->tail[l] = e->prev;
+    e->next = e->prev = NULL;
+    e->linked = false;
+    pt->len[l]--;
+}
+
+static void uh_unlink(struct ptl_pt *pt, struct ptl_uh *prev,
+                      struct ptl_uh *uh)
+{
+    if (prev)
+        prev->next = uh->next;
+    else
+        pt->uh_head = uh->next;
+    if (pt->uh_tail == uh)
+        pt->uh_tail = prev;
+    uh->next = NULL;
+}
+
+static bool uh_matches(struct ptl_ni *ni, const struct ptl_entry *e,
+                       const struct ptl_uh *uh)
+{
+    return ptl_match_entry(ni, e, &uh->ev.initiator, uh->ev.match_bits);
+}
+
+/* Hand one unexpected header to entry e: its overflow event now if the data
+ * is all there, else when it completes (uh->claim). */
+static void uh_deliver(struct ptl_ni *ni, struct ptl_entry *e,
+                       struct ptl_uh *uh)
+{
+    if (uh->complete) {
+        ptl_event_t ev = uh->ev;
+        ev.type = (ptl_event_kind_t)(ev.type + 1);
+        ev.user_ptr = e->user_ptr;
+        ptl_target_event(ni, e, &ev, true);
+        ptl_uh_free(ni, uh);
+    } else {
+        uh->claim = e;
+        e->busy++;
+    }
+}
+
+static int check_entry_args(struct ptl_ni *ni, ptl_pt_index_t pt_index,
+                            const ptl_me_t *me, bool is_me,
+                            struct ptl_ct **ct, struct ptl_region *r)
+{
+    if (!me || pt_index > (ptl_pt_index_t)ni->lim.max_pt_index ||
+        !ni->pts[pt_index].allocated)
+        return PTL_ARG_INVALID;
+    if (is_me != !!(ni->wni & PTL_WNI_MATCHING))
+        return PTL_ARG_INVALID;
+    unsigned mask = is_me ? PTL_ME_APPEND_OPTIONS_MASK
+                          : PTL_LE_APPEND_OPTIONS_MASK;
+    if (me->options & ~mask)
+        return PTL_ARG_INVALID;
+    *ct = NULL;
+    if (me->ct_handle != PTL_CT_NONE) {
+        struct ptl_ni *o;
+        *ct = ptl_ct_get(me->ct_handle, &o);
+        if (!*ct || o != ni)
+            return PTL_ARG_INVALID;
+    }
+    return ptl_region_init(r, me->start, me->length, me->options & PTL_IOVEC,
+                           ni->lim.max_iovecs);
+}
+
+/* LE calls pass a ptl_me_t built from the ptl_le_t with wildcard matching. */
+int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
+               bool is_me, ptl_list_t list, void *user_ptr, uint32_t *handle)
+{
+    struct ptl_ct *ct;
+    struct ptl_region r;
+    if (!handle || (list != PTL_PRIORITY_LIST && list != PTL_OVERFLOW_LIST))
+        return PTL_ARG_INVALID;
+    int rc = check_entry_args(ni, pt_index, me, is_me, &ct, &r);
+    if (rc != PTL_OK)
+        return rc;
+    struct ptl_pt *pt = &ni->pts[pt_index];
+    if (pt->len[list] >= (uint32_t)ni->lim.max_list_size)
+        return PTL_LIST_TOO_LONG;
+    struct ptl_entry *e = NULL;
+    int idx;
+    for (idx = 0; idx < ni->lim.max_entries; idx++)
+        if (!ni->entries[idx].o.in_use) {
+            e = &ni->entries[idx];
+            break;
+        }
+    if (!e)
+        return PTL_NO_SPACE;
+    uint8_t gen = (uint8_t)(e->o.gen + 1);
+    memset(e, 0, sizeof(*e));
+    e->o.in_use = true;
+    e->o.gen = gen;
+    e->is_me = is_me;
+    e->list = (uint8_t)list;
+    e->pt = pt_index;
+    e->me = *me;
+    e->r = r;
+    e->ct = ct;
+    e->user_ptr = user_ptr;
+    ni->n_entries_used++;
+    *handle = ptl_mkhandle(is_me ? PTL_OBJ_ME : PTL_OBJ_LE, ni->idx,
+                           (unsigned)idx, gen);
+
+    if (list == PTL_PRIORITY_LIST) {
+        struct ptl_uh *prev = NULL, *uh = pt->uh_head;
+        while (uh) {
+            struct ptl_uh *next = uh->next;
+            if (!uh_matches(ni, e, uh)) {
+                prev = uh;
+                uh = next;
+                continue;
+            }
+            uh_unlink(pt, prev, uh);
+            uh_deliver(ni, e, uh);
+            if (me->options & PTL_ME_USE_ONCE) {
+                /* Consumed by the unexpected message: never linked. */
+                e->freed = true;
+                e->unlink_ev = true;
+                ptl_entry_settle(ni, e);
+                return PTL_OK;
+            }
+            uh = next;
+        }
+    }
+    e->prev = pt->tail[list];
+    if (pt->tail[list])
+        pt->tail[list]->next = e;
+    else
+        pt->head[list] = e;
+    pt->tail[list] = e;
+    pt->len[list]++;
+    e->linked = true;
+    if (!(me->options & PTL_ME_EVENT_LINK_DISABLE) && pt->eq) {
+        ptl_event_t ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = PTL_EVENT_LINK;
+        ev.user_ptr = user_ptr;
+        ev.pt_index = pt_index;
+        ptl_eq_post(pt->eq, &ev);
+    }
+    return PTL_OK;
+}
+
+int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
+               bool is_me, ptl_search_op_t op, void *user_ptr)
+{
+    struct ptl_ct *ct;
+    struct ptl_region r;
+    if (op != PTL_SEARCH_ONLY && op != PTL_SEARCH_DELETE)
+        return PTL_ARG_INVALID;
+    int rc = check_entry_args(ni, pt_index, me, is_me, &ct, &r);
+    if (rc != PTL_OK)
+        return rc;
+    struct ptl_pt *pt = &ni->pts[pt_index];
+    /* A throw-away entry carries the options and counters for events. */
+    struct ptl_entry tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.is_me = is_me;
+    tmp.me = *me;
+    tmp.ct = ct;
+    tmp.pt = pt_index;
+    tmp.user_ptr = user_ptr;
+    bool found = false;
+    struct ptl_uh *prev = NULL, *uh = pt->uh_head;
+    while (uh) {
+        struct ptl_uh *next = uh->next;
+        if (!uh_matches(ni, &tmp, uh)) {
+            prev = uh;
+            uh = next;
+            continue;
+        }
+        found = true;
+        if (op == PTL_SEARCH_ONLY) {
+            ptl_event_t ev = uh->ev;
+            ev.type = PTL_EVENT_SEARCH;
+            ev.user_ptr = user_ptr;
+            ptl_eq_post(pt->eq, &ev);
+            return PTL_OK;
+        }
+        uh_unlink(pt, prev, uh);
+        ptl_event_t ev = uh->ev;
+        ev.type = (ptl_event_kind_t)(ev.type + 1);
+        ev.user_ptr = user_ptr;
+        ptl_target_event(ni, &tmp, &ev, true);
+        if (uh->complete)
+            ptl_uh_free(ni, uh);
+        else
+            uh->discard = true;
+        if (me->options & PTL_ME_USE_ONCE)
+            return PTL_OK;
+        uh = next;
+    }
+    if (!found) {
+        ptl_event_t ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = PTL_EVENT_SEARCH;
+        ev.user_ptr = user_ptr;
+        ev.pt_index = pt_index;
+        ev.ni_fail_type = PTL_NI_NO_MATCH;
+        ptl_eq_post(pt->eq, &ev);
+    }
+    return PTL_OK;
+}
+
+static ptl_me_t le_as_me(const ptl_le_t *le)
+{
+    ptl_me_t me;
+    memset(&me, 0, sizeof(me));
+    if (le) {
+        me.start = le->start;
+        me.length = le->length;
+        me.ct_handle = le->ct_handle;
+        me.uid = le->uid;
+        me.options = le->options;
+    }
+    return me;
+}
+
+#define API_BEGIN(nih)                                   \
+    int rc;                                              \
+    ptl_host_lock();                                     \
+    struct ptl_ni *ni = ptl_ni_get(nih);                 \
+    if (!ptl_api_ready())                                \
+        rc = PTL_NO_INIT;                                \
+    else if (!ni)                                        \
+        rc = PTL_ARG_INVALID;                            \
+    else
+
+int PtlMEAppend(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_me_t *me,
+                ptl_list_t list, void *user_ptr, ptl_handle_me_t *h)
+{
+    API_BEGIN(nih) rc = ptl_append(ni, pt, me, true, list, user_ptr, h);
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlLEAppend(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_le_t *le,
+                ptl_list_t list, void *user_ptr, ptl_handle_le_t *h)
+{
+    ptl_me_t me = le_as_me(le);
+    API_BEGIN(nih) rc = le ? ptl_append(ni, pt, &me, false, list, user_ptr, h)
+                           : PTL_ARG_INVALID;
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlMESearch(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_me_t *me,
+                ptl_search_op_t op, void *user_ptr)
+{
+    API_BEGIN(nih) rc = ptl_search(ni, pt, me, true, op, user_ptr);
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlLESearch(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_le_t *le,
+                ptl_search_op_t op, void *user_ptr)
+{
+    ptl_me_t me = le_as_me(le);
+    API_BEGIN(nih) rc = le ? ptl_search(ni, pt, &me, false, op, user_ptr)
+                           : PTL_ARG_INVALID;
+    ptl_host_unlock();
+    return rc;
+}
+
+static int unlink_entry(uint32_t h, bool is_me)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    struct ptl_ni *ni;
+    struct ptl_entry *e = ptl_entry_get(h, is_me, &ni);
+    if (!ptl_api_ready()) {
+        rc = PTL_NO_INIT;
+    } else if (e) {
+        if (e->busy) {
+            rc = PTL_IN_USE;
+        } else {
+            if (e->linked)
+                ptl_list_remove(ni, e);
+            e->freed = true;
+            ptl_entry_settle(ni, e);
+            rc = PTL_OK;
+        }
+    }
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlMEUnlink(ptl_handle_me_t h) { return unlink_entry(h, true); }
+int PtlLEUnlink(ptl_handle_le_t h) { return unlink_entry(h, false); }

@@ -1,0 +1,371 @@
+/* Library init, network interfaces, logical maps, identity, status
+ * registers.  One NI slot per (interface, matching?, logical?) as the spec
+ * allows at most one NI of each kind per interface and process. */
+#include "ptl_internal.h"
+
+static const struct ptl_lib_tunables default_tun = {
+    .rto_init_ns = 2000000,      /* 2 ms */
+    .rto_max_ns = 200000000,     /* 200 ms */
+    .giveup_ns = 5000000000ull,  /* 5 s without progress */
+    .ack_delay_ns = 200000,      /* 200 us */
+};
+
+int PtlInit(void)
+{
+    ptl_host_lock();
+    if (ptl_g.init_refs++ == 0) {
+        for (unsigned i = 0; i < PTL_MAX_NIS; i++)
+            ptl_g.nis[i].in_use = false;
+        memset(ptl_g.stats, 0, sizeof(ptl_g.stats));
+        if (!ptl_g.tun.rto_init_ns)
+            ptl_g.tun = default_tun;
+        ptl_g.session_seed ^= (uint32_t)ptl_host_now_ns() * 2654435761u;
+    }
+    ptl_host_unlock();
+    return PTL_OK;
+}
+
+static void ni_release(struct ptl_ni *ni);
+
+void PtlFini(void)
+{
+    ptl_host_lock();
+    if (ptl_g.init_refs && --ptl_g.init_refs == 0) {
+        for (unsigned i = 0; i < PTL_MAX_NIS; i++)
+            if (ptl_g.nis[i].in_use)
+                ni_release(&ptl_g.nis[i]);
+    }
+    ptl_host_unlock();
+}
+
+void ptl_lib_get_tunables(struct ptl_lib_tunables *t)
+{
+    ptl_host_lock();
+    *t = ptl_g.tun.rto_init_ns ? ptl_g.tun : default_tun;
+    ptl_host_unlock();
+}
+
+void ptl_lib_set_tunables(const struct ptl_lib_tunables *t)
+{
+    ptl_host_lock();
+    ptl_g.tun = *t;
+    ptl_host_unlock();
+}
+
+int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out)
+{
+    if (iface >= PTL_MAX_IFACES || !out)
+        return -1;
+    ptl_host_lock();
+    *out = ptl_g.stats[iface];
+    ptl_host_unlock();
+    return 0;
+}
+
+static int clamp(int want, int dflt, int max)
+{
+    if (want <= 0)
+        return dflt;
+    return want > max ? max : want;
+}
+
+static void set_limits(struct ptl_ni *ni, const ptl_ni_limits_t *d)
+{
+    ptl_ni_limits_t z;
+    memset(&z, 0, sizeof(z));
+    if (!d)
+        d = &z;
+    ptl_ni_limits_t *l = &ni->lim;
+    l->max_entries = clamp(d->max_entries, 4096, PTL_HIDX_MAX - 1);
+    l->max_unexpected_headers = clamp(d->max_unexpected_headers, 4096, 1 << 20);
+    l->max_mds = clamp(d->max_mds, 1024, PTL_HIDX_MAX - 1);
+    l->max_cts = clamp(d->max_cts, 1024, PTL_HIDX_MAX - 1);
+    l->max_eqs = clamp(d->max_eqs, 256, PTL_HIDX_MAX - 1);
+    l->max_pt_index = clamp(d->max_pt_index, 63, 255);
+    if (l->max_pt_index < 63)
+        l->max_pt_index = 63;
+    l->max_iovecs = clamp(d->max_iovecs, 256, 1 << 16);
+    l->max_list_size = clamp(d->max_list_size, l->max_entries, l->max_entries);
+    l->max_triggered_ops = clamp(d->max_triggered_ops, 4096, 1 << 20);
+    l->max_msg_size = (ptl_size_t)1 << 30;
+    if (d->max_msg_size && d->max_msg_size < l->max_msg_size)
+        l->max_msg_size = d->max_msg_size;
+    ptl_size_t amax = ni->frame_max - PTL_WIRE_HDR_LEN;
+    if (amax > PTL_ATOMIC_MAX)
+        amax = PTL_ATOMIC_MAX;
+    amax &= ~(ptl_size_t)15;
+    l->max_atomic_size = amax;
+    l->max_fetch_atomic_size = amax < PTL_INLINE_MAX ? amax : PTL_INLINE_MAX;
+    /* Frames of one peer are processed strictly in order, so every message
+     * is ordered after the previous one. */
+    l->max_waw_ordered_size = l->max_msg_size;
+    l->max_war_ordered_size = l->max_msg_size;
+    l->max_volatile_size = 0;
+    l->features = PTL_TOTAL_DATA_ORDERING;
+}
+
+static int ni_alloc_tables(struct ptl_ni *ni)
+{
+    ptl_ni_limits_t *l = &ni->lim;
+    ni->pts = ptl_zalloc(sizeof(struct ptl_pt) * (size_t)(l->max_pt_index + 1));
+    ni->eqs = ptl_zalloc(sizeof(struct ptl_eq) * (size_t)l->max_eqs);
+    ni->cts = ptl_zalloc(sizeof(struct ptl_ct) * (size_t)l->max_cts);
+    ni->mds = ptl_zalloc(sizeof(struct ptl_md) * (size_t)l->max_mds);
+    ni->entries = ptl_zalloc(sizeof(struct ptl_entry) * (size_t)l->max_entries);
+    ni->uh_pool = ptl_zalloc(sizeof(struct ptl_uh) *
+                             (size_t)l->max_unexpected_headers);
+    ni->n_ops = 4096;
+    ni->ops = ptl_zalloc(sizeof(struct ptl_op) * ni->n_ops);
+    ni->resp_pool = ptl_zalloc(sizeof(struct ptl_txmsg) * 1024);
+    ni->trig_pool = ptl_zalloc(sizeof(struct ptl_trig) *
+                               (size_t)l->max_triggered_ops);
+    ni->peers = ptl_zalloc(sizeof(struct ptl_peer) * PTL_MAX_PEERS);
+    if (!ni->pts || !ni->eqs || !ni->cts || !ni->mds || !ni->entries ||
+        !ni->uh_pool || !ni->ops || !ni->resp_pool || !ni->trig_pool ||
+        !ni->peers)
+        return PTL_NO_SPACE;
+    ni->uh_free = NULL;
+    for (int i = l->max_unexpected_headers - 1; i >= 0; i--) {
+        ni->uh_pool[i].next = ni->uh_free;
+        ni->uh_free = &ni->uh_pool[i];
+    }
+    ni->op_free = NULL;
+    for (int i = (int)ni->n_ops - 1; i >= 0; i--) {
+        ni->ops[i].next_free = ni->op_free;
+        ni->op_free = &ni->ops[i];
+    }
+    ni->resp_free = NULL;
+    for (int i = 1023; i >= 0; i--) {
+        ni->resp_pool[i].next = ni->resp_free;
+        ni->resp_free = &ni->resp_pool[i];
+    }
+    ni->trig_free = NULL;
+    for (int i = l->max_triggered_ops - 1; i >= 0; i--) {
+        ni->trig_pool[i].next = ni->trig_free;
+        ni->trig_free = &ni->trig_pool[i];
+    }
+    return PTL_OK;
+}
+
+static void ni_release(struct ptl_ni *ni)
+{
+    ptl_rel_ni_fini(ni);
+    if (ni->eqs)
+        for (int i = 0; i < ni->lim.max_eqs; i++)
+            ptl_host_free(ni->eqs[i].ring);
+    ptl_host_free(ni->pts);
+    ptl_host_free(ni->eqs);
+    ptl_host_free(ni->cts);
+    ptl_host_free(ni->mds);
+    ptl_host_free(ni->entries);
+    ptl_host_free(ni->uh_pool);
+    ptl_host_free(ni->ops);
+    ptl_host_free(ni->resp_pool);
+    ptl_host_free(ni->trig_pool);
+    ptl_host_free(ni->peers);
+    ptl_host_free(ni->map);
+    uint8_t gen = ni->gen;
+    memset(ni, 0, sizeof(*ni));
+    ni->gen = gen;
+}
+
+int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
+              const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual,
+              ptl_handle_ni_t *out)
+{
+    if (iface == PTL_IFACE_DEFAULT)
+        iface = 0;
+    bool m = options & PTL_NI_MATCHING, nm = options & PTL_NI_NO_MATCHING;
+    bool lg = options & PTL_NI_LOGICAL, ph = options & PTL_NI_PHYSICAL;
+    if (!ptl_api_ready())
+        return PTL_NO_INIT;
+    if (!out || iface >= PTL_MAX_IFACES || m == nm || lg == ph ||
+        (options & ~PTL_NI_INIT_OPTIONS_MASK))
+        return PTL_ARG_INVALID;
+    struct ptl_host_iface_info info;
+    if (ptl_host_iface_info(iface, &info) != 0 || info.frame_max < 256)
+        return PTL_ARG_INVALID;
+    if (pid == PTL_PID_ANY)
+        pid = info.pid;
+
+    int rc = PTL_OK;
+    ptl_host_lock();
+    unsigned idx = iface * 4 + (m ? 0 : 1) + (lg ? 2 : 0);
+    struct ptl_ni *ni = &ptl_g.nis[idx];
+    if (ni->in_use) {
+        ni->refs++;
+    } else {
+        for (unsigned k = iface * 4; k < iface * 4 + 4; k++)
+            if (ptl_g.nis[k].in_use && ptl_g.nis[k].id.phys.pid != pid) {
+                rc = PTL_PID_IN_USE;
+                goto out;
+            }
+        uint8_t gen = ni->gen;
+        memset(ni, 0, sizeof(*ni));
+        ni->gen = (uint8_t)(gen + 1);
+        ni->idx = idx;
+        ni->iface = iface;
+        ni->options = options;
+        ni->wni = (m ? PTL_WNI_MATCHING : 0) | (lg ? PTL_WNI_LOGICAL : 0);
+        ni->id.phys.nid = info.nid;
+        ni->id.phys.pid = pid;
+        ni->rank = PTL_RANK_ANY;
+        ni->uid = info.uid;
+        ni->jid = info.jid;
+        ni->frame_max = info.frame_max;
+        set_limits(ni, desired);
+        ni->in_use = true;
+        ni->refs = 1;
+        rc = ni_alloc_tables(ni);
+        if (rc != PTL_OK) {
+            ni_release(ni);
+            goto out;
+        }
+    }
+    if (actual)
+        *actual = ni->lim;
+    *out = ptl_mkhandle(PTL_OBJ_NI, idx, 0, ni->gen);
+out:
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlNIFini(ptl_handle_ni_t h)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    struct ptl_ni *ni = ptl_ni_get(h);
+    if (!ptl_api_ready())
+        rc = PTL_NO_INIT;
+    else if (ni) {
+        if (--ni->refs == 0)
+            ni_release(ni);
+        rc = PTL_OK;
+    }
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlNIStatus(ptl_handle_ni_t h, ptl_sr_index_t reg, ptl_sr_value_t *v)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    struct ptl_ni *ni = ptl_ni_get(h);
+    if (!ptl_api_ready())
+        rc = PTL_NO_INIT;
+    else if (ni && v && (unsigned)reg < PTL_SR_LAST) {
+        ptl_progress_locked();
+        *v = ni->sr[reg];
+        rc = PTL_OK;
+    }
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlSetMap(ptl_handle_ni_t h, ptl_size_t n, const ptl_process_t *map)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    struct ptl_ni *ni = ptl_ni_get(h);
+    if (!ptl_api_ready())
+        rc = PTL_NO_INIT;
+    else if (ni && !(ni->wni & PTL_WNI_LOGICAL))
+        rc = PTL_NI_NOT_LOGICAL;
+    else if (ni && map && n > 0 && n < (1u << 24)) {
+        ptl_process_t *copy = ptl_zalloc(sizeof(*copy) * (size_t)n);
+        if (!copy) {
+            rc = PTL_NO_SPACE;
+        } else {
+            memcpy(copy, map, sizeof(*copy) * (size_t)n);
+            ptl_host_free(ni->map);
+            ni->map = copy;
+            ni->map_size = n;
+            ni->rank = PTL_RANK_ANY;
+            for (ptl_size_t r = 0; r < n; r++)
+                if (copy[r].phys.nid == ni->id.phys.nid &&
+                    copy[r].phys.pid == ni->id.phys.pid) {
+                    ni->rank = (ptl_rank_t)r;
+                    break;
+                }
+            rc = PTL_OK;
+        }
+    }
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlGetMap(ptl_handle_ni_t h, ptl_size_t n, ptl_process_t *map,
+              ptl_size_t *actual)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    struct ptl_ni *ni = ptl_ni_get(h);
+    if (!ptl_api_ready())
+        rc = PTL_NO_INIT;
+    else if (ni && !(ni->wni & PTL_WNI_LOGICAL))
+        rc = PTL_NI_NOT_LOGICAL;
+    else if (ni && ni->map && (map || !n)) {
+        ptl_size_t k = n < ni->map_size ? n : ni->map_size;
+        if (k)
+            memcpy(map, ni->map, sizeof(*map) * (size_t)k);
+        if (actual)
+            *actual = ni->map_size;
+        rc = PTL_OK;
+    }
+    ptl_host_unlock();
+    return rc;
+}
+
+static int get_id(ptl_handle_ni_t h, ptl_process_t *id, bool phys)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    struct ptl_ni *ni = ptl_ni_get(h);
+    if (!ptl_api_ready())
+        rc = PTL_NO_INIT;
+    else if (ni && id) {
+        if (!phys && (ni->wni & PTL_WNI_LOGICAL)) {
+            id->rank = ni->rank;
+            rc = ni->rank == PTL_RANK_ANY ? PTL_FAIL : PTL_OK;
+        } else {
+            *id = ni->id;
+            rc = PTL_OK;
+        }
+    }
+    ptl_host_unlock();
+    return rc;
+}
+
+int PtlGetId(ptl_handle_ni_t h, ptl_process_t *id) { return get_id(h, id, false); }
+int PtlGetPhysId(ptl_handle_ni_t h, ptl_process_t *id) { return get_id(h, id, true); }
+
+int PtlGetUid(ptl_handle_ni_t h, ptl_uid_t *uid)
+{
+    int rc = PTL_ARG_INVALID;
+    ptl_host_lock();
+    struct ptl_ni *ni = ptl_ni_get(h);
+    if (!ptl_api_ready())
+        rc = PTL_NO_INIT;
+    else if (ni && uid) {
+        *uid = ni->uid;
+        rc = PTL_OK;
+    }
+    ptl_host_unlock();
+    return rc;
+}
+
+/* Bundling is only a hint; frames already leave as soon as possible. */
+static int bundle(ptl_handle_ni_t h)
+{
+    ptl_host_lock();
+    int rc = !ptl_api_ready() ? PTL_NO_INIT
+                               : ptl_ni_get(h) ? PTL_OK : PTL_ARG_INVALID;
+    ptl_host_unlock();
+    return rc;
+}
+int PtlStartBundle(ptl_handle_ni_t h) { return bundle(h); }
+int PtlEndBundle(ptl_handle_ni_t h) { return bundle(h); }
+
+/* Atomics are applied by the CPU under the library lock, so host accesses
+ * after the target event are already coherent. */
+int PtlAtomicSync(void) { return ptl_api_ready() ? PTL_OK : PTL_NO_INIT; }

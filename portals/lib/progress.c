@@ -1,0 +1,81 @@
+/* Progress engine and blocking waits.  There is no progress thread: all
+ * protocol work happens inside Ptl* calls and ptl_lib_progress/ptl_lib_rx,
+ * so a single-threaded program (the compute-node model) just works. */
+#include "ptl_internal.h"
+#include "ptl_wait.h"
+
+void ptl_progress_locked(void)
+{
+    uint64_t now = ptl_host_now_ns();
+    for (unsigned i = 0; i < PTL_MAX_NIS; i++) {
+        struct ptl_ni *ni = &ptl_g.nis[i];
+        if (!ni->in_use)
+            continue;
+        ptl_rel_timers(ni, now);
+        ptl_ops_check_timeouts(ni, now);
+    }
+}
+
+static uint64_t deadline_locked(void)
+{
+    uint64_t d = UINT64_MAX;
+    for (unsigned i = 0; i < PTL_MAX_NIS; i++) {
+        struct ptl_ni *ni = &ptl_g.nis[i];
+        if (!ni->in_use)
+            continue;
+        uint64_t x = ptl_rel_deadline(ni);
+        if (x < d)
+            d = x;
+    }
+    return d;
+}
+
+void ptl_lib_progress(void)
+{
+    ptl_host_lock();
+    if (ptl_api_ready())
+        ptl_progress_locked();
+    ptl_host_unlock();
+}
+
+uint64_t ptl_lib_next_deadline(void)
+{
+    ptl_host_lock();
+    uint64_t d = ptl_api_ready() ? deadline_locked() : UINT64_MAX;
+    ptl_host_unlock();
+    return d;
+}
+
+uint64_t ptl_deadline_after_ms(ptl_time_t ms)
+{
+    if (ms == PTL_TIME_FOREVER)
+        return UINT64_MAX;
+    return ptl_host_now_ns() + (uint64_t)ms * 1000000u;
+}
+
+int ptl_wait(ptl_cond_fn cond, void *arg, uint64_t deadline)
+{
+    for (;;) {
+        ptl_host_lock();
+        if (!ptl_api_ready()) {
+            ptl_host_unlock();
+            return PTL_NO_INIT;
+        }
+        ptl_progress_locked();
+        int rc = cond(arg);
+        if (rc != PTL_WAIT_AGAIN) {
+            ptl_host_unlock();
+            return rc;
+        }
+        uint64_t now = ptl_host_now_ns();
+        if (now >= deadline) {
+            ptl_host_unlock();
+            return PTL_WAIT_TIMEOUT;
+        }
+        uint64_t d = deadline_locked();
+        if (d > deadline)
+            d = deadline;
+        ptl_host_unlock();
+        ptl_host_wait(d);
+    }
+}

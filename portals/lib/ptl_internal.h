@@ -1,0 +1,374 @@
+/*
+ * Private data structures of the Portals library.  Layering (as in Cplant):
+ *   api_*.c      argument checking, handles, locking       (API)
+ *   ni.c pt.c md.c eq.c ct.c list.c match.c target.c
+ *   initiator.c triggered.c atomic*.c                       (library)
+ *   reliable.c rx.c                                         (network layer)
+ * Everything below the API runs with the host lock held.
+ */
+#ifndef PTL_INTERNAL_H
+#define PTL_INTERNAL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include "portals4.h"
+#include "ptl_wire.h"
+#include "ptl_host.h"
+#include "ptl_lib.h"
+#include "ptl_string.h"
+
+#define PTL_MAX_IFACES 8
+#define PTL_MAX_NIS (PTL_MAX_IFACES * 4)
+#define PTL_REL_WIN 64          /* frames in flight per peer = SACK width */
+#define PTL_MAX_PEERS 256
+#define PTL_INLINE_MAX 64       /* fetch-atomic results kept for resend */
+#define PTL_ATOMIC_MAX 512      /* max_atomic_size: fits any frame */
+
+/* ---- handles: [type:4][ni:5][index:15][gen:8] --------------------------
+ * Types avoid 3, 5 and 15 so PTL_EQ_NONE, PTL_CT_NONE and
+ * PTL_INVALID_HANDLE never decode as live objects. */
+enum ptl_obj_type {
+    PTL_OBJ_NI = 1, PTL_OBJ_EQ = 2, PTL_OBJ_CT = 4,
+    PTL_OBJ_MD = 6, PTL_OBJ_ME = 7, PTL_OBJ_LE = 8
+};
+#define PTL_HIDX_BITS 15
+#define PTL_HIDX_MAX (1u << PTL_HIDX_BITS)
+
+static inline uint32_t ptl_mkhandle(unsigned type, unsigned ni, unsigned idx,
+                                    uint8_t gen)
+{
+    return ((uint32_t)type << 28) | ((uint32_t)ni << 23) |
+           ((uint32_t)idx << 8) | gen;
+}
+#define PTL_H_TYPE(h) ((h) >> 28)
+#define PTL_H_NI(h) (((h) >> 23) & 31u)
+#define PTL_H_IDX(h) (((h) >> 8) & (PTL_HIDX_MAX - 1))
+#define PTL_H_GEN(h) ((uint8_t)(h))
+
+struct ptl_obj {
+    bool in_use;
+    uint8_t gen;
+};
+
+/* A buffer described either contiguously or by an iovec array; `length` is
+ * always the byte length. */
+struct ptl_region {
+    void *start;
+    ptl_size_t length;
+    const ptl_iovec_t *iov;
+    uint32_t niov;
+};
+
+struct ptl_ni;
+struct ptl_trig;
+struct ptl_txmsg;
+
+struct ptl_eq {
+    struct ptl_obj o;
+    ptl_event_t *ring;
+    uint32_t size, head, count;
+    bool dropped;
+};
+
+struct ptl_ct {
+    struct ptl_obj o;
+    ptl_ct_event_t v;
+    struct ptl_trig *trig; /* pending triggered ops, issue order */
+};
+
+struct ptl_md {
+    struct ptl_obj o;
+    unsigned options;
+    struct ptl_region r;
+    struct ptl_eq *eq;
+    struct ptl_ct *ct;
+    uint32_t busy; /* operations still reading/writing the buffer */
+};
+
+/* ME or LE (an LE is an ME that matches everything). */
+struct ptl_entry {
+    struct ptl_obj o;
+    bool is_me;
+    bool linked;       /* on a PT list */
+    bool freed;        /* user/auto unlinked; slot released when unused */
+    bool unlink_ev;    /* AUTO_UNLINK owed once busy drops to 0 */
+    bool free_ev;      /* AUTO_FREE owed once uh_refs drops to 0 */
+    uint8_t list;      /* ptl_list_t */
+    ptl_pt_index_t pt;
+    ptl_me_t me;
+    struct ptl_region r;
+    struct ptl_ct *ct;
+    void *user_ptr;
+    ptl_size_t loff;   /* locally managed offset */
+    uint32_t busy;     /* messages in progress, replies unacked */
+    uint32_t uh_refs;  /* unexpected headers pointing into this buffer */
+    struct ptl_entry *next, *prev;
+};
+
+/* Unexpected header: a message that landed in an overflow entry. */
+struct ptl_uh {
+    struct ptl_uh *next;
+    struct ptl_entry *ovf;
+    ptl_event_t ev;      /* filled as the overflow event */
+    bool complete;       /* all data has arrived */
+    bool discard;        /* deleted by a search before completing */
+    struct ptl_entry *claim; /* priority entry waiting for completion */
+};
+
+struct ptl_pt {
+    bool allocated, enabled;
+    unsigned options;
+    struct ptl_eq *eq;
+    struct ptl_entry *head[2], *tail[2];
+    uint32_t len[2];
+    struct ptl_uh *uh_head, *uh_tail;
+};
+
+/* ---- reliability --------------------------------------------------------- */
+enum ptl_tx_kind { PTL_TX_OP, PTL_TX_ACK, PTL_TX_REPLY };
+
+struct ptl_txmsg {
+    struct ptl_txmsg *next;
+    uint8_t kind;
+    struct ptl_wire_hdr h;   /* template; per-frame fields filled at send */
+    struct ptl_region src;   /* payload source (zero copy) */
+    ptl_size_t src_off, len;
+    ptl_size_t next_off;     /* first byte not yet given a frame */
+    uint32_t frames_out;     /* frames sent and not yet acked */
+    bool started;
+    struct ptl_op *op;       /* PTL_TX_OP */
+    struct ptl_entry *entry; /* PTL_TX_REPLY from an entry buffer */
+    ptl_event_t ev;          /* target event posted once acked (GET) */
+    bool post_ev;
+    struct ptl_eq *ev_eq;
+    struct ptl_ct *ev_ct;
+    unsigned ev_opts;
+    uint8_t inline_data[PTL_INLINE_MAX];
+};
+
+struct ptl_txfrag {
+    struct ptl_txmsg *m;
+    ptl_size_t off;
+    uint32_t len;
+    uint16_t flags;
+    bool live, acked;
+    uint16_t tries;
+    uint64_t first_sent, sent_at, rto;
+};
+
+struct ptl_rxmsg {
+    bool active;
+    uint64_t msg_id;
+    uint8_t op;
+    ptl_size_t msg_len, got;
+    struct ptl_wire_hdr h;     /* header of the first frame */
+    /* target side: where the data goes */
+    struct ptl_entry *e;
+    struct ptl_region dst;
+    ptl_size_t dst_off, mlength;
+    ptl_ni_fail_t fail;
+    struct ptl_uh *uh;
+    /* initiator side: the reply's operation (NULL: swallow the data) */
+    struct ptl_op *iop;
+};
+
+struct ptl_peer {
+    bool used;
+    uint32_t nid, pid;
+    uint64_t last_heard;
+    /* transmit */
+    uint32_t tx_session, snd_una, snd_nxt;
+    struct ptl_txfrag win[PTL_REL_WIN];
+    struct ptl_txmsg *q_head, *q_tail;
+    /* receive */
+    bool rx_valid;
+    uint32_t rx_session, rx_prev_session, rcv_nxt;
+    uint64_t sack;
+    struct ptl_rxmsg cur;
+    uint32_t ack_pending;
+    uint64_t ack_due;
+    uint32_t resp_waiting;  /* our ops awaiting ACK/REPLY from this peer */
+    uint64_t resp_mark;     /* last time one of them started waiting */
+};
+
+/* ---- initiator operations ---------------------------------------------- */
+enum ptl_op_kind { PTL_K_PUT, PTL_K_GET, PTL_K_ATOMIC, PTL_K_FETCH,
+                   PTL_K_SWAP };
+
+struct ptl_op {
+    bool in_use;
+    uint32_t serial;
+    uint8_t kind;
+    struct ptl_md *put_md, *get_md;
+    ptl_size_t put_off, get_off, len;
+    void *user_ptr;
+    uint8_t ack_req;
+    bool send_done, resp_done, want_resp;
+    ptl_process_t target;
+    struct ptl_peer *peer;
+    uint64_t sent_at;
+    struct ptl_txmsg tx;
+    struct ptl_op *next_free;
+};
+
+struct ptl_ni {
+    bool in_use;
+    uint8_t gen;
+    unsigned refs;
+    unsigned idx, iface;
+    unsigned options;
+    uint8_t wni;            /* PTL_WNI_* */
+    ptl_process_t id;       /* phys id */
+    ptl_rank_t rank;        /* own rank in the map, PTL_RANK_ANY if none */
+    ptl_uid_t uid;
+    ptl_jid_t jid;
+    uint32_t frame_max;
+    ptl_ni_limits_t lim;
+    ptl_sr_value_t sr[PTL_SR_LAST];
+
+    ptl_process_t *map;
+    ptl_size_t map_size;
+
+    struct ptl_pt *pts;
+    struct ptl_eq *eqs;
+    struct ptl_ct *cts;
+    struct ptl_md *mds;
+    struct ptl_entry *entries;
+    uint32_t n_entries_used;
+    struct ptl_uh *uh_pool, *uh_free;
+    uint32_t uh_used;
+    struct ptl_op *ops, *op_free;
+    uint32_t n_ops;
+    struct ptl_txmsg *resp_pool;
+    struct ptl_txmsg *resp_free;
+    struct ptl_trig *trig_pool, *trig_free;
+    uint32_t trig_used;
+    struct ptl_peer *peers;
+};
+
+struct ptl_lib {
+    unsigned init_refs;
+    struct ptl_ni nis[PTL_MAX_NIS];
+    struct ptl_lib_stats stats[PTL_MAX_IFACES];
+    struct ptl_lib_tunables tun;
+    uint32_t session_seed;
+};
+extern struct ptl_lib ptl_g;
+
+/* ---- lookups (handle.c) ------------------------------------------------- */
+struct ptl_ni *ptl_ni_get(ptl_handle_ni_t h);
+struct ptl_eq *ptl_eq_get(ptl_handle_eq_t h, struct ptl_ni **ni);
+struct ptl_ct *ptl_ct_get(ptl_handle_ct_t h, struct ptl_ni **ni);
+struct ptl_md *ptl_md_get(ptl_handle_md_t h, struct ptl_ni **ni);
+struct ptl_entry *ptl_entry_get(uint32_t h, bool is_me, struct ptl_ni **ni);
+ptl_handle_eq_t ptl_eq_handle(struct ptl_ni *ni, struct ptl_eq *eq);
+ptl_handle_ct_t ptl_ct_handle(struct ptl_ni *ni, struct ptl_ct *ct);
+bool ptl_api_ready(void);
+void *ptl_zalloc(size_t n);
+
+/* ---- regions (region.c) ------------------------------------------------- */
+int ptl_region_init(struct ptl_region *r, void *start, ptl_size_t length,
+                    bool iovec, int max_iovecs);
+void ptl_region_write(const struct ptl_region *r, ptl_size_t off,
+                      const void *src, ptl_size_t n);
+void ptl_region_read(const struct ptl_region *r, ptl_size_t off, void *dst,
+                     ptl_size_t n);
+void *ptl_region_addr(const struct ptl_region *r, ptl_size_t off);
+int ptl_region_sg(const struct ptl_region *r, ptl_size_t off, ptl_size_t n,
+                  struct ptl_sg *sg, int max);
+
+/* ---- events and counters (eq.c, ct.c) ------------------------------------ */
+void ptl_eq_post(struct ptl_eq *eq, const ptl_event_t *ev);
+void ptl_ct_add(struct ptl_ni *ni, struct ptl_ct *ct, ptl_size_t success,
+                ptl_size_t failure);
+void ptl_ct_check_triggers(struct ptl_ni *ni, struct ptl_ct *ct);
+
+/* ---- lists and matching (list.c, match.c) -------------------------------- */
+bool ptl_match_entry(const struct ptl_ni *ni, const struct ptl_entry *e,
+                     const ptl_process_t *src, ptl_match_bits_t bits);
+void ptl_list_remove(struct ptl_ni *ni, struct ptl_entry *e);
+void ptl_entry_auto_unlink(struct ptl_ni *ni, struct ptl_entry *e);
+void ptl_entry_settle(struct ptl_ni *ni, struct ptl_entry *e);
+void ptl_uh_free(struct ptl_ni *ni, struct ptl_uh *uh);
+void ptl_uh_complete(struct ptl_ni *ni, struct ptl_uh *uh);
+void ptl_target_event(struct ptl_ni *ni, struct ptl_entry *e,
+                      const ptl_event_t *ev, bool overflow_kind);
+void ptl_entry_consume(struct ptl_ni *ni, struct ptl_entry *e);
+int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index,
+               const ptl_me_t *me, bool is_me, ptl_list_t list,
+               void *user_ptr, uint32_t *handle);
+int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
+               bool is_me, ptl_search_op_t op, void *user_ptr);
+
+/* ---- target (target.c) ------------------------------------------------- */
+int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
+                     const struct ptl_wire_hdr *h, const uint8_t *payload);
+void ptl_target_data(struct ptl_ni *ni, struct ptl_peer *peer,
+                     const struct ptl_wire_hdr *h, const uint8_t *payload);
+void ptl_target_abort(struct ptl_ni *ni, struct ptl_peer *peer);
+
+/* ---- initiator (initiator.c) ---------------------------------------------- */
+struct ptl_op_args {
+    uint8_t kind;
+    struct ptl_md *put_md, *get_md;
+    ptl_size_t put_off, get_off, len;
+    ptl_ack_req_t ack_req;
+    ptl_process_t target;
+    ptl_pt_index_t pt;
+    ptl_match_bits_t bits;
+    ptl_size_t roff;
+    void *user_ptr;
+    ptl_hdr_data_t hdr;
+    uint8_t aop, atype;
+    uint64_t operand;
+};
+int ptl_op_check(struct ptl_ni *ni, const struct ptl_op_args *a);
+int ptl_op_issue(struct ptl_ni *ni, const struct ptl_op_args *a);
+void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t f);
+void ptl_op_response(struct ptl_ni *ni, struct ptl_peer *peer,
+                     const struct ptl_wire_hdr *h, const uint8_t *payload);
+void ptl_reply_data(struct ptl_ni *ni, struct ptl_peer *peer,
+                    const struct ptl_wire_hdr *h, const uint8_t *payload);
+struct ptl_op *ptl_op_lookup(struct ptl_ni *ni, uint64_t msg_id);
+void ptl_ops_check_timeouts(struct ptl_ni *ni, uint64_t now);
+void ptl_ops_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
+
+/* ---- reliability (reliable.c) -------------------------------------------- */
+struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
+                              bool create);
+void ptl_rel_queue(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_txmsg *m);
+void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p);
+void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
+                const uint8_t *payload);
+void ptl_rel_timers(struct ptl_ni *ni, uint64_t now);
+uint64_t ptl_rel_deadline(struct ptl_ni *ni);
+void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
+void ptl_rel_ni_fini(struct ptl_ni *ni);
+struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni);
+void ptl_txmsg_done(struct ptl_ni *ni, struct ptl_txmsg *m, ptl_ni_fail_t f);
+void ptl_progress_locked(void);
+
+/* ---- atomics (atomic.c, atomic_fp.c) ------------------------------------- */
+size_t ptl_atomic_size(ptl_datatype_t t);
+bool ptl_atomic_valid(ptl_op_t op, ptl_datatype_t t);
+/* target = target OP src, element-wise; old (if not NULL) gets the prior
+ * contents.  `n` is a multiple of the type size. */
+void ptl_atomic_apply(ptl_op_t op, ptl_datatype_t t, uint8_t *target,
+                      const uint8_t *src, size_t n, const uint8_t *operand);
+void ptl_atomic_fp(ptl_op_t op, ptl_datatype_t t, uint8_t *target,
+                   const uint8_t *src, size_t n, const uint8_t *operand);
+
+/* ---- triggered (triggered.c) ---------------------------------------------- */
+struct ptl_trig {
+    struct ptl_trig *next;
+    ptl_size_t threshold;
+    bool is_ct;           /* CTInc/CTSet rather than a data op */
+    bool ct_set;
+    struct ptl_ct *ct_target;
+    ptl_ct_event_t ct_val;
+    struct ptl_op_args args;
+};
+void ptl_trig_cancel_all(struct ptl_ni *ni, struct ptl_ct *ct);
+
+#endif /* PTL_INTERNAL_H */

@@ -1,0 +1,465 @@
+/*
+ * Reliable, ordered delivery per peer over an unreliable frame service.
+ *
+ * Sender: every message is cut into frames of at most frame_max bytes; each
+ * frame gets the next sequence number of the peer's stream and is sent as
+ * (header, pointers into the source buffer) - the payload is never staged.
+ * At most PTL_REL_WIN frames are unacknowledged.  Unacked frames are resent
+ * after rto, doubling up to rto_max; a frame unacknowledged for giveup_ns
+ * makes the peer unreachable: its messages fail with PTL_NI_UNDELIVERABLE
+ * and the stream restarts in a new session.  Because resends re-read the
+ * user buffer, a message completes (SEND event) only when all of its frames
+ * are acknowledged.
+ *
+ * Receiver: frames are processed in sequence order.  An out-of-order frame
+ * is accepted only if it belongs to the message currently being received
+ * (already matched: placement is position independent); it is placed and
+ * recorded in the SACK bitmap.  Anything else out of order is dropped
+ * without acknowledgement and will be resent - no payload is ever buffered.
+ */
+#include "ptl_internal.h"
+
+#define MAX_SG 32
+
+static uint32_t new_session(void)
+{
+    ptl_g.session_seed = ptl_g.session_seed * 1664525u + 1013904223u;
+    return ptl_g.session_seed | 1u;
+}
+
+struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
+                              bool create)
+{
+    struct ptl_peer *free_slot = NULL;
+    unsigned start = (nid * 31u + pid) % PTL_MAX_PEERS;
+    for (unsigned k = 0; k < PTL_MAX_PEERS; k++) {
+        struct ptl_peer *p = &ni->peers[(start + k) % PTL_MAX_PEERS];
+        if (p->used && p->nid == nid && p->pid == pid)
+            return p;
+        if (!p->used && !free_slot)
+            free_slot = p;
+    }
+    if (!create || !free_slot)
+        return NULL;
+    memset(free_slot, 0, sizeof(*free_slot));
+    free_slot->used = true;
+    free_slot->nid = nid;
+    free_slot->pid = pid;
+    free_slot->tx_session = new_session();
+    free_slot->last_heard = ptl_host_now_ns();
+    return free_slot;
+}
+
+struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni)
+{
+    struct ptl_txmsg *m = ni->resp_free;
+    if (!m)
+        return NULL;
+    ni->resp_free = m->next;
+    memset(m, 0, sizeof(*m));
+    return m;
+}
+
+static void resp_release(struct ptl_ni *ni, struct ptl_txmsg *m)
+{
+    m->next = ni->resp_free;
+    ni->resp_free = m;
+}
+
+void ptl_txmsg_done(struct ptl_ni *ni, struct ptl_txmsg *m, ptl_ni_fail_t f)
+{
+    switch (m->kind) {
+    case PTL_TX_OP:
+        ptl_op_tx_done(ni, m->op, f);
+        return;
+    case PTL_TX_REPLY:
+        if (m->entry) {
+            struct ptl_entry *e = m->entry;
+            if (m->post_ev) {
+                m->ev.ni_fail_type = f;
+                ptl_target_event(ni, e, &m->ev, false);
+            }
+            e->busy--;
+            ptl_entry_settle(ni, e);
+        }
+        resp_release(ni, m);
+        return;
+    default:
+        resp_release(ni, m);
+        return;
+    }
+}
+
+void ptl_rel_queue(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_txmsg *m)
+{
+    (void)ni;
+    m->next = NULL;
+    m->next_off = 0;
+    m->frames_out = 0;
+    m->started = false;
+    if (p->q_tail)
+        p->q_tail->next = m;
+    else
+        p->q_head = m;
+    p->q_tail = m;
+}
+
+static void fill_ack(struct ptl_peer *p, struct ptl_wire_hdr *h)
+{
+    if (!p->rx_valid)
+        return;
+    h->flags |= PTL_WF_ACKV;
+    h->ack_session = p->rx_session;
+    h->ack = p->rcv_nxt;
+    h->sack = p->sack;
+    p->ack_pending = 0;
+}
+
+/* Encode, checksum and hand one frame to the host. */
+static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *h,
+                 struct ptl_sg *sg, int nsg)
+{
+    uint8_t hdr[PTL_WIRE_HDR_LEN];
+    h->version = PTL_WIRE_VERSION;
+    h->crc = 0;
+    ptl_wire_encode(h, hdr);
+    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, hdr, sizeof(hdr));
+    for (int i = 1; i < nsg; i++)
+        c = ptl_crc32c(c, sg[i].base, sg[i].len);
+    ptl_wput(hdr + 4, PTL_CRC32C_FINAL(c), 4);
+    sg[0].base = hdr;
+    sg[0].len = sizeof(hdr);
+    struct ptl_lib_stats *st = &ptl_g.stats[ni->iface];
+    /* The host may call back into nothing here; the lock stays held. */
+    if (ptl_host_send(ni->iface, p->nid, sg, nsg) == 0)
+        st->tx_frames++;
+    else
+        st->tx_host_busy++;
+}
+
+static void send_frag(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
+                      struct ptl_txfrag *f, bool resend)
+{
+    struct ptl_wire_hdr h = f->m->h;
+    struct ptl_sg sg[MAX_SG + 1];
+    h.flags = (uint16_t)(f->flags | PTL_WF_SEQ | (resend ? PTL_WF_ACKNOW : 0));
+    h.session = p->tx_session;
+    h.seq = seq;
+    h.frag_off = f->off;
+    h.frag_len = f->len;
+    fill_ack(p, &h);
+    int n = ptl_region_sg(&f->m->src, f->m->src_off + f->off, f->len, sg + 1,
+                          MAX_SG);
+    xmit(ni, p, &h, sg, n + 1);
+}
+
+static void send_rack(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    struct ptl_wire_hdr h;
+    struct ptl_sg sg[1];
+    memset(&h, 0, sizeof(h));
+    h.op = PTL_WOP_RACK;
+    h.jid = ni->jid;
+    h.uid = ni->uid;
+    h.src_nid = ni->id.phys.nid;
+    h.src_pid = ni->id.phys.pid;
+    h.src_rank = ni->rank;
+    h.dst_nid = p->nid;
+    h.dst_pid = p->pid;
+    h.ni_type = ni->wni;
+    fill_ack(p, &h);
+    ptl_g.stats[ni->iface].acks_sent++;
+    xmit(ni, p, &h, sg, 1);
+}
+
+/* Largest fragment starting at `off` that fits a frame and MAX_SG pieces. */
+static uint32_t frag_len(struct ptl_ni *ni, struct ptl_txmsg *m,
+                         ptl_size_t off)
+{
+    ptl_size_t n = m->len - off;
+    ptl_size_t max = ni->frame_max - PTL_WIRE_HDR_LEN;
+    if (n > max)
+        n = max;
+    if (m->src.iov && n) {
+        struct ptl_sg sg[MAX_SG];
+        while (ptl_region_sg(&m->src, m->src_off + off, n, sg, MAX_SG) < 0) {
+            ptl_size_t sum = 0;
+            for (int i = 0; i < MAX_SG; i++)
+                sum += sg[i].len;
+            n = sum;
+        }
+    }
+    return (uint32_t)n;
+}
+
+void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    uint64_t now = ptl_host_now_ns();
+    while (p->snd_nxt - p->snd_una < PTL_REL_WIN) {
+        struct ptl_txmsg *m = p->q_head;
+        while (m && m->started && m->next_off >= m->len)
+            m = m->next;
+        if (!m)
+            break;
+        struct ptl_txfrag *f = &p->win[p->snd_nxt % PTL_REL_WIN];
+        memset(f, 0, sizeof(*f));
+        f->m = m;
+        f->off = m->next_off;
+        f->len = frag_len(ni, m, f->off);
+        f->flags = 0;
+        if (f->off == 0)
+            f->flags |= PTL_WF_FIRST;
+        if (f->off + f->len >= m->len)
+            f->flags |= PTL_WF_LAST | PTL_WF_ACKNOW;
+        f->live = true;
+        f->first_sent = f->sent_at = now;
+        f->rto = ptl_g.tun.rto_init_ns;
+        m->next_off += f->len;
+        m->started = true;
+        m->frames_out++;
+        send_frag(ni, p, p->snd_nxt, f, false);
+        p->snd_nxt++;
+    }
+}
+
+static void q_remove(struct ptl_peer *p, struct ptl_txmsg *m)
+{
+    struct ptl_txmsg *prev = NULL;
+    for (struct ptl_txmsg *x = p->q_head; x; prev = x, x = x->next) {
+        if (x != m)
+            continue;
+        if (prev)
+            prev->next = x->next;
+        else
+            p->q_head = x->next;
+        if (p->q_tail == x)
+            p->q_tail = prev;
+        x->next = NULL;
+        return;
+    }
+}
+
+static void frag_acked(struct ptl_ni *ni, struct ptl_peer *p,
+                       struct ptl_txfrag *f)
+{
+    if (!f->live || f->acked)
+        return;
+    f->acked = true;
+    struct ptl_txmsg *m = f->m;
+    m->frames_out--;
+    if (m->frames_out == 0 && m->started && m->next_off >= m->len) {
+        q_remove(p, m);
+        ptl_txmsg_done(ni, m, PTL_NI_OK);
+    }
+}
+
+static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
+                   const struct ptl_wire_hdr *h)
+{
+    if (h->ack_session != p->tx_session)
+        return;
+    uint32_t inflight = p->snd_nxt - p->snd_una;
+    if (h->ack - p->snd_una > inflight)
+        return; /* acknowledges something never sent: ignore */
+    while (p->snd_una != h->ack) {
+        frag_acked(ni, p, &p->win[p->snd_una % PTL_REL_WIN]);
+        p->win[p->snd_una % PTL_REL_WIN].live = false;
+        p->snd_una++;
+    }
+    for (unsigned i = 0; i < 64; i++) {
+        if (!(h->sack >> i & 1))
+            continue;
+        uint32_t seq = h->ack + 1 + i;
+        if (seq - p->snd_una < p->snd_nxt - p->snd_una)
+            frag_acked(ni, p, &p->win[seq % PTL_REL_WIN]);
+    }
+}
+
+void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    ptl_g.stats[ni->iface].peer_failures++;
+    struct ptl_txmsg *m = p->q_head;
+    p->q_head = p->q_tail = NULL;
+    for (unsigned i = 0; i < PTL_REL_WIN; i++)
+        p->win[i].live = false;
+    p->snd_una = p->snd_nxt = 0;
+    p->tx_session = new_session();
+    while (m) {
+        struct ptl_txmsg *next = m->next;
+        m->next = NULL;
+        ptl_txmsg_done(ni, m, PTL_NI_UNDELIVERABLE);
+        m = next;
+    }
+    ptl_ops_fail_peer(ni, p);
+}
+
+void ptl_rel_timers(struct ptl_ni *ni, uint64_t now)
+{
+    for (unsigned i = 0; i < PTL_MAX_PEERS; i++) {
+        struct ptl_peer *p = &ni->peers[i];
+        if (!p->used)
+            continue;
+        for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
+            struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
+            if (!f->live || f->acked || now < f->sent_at + f->rto)
+                continue;
+            if (now - f->first_sent >= ptl_g.tun.giveup_ns) {
+                ptl_rel_fail_peer(ni, p);
+                break;
+            }
+            send_frag(ni, p, s, f, true);
+            ptl_g.stats[ni->iface].tx_retransmits++;
+            f->sent_at = now;
+            f->tries++;
+            f->rto *= 2;
+            if (f->rto > ptl_g.tun.rto_max_ns)
+                f->rto = ptl_g.tun.rto_max_ns;
+        }
+        if (p->ack_pending && now >= p->ack_due)
+            send_rack(ni, p);
+        ptl_rel_push(ni, p);
+    }
+}
+
+uint64_t ptl_rel_deadline(struct ptl_ni *ni)
+{
+    uint64_t d = UINT64_MAX;
+    for (unsigned i = 0; i < PTL_MAX_PEERS; i++) {
+        struct ptl_peer *p = &ni->peers[i];
+        if (!p->used)
+            continue;
+        for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
+            struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
+            if (f->live && !f->acked && f->sent_at + f->rto < d)
+                d = f->sent_at + f->rto;
+        }
+        if (p->ack_pending && p->ack_due < d)
+            d = p->ack_due;
+        if (p->resp_waiting) {
+            uint64_t since = p->last_heard > p->resp_mark ? p->last_heard
+                                                          : p->resp_mark;
+            if (since + ptl_g.tun.giveup_ns < d)
+                d = since + ptl_g.tun.giveup_ns;
+        }
+    }
+    return d;
+}
+
+void ptl_rel_ni_fini(struct ptl_ni *ni)
+{
+    (void)ni; /* all state lives in NI tables freed by the caller */
+}
+
+static void want_ack(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
+{
+    if (now_ || ++p->ack_pending >= 16) {
+        send_rack(ni, p);
+        return;
+    }
+    if (p->ack_pending == 1)
+        p->ack_due = ptl_host_now_ns() + ptl_g.tun.ack_delay_ns;
+}
+
+/* Hand an in-order frame to the Portals layer.  <0: not now (unacked). */
+static int deliver(struct ptl_ni *ni, struct ptl_peer *p,
+                   const struct ptl_wire_hdr *h, const uint8_t *payload)
+{
+    struct ptl_rxmsg *c = &p->cur;
+    if (h->flags & PTL_WF_FIRST) {
+        if (c->active) {
+            ptl_g.stats[ni->iface].rx_bad_field++;
+            ptl_target_abort(ni, p);
+        }
+        if (h->op == PTL_WOP_ACK || h->op == PTL_WOP_REPLY) {
+            ptl_op_response(ni, p, h, payload);
+            return 0;
+        }
+        return ptl_target_start(ni, p, h, payload);
+    }
+    if (!c->active || c->msg_id != h->msg_id || c->op != h->op) {
+        ptl_g.stats[ni->iface].rx_bad_field++;
+        return 0;
+    }
+    if (h->op == PTL_WOP_REPLY)
+        ptl_reply_data(ni, p, h, payload);
+    else
+        ptl_target_data(ni, p, h, payload);
+    return 0;
+}
+
+static bool same_message(const struct ptl_rxmsg *c,
+                         const struct ptl_wire_hdr *h)
+{
+    return c->active && !(h->flags & PTL_WF_FIRST) && c->msg_id == h->msg_id &&
+           c->op == h->op && c->msg_len == h->msg_len;
+}
+
+void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
+                const uint8_t *payload)
+{
+    struct ptl_lib_stats *st = &ptl_g.stats[ni->iface];
+    struct ptl_peer *p = ptl_peer_get(ni, h->src_nid, h->src_pid, true);
+    if (!p) {
+        st->rx_no_resources++;
+        return;
+    }
+    p->last_heard = ptl_host_now_ns();
+    if (h->flags & PTL_WF_ACKV)
+        on_ack(ni, p, h);
+    if (h->op == PTL_WOP_RACK) {
+        ptl_rel_push(ni, p);
+        return;
+    }
+    if (!p->rx_valid || h->session != p->rx_session) {
+        /* A new stream starts at seq 0; anything else from an unknown
+         * session is a straggler of an older one. */
+        if ((p->rx_valid && h->session == p->rx_prev_session) ||
+            h->seq >= PTL_REL_WIN) {
+            st->rx_stale++;
+            return;
+        }
+        ptl_target_abort(ni, p);
+        p->rx_prev_session = p->rx_valid ? p->rx_session : 0;
+        p->rx_session = h->session;
+        p->rx_valid = true;
+        p->rcv_nxt = 0;
+        p->sack = 0;
+    }
+    uint32_t d = h->seq - p->rcv_nxt;
+    if (d >= 0x80000000u) {
+        st->rx_dup++;
+        want_ack(ni, p, true);
+        return;
+    }
+    if (d == 0) {
+        if (deliver(ni, p, h, payload) < 0) {
+            st->rx_no_resources++;
+            return;
+        }
+        p->rcv_nxt++;
+        for (;;) {
+            bool have = p->sack & 1;
+            p->sack >>= 1;
+            if (!have)
+                break;
+            p->rcv_nxt++;
+        }
+        want_ack(ni, p, h->flags & PTL_WF_ACKNOW);
+    } else if (d > 64) {
+        st->rx_window++;
+    } else if (p->sack >> (d - 1) & 1) {
+        st->rx_dup++;
+        want_ack(ni, p, true);
+    } else if (same_message(&p->cur, h)) {
+        if (h->op == PTL_WOP_REPLY)
+            ptl_reply_data(ni, p, h, payload);
+        else
+            ptl_target_data(ni, p, h, payload);
+        p->sack |= 1ull << (d - 1);
+        st->rx_ooo_placed++;
+        want_ack(ni, p, h->flags & PTL_WF_ACKNOW);
+    } else {
+        st->rx_ooo_dropped++;
+    }
+    ptl_rel_push(ni, p);
+}

@@ -1,0 +1,100 @@
+/* Frame reception: validate everything before any byte is used, then hand
+ * the frame to the reliability layer of the NI it addresses.  A frame that
+ * fails a check is dropped and counted; the sender's retransmission and
+ * give-up logic deals with the loss. */
+#include "ptl_internal.h"
+
+static bool atomic_hdr_ok(const struct ptl_ni *ni, const struct ptl_wire_hdr *h)
+{
+    if (h->atomic_type >= PTL_DATATYPE_LAST || h->atomic_op >= PTL_OP_LAST)
+        return false;
+    if (!ptl_atomic_valid((ptl_op_t)h->atomic_op,
+                          (ptl_datatype_t)h->atomic_type))
+        return false;
+    size_t tsz = ptl_atomic_size((ptl_datatype_t)h->atomic_type);
+    /* Atomics always travel in one frame. */
+    return h->msg_len == h->frag_len && h->msg_len % tsz == 0 &&
+           h->msg_len <= ni->lim.max_atomic_size;
+}
+
+static struct ptl_ni *find_ni(unsigned iface, const struct ptl_wire_hdr *h)
+{
+    if (h->ni_type & ~(PTL_WNI_MATCHING | PTL_WNI_LOGICAL))
+        return NULL;
+    unsigned k = iface * 4 + ((h->ni_type & PTL_WNI_MATCHING) ? 0 : 1) +
+                 ((h->ni_type & PTL_WNI_LOGICAL) ? 2 : 0);
+    struct ptl_ni *ni = &ptl_g.nis[k];
+    if (!ni->in_use || ni->id.phys.nid != h->dst_nid ||
+        ni->id.phys.pid != h->dst_pid)
+        return NULL;
+    return ni;
+}
+
+void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
+{
+    if (iface >= PTL_MAX_IFACES || !frame)
+        return;
+    ptl_host_lock();
+    if (!ptl_api_ready()) {
+        ptl_host_unlock();
+        return;
+    }
+    struct ptl_lib_stats *st = &ptl_g.stats[iface];
+    const uint8_t *f = frame;
+    struct ptl_wire_hdr h;
+    st->rx_frames++;
+    if (len < PTL_WIRE_HDR_LEN) {
+        st->rx_short++;
+        goto out;
+    }
+    ptl_wire_decode(f, &h);
+    if (h.version != PTL_WIRE_VERSION) {
+        st->rx_bad_version++;
+        goto out;
+    }
+    static const uint8_t zero[4];
+    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, 4);
+    c = ptl_crc32c(c, zero, 4);
+    c = ptl_crc32c(c, f + 8, len - 8);
+    if (PTL_CRC32C_FINAL(c) != h.crc) {
+        st->rx_bad_crc++;
+        goto out;
+    }
+    if (h.op < 1 || h.op > PTL_WOP_LAST || (h.flags & ~PTL_WF_KNOWN)) {
+        st->rx_bad_op++;
+        goto out;
+    }
+    if (h.frag_len != len - PTL_WIRE_HDR_LEN) {
+        st->rx_short++;
+        goto out;
+    }
+    bool seq = h.flags & PTL_WF_SEQ;
+    if ((h.op == PTL_WOP_RACK) ? (seq || h.frag_len || !(h.flags & PTL_WF_ACKV))
+                               : !seq) {
+        st->rx_bad_op++;
+        goto out;
+    }
+    if (h.frag_len > h.msg_len || h.frag_off > h.msg_len - h.frag_len ||
+        ((h.flags & PTL_WF_FIRST) && h.frag_off != 0) ||
+        h.ack_req > PTL_OC_ACK_REQ || h.fail > PTL_NI_NO_MATCH) {
+        st->rx_bad_field++;
+        goto out;
+    }
+    struct ptl_ni *ni = find_ni(iface, &h);
+    if (!ni) {
+        st->rx_not_for_us++;
+        goto out;
+    }
+    bool request = h.op >= PTL_WOP_PUT && h.op <= PTL_WOP_SWAP;
+    if (h.msg_len > ni->lim.max_msg_size ||
+        (request && h.pt_index > (uint32_t)ni->lim.max_pt_index) ||
+        (h.op == PTL_WOP_GET && h.frag_len) ||
+        (request && h.op != PTL_WOP_PUT && h.op != PTL_WOP_GET &&
+         !atomic_hdr_ok(ni, &h))) {
+        st->rx_bad_field++;
+        goto out;
+    }
+    ptl_rel_rx(ni, &h, f + PTL_WIRE_HDR_LEN);
+out:
+    ptl_host_unlock();
+}
