@@ -112,8 +112,12 @@ static void add_function(unsigned bus, unsigned dev, unsigned fn, uint32_t id)
     };
     d->irq_line = pci_read8(d, PCI_INT_LINE);
     d->irq_pin = pci_read8(d, PCI_INT_PIN);
-    for (int i = 0; i < 6;)
-        i += read_bar(d, i);
+    /* Bridges are left alone: no driver here wants their BARs, and turning
+     * off decoding on an ISA/LPC bridge, even briefly, would cut off the
+     * legacy devices behind it. */
+    if (d->class_code != 0x06)
+        for (int i = 0; i < 6;)
+            i += read_bar(d, i);
 }
 
 static void scan_bus(unsigned bus)

@@ -103,8 +103,9 @@ def cpu_seconds(pid):
 class Node:
     """One QEMU node with nettest=echo on a tap in a fresh namespace."""
 
-    def __init__(self, model):
+    def __init__(self, model, qemu_args=()):
         self.model = model
+        self.qemu_args = list(qemu_args)
         n = next(_seq)
         self.ns = f"tern-t-{os.getpid()}-{n}"
         self.tap = f"tt{os.getpid() % 100000}x{n}"[:15]
@@ -130,7 +131,7 @@ class Node:
                "-m", "64M", "-kernel", KERNEL, "-append", "nettest=echo",
                "-serial", f"file:{self.log}",
                "-netdev", f"tap,id=n0,ifname={self.tap},script=no,downscript=no",
-               "-device", f"{self.model},netdev=n0,mac={mac}"]
+               "-device", f"{self.model},netdev=n0,mac={mac}", *self.qemu_args]
         self.qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, start_new_session=True)
         with in_netns(self.ns):
@@ -215,8 +216,8 @@ class Node:
 def node(request):
     nodes = []
 
-    def make(model):
-        nd = Node(model)
+    def make(model, qemu_args=()):
+        nd = Node(model, qemu_args)
         nodes.append(nd)
         nd.start()
         return nd
@@ -335,3 +336,14 @@ def test_program_runs_with_nic(tmp_path, model):
     assert "net: " in text and "MAC" in text, text
     assert "program exited with status 0" in text, text
     assert r.returncode == 1, text
+
+
+@pytest.mark.parametrize("model", ["virtio-net-pci", "e1000", "e1000e"])
+def test_echo_q35(node, model):
+    """The same drivers on the Q35 machine (PCIe root, ICH9 interrupt routing)."""
+    nd = node(model, ["-M", "q35"])
+    wait_for_log(nd.log, r"net: .* MAC", 1)
+    exchange(nd, 60)
+    time.sleep(1.2)
+    m = wait_for_log(nd.log, r"nettest: echoed (\d+), .* interrupts (\d+)", 5)
+    assert int(m.group(2)) > 0 and "polling" not in nd.console(), nd.console()

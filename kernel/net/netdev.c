@@ -27,6 +27,7 @@ static enum { IRQ_UNPROVEN, IRQ_WORKS, IRQ_LOST } irq_state;
 static volatile uint64_t irq_ours;
 static unsigned irq_foreign, irq_missed;
 static const uint8_t no_mac[ETH_ALEN];
+static unsigned pages_used;
 
 static void irq_give_up(const char *why)
 {
@@ -83,9 +84,9 @@ bool netdev_init(void)
             irq_give_up("no interrupt");
         const uint8_t *m = nd->mac;
         kprintf("net: %s at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, link %s, MTU %u, "
-                "interrupt %s\n",
+                "interrupt %s, %u KiB of rings and buffers\n",
                 nd->model, d->bus, d->dev, d->fn, m[0], m[1], m[2], m[3], m[4], m[5],
-                nd->link_up(nd) ? "up" : "down", nd->mtu, irq_mode_name());
+                nd->link_up(nd) ? "up" : "down", nd->mtu, irq_mode_name(), pages_used * 4);
     }
     return nd != NULL;
 }
@@ -205,12 +206,14 @@ void *net_alloc_pages(unsigned pages)
      * end of a range) restarts the run, wasting what came before it. */
     uint8_t *first = kpage_alloc();
     unsigned got = 1;
+    pages_used++;
     while (got < pages) {
         if (kpages_free() < KPAGES_RESERVE / 2) {
             kprintf("net: no %u contiguous kernel pages: NIC not started\n", pages);
             return NULL;
         }
         uint8_t *p = kpage_alloc();
+        pages_used++;
         if (p == first + got * PAGE_SIZE) {
             got++;
         } else {
