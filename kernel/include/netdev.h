@@ -53,13 +53,17 @@ bool netdev_link_up(void);
 int netdev_send(const struct net_sg *sg, int nsg);
 
 /* Hands every frame received so far to rx(frame, len, arg), without the FCS;
- * len >= ETH_HLEN.  The frame is valid only during the call.  Returns the
- * number of frames handed over. */
+ * len >= ETH_HLEN (a NIC may have padded a short frame to 60 bytes).  The
+ * frame is valid only during the call; rx may pass pieces of it to
+ * netdev_send (nettest.c does), not to netdev_poll or netdev_wait.  Returns
+ * the number of frames handed over. */
 int netdev_poll(netdev_rx_fn rx, void *arg);
 
 /* Waits until a frame is ready for netdev_poll or the monotonic clock
- * reaches deadline_ns: polls briefly, then halts the CPU until the NIC's
- * interrupt or the deadline.  True if a frame is ready. */
+ * reaches deadline_ns: polls for 30 us, then halts the CPU (interrupts on
+ * only while halted) until the NIC's interrupt or the deadline.  Where the
+ * NIC's interrupt is missing or found not to arrive, it halts at most 1 ms
+ * at a time instead (logged once).  True if a frame is ready. */
 bool netdev_wait(uint64_t deadline_ns);
 
 void netdev_get_stats(struct netdev_stats *s);
