@@ -21,10 +21,15 @@ def built():
                    timeout=600)
 
 
+@pytest.mark.parametrize("variant", ["plain", "sanitized"])
 @pytest.mark.parametrize("name", TESTS)
-def test_program(name):
-    r = subprocess.run([str(BUILD / "tests" / name)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+def test_program(name, variant):
+    """Each program also runs built with AddressSanitizer and UBSan, so a
+    write outside any buffer (e.g. from a hostile frame) fails the test."""
+    exe = BUILD / "tests" / name if variant == "plain" else \
+        BUILD / "tests" / "san" / name
+    r = subprocess.run([str(exe)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
     assert r.returncode == 0, f"{name} failed:\n{r.stdout}\n{r.stderr}"
     assert f"{name}: PASS" in r.stdout
 
