@@ -266,6 +266,22 @@ int main(void)
                  &lim, &c.ni));
     CHECK(lim.max_entries == 10);
     OK(PtlNIFini(c.ni));
+    /* A smaller max_msg_size is honoured. */
+    want.max_entries = 0;
+    want.max_msg_size = 1000;
+    OK(PtlNIInit(0, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PTL_PID_ANY, &want,
+                 &lim, &c.ni));
+    CHECK(lim.max_msg_size == 1000);
+    {
+        static char big[2000];
+        ptl_md_t d = { big, sizeof(big), 0, PTL_EQ_NONE, PTL_CT_NONE };
+        ptl_handle_md_t h;
+        OK(PtlMDBind(c.ni, &d, &h));
+        CHECK_RC(PtlPut(h, 0, 1001, PTL_NO_ACK_REQ, tp_phys(1), 0, 0, 0, NULL,
+                        0), PTL_ARG_INVALID);
+        OK(PtlMDRelease(h));
+    }
+    OK(PtlNIFini(c.ni));
     ptl_uid_t uid;
     OK(PtlGetUid(a.ni, &uid));
     CHECK(uid == PTL_TEST_UID);

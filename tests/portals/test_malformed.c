@@ -1,57 +1,26 @@
 /* Malformed frames are dropped and counted, never write outside a buffer,
  * never crash; then random garbage and mutated frames (fuzzing). */
-#include "tp.h"
-#include "ptl_wire.h"
+#include "tp_craft.h"
 
 #define FAKE_NID 0x1ff /* a node that does not exist on the test wire */
 #define GUARD 4096
 
 static struct node A, B;
+static ptl_pt_index_t PT;
+static uint32_t fake_session = 0x1000;
 static unsigned char *arena;          /* guard | buf | guard */
 static unsigned char *buf;            /* B's ME buffer */
 static const size_t BUFLEN = 1000;
-static ptl_pt_index_t PT;
-static uint32_t fake_session = 0x1000;
 
-static void seal(uint8_t *f, size_t len)
-{
-    memset(f + 4, 0, 4);
-    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, len);
-    ptl_wput(f + 4, PTL_CRC32C_FINAL(c), 4);
-}
-
-/* A request from a fresh fake peer, first frame of a new session. */
 static size_t craft(uint8_t *f, struct ptl_wire_hdr *h, const void *payload,
                     uint32_t plen)
 {
-    h->version = PTL_WIRE_VERSION;
-    h->frag_len = plen;
-    h->crc = 0;
-    ptl_wire_encode(h, f);
-    memcpy(f + PTL_WIRE_HDR_LEN, payload, plen);
-    seal(f, PTL_WIRE_HDR_LEN + plen);
-    return PTL_WIRE_HDR_LEN + plen;
+    return tp_craft(f, h, payload, plen);
 }
 
 static struct ptl_wire_hdr put_hdr(uint64_t msg_len, uint64_t roff)
 {
-    struct ptl_wire_hdr h;
-    memset(&h, 0, sizeof(h));
-    h.op = PTL_WOP_PUT;
-    h.flags = PTL_WF_SEQ | PTL_WF_FIRST | PTL_WF_LAST;
-    h.uid = PTL_TEST_UID;
-    h.src_nid = FAKE_NID;
-    h.src_pid = 5;
-    h.dst_nid = B.id.phys.nid;
-    h.dst_pid = B.id.phys.pid;
-    h.pt_index = PT;
-    h.session = fake_session++;
-    h.seq = 0;
-    h.msg_len = msg_len;
-    h.remote_offset = roff;
-    h.ni_type = PTL_WNI_MATCHING;
-    h.msg_id = 1;
-    return h;
+    return tp_put_hdr(&B, PT, FAKE_NID, fake_session++, msg_len, roff);
 }
 
 static void check_guards(void)
@@ -102,10 +71,10 @@ static void classes(void)
     DROP(f, 10, SHORT);
     DROP(f, PTL_WIRE_HDR_LEN - 1, SHORT);
     f[0] = 2;
-    seal(f, len);
+    tp_seal(f, len);
     DROP(f, len, VERSION);
     f[0] = PTL_WIRE_VERSION;
-    seal(f, len);
+    tp_seal(f, len);
     f[PTL_WIRE_HDR_LEN + 3] ^= 1; /* payload bit flip */
     DROP(f, len, CRC);
     f[PTL_WIRE_HDR_LEN + 3] ^= 1;
@@ -114,11 +83,11 @@ static void classes(void)
     f[20] ^= 0x40;
     DROP(f, len - 1, CRC); /* truncated frame: CRC no longer matches */
     f[1] = 99;
-    seal(f, len);
+    tp_seal(f, len);
     DROP(f, len, OP);
     f[1] = PTL_WOP_PUT;
     f[3] = 0x80; /* unknown flag */
-    seal(f, len);
+    tp_seal(f, len);
     DROP(f, len, OP);
     f[3] = 0;
 
@@ -127,7 +96,7 @@ static void classes(void)
     x = put_hdr(100, 0);
     len = craft(f, &x, pay, 100);
     ptl_wput(f + 96, 150, 4);
-    seal(f, len);
+    tp_seal(f, len);
     DROP(f, len, SHORT);
     /* fragment beyond the message; offsets that overflow */
     x = put_hdr(100, 0);
@@ -307,7 +276,7 @@ static void fuzz(int iters)
             if (mode == 2) { /* and then damaged */
                 f[ptl_test_rand() % len] ^= (uint8_t)(1 + ptl_test_rand() % 255);
                 if (ptl_test_rand() % 2)
-                    seal(f, len);
+                    tp_seal(f, len);
             }
         }
         ptl_lib_rx(1, f, len);

@@ -211,8 +211,8 @@ void ptl_host_wait(uint64_t deadline)
         return;
     if (deadline <= H.now)
         return;
-    uint64_t next = H.q ? H.q->at : UINT64_MAX;
-    if (next <= deadline) {
+    if (H.q && H.q->at <= deadline) {
+        uint64_t next = H.q->at;
         H.now = next;
         deliver_due();
         return;
