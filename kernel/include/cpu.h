@@ -24,6 +24,10 @@ struct cpu_features {
     uint64_t xcr0;             /* state components enabled for the application */
     uint32_t xsave_size;       /* bytes of XSAVE area for xcr0 */
     char vendor[13];
+    /* Set when the hypervisor turned out to emulate ring 0 with an
+     * instruction emulator that lacks xsave (kvm_pvm; see trap.c): signal
+     * frames then hold fxsave state (x87/SSE, not the AVX upper halves). */
+    bool ring0_emulated;
 };
 extern struct cpu_features cpu;
 

@@ -166,9 +166,11 @@ struct rt_sigframe {
     struct siginfo info;
 };
 
+static bool use_xsave(void) { return cpu.xcr0 && !cpu.ring0_emulated; }
+
 static void save_fpu(uint64_t area)
 {
-    if (cpu.xcr0) {
+    if (use_xsave()) {
         memset((void *)(area + 512), 0, 64);  /* XSAVE header must start clean */
         __asm__ volatile("xsave (%0)" ::"r"(area), "a"((uint32_t)cpu.xcr0),
                          "d"((uint32_t)(cpu.xcr0 >> 32)) : "memory");
@@ -186,7 +188,7 @@ static bool restore_fpu(uint64_t area)
     uint32_t mxcsr = *(uint32_t *)(area + 24);
     if (mxcsr & 0xFFFF0000)
         return false;
-    if (cpu.xcr0) {
+    if (use_xsave()) {
         uint64_t *hdr = (uint64_t *)(area + 512);
         if ((hdr[0] & ~cpu.xcr0) || hdr[1])
             return false;
