@@ -45,10 +45,16 @@ int ptl_op_check(struct ptl_ni *ni, const struct ptl_op_args *a)
     return PTL_OK;
 }
 
+/* The MDs stay busy (PtlMDRelease -> PTL_IN_USE) until the last event of
+ * the operation, since its events go to their EQs. */
 static void op_free_if_done(struct ptl_ni *ni, struct ptl_op *op)
 {
     if (!op->send_done || (op->want_resp && !op->resp_done))
         return;
+    if (op->put_md)
+        op->put_md->busy--;
+    if (op->get_md)
+        op->get_md->busy--;
     op->in_use = false;
     op->next_free = ni->op_free;
     ni->op_free = op;
@@ -198,7 +204,6 @@ static void op_response_done(struct ptl_ni *ni, struct ptl_op *op,
     } else {
         init_event(ni, op, op->get_md, op->get_off, PTL_EVENT_REPLY, fail,
                    mlength, roff);
-        op->get_md->busy--;
     }
     op_free_if_done(ni, op);
 }
@@ -213,7 +218,6 @@ void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t fail)
     if (op->kind != PTL_K_GET) {
         init_event(ni, op, op->put_md, op->put_off, PTL_EVENT_SEND, fail,
                    op->len, op->tx.h.remote_offset);
-        op->put_md->busy--;
     }
     if (op->want_resp && !op->resp_done) {
         if (fail != PTL_NI_OK) {
@@ -304,9 +308,8 @@ void ptl_ops_fail_peer(struct ptl_ni *ni, struct ptl_peer *p)
 
 void ptl_ops_check_timeouts(struct ptl_ni *ni, uint64_t now)
 {
-    for (unsigned i = 0; i < PTL_MAX_PEERS; i++) {
-        struct ptl_peer *p = &ni->peers[i];
-        if (!p->used || !p->resp_waiting)
+    for (struct ptl_peer *p = ni->peer_list; p; p = p->next) {
+        if (!p->resp_waiting)
             continue;
         uint64_t since = p->last_heard > p->resp_mark ? p->last_heard
                                                       : p->resp_mark;

@@ -119,10 +119,10 @@ static int ni_alloc_tables(struct ptl_ni *ni)
     ni->resp_pool = ptl_zalloc(sizeof(struct ptl_txmsg) * 1024);
     ni->trig_pool = ptl_zalloc(sizeof(struct ptl_trig) *
                                (size_t)l->max_triggered_ops);
-    ni->peers = ptl_zalloc(sizeof(struct ptl_peer) * PTL_MAX_PEERS);
+    ni->peer_tab = ptl_zalloc(sizeof(struct ptl_peer *) * PTL_PEER_SLOTS);
     if (!ni->pts || !ni->eqs || !ni->cts || !ni->mds || !ni->entries ||
         !ni->uh_pool || !ni->ops || !ni->resp_pool || !ni->trig_pool ||
-        !ni->peers)
+        !ni->peer_tab)
         return PTL_NO_SPACE;
     ni->uh_free = NULL;
     for (int i = l->max_unexpected_headers - 1; i >= 0; i--) {
@@ -162,7 +162,12 @@ static void ni_release(struct ptl_ni *ni)
     ptl_host_free(ni->ops);
     ptl_host_free(ni->resp_pool);
     ptl_host_free(ni->trig_pool);
-    ptl_host_free(ni->peers);
+    while (ni->peer_list) {
+        struct ptl_peer *p = ni->peer_list;
+        ni->peer_list = p->next;
+        ptl_host_free(p);
+    }
+    ptl_host_free(ni->peer_tab);
     ptl_host_free(ni->map);
     uint8_t gen = ni->gen;
     memset(ni, 0, sizeof(*ni));

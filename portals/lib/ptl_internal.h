@@ -21,7 +21,8 @@
 #define PTL_MAX_IFACES 8
 #define PTL_MAX_NIS (PTL_MAX_IFACES * 4)
 #define PTL_REL_WIN 64          /* frames in flight per peer = SACK width */
-#define PTL_MAX_PEERS 256
+#define PTL_PEER_SLOTS 4096    /* hash slots; peers allocated on demand */
+#define PTL_MAX_PEERS 3072
 #define PTL_INLINE_MAX 64       /* fetch-atomic results kept for resend */
 #define PTL_ATOMIC_MAX 512      /* max_atomic_size: fits any frame */
 
@@ -174,6 +175,7 @@ struct ptl_rxmsg {
 };
 
 struct ptl_peer {
+    struct ptl_peer *next;  /* all peers of the NI */
     bool used;
     uint32_t nid, pid;
     uint64_t last_heard;
@@ -244,7 +246,9 @@ struct ptl_ni {
     struct ptl_txmsg *resp_free;
     struct ptl_trig *trig_pool, *trig_free;
     uint32_t trig_used;
-    struct ptl_peer *peers;
+    struct ptl_peer **peer_tab; /* open-addressing hash by nid/pid */
+    struct ptl_peer *peer_list;
+    uint32_t n_peers;
 };
 
 struct ptl_lib {

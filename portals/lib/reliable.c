@@ -27,27 +27,36 @@ static uint32_t new_session(void)
     return ptl_g.session_seed | 1u;
 }
 
+/* Peers are never forgotten while the NI lives (their sequence state must
+ * persist), so the table only grows: linear probing without deletion. */
 struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
                               bool create)
 {
-    struct ptl_peer *free_slot = NULL;
-    unsigned start = (nid * 31u + pid) % PTL_MAX_PEERS;
-    for (unsigned k = 0; k < PTL_MAX_PEERS; k++) {
-        struct ptl_peer *p = &ni->peers[(start + k) % PTL_MAX_PEERS];
-        if (p->used && p->nid == nid && p->pid == pid)
+    uint32_t k = (nid * 2654435761u) ^ (pid * 40503u);
+    for (unsigned i = 0; i < PTL_PEER_SLOTS; i++) {
+        struct ptl_peer **slot = &ni->peer_tab[(k + i) % PTL_PEER_SLOTS];
+        struct ptl_peer *p = *slot;
+        if (p && p->nid == nid && p->pid == pid)
             return p;
-        if (!p->used && !free_slot)
-            free_slot = p;
+        if (p)
+            continue;
+        if (!create || ni->n_peers >= PTL_MAX_PEERS)
+            return NULL;
+        p = ptl_zalloc(sizeof(*p));
+        if (!p)
+            return NULL;
+        p->used = true;
+        p->nid = nid;
+        p->pid = pid;
+        p->tx_session = new_session();
+        p->last_heard = ptl_host_now_ns();
+        p->next = ni->peer_list;
+        ni->peer_list = p;
+        ni->n_peers++;
+        *slot = p;
+        return p;
     }
-    if (!create || !free_slot)
-        return NULL;
-    memset(free_slot, 0, sizeof(*free_slot));
-    free_slot->used = true;
-    free_slot->nid = nid;
-    free_slot->pid = pid;
-    free_slot->tx_session = new_session();
-    free_slot->last_heard = ptl_host_now_ns();
-    return free_slot;
+    return NULL;
 }
 
 struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni)
@@ -295,10 +304,7 @@ void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p)
 
 void ptl_rel_timers(struct ptl_ni *ni, uint64_t now)
 {
-    for (unsigned i = 0; i < PTL_MAX_PEERS; i++) {
-        struct ptl_peer *p = &ni->peers[i];
-        if (!p->used)
-            continue;
+    for (struct ptl_peer *p = ni->peer_list; p; p = p->next) {
         for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
             struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
             if (!f->live || f->acked || now < f->sent_at + f->rto)
@@ -324,10 +330,7 @@ void ptl_rel_timers(struct ptl_ni *ni, uint64_t now)
 uint64_t ptl_rel_deadline(struct ptl_ni *ni)
 {
     uint64_t d = UINT64_MAX;
-    for (unsigned i = 0; i < PTL_MAX_PEERS; i++) {
-        struct ptl_peer *p = &ni->peers[i];
-        if (!p->used)
-            continue;
+    for (struct ptl_peer *p = ni->peer_list; p; p = p->next) {
         for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
             struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
             if (f->live && !f->acked && f->sent_at + f->rto < d)
