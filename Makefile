@@ -18,10 +18,15 @@ kernel: build/tern.elf
 deps:
 	@tools/install-deps
 
-demo: all
-	qemu/run-node build/examples/hello-musl "from the Tern demo" a b c
+# deps first, then the build: packages must be there before anything compiles.
+demo:
+	@tools/install-deps
+	$(MAKE) all
+	qemu/run-node build/examples/hello-musl "from the Tern demo"
 
-test: deps all
+test:
+	@tools/install-deps
+	$(MAKE) all
 	python3 -m pytest -q tests
 
 clean:
