@@ -247,6 +247,98 @@ static void unreachable(void)
     printf("unreachable ok\n");
 }
 
+/* Four nodes all talking to each other at once over the lossy wire:
+ * puts of random sizes to every other node plus atomic increments of a
+ * counter on node 0.  Exercises many peers' state at the same time. */
+static void mesh(uint64_t seed)
+{
+    enum { NN = 4, PER = 12, MAXSZ = 150000 };
+    ptl_test_host_init(NN, 1500);
+    lossy(seed);
+    OK(PtlInit());
+    struct node nd[NN];
+    static unsigned char src[NN][MAXSZ];
+    static unsigned char dst[NN][NN][PER][MAXSZ / 8]; /* [to][from][i] */
+    size_t sz[NN][NN][PER];
+    ptl_handle_md_t md[NN], one_md[NN];
+    static int64_t counter, one = 1;
+    ptl_pt_index_t pt[NN];
+    for (int i = 0; i < NN; i++) {
+        tp_node(&nd[i], (unsigned)i, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+        pt[i] = tp_pt(&nd[i], 0);
+        for (size_t k = 0; k < MAXSZ; k++)
+            src[i][k] = (unsigned char)ptl_test_rand();
+        md[i] = tp_md(&nd[i], src[i], MAXSZ, 0, PTL_CT_NONE);
+        one_md[i] = tp_md(&nd[i], &one, 8, 0, PTL_CT_NONE);
+        for (int f = 0; f < NN; f++)
+            for (int k = 0; k < PER; k++) {
+                ptl_me_t me = tp_me(dst[i][f][k], MAXSZ / 8,
+                                    PTL_ME_OP_PUT | PTL_ME_USE_ONCE |
+                                    PTL_ME_EVENT_LINK_DISABLE |
+                                    PTL_ME_EVENT_UNLINK_DISABLE,
+                                    (ptl_match_bits_t)(f << 8 | k), 0);
+                ptl_handle_me_t h;
+                OK(PtlMEAppend(nd[i].ni, pt[i], &me, PTL_PRIORITY_LIST, NULL,
+                               &h));
+            }
+    }
+    ptl_me_t cme = tp_me(&counter, 8, PTL_ME_OP_PUT |
+                         PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_COMM_DISABLE,
+                         0xC0FFEE, 0);
+    ptl_handle_me_t ch;
+    OK(PtlMEAppend(nd[0].ni, pt[0], &cme, PTL_PRIORITY_LIST, NULL, &ch));
+    int expect_puts[NN] = { 0 };
+    for (int k = 0; k < PER; k++)
+        for (int f = 0; f < NN; f++)
+            for (int t = 0; t < NN; t++) {
+                if (t == f)
+                    continue;
+                sz[t][f][k] = (size_t)(ptl_test_rand() % (MAXSZ / 8));
+                OK(PtlPut(md[f], (ptl_size_t)(f * 1000 + k), sz[t][f][k],
+                          PTL_NO_ACK_REQ, nd[t].id, pt[t],
+                          (ptl_match_bits_t)(f << 8 | k), 0, NULL, 0));
+                expect_puts[t]++;
+                OK(PtlAtomic(one_md[f], 0, 8, PTL_NO_ACK_REQ, nd[0].id, pt[0],
+                             0xC0FFEE, 0, NULL, 0, PTL_SUM, PTL_INT64_T));
+            }
+    int sends = 0, puts[NN] = { 0 };
+    int want_sends = 2 * NN * (NN - 1) * PER;
+    for (int guard = 0; guard < 100000; guard++) {
+        int done = sends == want_sends;
+        for (int t = 0; t < NN; t++)
+            done &= puts[t] == expect_puts[t];
+        if (done)
+            break;
+        ptl_handle_eq_t eqs[NN];
+        for (int i = 0; i < NN; i++)
+            eqs[i] = nd[i].eq;
+        ptl_event_t ev;
+        unsigned w;
+        OK(PtlEQPoll(eqs, NN, 60000, &ev, &w));
+        CHECK(ev.ni_fail_type == PTL_NI_OK);
+        if (ev.type == PTL_EVENT_SEND) {
+            sends++;
+        } else {
+            CHECK(ev.type == PTL_EVENT_PUT);
+            int f = (int)(ev.match_bits >> 8), k = (int)(ev.match_bits & 0xff);
+            CHECK(ev.mlength == sz[w][f][k]);
+            CHECK(fnv(dst[w][f][k], sz[w][f][k]) ==
+                  fnv(src[f] + f * 1000 + k, sz[w][f][k]));
+            puts[w]++;
+        }
+    }
+    CHECK(sends == want_sends);
+    for (int t = 0; t < NN; t++)
+        CHECK(puts[t] == expect_puts[t]);
+    CHECK(counter == NN * (NN - 1) * PER);
+    struct ptl_test_wire_stats ws;
+    ptl_test_wire_stats(&ws);
+    CHECK(ws.lost > 0);
+    printf("mesh: %d nodes, %d puts + %d atomics, counter %lld\n", NN,
+           NN * (NN - 1) * PER, NN * (NN - 1) * PER, (long long)counter);
+    PtlFini();
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 12345;
@@ -260,6 +352,7 @@ int main(int argc, char **argv)
     static const size_t jumbo[] = { 16 * MiB, 0, 8999, 9000, 9001, 4 * MiB,
                                     1, 777777 };
     stream(9000, jumbo, 8, seed + 1);
+    mesh(seed + 2);
     unreachable();
     printf("test_reliable: PASS\n");
     return 0;
