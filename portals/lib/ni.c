@@ -116,7 +116,7 @@ static int ni_alloc_tables(struct ptl_ni *ni)
                              (size_t)l->max_unexpected_headers);
     ni->n_ops = 4096;
     ni->ops = ptl_zalloc(sizeof(struct ptl_op) * ni->n_ops);
-    ni->resp_pool = ptl_zalloc(sizeof(struct ptl_txmsg) * 1024);
+    ni->resp_pool = ptl_zalloc(sizeof(struct ptl_txmsg) * PTL_RESP_POOL);
     ni->trig_pool = ptl_zalloc(sizeof(struct ptl_trig) *
                                (size_t)l->max_triggered_ops);
     ni->peer_tab = ptl_zalloc(sizeof(struct ptl_peer *) * PTL_PEER_SLOTS);
@@ -135,7 +135,7 @@ static int ni_alloc_tables(struct ptl_ni *ni)
         ni->op_free = &ni->ops[i];
     }
     ni->resp_free = NULL;
-    for (int i = 1023; i >= 0; i--) {
+    for (int i = PTL_RESP_POOL - 1; i >= 0; i--) {
         ni->resp_pool[i].next = ni->resp_free;
         ni->resp_free = &ni->resp_pool[i];
     }

@@ -24,6 +24,8 @@
 #define PTL_PEER_SLOTS 4096    /* hash slots; peers allocated on demand */
 #define PTL_MAX_PEERS 3072
 #define PTL_INLINE_MAX 64       /* fetch-atomic results kept for resend */
+#define PTL_RESP_POOL 1024      /* ACK/REPLY messages in flight per NI */
+#define PTL_PEER_RESP_MAX 64    /* of which one peer may hold */
 #define PTL_ATOMIC_MAX 512      /* max_atomic_size: fits any frame */
 
 /* ---- handles: [type:4][ni:5][index:15][gen:8] --------------------------
@@ -140,6 +142,7 @@ struct ptl_txmsg {
     bool started;
     struct ptl_op *op;       /* PTL_TX_OP */
     struct ptl_entry *entry; /* PTL_TX_REPLY from an entry buffer */
+    struct ptl_peer *resp_peer; /* ACK/REPLY: counted in resp_queued */
     ptl_event_t ev;          /* target event posted once acked (GET) */
     bool post_ev;
     struct ptl_eq *ev_eq;
@@ -170,6 +173,7 @@ struct ptl_rxmsg {
     ptl_size_t dst_off, mlength;
     ptl_ni_fail_t fail;
     struct ptl_uh *uh;
+    struct ptl_txmsg *ack;     /* reserved at match time */
     /* initiator side: the reply's operation (NULL: swallow the data) */
     struct ptl_op *iop;
 };
@@ -191,6 +195,7 @@ struct ptl_peer {
     uint32_t ack_pending;
     uint64_t ack_due;
     uint32_t resp_waiting;  /* our ops awaiting ACK/REPLY from this peer */
+    uint32_t resp_queued;   /* our ACK/REPLY messages to it not yet acked */
     uint64_t resp_mark;     /* last time one of them started waiting */
 };
 
@@ -349,7 +354,9 @@ void ptl_rel_timers(struct ptl_ni *ni, uint64_t now);
 uint64_t ptl_rel_deadline(struct ptl_ni *ni);
 void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
 void ptl_rel_ni_fini(struct ptl_ni *ni);
-struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni);
+struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni, struct ptl_peer *p);
+bool ptl_resp_available(struct ptl_ni *ni, struct ptl_peer *p);
+void ptl_resp_free(struct ptl_ni *ni, struct ptl_txmsg *m);
 void ptl_txmsg_done(struct ptl_ni *ni, struct ptl_txmsg *m, ptl_ni_fail_t f);
 void ptl_progress_locked(void);
 

@@ -32,6 +32,8 @@ int ptl_region_init(struct ptl_region *r, void *start, ptl_size_t length,
 /* Walk [off, off+n) calling back per contiguous piece. */
 #define REGION_WALK(r, off, n, BODY)                                        \
     do {                                                                     \
+        if (!(n))                                                            \
+            break;                                                           \
         if (!(r)->iov) {                                                     \
             uint8_t *piece = (uint8_t *)(r)->start + (off);                  \
             ptl_size_t plen = (n), done = 0;                                 \
@@ -69,8 +71,11 @@ void ptl_region_read(const struct ptl_region *r, ptl_size_t off, void *dst,
     REGION_WALK(r, off, n, memcpy(d + done, piece, plen));
 }
 
+/* NULL for offsets past the end: never form an out-of-object pointer. */
 void *ptl_region_addr(const struct ptl_region *r, ptl_size_t off)
 {
+    if (off > r->length)
+        return NULL;
     if (!r->iov)
         return r->start ? (uint8_t *)r->start + off : NULL;
     for (uint32_t i = 0; i < r->niov; i++) {

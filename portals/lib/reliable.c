@@ -59,18 +59,29 @@ struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
     return NULL;
 }
 
-struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni)
+/* A per-peer cap keeps one silent or hostile peer from holding every
+ * response slot until it is given up on. */
+bool ptl_resp_available(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    return ni->resp_free && p->resp_queued < PTL_PEER_RESP_MAX;
+}
+
+struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni, struct ptl_peer *p)
 {
     struct ptl_txmsg *m = ni->resp_free;
     if (!m)
         return NULL;
     ni->resp_free = m->next;
     memset(m, 0, sizeof(*m));
+    m->resp_peer = p;
+    p->resp_queued++;
     return m;
 }
 
-static void resp_release(struct ptl_ni *ni, struct ptl_txmsg *m)
+void ptl_resp_free(struct ptl_ni *ni, struct ptl_txmsg *m)
 {
+    if (m->resp_peer)
+        m->resp_peer->resp_queued--;
     m->next = ni->resp_free;
     ni->resp_free = m;
 }
@@ -91,10 +102,10 @@ void ptl_txmsg_done(struct ptl_ni *ni, struct ptl_txmsg *m, ptl_ni_fail_t f)
             e->busy--;
             ptl_entry_settle(ni, e);
         }
-        resp_release(ni, m);
+        ptl_resp_free(ni, m);
         return;
     default:
-        resp_release(ni, m);
+        ptl_resp_free(ni, m);
         return;
     }
 }

@@ -56,10 +56,12 @@ static void resp_header(struct ptl_ni *ni, struct ptl_txmsg *m,
 }
 
 static void send_ack(struct ptl_ni *ni, struct ptl_peer *peer,
-                     const struct ptl_wire_hdr *req, ptl_size_t mlength,
-                     ptl_size_t off, ptl_ni_fail_t fail, bool suppressed)
+                     struct ptl_txmsg *m, const struct ptl_wire_hdr *req,
+                     ptl_size_t mlength, ptl_size_t off, ptl_ni_fail_t fail,
+                     bool suppressed)
 {
-    struct ptl_txmsg *m = ptl_resp_alloc(ni);
+    if (!m)
+        m = ptl_resp_alloc(ni, peer);
     if (!m)
         return; /* cannot happen: checked before processing */
     resp_header(ni, m, req, PTL_WOP_ACK);
@@ -89,9 +91,9 @@ static void reject(struct ptl_ni *ni, struct ptl_peer *peer,
                    const struct ptl_wire_hdr *h, ptl_ni_fail_t fail)
 {
     if (wants_ack(h))
-        send_ack(ni, peer, h, 0, 0, fail, false);
+        send_ack(ni, peer, NULL, h, 0, 0, fail, false);
     else if (wants_reply(h)) {
-        struct ptl_txmsg *m = ptl_resp_alloc(ni);
+        struct ptl_txmsg *m = ptl_resp_alloc(ni, peer);
         if (m) {
             resp_header(ni, m, h, PTL_WOP_REPLY);
             m->kind = PTL_TX_REPLY;
@@ -110,6 +112,7 @@ static void reject(struct ptl_ni *ni, struct ptl_peer *peer,
         peer->cur.e = NULL;
         peer->cur.fail = fail;
         peer->cur.uh = NULL;
+        peer->cur.ack = NULL;
     }
 }
 
@@ -179,7 +182,7 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
                      const struct ptl_wire_hdr *h, const uint8_t *payload)
 {
     /* Refuse (unacked, the sender retries) rather than lose a response. */
-    if ((wants_ack(h) || wants_reply(h)) && !ni->resp_free)
+    if ((wants_ack(h) || wants_reply(h)) && !ptl_resp_available(ni, peer))
         return -1;
     ptl_process_t src;
     if (ni->wni & PTL_WNI_LOGICAL)
@@ -281,6 +284,8 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
     c->dst_off = off;
     c->mlength = mlen;
     c->uh = uh;
+    if (wants_ack(h)) /* the ACK must not fail for lack of a slot later */
+        c->ack = ptl_resp_alloc(ni, peer);
 
     switch (h->op) {
     case PTL_WOP_PUT:
@@ -288,7 +293,7 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
         ptl_target_data(ni, peer, h, payload);
         return 0;
     case PTL_WOP_GET: {
-        struct ptl_txmsg *m = ptl_resp_alloc(ni);
+        struct ptl_txmsg *m = ptl_resp_alloc(ni, peer);
         resp_header(ni, m, h, PTL_WOP_REPLY);
         m->kind = PTL_TX_REPLY;
         m->h.msg_len = mlen;
@@ -313,7 +318,7 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
         finish_put(ni, peer, c);
         return 0;
     default: { /* FETCH, SWAP */
-        struct ptl_txmsg *m = ptl_resp_alloc(ni);
+        struct ptl_txmsg *m = ptl_resp_alloc(ni, peer);
         resp_header(ni, m, h, PTL_WOP_REPLY);
         m->kind = PTL_TX_REPLY;
         do_atomic(e, off, mlen, h, payload, m->inline_data);
@@ -352,8 +357,9 @@ static void finish_put(struct ptl_ni *ni, struct ptl_peer *peer,
     if (c->uh)
         ptl_uh_complete(ni, c->uh);
     if (wants_ack(&c->h))
-        send_ack(ni, peer, &c->h, c->mlength, c->dst_off, PTL_NI_OK,
+        send_ack(ni, peer, c->ack, &c->h, c->mlength, c->dst_off, PTL_NI_OK,
                  e->me.options & PTL_ME_ACK_DISABLE);
+    c->ack = NULL;
     e->busy--;
     ptl_entry_settle(ni, e);
 }
@@ -386,6 +392,10 @@ void ptl_target_abort(struct ptl_ni *ni, struct ptl_peer *peer)
     if (c->uh) {
         c->uh->ev.ni_fail_type = PTL_NI_UNDELIVERABLE;
         ptl_uh_complete(ni, c->uh);
+    }
+    if (c->ack) {
+        ptl_resp_free(ni, c->ack);
+        c->ack = NULL;
     }
     if (c->e) {
         c->e->busy--;

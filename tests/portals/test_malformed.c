@@ -238,8 +238,66 @@ static void fuzz(int iters)
     frames0 = st.rx_frames;
     for (int i = 0; i < iters; i++) {
         size_t len;
-        int mode = (int)(ptl_test_rand() % 3);
-        if (mode == 0) {
+        int mode = (int)(ptl_test_rand() % 4);
+        if (mode == 3) {
+            /* Protocol-valid frames with hostile contents: they pass the
+             * checks and drive matching, placement, responses and the
+             * sequence/session logic of a few fake peers. */
+            struct ptl_wire_hdr x = put_hdr(0, 0);
+            static const uint8_t ops[] = { PTL_WOP_PUT, PTL_WOP_PUT,
+                                           PTL_WOP_GET, PTL_WOP_ATOMIC,
+                                           PTL_WOP_FETCH, PTL_WOP_SWAP,
+                                           PTL_WOP_ACK, PTL_WOP_REPLY,
+                                           PTL_WOP_RACK };
+            x.op = ops[ptl_test_rand() % sizeof(ops)];
+            x.session = (uint32_t)(ptl_test_rand() % 3);
+            x.src_pid = (uint32_t)(ptl_test_rand() % 3);
+            x.seq = (uint32_t)(ptl_test_rand() % 6);
+            x.msg_id = ptl_test_rand() % 3;
+            x.msg_len = ptl_test_rand() % 2500;
+            uint32_t plen = (uint32_t)(ptl_test_rand() % 1300);
+            if (plen > x.msg_len)
+                plen = (uint32_t)x.msg_len;
+            x.frag_off = x.msg_len - plen ? ptl_test_rand() % (x.msg_len - plen + 1)
+                                          : 0;
+            x.flags = PTL_WF_SEQ;
+            if (ptl_test_rand() % 2) {
+                x.flags |= PTL_WF_FIRST;
+                x.frag_off = 0;
+            }
+            if (x.frag_off + plen == x.msg_len)
+                x.flags |= PTL_WF_LAST;
+            if (ptl_test_rand() % 2) {
+                x.flags |= PTL_WF_ACKV;
+                x.ack_session = (uint32_t)(ptl_test_rand() % 3);
+                x.ack = (uint32_t)(ptl_test_rand() % 8);
+                x.sack = ptl_test_rand();
+            }
+            if (x.op == PTL_WOP_GET)
+                plen = 0;
+            if (x.op >= PTL_WOP_ATOMIC && x.op <= PTL_WOP_SWAP) {
+                x.atomic_type = PTL_INT32_T;
+                x.atomic_op = x.op == PTL_WOP_SWAP ? PTL_CSWAP : PTL_SUM;
+                x.msg_len = plen = 4 * (uint32_t)(1 + ptl_test_rand() % 4);
+                if (x.op == PTL_WOP_SWAP)
+                    x.msg_len = plen = 4;
+                x.frag_off = 0;
+                x.flags |= PTL_WF_FIRST | PTL_WF_LAST;
+            }
+            if (x.op == PTL_WOP_RACK) {
+                x.flags = PTL_WF_ACKV;
+                x.msg_len = plen = 0;
+                x.frag_off = 0;
+            }
+            x.ack_req = (uint8_t)(ptl_test_rand() % 4);
+            x.remote_offset = ptl_test_rand() % 3 ? ptl_test_rand() % 1200
+                                                  : ptl_test_rand();
+            x.match_bits = ptl_test_rand() % 3;
+            static uint8_t pay[1400];
+            for (uint32_t k = 0; k < plen; k++)
+                pay[k] = (uint8_t)ptl_test_rand();
+            len = craft(f, &x, pay, plen);
+        } else if (mode == 0) {
             /* Pure garbage, any length. */
             len = (size_t)(ptl_test_rand() % 2000);
             for (size_t k = 0; k < len; k++)
@@ -280,8 +338,12 @@ static void fuzz(int iters)
             }
         }
         ptl_lib_rx(1, f, len);
-        if (i % 1000 == 0)
+        if (i % 1000 == 0) {
             ptl_lib_progress();
+            ptl_event_t ev;
+            while (PtlEQGet(B.eq, &ev) != PTL_EQ_EMPTY)
+                ;
+        }
     }
     ptl_lib_get_stats(1, &st);
     CHECK(st.rx_frames - frames0 == (uint64_t)iters);
@@ -293,14 +355,17 @@ static void fuzz(int iters)
     while ((rc = PtlEQGet(B.eq, &ev)) == PTL_OK || rc == PTL_EQ_DROPPED)
         ;
     printf("fuzz: %d frames; short %llu version %llu crc %llu op %llu field "
-           "%llu notus %llu stale %llu dup %llu window %llu\n", iters,
+           "%llu notus %llu stale %llu dup %llu window %llu ooo %llu+%llu\n",
+           iters,
            (unsigned long long)st.rx_short,
            (unsigned long long)st.rx_bad_version,
            (unsigned long long)st.rx_bad_crc, (unsigned long long)st.rx_bad_op,
            (unsigned long long)st.rx_bad_field,
            (unsigned long long)st.rx_not_for_us,
            (unsigned long long)st.rx_stale, (unsigned long long)st.rx_dup,
-           (unsigned long long)st.rx_window);
+           (unsigned long long)st.rx_window,
+           (unsigned long long)st.rx_ooo_placed,
+           (unsigned long long)st.rx_ooo_dropped);
 }
 
 int main(int argc, char **argv)
