@@ -38,6 +38,8 @@ void kmain(uint32_t magic, uint64_t info_phys)
 
     if (options.nettest_echo)
         nettest_echo();
+    if (bootinfo.nmods == 0 && netdev_present())
+        node_wait_for_work();
     if (bootinfo.nmods == 0)
         load_error("no program: give the executable as a multiboot module");
     struct boot_module *m = &bootinfo.mod[0];

@@ -39,6 +39,7 @@ bool parse_size(const char *s, uint64_t *out);
 /* node.c: how a node's run ends */
 enum end_kind { END_EXIT, END_SIGNAL, END_PANIC, END_LOAD_ERROR };
 __attribute__((noreturn)) void node_end(enum end_kind kind, int code);
+__attribute__((noreturn)) void node_wait_for_work(void);
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2))) void load_error(const char *fmt, ...);
 

@@ -1,0 +1,225 @@
+"""The virtual cluster: a network namespace holding a bridge (the fabric),
+the service node's interface, one tap per node, dnsmasq (DHCP + TFTP), and
+one QEMU per compute node.  Everything a cluster owns is recorded in its run
+directory so `down`, a failed `up`, or the next `up` after a crash removes it
+all."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from . import accel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RUN_BASE = os.environ.get("TERN_RUN_BASE", "/tmp/tern-clusters")
+SERVICE_IP = "10.77.0.1"
+SERVICE_IFACE = "svc0"
+BRIDGE = "br0"
+
+
+def node_mac(nid):
+    """The addressing rule shared with Portals: MAC 02:00:00:NN:NN:NN, nid in the low 24 bits."""
+    return "02:00:00:%02x:%02x:%02x" % ((nid >> 16) & 0xFF, (nid >> 8) & 0xFF, nid & 0xFF)
+
+
+def sh(*cmd, check=True):
+    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+
+
+class Cluster:
+    def __init__(self, name="default"):
+        if not name.replace("-", "").replace("_", "").isalnum() or len(name) > 20:
+            raise SystemExit(f"cluster name '{name}': letters, digits, - and _ only, 20 at most")
+        self.name = name
+        self.dir = os.path.join(RUN_BASE, name)
+        self.netns = f"tern-{name}"
+        self.state_path = os.path.join(self.dir, "state.json")
+
+    # --- state -----------------------------------------------------------
+    def load(self):
+        try:
+            with open(self.state_path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def save(self, state):
+        tmp = self.state_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(state, f, indent=1)
+        os.replace(tmp, self.state_path)
+
+    def netns_exists(self):
+        return self.netns in sh("ip", "netns", "list", check=False).stdout.split()
+
+    def in_ns(self, *cmd):
+        return ["ip", "netns", "exec", self.netns, *cmd]
+
+    # --- up ----------------------------------------------------------------
+    def up(self, n, mem="64M", nic="virtio", boot="pxe", mode=None, timeout=None, log=print):
+        if self.load() or self.netns_exists() or os.path.isdir(self.dir):
+            log(f"cluster '{self.name}': cleaning up a previous run")
+            self.down(log=lambda *_: None)
+        os.makedirs(self.dir)
+        mode = mode or accel.default_accel()
+        state = {"name": self.name, "netns": self.netns, "nodes": [], "pids": [],
+                 "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time()}
+        self.save(state)
+        try:
+            self._fabric()
+            nodes = [{"nid": i, "mac": node_mac(i), "tap": f"tap{i}",
+                      "log": os.path.join(self.dir, f"node{i}.log")} for i in range(1, n + 1)]
+            state["nodes"] = nodes
+            self.save(state)
+            if boot == "pxe":
+                state["pids"].append(self._dnsmasq(nodes))
+                self.save(state)
+            for node in nodes:
+                sh(*self.in_ns("ip", "tuntap", "add", node["tap"], "mode", "tap"))
+                sh(*self.in_ns("ip", "link", "set", node["tap"], "master", BRIDGE, "up"))
+                node["pid"] = self._qemu(node, mem, nic, boot, mode)
+                state["pids"].append(node["pid"])
+                self.save(state)
+            self._wait_ready(nodes, timeout or (60 + 3 * n) * (1 if mode == "tcg" else 4), log)
+        except BaseException:
+            self.down(log=lambda *_: None)
+            raise
+        log(f"cluster '{self.name}': {n} nodes ready ({boot} boot, {nic}, {mem}, {mode})")
+
+    def _fabric(self):
+        sh("ip", "netns", "add", self.netns)
+        sh(*self.in_ns("ip", "link", "set", "lo", "up"))
+        sh(*self.in_ns("ip", "link", "add", BRIDGE, "type", "bridge"))
+        sh(*self.in_ns("ip", "link", "set", BRIDGE, "up"))
+        sh(*self.in_ns("ip", "link", "add", SERVICE_IFACE, "type", "veth", "peer", "name", "svc0p"))
+        sh(*self.in_ns("ip", "link", "set", SERVICE_IFACE, "address", node_mac(0)))
+        sh(*self.in_ns("ip", "link", "set", "svc0p", "master", BRIDGE, "up"))
+        sh(*self.in_ns("ip", "addr", "add", f"{SERVICE_IP}/24", "dev", SERVICE_IFACE))
+        sh(*self.in_ns("ip", "link", "set", SERVICE_IFACE, "up"))
+
+    def _dnsmasq(self, nodes):
+        tftp = os.path.join(self.dir, "tftp")
+        node_file = os.path.join(self.dir, "nodes.txt")
+        with open(node_file, "w") as f:
+            for node in nodes:
+                f.write(f"{node['nid']} {node['mac']}\n")
+        sh(os.path.join(ROOT, "boot", "mkdnsmasq"), "--iface", SERVICE_IFACE,
+           "--server-ip", SERVICE_IP, "--tftp-root", tftp, "--run-dir", self.dir,
+           "--nodes", node_file)
+        os.chmod(self.dir, 0o755)
+        out = open(os.path.join(self.dir, "dnsmasq.out"), "w")
+        p = subprocess.Popen(self.in_ns("dnsmasq", "--conf-file=" + os.path.join(self.dir,
+                                                                                  "dnsmasq.conf"),
+                                        "--user=root"),
+                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        time.sleep(0.2)
+        if p.poll() is not None:
+            raise RuntimeError("dnsmasq did not start: " +
+                               open(os.path.join(self.dir, "dnsmasq.out")).read())
+        return p.pid
+
+    def _qemu(self, node, mem, nic, boot, mode):
+        device = {"virtio": "virtio-net-pci", "e1000": "e1000"}[nic]
+        cmd = ["qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
+               "-m", mem, *accel.qemu_accel_args(mode),
+               "-netdev", f"tap,id=n0,ifname={node['tap']},script=no,downscript=no",
+               "-device", f"{device},netdev=n0,mac={node['mac']}",
+               "-serial", f"file:{node['log']}"]
+        if boot == "pxe":
+            cmd += ["-boot", "n"]
+        else:
+            cmd += ["-kernel", os.path.join(ROOT, "build", "tern.elf"),
+                    "-append", f"nid={node['nid']}"]
+        out = open(node["log"] + ".qemu", "w")
+        p = subprocess.Popen(self.in_ns(*cmd), stdin=subprocess.DEVNULL, stdout=out,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        return p.pid
+
+    def _wait_ready(self, nodes, timeout, log):
+        deadline = time.monotonic() + timeout
+        pending = list(nodes)
+        while pending and time.monotonic() < deadline:
+            for node in list(pending):
+                if "node ready" in self.console(node["nid"]):
+                    pending.remove(node)
+                elif not pid_alive(node["pid"]):
+                    break
+            time.sleep(0.2)
+        if pending:
+            msg = [f"cluster '{self.name}': {len(pending)} node(s) not ready after {timeout:.0f} s:"]
+            for node in pending:
+                tail = self.console(node["nid"]).splitlines()[-8:]
+                msg.append(f"  nid {node['nid']} ({node['mac']}):")
+                msg += ["    " + line for line in tail] or ["    (no console output)"]
+            raise SystemExit("\n".join(msg))
+
+    # --- queries -----------------------------------------------------------
+    def console(self, nid):
+        path = os.path.join(self.dir, f"node{nid}.log")
+        try:
+            with open(path, "rb") as f:
+                return f.read().decode(errors="replace").replace("\r\n", "\n")
+        except OSError:
+            return ""
+
+    def status(self):
+        state = self.load()
+        if not state:
+            return None
+        rows = []
+        for node in state["nodes"]:
+            text = self.console(node["nid"])
+            if not pid_alive(node.get("pid", 0)):
+                st = "down"
+            elif "node ready" in text:
+                st = "ready"
+            else:
+                st = "booting"
+            rows.append((node["nid"], node["mac"], st))
+        return state, rows
+
+    # --- down --------------------------------------------------------------
+    def down(self, log=print):
+        state = self.load() or {}
+        pids = list(state.get("pids", []))
+        for pid in pids:
+            kill_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for pid in pids:
+            kill_group(pid, signal.SIGKILL)
+        if self.netns_exists():
+            # Anything still running inside (a QEMU started by hand) goes too.
+            for pid in sh("ip", "netns", "pids", self.netns, check=False).stdout.split():
+                kill_group(int(pid), signal.SIGKILL, group=False)
+            sh("ip", "netns", "delete", self.netns, check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        log(f"cluster '{self.name}': down")
+
+
+def pid_alive(pid):
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie child of ours counts as gone
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def kill_group(pid, sig, group=True):
+    try:
+        if group:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+

@@ -1,0 +1,94 @@
+"""The virtual cluster: nodes PXE-boot from the service node's dnsmasq inside
+a namespace of the cluster's own; teardown leaves nothing behind."""
+import os
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from nodes import ROOT
+
+CLUSTER = os.path.join(ROOT, "qemu", "cluster")
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
+
+
+def cluster(name, *args, check=True, timeout=600):
+    r = subprocess.run([CLUSTER, "--name", name, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    if check:
+        assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def leftovers(name):
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    procs = subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/"], capture_output=True,
+                           text=True).stdout.split()
+    return {"netns": f"tern-{name}" in ns.split(), "processes": procs,
+            "run_dir": os.path.exists(f"/tmp/tern-clusters/{name}")}
+
+
+NOTHING = {"netns": False, "processes": [], "run_dir": False}
+
+
+@pytest.fixture
+def name():
+    n = "t" + uuid.uuid4().hex[:8]
+    yield n
+    subprocess.run([CLUSTER, "--name", n, "down"], capture_output=True)
+    assert leftovers(n) == NOTHING
+
+
+def status_rows(name):
+    out = cluster(name, "status").stdout.splitlines()
+    return [line.split() for line in out[2:] if line.strip() and line.split()[0].isdigit()]
+
+
+@pytest.mark.parametrize("nic", ["virtio", "e1000"])
+def test_pxe_boot_four_nodes(name, nic):
+    cluster(name, "up", "-n", "4", "--nic", nic)
+    rows = status_rows(name)
+    assert [r[0] for r in rows] == ["1", "2", "3", "4"]
+    assert all(r[2] == "ready" for r in rows), rows
+    assert [r[1] for r in rows] == [f"02:00:00:00:00:0{i}" for i in range(1, 5)]
+    con = cluster(name, "console", "3").stdout
+    assert "MAC 02:00:00:00:00:03" in con and "node ready" in con
+    log = open(f"/tmp/tern-clusters/{name}/dnsmasq.log").read()
+    assert log.count("DHCPACK") >= 4 and "sent" in log  # DHCP and TFTP really served them
+    out = cluster(name, "exec", "ip", "-br", "addr", "show", "svc0").stdout
+    assert "10.77.0.1/24" in out
+    cluster(name, "down")
+    assert leftovers(name) == NOTHING
+
+
+def test_killed_node_shows_down(name):
+    cluster(name, "up", "-n", "2", "--boot", "direct")
+    pid = int(subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/node2.log"],
+                             capture_output=True, text=True).stdout.split()[0])
+    os.kill(pid, 9)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        rows = status_rows(name)
+        if rows[1][2] == "down":
+            break
+        time.sleep(0.2)
+    assert rows[0][2] == "ready" and rows[1][2] == "down", rows
+
+
+def test_failed_up_leaves_nothing(name):
+    r = cluster(name, "up", "-n", "2", "--timeout", "0.5", check=False)
+    assert r.returncode != 0
+    assert "not ready after" in r.stderr and "nid 1" in r.stderr
+    assert leftovers(name) == NOTHING
+
+
+def test_up_cleans_a_stale_run(name):
+    subprocess.run(["ip", "netns", "add", f"tern-{name}"], check=True)
+    os.makedirs(f"/tmp/tern-clusters/{name}")
+    with open(f"/tmp/tern-clusters/{name}/state.json", "w") as f:
+        f.write('{"pids": [999999], "nodes": []}')
+    r = cluster(name, "up", "-n", "1", "--boot", "direct")
+    assert "cleaning up a previous run" in r.stdout
+    assert status_rows(name)[0][2] == "ready"
