@@ -76,17 +76,17 @@ static void set_limits(struct ptl_ni *ni, const ptl_ni_limits_t *d)
     if (!d)
         d = &z;
     ptl_ni_limits_t *l = &ni->lim;
-    l->max_entries = clamp(d->max_entries, 4096, PTL_HIDX_MAX - 1);
-    l->max_unexpected_headers = clamp(d->max_unexpected_headers, 4096, 1 << 20);
+    l->max_entries = clamp(d->max_entries, 2048, PTL_HIDX_MAX - 1);
+    l->max_unexpected_headers = clamp(d->max_unexpected_headers, 2048, 1 << 20);
     l->max_mds = clamp(d->max_mds, 1024, PTL_HIDX_MAX - 1);
-    l->max_cts = clamp(d->max_cts, 1024, PTL_HIDX_MAX - 1);
-    l->max_eqs = clamp(d->max_eqs, 256, PTL_HIDX_MAX - 1);
+    l->max_cts = clamp(d->max_cts, 512, PTL_HIDX_MAX - 1);
+    l->max_eqs = clamp(d->max_eqs, 64, PTL_HIDX_MAX - 1);
     l->max_pt_index = clamp(d->max_pt_index, 63, 255);
     if (l->max_pt_index < 63)
         l->max_pt_index = 63;
     l->max_iovecs = clamp(d->max_iovecs, 256, 1 << 16);
     l->max_list_size = clamp(d->max_list_size, l->max_entries, l->max_entries);
-    l->max_triggered_ops = clamp(d->max_triggered_ops, 4096, 1 << 20);
+    l->max_triggered_ops = clamp(d->max_triggered_ops, 1024, 1 << 20);
     l->max_msg_size = (ptl_size_t)1 << 30;
     if (d->max_msg_size && d->max_msg_size < l->max_msg_size)
         l->max_msg_size = d->max_msg_size;
@@ -114,7 +114,9 @@ static int ni_alloc_tables(struct ptl_ni *ni)
     ni->entries = ptl_zalloc(sizeof(struct ptl_entry) * (size_t)l->max_entries);
     ni->uh_pool = ptl_zalloc(sizeof(struct ptl_uh) *
                              (size_t)l->max_unexpected_headers);
-    ni->n_ops = 4096;
+    /* Outstanding initiator operations: one per MD on average; PtlPut and
+     * friends return PTL_NO_SPACE beyond that. */
+    ni->n_ops = (uint32_t)l->max_mds;
     ni->ops = ptl_zalloc(sizeof(struct ptl_op) * ni->n_ops);
     ni->resp_pool = ptl_zalloc(sizeof(struct ptl_txmsg) * PTL_RESP_POOL);
     ni->trig_pool = ptl_zalloc(sizeof(struct ptl_trig) *

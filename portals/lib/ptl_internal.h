@@ -24,7 +24,7 @@
 #define PTL_PEER_SLOTS 4096    /* hash slots; peers allocated on demand */
 #define PTL_MAX_PEERS 3072
 #define PTL_INLINE_MAX 64       /* fetch-atomic results kept for resend */
-#define PTL_RESP_POOL 1024      /* ACK/REPLY messages in flight per NI */
+#define PTL_RESP_POOL 512       /* ACK/REPLY messages in flight per NI */
 #define PTL_PEER_RESP_MAX 64    /* of which one peer may hold */
 #define PTL_ATOMIC_MAX 512      /* max_atomic_size: fits any frame */
 

@@ -237,6 +237,43 @@ static void test_nonmatching_iovec(void)
     printf("non-matching + iovec ok\n");
 }
 
+/* Outstanding operations are bounded (max_mds): PTL_NO_SPACE, not a
+ * crash; slots come back once the operations finish (here: fail). */
+static void test_op_limit(void)
+{
+    ptl_ni_limits_t want = { 0 }, got;
+    want.max_mds = 2;
+    struct node n;
+    n.iface = 0;
+    OK(PtlNIInit(0, PTL_NI_NO_MATCHING | PTL_NI_LOGICAL, PTL_PID_ANY, &want,
+                 &got, &n.ni));
+    CHECK(got.max_mds == 2);
+    OK(PtlEQAlloc(n.ni, 16, &n.eq));
+    ptl_process_t ghost = { .phys = { PTL_TEST_NID(6), PTL_TEST_PID } };
+    OK(PtlSetMap(n.ni, 1, &ghost));
+    static char b[16];
+    ptl_handle_md_t md = tp_md(&n, b, sizeof(b), 0, PTL_CT_NONE), md2;
+    CHECK_RC(PtlMDBind(n.ni, &(ptl_md_t){ b, 1, 0, PTL_EQ_NONE, PTL_CT_NONE },
+                       &md2), PTL_OK);
+    CHECK_RC(PtlMDBind(n.ni, &(ptl_md_t){ b, 1, 0, PTL_EQ_NONE, PTL_CT_NONE },
+                       &md2), PTL_NO_SPACE);
+    ptl_process_t r0 = { .rank = 0 };
+    OK(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, r0, 0, 0, 0, NULL, 0));
+    OK(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, r0, 0, 0, 0, NULL, 0));
+    CHECK_RC(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, r0, 0, 0, 0, NULL, 0),
+             PTL_NO_SPACE);
+    CHECK_RC(PtlMDRelease(md), PTL_IN_USE);
+    for (int i = 0; i < 2; i++)
+        CHECK(EXPECT_EVENT(n.eq, PTL_EVENT_SEND).ni_fail_type ==
+              PTL_NI_UNDELIVERABLE);
+    OK(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, r0, 0, 0, 0, NULL, 0));
+    CHECK(EXPECT_EVENT(n.eq, PTL_EVENT_SEND).ni_fail_type ==
+          PTL_NI_UNDELIVERABLE);
+    OK(PtlMDRelease(md));
+    OK(PtlNIFini(n.ni));
+    printf("operation limit ok\n");
+}
+
 int main(void)
 {
     test_no_init();
@@ -291,6 +328,7 @@ int main(void)
     test_get(&a, &b);
     test_logical();
     test_nonmatching_iovec();
+    test_op_limit();
     OK(PtlNIFini(a.ni));
     OK(PtlNIFini(b.ni));
     PtlFini();
