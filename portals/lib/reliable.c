@@ -334,6 +334,16 @@ void ptl_rel_timers(struct ptl_ni *ni, uint64_t now)
         }
         if (p->ack_pending && now >= p->ack_due)
             send_rack(ni, p);
+        /* A sender silent mid-message will not finish it: release what
+         * the half-received message holds (entry, unexpected header) and
+         * retire its session, so that if it does come back its frames are
+         * refused (it then reports UNDELIVERABLE) instead of being
+         * acknowledged into a message that no longer exists. */
+        if (p->cur.active && now >= p->last_heard + ptl_g.tun.giveup_ns) {
+            ptl_target_abort(ni, p);
+            p->rx_prev_session = p->rx_session;
+            p->rx_valid = false;
+        }
         ptl_rel_push(ni, p);
     }
 }
@@ -349,6 +359,8 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
         }
         if (p->ack_pending && p->ack_due < d)
             d = p->ack_due;
+        if (p->cur.active && p->last_heard + ptl_g.tun.giveup_ns < d)
+            d = p->last_heard + ptl_g.tun.giveup_ns;
         if (p->resp_waiting) {
             uint64_t since = p->last_heard > p->resp_mark ? p->last_heard
                                                           : p->resp_mark;
@@ -427,13 +439,14 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
     if (!p->rx_valid || h->session != p->rx_session) {
         /* A new stream starts at seq 0; anything else from an unknown
          * session is a straggler of an older one. */
-        if ((p->rx_valid && h->session == p->rx_prev_session) ||
+        if ((p->rx_prev_session && h->session == p->rx_prev_session) ||
             h->seq >= PTL_REL_WIN) {
             st->rx_stale++;
             return;
         }
         ptl_target_abort(ni, p);
-        p->rx_prev_session = p->rx_valid ? p->rx_session : 0;
+        if (p->rx_valid)
+            p->rx_prev_session = p->rx_session;
         p->rx_session = h->session;
         p->rx_valid = true;
         p->rcv_nxt = 0;
