@@ -29,6 +29,7 @@ static struct {
     unsigned long fpu;
     int fpu_depth;
     ptl_test_tap_fn tap;
+    ptl_test_sg_fn sg_tap;
     uint64_t idle_jumps;
 } H;
 
@@ -63,6 +64,7 @@ void ptl_test_set_dead(unsigned i, bool dead) { if (i < MAX_IF) H.dead[i] = dead
 uint64_t ptl_test_now(void) { return H.now; }
 void ptl_test_wire_stats(struct ptl_test_wire_stats *s) { *s = H.st; }
 void ptl_test_set_tap(ptl_test_tap_fn fn) { H.tap = fn; }
+void ptl_test_set_sg_tap(ptl_test_sg_fn fn) { H.sg_tap = fn; }
 unsigned long ptl_test_fpu_sections(void) { return H.fpu; }
 
 void *ptl_host_alloc(size_t n) { return malloc(n); }
@@ -135,6 +137,8 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg,
     }
     uint8_t buf[65536];
     size_t len = 0;
+    if (H.sg_tap)
+        H.sg_tap(iface, sg, n_sg);
     for (int i = 0; i < n_sg; i++) {
         if (len + sg[i].len > sizeof(buf))
             abort();

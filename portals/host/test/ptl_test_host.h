@@ -45,6 +45,12 @@ void ptl_test_wire_stats(struct ptl_test_wire_stats *s);
 typedef void (*ptl_test_tap_fn)(unsigned src_iface, unsigned dst_iface,
                                 const uint8_t *frame, size_t len);
 void ptl_test_set_tap(ptl_test_tap_fn fn);
+/* Called with the scatter-gather list of every frame the library sends
+ * (sg[0] is the header), before the harness copies it onto the wire. */
+struct ptl_sg;
+typedef void (*ptl_test_sg_fn)(unsigned src_iface, const struct ptl_sg *sg,
+                               int n_sg);
+void ptl_test_set_sg_tap(ptl_test_sg_fn fn);
 /* Deliver all frames now in flight, without advancing time beyond them. */
 void ptl_test_drain(void);
 /* Number of FPU bracket pairs seen (atomic_fp must be wrapped). */

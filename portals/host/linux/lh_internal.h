@@ -1,0 +1,44 @@
+/* Private state of the Linux host (see ptl_linux.h for the design). */
+#ifndef LH_INTERNAL_H
+#define LH_INTERNAL_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "ptl_linux.h"
+
+struct lh_map_ent {
+    uint32_t nid;
+    uint8_t mac[6];
+};
+
+struct lh_conf {
+    char ifname[IF_NAMESIZE];
+    int ifindex;
+    uint8_t mac[6];
+    uint32_t mtu, frame_max;
+    uint32_t nid, pid, uid, jid;
+    unsigned ring_kb;
+    struct lh_map_ent *map; /* NULL: the 02:00:00:NN:NN:NN rule */
+    size_t n_map;
+};
+
+/* lh_config.c: environment, interface facts, nid <-> MAC. */
+int lh_config_load(struct lh_conf *c);
+int lh_nid_to_mac(const struct lh_conf *c, uint32_t nid, uint8_t mac[6]);
+
+/* lh_packet.c: the AF_PACKET socket, receive ring, transmit, pid filter. */
+int lh_packet_open(const struct lh_conf *c);
+int lh_packet_fd(void);
+bool lh_packet_rx_ready(void);
+/* Hand up to max ring frames to ptl_lib_rx; returns how many were seen.
+ * Must be called without the library lock.  `wait_turn`: block while
+ * another thread drains instead of returning 0 at once. */
+int lh_packet_drain(int max, bool wait_turn);
+int lh_packet_send(const uint8_t dst_mac[6], uint32_t src_pid,
+                   const struct iovec *iov, int n_iov);
+void lh_packet_stats(struct ptl_linux_stats *out);
+void lh_packet_count_no_route(void);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * Linux host for Portals (service-node programs): ptl_host.h implemented on
+ * an AF_PACKET socket bound to one Ethernet interface and EtherType 0x88B5.
+ * Link a program with build/portals/libportals.a (library + this host).
+ *
+ * Privilege: AF_PACKET sockets need CAP_NET_RAW (root, or
+ * `setcap cap_net_raw+ep prog`).  Without it PtlNIInit fails with
+ * PTL_ARG_INVALID and a message on stderr says why.
+ *
+ * Environment (read once, at the first PtlNIInit):
+ *   TERN_IFACE       interface name (required), e.g. eth0 or a veth.
+ *   TERN_NID         this node's nid.  Default: from the interface MAC by
+ *                    the rule below, or by its line in TERN_NIDMAP.
+ *   TERN_PID         pid used when PtlNIInit asks for PTL_PID_ANY.  Default:
+ *                    the Linux process id folded into 0x100..0xfeff, which
+ *                    can collide: set TERN_PID when processes share a node.
+ *   TERN_NIDMAP      file of "nid mac" lines (# comments) mapping nids to
+ *                    MAC addresses.  Without it: nid N <-> MAC
+ *                    02:00:00:NN:NN:NN (locally administered, low 24 bits =
+ *                    nid), so nids are limited to 24 bits.
+ *   TERN_UID, TERN_JID  uid / job id stamped on frames (default getuid(), 0).
+ *   TERN_FRAME_MAX   bytes after the Ethernet header per frame.  Default:
+ *                    the interface MTU (SIOCGIFMTU) capped at 9000 (jumbo
+ *                    when the MTU allows); smaller values allowed, >= 256.
+ *   TERN_RING_KB     size of the PACKET_MMAP receive ring (default 4096).
+ *
+ * Several Portals processes on one interface: each process opens its own
+ * socket, so the kernel hands every 0x88B5 frame arriving on the interface
+ * to every process.  The library drops frames whose destination pid is not
+ * its own (counted as rx_not_for_us).  To keep that from costing every
+ * process a copy of every frame, once this host knows its pid (the source
+ * pid of the first frame it sends) it attaches a classic BPF filter that
+ * lets through only frames addressed to that pid (and frames too short to
+ * carry one, so the library still counts them).  Frames between processes
+ * of the same node leave as PACKET_OUTGOING copies on the interface; they
+ * are accepted when addressed to this node's own MAC.
+ *
+ * Progress: no thread.  Received frames are handed to the library inside
+ * ptl_host_wait (poll() on the socket, bounded by the deadline) and, before
+ * every library call takes its lock, whatever already sits in the receive
+ * ring is delivered too, so polling calls (PtlEQGet, PtlCTGet) progress.
+ */
+#ifndef PTL_LINUX_H
+#define PTL_LINUX_H
+
+#include <stdint.h>
+
+struct ptl_linux_stats {
+    uint64_t rx_frames;     /* frames handed to ptl_lib_rx */
+    uint64_t rx_skipped;    /* other hosts' / our own outgoing frames */
+    uint64_t rx_truncated;  /* longer than a ring slot */
+    uint64_t rx_ring_drops; /* kernel: ring full (PACKET_STATISTICS) */
+    uint64_t tx_frames;
+    uint64_t tx_busy;       /* socket buffer full: library resends */
+    uint64_t tx_errors;     /* other sendmsg failures */
+    uint64_t tx_no_route;   /* no MAC for the destination nid */
+    uint64_t filter_pid;    /* pid the BPF filter admits, or UINT64_MAX */
+};
+
+/* Host-level counters; 0, or -1 if the host is not set up yet. */
+int ptl_linux_get_stats(struct ptl_linux_stats *out);
+
+#endif
