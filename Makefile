@@ -13,6 +13,7 @@ include tests/programs/Makefile.inc
 include boot/Makefile.inc
 include portals/Makefile.inc
 include libnx/Makefile.inc
+include service-node/Makefile.inc
 
 kernel: build/tern.elf
 

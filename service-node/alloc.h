@@ -1,0 +1,18 @@
+/* Handing sets of free nodes to jobs and taking them back. */
+#ifndef TERN_ALLOC_H
+#define TERN_ALLOC_H
+#include "nodedb.h"
+
+/* Parses a node list like "3..7,12" (Cplant's -list syntax) into nids;
+ * returns the count, or -1 with a message in err. */
+int parse_node_list(const char *s, uint32_t *nids, int max, char *err, int errlen);
+
+/* Gives job `job` either `count` free nodes (lowest nids first) or exactly
+ * the nodes in list[0..nlist).  All or nothing: returns the number
+ * allocated, or -1 with err saying what is missing. */
+int alloc_nodes(struct nodedb *db, uint32_t job, int count, const uint32_t *list, int nlist,
+                uint32_t *out, char *err, int errlen);
+/* Frees every node of job; returns how many. */
+int release_job(struct nodedb *db, uint32_t job);
+int count_in_state(const struct nodedb *db, enum node_state s);
+#endif
