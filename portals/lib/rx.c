@@ -12,9 +12,14 @@ static bool atomic_hdr_ok(const struct ptl_ni *ni, const struct ptl_wire_hdr *h)
                           (ptl_datatype_t)h->atomic_type))
         return false;
     size_t tsz = ptl_atomic_size((ptl_datatype_t)h->atomic_type);
+    /* Fetching ops return the old data from a bounded buffer. */
+    ptl_size_t max = h->op == PTL_WOP_ATOMIC ? ni->lim.max_atomic_size
+                                             : ni->lim.max_fetch_atomic_size;
+    if (h->atomic_op >= PTL_CSWAP && h->msg_len != tsz)
+        return false; /* compare-and-swap family: one element */
     /* Atomics always travel in one frame. */
     return h->msg_len == h->frag_len && h->msg_len % tsz == 0 &&
-           h->msg_len <= ni->lim.max_atomic_size;
+           h->msg_len <= max;
 }
 
 static struct ptl_ni *find_ni(unsigned iface, const struct ptl_wire_hdr *h)

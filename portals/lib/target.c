@@ -319,6 +319,8 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
         return 0;
     default: { /* FETCH, SWAP */
         struct ptl_txmsg *m = ptl_resp_alloc(ni, peer);
+        if (mlen > sizeof(m->inline_data)) /* rx.c guarantees it cannot */
+            mlen = 0;
         resp_header(ni, m, h, PTL_WOP_REPLY);
         m->kind = PTL_TX_REPLY;
         do_atomic(e, off, mlen, h, payload, m->inline_data);

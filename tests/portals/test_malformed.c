@@ -147,6 +147,20 @@ static void classes(void)
     x.atomic_type = PTL_INT64_T;
     len = craft(f, &x, pay, 8); /* claims 16, carries 8 */
     DROP(f, len, FIELD);
+    /* fetching atomics larger than max_fetch_atomic_size (their old
+     * values are kept for the reply), compare-and-swap on two elements */
+    x = put_hdr(B.lim.max_fetch_atomic_size + 8, 0);
+    x.op = PTL_WOP_FETCH;
+    x.atomic_op = PTL_SUM;
+    x.atomic_type = PTL_INT64_T;
+    len = craft(f, &x, pay, (uint32_t)x.msg_len);
+    DROP(f, len, FIELD);
+    x = put_hdr(16, 0);
+    x.op = PTL_WOP_SWAP;
+    x.atomic_op = PTL_CSWAP;
+    x.atomic_type = PTL_INT64_T;
+    len = craft(f, &x, pay, 16);
+    DROP(f, len, FIELD);
     /* a get carrying payload; bad ack type; reliability ack with data */
     x = put_hdr(100, 0);
     x.op = PTL_WOP_GET;
@@ -278,7 +292,7 @@ static void fuzz(int iters)
             if (x.op >= PTL_WOP_ATOMIC && x.op <= PTL_WOP_SWAP) {
                 x.atomic_type = PTL_INT32_T;
                 x.atomic_op = x.op == PTL_WOP_SWAP ? PTL_CSWAP : PTL_SUM;
-                x.msg_len = plen = 4 * (uint32_t)(1 + ptl_test_rand() % 4);
+                x.msg_len = plen = 4 * (uint32_t)(1 + ptl_test_rand() % 160);
                 if (x.op == PTL_WOP_SWAP)
                     x.msg_len = plen = 4;
                 x.frag_off = 0;
