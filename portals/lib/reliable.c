@@ -402,7 +402,8 @@ static int deliver(struct ptl_ni *ni, struct ptl_peer *p,
         }
         return ptl_target_start(ni, p, h, payload);
     }
-    if (!c->active || c->msg_id != h->msg_id || c->op != h->op) {
+    if (!c->active || c->msg_id != h->msg_id || c->op != h->op ||
+        c->msg_len != h->msg_len) {
         ptl_g.stats[ni->iface].rx_bad_field++;
         return 0;
     }
