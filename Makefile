@@ -14,6 +14,7 @@ include boot/Makefile.inc
 include portals/Makefile.inc
 include libnx/Makefile.inc
 include service-node/Makefile.inc
+include bench/programs/Makefile.inc
 
 kernel: build/tern.elf
 
