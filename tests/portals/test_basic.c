@@ -230,8 +230,37 @@ static void test_nonmatching_iovec(void)
     memcpy(flat_d, d1, 3000);
     memcpy(flat_d + 3000, d2, 1000);
     CHECK(memcmp(flat_s, flat_d, 3507) == 0);
-    OK(PtlMDRelease(md));
     OK(PtlLEUnlink(leh));
+    /* Overflow LE + PtlLESearch on a non-matching NI: every message
+     * matches every LE. */
+    static char ovf[512];
+    ptl_le_t ol = { .start = ovf, .length = sizeof(ovf),
+                    .ct_handle = PTL_CT_NONE, .uid = PTL_UID_ANY,
+                    .options = PTL_LE_OP_PUT | PTL_LE_OP_GET };
+    OK(PtlLEAppend(b.ni, pt, &ol, PTL_OVERFLOW_LIST, NULL, &leh));
+    EXPECT_EVENT(b.eq, PTL_EVENT_LINK);
+    OK(PtlPut(md, 0, 100, PTL_NO_ACK_REQ, b.id, pt, 0, 0, NULL, 0x99));
+    EXPECT_EVENT(a.eq, PTL_EVENT_SEND);
+    EXPECT_EVENT(b.eq, PTL_EVENT_PUT);
+    ptl_le_t probe = { .ct_handle = PTL_CT_NONE, .uid = PTL_UID_ANY,
+                       .options = PTL_LE_OP_PUT };
+    OK(PtlLESearch(b.ni, pt, &probe, PTL_SEARCH_ONLY, (void *)4));
+    ev = EXPECT_EVENT(b.eq, PTL_EVENT_SEARCH);
+    CHECK(ev.ni_fail_type == PTL_NI_OK && ev.hdr_data == 0x99 &&
+          ev.user_ptr == (void *)4 && ev.mlength == 100);
+    OK(PtlLESearch(b.ni, pt, &probe, PTL_SEARCH_DELETE, NULL));
+    EXPECT_EVENT(b.eq, PTL_EVENT_PUT_OVERFLOW);
+    OK(PtlLESearch(b.ni, pt, &probe, PTL_SEARCH_ONLY, NULL));
+    CHECK(EXPECT_EVENT(b.eq, PTL_EVENT_SEARCH).ni_fail_type ==
+          PTL_NI_NO_MATCH);
+    /* A zero-length get still gets its REPLY (and the target its GET). */
+    OK(PtlGet(md, 0, 0, b.id, pt, 0, 0, (void *)8));
+    ev = EXPECT_EVENT(a.eq, PTL_EVENT_REPLY);
+    CHECK(ev.mlength == 0 && ev.ni_fail_type == PTL_NI_OK &&
+          ev.user_ptr == (void *)8);
+    EXPECT_EVENT(b.eq, PTL_EVENT_GET);
+    OK(PtlLEUnlink(leh));
+    OK(PtlMDRelease(md));
     OK(PtlNIFini(a.ni));
     OK(PtlNIFini(b.ni));
     printf("non-matching + iovec ok\n");
