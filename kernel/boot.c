@@ -6,6 +6,8 @@ struct bootinfo bootinfo;
 struct boot_options options = {
     .stack_size = MiB(2),
     .heap_size = 0,
+    .kmem_size = -1,
+    .nid = -1,
 };
 
 #define MB_BOOTLOADER_MAGIC 0x2BADB002
@@ -125,6 +127,19 @@ void options_parse(void)
                 options.stack_size = ALIGN_UP(size, 4096);
             else
                 options.heap_size = ALIGN_UP(size, 4096);
+        } else if (!strcmp(k, "kmem")) {
+            if (!parse_size(v, &size) || size > GiB(1)) {
+                snprintf(bad, sizeof bad, "bad size '%s' for kmem=", v);
+                continue;
+            }
+            options.kmem_size = (int64_t)ALIGN_UP(size, 4096);
+        } else if (!strcmp(k, "nid")) {
+            /* Portals nids are 24 bits: the low half of a MAC (portals.md). */
+            if (!parse_size(v, &size) || size > 0xFFFFFF) {
+                snprintf(bad, sizeof bad, "bad node id '%s' for nid=", v);
+                continue;
+            }
+            options.nid = (int64_t)size;
         } else if (!strcmp(k, "hostlink")) {
             options.hostlink = !strcmp(v, "com2");
         } else if (!strcmp(k, "exit")) {

@@ -4,10 +4,12 @@
 #include "cpu.h"
 #include "fd.h"
 #include "hostlink.h"
+#include "kmalloc.h"
 #include "kernel.h"
 #include "mem.h"
 #include "netdev.h"
 #include "process.h"
+#include "ptl_kernel.h"
 #include "random.h"
 #include "serial.h"
 #include "time.h"
@@ -27,6 +29,11 @@ void kmain(uint32_t magic, uint64_t info_phys)
     paging_init();
     time_init();
     random_init();
+    /* Before the banner: the kernel heap (for Portals, when there is a NIC)
+     * comes off the application's region. */
+    netdev_init();
+    kmem_init(netdev_present());
+    ptl_kernel_init();
 
     uint64_t region = app_region.end - app_region.start;
     kprintf("Tern kernel: %lu MiB RAM, kernel image %lu KiB, %lu KiB for the application "
@@ -34,7 +41,6 @@ void kmain(uint32_t magic, uint64_t info_phys)
             app_region.total_ram >> 20, kernel_image_bytes >> 10, region >> 10,
             region * 100 / app_region.total_ram, region * 1000 / app_region.total_ram % 10,
             time_tsc_hz() / 1000000, cpu.vendor, cpu.avx ? ", AVX" : "");
-    netdev_init();
 
     if (options.nettest_echo)
         nettest_echo();

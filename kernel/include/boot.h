@@ -33,6 +33,8 @@ struct boot_options {
     int exit_port;                 /* exit=qemu: isa-debug-exit port, or 0 */
     uint32_t uid, gid;
     bool nettest_echo;             /* nettest=echo: NIC driver test, no program */
+    int64_t kmem_size;             /* kmem=SIZE: kernel heap; -1: default */
+    int64_t nid;                   /* nid=N: Portals node id; -1: from the MAC */
     char *envp[MAX_ARGS];          /* words after "--" */
     int envc;
 };

@@ -19,6 +19,10 @@ void physmem_init(void);
  * rings); panics when none is left.  Returns its direct-map address. */
 void *kpage_alloc(void);
 uint64_t kpages_free(void);
+/* Shrinks the application region by up to `bytes` (page-rounded) from its
+ * top and returns the physical start of what was taken, or 0 if the region
+ * cannot spare it.  Only before the program is loaded. */
+uint64_t physmem_take_top(uint64_t bytes);
 
 void paging_init(void);
 /* Maps user virtual [va, va+len) to physical [pa, pa+len): 2 MiB pages where

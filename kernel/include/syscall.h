@@ -35,5 +35,8 @@ SYSCALL(success);
 SYSCALL(rt_sigaction); SYSCALL(rt_sigprocmask); SYSCALL(rt_sigreturn); SYSCALL(sigaltstack);
 SYSCALL(kill); SYSCALL(tgkill); SYSCALL(tkill);
 
+/* sys/portals.c: the Tern Portals call (ptl_syscall.h) */
+SYSCALL(tern_portals);
+
 int syscall_dispatch(struct regs *r);
 #endif

@@ -89,3 +89,13 @@ void *kpage_alloc(void)
 }
 
 uint64_t kpages_free(void) { return pool_free_pages; }
+
+/* The region stays one range: the kernel heap is cut off its top end. */
+uint64_t physmem_take_top(uint64_t bytes)
+{
+    bytes = ALIGN_UP(bytes, PAGE_SIZE);
+    if (!bytes || app_region.end - app_region.start < bytes + MiB(4))
+        return 0;
+    app_region.end -= bytes;
+    return app_region.end;
+}

@@ -27,6 +27,7 @@ static const syscall_fn table[] = {
     [234] = sys_tgkill, [257] = sys_openat, [262] = sys_newfstatat, [269] = sys_faccessat,
     [273] = sys_set_robust_list, [292] = sys_dup3, [302] = sys_prlimit64, [318] = sys_getrandom,
     [334] = sys_enosys_quiet /* rseq: glibc copes */, [439] = sys_faccessat /* faccessat2 */,
+    [1024] = sys_tern_portals /* Tern-specific, ptl_syscall.h */,
 };
 
 static uint8_t reported[512 / 8];

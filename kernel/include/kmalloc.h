@@ -1,0 +1,21 @@
+/* The kernel heap: variable-sized objects (Portals state) in memory taken
+ * from the top of the application region at boot (kmem=SIZE). */
+#ifndef TERN_KMALLOC_H
+#define TERN_KMALLOC_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Takes the heap from the top of the application region: kmem=SIZE, or by
+ * default KMEM_DEFAULT when the node has a NIC and nothing otherwise.  Call
+ * after netdev_init and before the program is loaded. */
+#define KMEM_DEFAULT (2ULL << 20)
+void kmem_init(bool have_nic);
+
+/* 16-byte aligned, NOT zeroed; NULL when the heap cannot hold it. */
+void *kmalloc(size_t size);
+void kfree(void *p);
+
+struct kmem_stats { uint64_t size, used, peak, fails; };
+void kmem_get_stats(struct kmem_stats *s);
+#endif

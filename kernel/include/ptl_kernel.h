@@ -1,0 +1,13 @@
+/* Portals in the kernel: the host layer (portals/host.c) under the shared
+ * library, and the system call that applications reach it by. */
+#ifndef TERN_PTL_KERNEL_H
+#define TERN_PTL_KERNEL_H
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Logs the node id; call after netdev_init and kmem_init. */
+void ptl_kernel_init(void);
+/* True when there is a NIC for Portals to use. */
+bool ptl_kernel_available(void);
+uint32_t ptl_kernel_nid(void);
+#endif

@@ -1,0 +1,33 @@
+/* The Portals system call: the ABI shared by the kernel (sys/portals.c) and
+ * the user-side library (portals/host/tern/libportals-tern.c).  Plain C with
+ * fixed-size fields only, so user programs include it as it is.
+ *
+ *     long tern_portals(long op, const uint64_t args[])    number 1024
+ *
+ * args holds the Ptl* function's arguments in order, each widened to 64
+ * bits (pointers as addresses; a ptl_process_t as its 8 bytes; a
+ * ptl_ct_event_t as two words, success then failure).  The result is the
+ * Portals return code; a negative value is -errno: -EFAULT when args itself
+ * is unreadable, -EINVAL for an unknown op, -ENOSYS on a kernel without
+ * Portals. */
+#ifndef TERN_PTL_SYSCALL_H
+#define TERN_PTL_SYSCALL_H
+
+#define TERN_SYS_PORTALS 1024      /* above every Linux x86-64 number */
+#define TERN_PTL_MAX_ARGS 16
+
+enum tern_ptl_op {
+    TPO_INIT = 1, TPO_FINI, TPO_NI_INIT, TPO_NI_FINI, TPO_NI_STATUS, TPO_NI_HANDLE,
+    TPO_SET_MAP, TPO_GET_MAP, TPO_PT_ALLOC, TPO_PT_FREE, TPO_PT_DISABLE, TPO_PT_ENABLE,
+    TPO_GET_UID, TPO_GET_ID, TPO_GET_PHYS_ID, TPO_MD_BIND, TPO_MD_RELEASE,
+    TPO_LE_APPEND, TPO_LE_UNLINK, TPO_LE_SEARCH, TPO_ME_APPEND, TPO_ME_UNLINK, TPO_ME_SEARCH,
+    TPO_CT_ALLOC, TPO_CT_FREE, TPO_CT_CANCEL, TPO_CT_GET, TPO_CT_WAIT, TPO_CT_POLL,
+    TPO_CT_SET, TPO_CT_INC, TPO_PUT, TPO_GET, TPO_ATOMIC, TPO_FETCH_ATOMIC, TPO_SWAP,
+    TPO_ATOMIC_SYNC, TPO_EQ_ALLOC, TPO_EQ_FREE, TPO_EQ_GET, TPO_EQ_WAIT, TPO_EQ_POLL,
+    TPO_TRIG_PUT, TPO_TRIG_GET, TPO_TRIG_ATOMIC, TPO_TRIG_FETCH_ATOMIC, TPO_TRIG_SWAP,
+    TPO_TRIG_CT_INC, TPO_TRIG_CT_SET, TPO_START_BUNDLE, TPO_END_BUNDLE,
+    TPO_HANDLE_IS_EQUAL,
+    TPO_NOP,                       /* does nothing: measures the call itself */
+    TPO_LAST
+};
+#endif

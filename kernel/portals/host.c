@@ -1,0 +1,145 @@
+/* The Portals host interface (portals/include/ptl_host.h) over the node's
+ * NIC.  The library is entered only from the Portals system call, on the one
+ * CPU, with interrupts off (the syscall entry masks them and netdev_wait
+ * enables them only while halted; no interrupt handler enters the library),
+ * so the lock has nothing to exclude.
+ *
+ * Addressing is the rule shared with the Linux host: nid N is the station
+ * with MAC 02:00:00:NN:NN:NN (locally administered, low 24 bits = nid). */
+#include "boot.h"
+#include "kernel.h"
+#include "kmalloc.h"
+#include "netdev.h"
+#include "process.h"
+#include "ptl_host.h"
+#include "ptl_kernel.h"
+#include "ptl_lib.h"
+#include "time.h"
+
+#define ETHERTYPE_PORTALS 0x88B5
+#define HDR_MAX 256                /* the library's header is 144 bytes */
+#define BOUNCE_MAX 9216            /* one jumbo frame's payload */
+
+static uint32_t my_nid;
+/* Built here because the library's header piece is valid only during the
+ * call, and the NIC needs the Ethernet header in front of it anyway. */
+static uint8_t hdr_frame[ETH_HLEN + HDR_MAX] __attribute__((aligned(16)));
+/* For frames with more pieces than the NIC takes (iovec buffers of many
+ * small pieces): those payloads are copied once, here. */
+static uint8_t bounce[BOUNCE_MAX] __attribute__((aligned(16)));
+/* The application's x87/SSE registers while the library computes float
+ * atomics (fxsave needs 16-byte alignment). */
+static uint8_t fpu_save[512] __attribute__((aligned(16)));
+static int fpu_depth;
+
+void ptl_kernel_init(void)
+{
+    if (!netdev_present())
+        return;
+    const uint8_t *m = netdev_mac();
+    uint32_t from_mac = (uint32_t)m[3] << 16 | (uint32_t)m[4] << 8 | m[5];
+    my_nid = options.nid >= 0 ? (uint32_t)options.nid : from_mac;
+    bool rule = m[0] == 2 && m[1] == 0 && m[2] == 0 && my_nid == from_mac;
+    kprintf("portals: nid %u%s\n", my_nid,
+            rule ? "" : " (MAC is not 02:00:00:<nid>: peers using the nid rule will not reach "
+                        "this node)");
+}
+
+bool ptl_kernel_available(void) { return netdev_present(); }
+uint32_t ptl_kernel_nid(void) { return my_nid; }
+
+void *ptl_host_alloc(size_t size) { return kmalloc(size); }
+void ptl_host_free(void *p) { kfree(p); }
+uint64_t ptl_host_now_ns(void) { return time_monotonic_ns(); }
+void ptl_host_lock(void) {}
+void ptl_host_unlock(void) {}
+
+int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
+{
+    if (iface != 0 || !netdev_present())
+        return -1;
+    info->nid = my_nid;
+    info->pid = proc.pid;
+    info->uid = options.uid;
+    info->jid = 0;
+    info->frame_max = netdev_mtu();
+    return 0;
+}
+
+int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int n_sg)
+{
+    if (iface != 0 || n_sg < 1 || sg[0].len > HDR_MAX || dst_nid > 0xFFFFFF)
+        return -1;
+    const uint8_t *src = netdev_mac();
+    uint8_t *h = hdr_frame;
+    h[0] = 0x02, h[1] = 0, h[2] = 0;
+    h[3] = (uint8_t)(dst_nid >> 16), h[4] = (uint8_t)(dst_nid >> 8), h[5] = (uint8_t)dst_nid;
+    memcpy(h + ETH_ALEN, src, ETH_ALEN);
+    h[12] = ETHERTYPE_PORTALS >> 8, h[13] = ETHERTYPE_PORTALS & 0xFF;
+    memcpy(h + ETH_HLEN, sg[0].base, sg[0].len);
+
+    struct net_sg out[NETDEV_MAX_SG];
+    int n = 0;
+    out[n++] = (struct net_sg){hdr_frame, ETH_HLEN + sg[0].len};
+    int pieces = 0;
+    for (int i = 1; i < n_sg; i++)
+        pieces += sg[i].len != 0;
+    if (pieces < NETDEV_MAX_SG) {
+        for (int i = 1; i < n_sg; i++)
+            if (sg[i].len)
+                out[n++] = (struct net_sg){sg[i].base, sg[i].len};
+    } else {
+        size_t off = 0;
+        for (int i = 1; i < n_sg; i++) {
+            if (off + sg[i].len > sizeof bounce)
+                return -1;
+            memcpy(bounce + off, sg[i].base, sg[i].len);
+            off += sg[i].len;
+        }
+        out[n++] = (struct net_sg){bounce, off};
+    }
+    return netdev_send(out, n) == 0 ? 0 : -1;
+}
+
+static void rx_frame(const void *frame, size_t len, void *arg)
+{
+    (void)arg;
+    const uint8_t *f = frame;
+    if (len <= ETH_HLEN || f[12] != ETHERTYPE_PORTALS >> 8 || f[13] != (ETHERTYPE_PORTALS & 0xFF))
+        return;
+    ptl_lib_rx(0, f + ETH_HLEN, len - ETH_HLEN);
+}
+
+void ptl_host_wait(uint64_t deadline_ns)
+{
+    if (!netdev_present()) {
+        if (deadline_ns != UINT64_MAX)
+            time_sleep_until(deadline_ns);
+        return;
+    }
+    if (netdev_poll(rx_frame, NULL) > 0)
+        return;
+    netdev_wait(deadline_ns);
+    netdev_poll(rx_frame, NULL);
+}
+
+/* The kernel never uses the vector registers, so what is in them belongs to
+ * the application: park it, give the library a clean control state (the
+ * application may have unmasked exceptions), put it back.  Legacy SSE code
+ * leaves the upper halves of AVX registers alone, so fxsave covers all the
+ * library can change. */
+void ptl_host_fpu_begin(void)
+{
+    if (fpu_depth++)
+        return;
+    static const uint32_t mxcsr_default = 0x1F80;
+    __asm__ volatile("fxsave64 %0" : "=m"(fpu_save));
+    __asm__ volatile("fninit; ldmxcsr %0" ::"m"(mxcsr_default));
+}
+
+void ptl_host_fpu_end(void)
+{
+    if (--fpu_depth)
+        return;
+    __asm__ volatile("fxrstor64 %0" ::"m"(fpu_save));
+}
