@@ -24,10 +24,8 @@ struct ptl_ni *ptl_ni_get(ptl_handle_ni_t h)
     return ni;
 }
 
-static struct ptl_ni *ni_of(uint32_t h, unsigned type, int limit_field,
-                            unsigned *idx)
+static struct ptl_ni *ni_of(uint32_t h, unsigned type, unsigned *idx)
 {
-    (void)limit_field;
     if (!ptl_api_ready() || PTL_H_TYPE(h) != type)
         return NULL;
     struct ptl_ni *ni = &ptl_g.nis[PTL_H_NI(h)];
@@ -40,7 +38,7 @@ static struct ptl_ni *ni_of(uint32_t h, unsigned type, int limit_field,
 struct ptl_eq *ptl_eq_get(ptl_handle_eq_t h, struct ptl_ni **nip)
 {
     unsigned i;
-    struct ptl_ni *ni = ni_of(h, PTL_OBJ_EQ, 0, &i);
+    struct ptl_ni *ni = ni_of(h, PTL_OBJ_EQ, &i);
     if (!ni || i >= (unsigned)ni->lim.max_eqs)
         return NULL;
     struct ptl_eq *eq = &ni->eqs[i];
@@ -54,7 +52,7 @@ struct ptl_eq *ptl_eq_get(ptl_handle_eq_t h, struct ptl_ni **nip)
 struct ptl_ct *ptl_ct_get(ptl_handle_ct_t h, struct ptl_ni **nip)
 {
     unsigned i;
-    struct ptl_ni *ni = ni_of(h, PTL_OBJ_CT, 0, &i);
+    struct ptl_ni *ni = ni_of(h, PTL_OBJ_CT, &i);
     if (!ni || i >= (unsigned)ni->lim.max_cts)
         return NULL;
     struct ptl_ct *ct = &ni->cts[i];
@@ -68,7 +66,7 @@ struct ptl_ct *ptl_ct_get(ptl_handle_ct_t h, struct ptl_ni **nip)
 struct ptl_md *ptl_md_get(ptl_handle_md_t h, struct ptl_ni **nip)
 {
     unsigned i;
-    struct ptl_ni *ni = ni_of(h, PTL_OBJ_MD, 0, &i);
+    struct ptl_ni *ni = ni_of(h, PTL_OBJ_MD, &i);
     if (!ni || i >= (unsigned)ni->lim.max_mds)
         return NULL;
     struct ptl_md *md = &ni->mds[i];
@@ -82,7 +80,7 @@ struct ptl_md *ptl_md_get(ptl_handle_md_t h, struct ptl_ni **nip)
 struct ptl_entry *ptl_entry_get(uint32_t h, bool is_me, struct ptl_ni **nip)
 {
     unsigned i;
-    struct ptl_ni *ni = ni_of(h, is_me ? PTL_OBJ_ME : PTL_OBJ_LE, 0, &i);
+    struct ptl_ni *ni = ni_of(h, is_me ? PTL_OBJ_ME : PTL_OBJ_LE, &i);
     if (!ni || i >= (unsigned)ni->lim.max_entries)
         return NULL;
     struct ptl_entry *e = &ni->entries[i];

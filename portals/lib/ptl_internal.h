@@ -353,7 +353,6 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
 void ptl_rel_timers(struct ptl_ni *ni, uint64_t now);
 uint64_t ptl_rel_deadline(struct ptl_ni *ni);
 void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
-void ptl_rel_ni_fini(struct ptl_ni *ni);
 struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni, struct ptl_peer *p);
 bool ptl_resp_available(struct ptl_ni *ni, struct ptl_peer *p);
 void ptl_resp_free(struct ptl_ni *ni, struct ptl_txmsg *m);

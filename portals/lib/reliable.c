@@ -371,11 +371,6 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
     return d;
 }
 
-void ptl_rel_ni_fini(struct ptl_ni *ni)
-{
-    (void)ni; /* all state lives in NI tables freed by the caller */
-}
-
 static void want_ack(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
 {
     if (now_ || ++p->ack_pending >= 16) {
