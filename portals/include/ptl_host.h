@@ -55,7 +55,10 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info);
  * unchanged until the library has seen the frame acknowledged, so they may
  * be DMA'd after return.  The host adds the Ethernet header.  Returns 0 if
  * the frame was queued, negative if not (the library treats that as a lost
- * frame and retransmits later). */
+ * frame and retransmits later).  Called with the library lock held: it must
+ * not call ptl_lib_rx itself.  Frames for the node's own nid (a process
+ * talking to itself) must be queued and handed to ptl_lib_rx later, from
+ * ptl_host_wait. */
 int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg,
                   int n_sg);
 

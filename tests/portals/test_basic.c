@@ -303,6 +303,47 @@ static void test_op_limit(void)
     printf("operation limit ok\n");
 }
 
+/* A process putting to and getting from itself. */
+static void test_self(struct node *a)
+{
+    static char src[5000], dst[5000], back[5000];
+    tp_fill(src, sizeof(src), 6);
+    ptl_pt_index_t pt = tp_pt(a, 0);
+    ptl_me_t me = tp_me(dst, sizeof(dst), PTL_ME_OP_PUT | PTL_ME_OP_GET |
+                        PTL_ME_EVENT_LINK_DISABLE, 0, ~0ull);
+    ptl_handle_me_t h;
+    OK(PtlMEAppend(a->ni, pt, &me, PTL_PRIORITY_LIST, NULL, &h));
+    ptl_handle_md_t md = tp_md(a, src, sizeof(src), 0, PTL_CT_NONE);
+    ptl_handle_md_t bmd = tp_md(a, back, sizeof(back), 0, PTL_CT_NONE);
+    OK(PtlPut(md, 0, sizeof(src), PTL_ACK_REQ, a->id, pt, 0, 0, NULL, 0));
+    int seen = 0;
+    for (int i = 0; i < 3; i++) {
+        ptl_event_t ev;
+        unsigned w;
+        OK(PtlEQPoll(&a->eq, 1, 20000, &ev, &w));
+        CHECK(ev.ni_fail_type == PTL_NI_OK);
+        seen |= 1 << ev.type;
+    }
+    CHECK(seen == (1 << PTL_EVENT_SEND | 1 << PTL_EVENT_ACK |
+                   1 << PTL_EVENT_PUT));
+    CHECK(memcmp(src, dst, sizeof(src)) == 0);
+    OK(PtlGet(bmd, 0, sizeof(back), a->id, pt, 0, 0, NULL));
+    seen = 0;
+    for (int i = 0; i < 2; i++) {
+        ptl_event_t ev;
+        unsigned w;
+        OK(PtlEQPoll(&a->eq, 1, 20000, &ev, &w));
+        seen |= 1 << ev.type;
+    }
+    CHECK(seen == (1 << PTL_EVENT_REPLY | 1 << PTL_EVENT_GET));
+    CHECK(memcmp(back, src, sizeof(src)) == 0);
+    OK(PtlMEUnlink(h));
+    OK(PtlMDRelease(md));
+    OK(PtlMDRelease(bmd));
+    OK(PtlPTFree(a->ni, pt));
+    printf("self put/get ok\n");
+}
+
 int main(void)
 {
     test_no_init();
@@ -358,6 +399,7 @@ int main(void)
     test_logical();
     test_nonmatching_iovec();
     test_op_limit();
+    test_self(&a);
     OK(PtlNIFini(a.ni));
     OK(PtlNIFini(b.ni));
     PtlFini();
