@@ -1,6 +1,5 @@
 /* Configuration of the Linux host: environment variables (documented in
  * ptl_linux.h), interface index/MAC/MTU, and the nid <-> MAC rule or table. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -36,8 +36,18 @@ bool lh_packet_rx_ready(void);
  * Must be called without the library lock.  `wait_turn`: block while
  * another thread drains instead of returning 0 at once. */
 int lh_packet_drain(int max, bool wait_turn);
-int lh_packet_send(const uint8_t dst_mac[6], uint32_t src_pid,
-                   const struct iovec *iov, int n_iov);
+struct iovec;
+/* iov[0] is the Ethernet header; src_pid (from the wire header) teaches the
+ * pid filter which pid this process uses. */
+int lh_packet_send(uint32_t src_pid, const struct iovec *iov, int n_iov);
+/* A new NI may use another pid: admit every frame until the next send. */
+void lh_packet_reset_filter(void);
+/* lh_loop.c: frames to this very process. */
+struct ptl_sg;
+int lh_loop_send(const struct ptl_sg *sg, int n_sg);
+bool lh_loop_ready(void);
+int lh_loop_drain(int max);
+
 void lh_packet_stats(struct ptl_linux_stats *out);
 void lh_packet_count_no_route(void);
 

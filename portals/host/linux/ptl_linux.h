@@ -31,9 +31,11 @@
  * process a copy of every frame, once this host knows its pid (the source
  * pid of the first frame it sends) it attaches a classic BPF filter that
  * lets through only frames addressed to that pid (and frames too short to
- * carry one, so the library still counts them).  Frames between processes
- * of the same node leave as PACKET_OUTGOING copies on the interface; they
- * are accepted when addressed to this node's own MAC.
+ * carry one, so the library still counts them).  A frame a process sends
+ * to its own nid and pid is queued in memory and delivered by the next wait
+ * or library call.  Two processes of the same node (same nid, different
+ * pids) cannot reach each other: a socket bound to one EtherType never sees
+ * frames sent out of its own interface.
  *
  * Progress: no thread.  Received frames are handed to the library inside
  * ptl_host_wait (poll() on the socket, bounded by the deadline) and, before
