@@ -5,6 +5,7 @@
 #include "hostlink.h"
 #include "kernel.h"
 #include "netdev.h"
+#include "serial.h"
 #include "signal.h"
 #include "x86.h"
 
@@ -31,6 +32,9 @@ void node_end(enum end_kind kind, int code)
     default:
         break;  /* panic() and load_error() sent their message already */
     }
+    serial_drain(COM1);
+    if (hostlink_enabled)
+        serial_drain(COM2);
     if (options.exit_port)
         outb((uint16_t)options.exit_port, qemu_code[kind]);
     halt_forever();

@@ -87,3 +87,14 @@ def test_unknown_system_call_reported_once(tmp_path):
     log = console.read_text()
     assert log.count("system call 400 is not implemented") == 1
     assert log.count("system call 100000 does not exist") == 1
+
+
+def test_all_output_arrives_when_a_program_writes_and_exits_at_once():
+    """3 MB in uneven writes, then _exit: nothing may be lost on the way out
+    (the node drains its serial ports before the VM ends)."""
+    r = subprocess.run([program("bigout-musl"), "3000000"], capture_output=True)
+    native = r.stdout
+    r = run_node(program("bigout-musl"), "3000000")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.encode() == native
+    assert r.stderr == "wrote 3000000 bytes\n"

@@ -34,6 +34,10 @@ static struct mid mids[NX_MAX_MIDS];
 
 _Noreturn void nx_abort(int status)
 {
+    /* MPI_Abort kills every rank at once; give mpiexec a moment to forward
+     * the error message first, or it can be lost with the process. */
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
     MPI_Abort(MPI_COMM_WORLD, status);
     exit(status);
 }
