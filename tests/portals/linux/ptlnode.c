@@ -156,10 +156,16 @@ static int rt(int argc, char **argv)
         uint64_t roff = (k * 4099u) % (RT_LEN - lens[k] + 1);
         rt_putget(t, lens[k], roff, src, dst, ms, md, k + 1);
     }
-    /* Atomics on int64 element 0 of the server's array (starts at 0). */
+    /* Atomics on int64 element 0 of the server's array. */
     int64_t v[2] = { 5, 0 }, res = -1;
     ptl_handle_md_t mv = pl_md(&P, v, sizeof(v));
     ptl_handle_md_t mr = pl_md(&P, &res, sizeof(res));
+    /* PTL_SWAP to 0 first, so the sequence holds on a reused server. */
+    int64_t zero = 0;
+    ptl_handle_md_t mz = pl_md(&P, &zero, sizeof(zero));
+    OK(PtlSwap(mr, 0, mz, 0, 8, t, PL_PT, PL_MB_ATOMIC, 0, NULL, 0, NULL,
+               PTL_SWAP, PTL_INT64_T));
+    complete("swap to 0", false);
     OK(PtlAtomic(mv, 0, 8, PTL_ACK_REQ, t, PL_PT, PL_MB_ATOMIC, 0, NULL, 0,
                  PTL_SUM, PTL_INT64_T));
     complete("atomic", true);
