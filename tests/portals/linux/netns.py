@@ -18,17 +18,29 @@ def sh(*args, check=True):
 
 
 class Pair:
-    def __init__(self, mtu=9000):
+    def __init__(self, mtu=9000, middle=False):
+        """middle=True: a third namespace m sits between a and b (va-ma,
+        mb-vb) for the userspace impairer (impair.c)."""
         n = next(_seq)
         self.ns = {1: f"tern-pl-{os.getpid()}-{n}a",
                    2: f"tern-pl-{os.getpid()}-{n}b"}
+        if middle:
+            self.ns[0] = f"tern-pl-{os.getpid()}-{n}m"
         self.dev = {1: "va", 2: "vb"}
         self.procs = []
         try:
             for ns in self.ns.values():
                 sh("ip", "netns", "add", ns)
-            sh("ip", "link", "add", "va", "netns", self.ns[1], "type", "veth",
-               "peer", "name", "vb", "netns", self.ns[2])
+            if middle:
+                for nid, d in ((1, "ma"), (2, "mb")):
+                    sh("ip", "link", "add", self.dev[nid], "netns",
+                       self.ns[nid], "type", "veth", "peer", "name", d,
+                       "netns", self.ns[0])
+                    sh("ip", "-n", self.ns[0], "link", "set", "dev", d, "mtu",
+                       str(mtu), "up")
+            else:
+                sh("ip", "link", "add", "va", "netns", self.ns[1], "type",
+                   "veth", "peer", "name", "vb", "netns", self.ns[2])
             for nid in (1, 2):
                 sh("ip", "-n", self.ns[nid], "link", "set", self.dev[nid],
                    "address", f"02:00:00:00:00:{nid:02x}", "mtu", str(mtu),
@@ -41,6 +53,16 @@ class Pair:
         for nid in (1, 2):
             sh("ip", "netns", "exec", self.ns[nid], "tc", "qdisc", "add",
                "dev", self.dev[nid], "root", "netem", *spec.split())
+
+    def impair(self, exe, loss, dup, reorder, corrupt, delay_us, seed=1):
+        """Start the userspace lossy forwarder in the middle namespace."""
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", self.ns[0], exe, "ma", "mb", str(loss),
+             str(dup), str(reorder), str(corrupt), str(delay_us), str(seed)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        assert p.stdout.readline().startswith("IMPAIR READY")
+        return p
 
     def env(self, nid, pid, extra=None):
         e = dict(os.environ, TERN_IFACE=self.dev[nid], TERN_PID=str(pid))
