@@ -320,7 +320,12 @@ void ptl_rel_timers(struct ptl_ni *ni, uint64_t now)
             struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
             if (!f->live || f->acked || now < f->sent_at + f->rto)
                 continue;
-            if (now - f->first_sent >= ptl_g.tun.giveup_ns) {
+            /* Unreachable: this frame is giveup_ns old and the peer has
+             * said nothing for giveup_ns either.  A peer that keeps
+             * talking (heavy loss, not death) gets up to four times
+             * longer, but never forever. */
+            uint64_t age = now - f->first_sent, g = ptl_g.tun.giveup_ns;
+            if ((age >= g && now - p->last_heard >= g) || age >= 4 * g) {
                 ptl_rel_fail_peer(ni, p);
                 break;
             }
@@ -482,7 +487,10 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         st->rx_ooo_placed++;
         want_ack(ni, p, h->flags & PTL_WF_ACKNOW);
     } else {
+        /* Not acknowledged (it will be resent), but answer anyway: the
+         * sender learns we are alive and where the hole is. */
         st->rx_ooo_dropped++;
+        want_ack(ni, p, false);
     }
     ptl_rel_push(ni, p);
 }
