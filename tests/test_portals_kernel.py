@@ -85,10 +85,10 @@ def bridged_namespace(ntaps):
 
 
 def run_pair(ns, taps, server_args, client_args, timeout, nics=("virtio", "e1000"),
-             client_prog="pingpong-musl", server_prog="pingpong-glibc"):
+             client_prog="pingpong-musl", server_prog="pingpong-glibc", accel="tcg"):
     """Node 1 (client) and node 2 (server) at once; returns both results."""
     def start(nid, nic, tap, program, args):
-        cmd = ["ip", "netns", "exec", ns, sys.executable, RUN_NODE, "--tcg", "--mem", "160M",
+        cmd = ["ip", "netns", "exec", ns, sys.executable, RUN_NODE, f"--{accel}", "--mem", "160M",
                "--timeout", str(timeout), "--nic", nic, "--tap", tap, "--nid", str(nid),
                "--kmem", "4M", prog(program), *args]
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

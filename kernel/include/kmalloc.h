@@ -9,7 +9,8 @@
 /* Takes the heap from the top of the application region: kmem=SIZE, or by
  * default KMEM_DEFAULT when the node has a NIC and nothing otherwise.  Call
  * after netdev_init and before the program is loaded. */
-#define KMEM_DEFAULT (2ULL << 20)
+/* One NI with default limits and a few peers peaks near 1.8 MiB. */
+#define KMEM_DEFAULT (4ULL << 20)
 void kmem_init(bool have_nic);
 
 /* 16-byte aligned, NOT zeroed; NULL when the heap cannot hold it. */

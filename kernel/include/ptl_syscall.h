@@ -28,6 +28,14 @@ enum tern_ptl_op {
     TPO_TRIG_CT_INC, TPO_TRIG_CT_SET, TPO_START_BUNDLE, TPO_END_BUNDLE,
     TPO_HANDLE_IS_EQUAL,
     TPO_NOP,                       /* does nothing: measures the call itself */
+    TPO_STATS,                     /* (struct ptl_lib_stats *, struct tern_ptl_node_stats *) */
     TPO_LAST
+};
+
+/* TPO_STATS: the node's side of the counters (the library's are struct
+ * ptl_lib_stats of ptl_lib.h, interface 0). */
+struct tern_ptl_node_stats {
+    uint64_t nic_tx_frames, nic_tx_errors, nic_rx_frames, nic_rx_dropped, nic_interrupts;
+    uint64_t kmem_size, kmem_used, kmem_peak, kmem_fails;
 };
 #endif

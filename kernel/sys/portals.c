@@ -17,6 +17,7 @@
 #include "errno.h"
 #include "kernel.h"
 #include "kmalloc.h"
+#include "netdev.h"
 #include "ptl_internal.h"
 #include "ptl_kernel.h"
 #include "ptl_syscall.h"
@@ -302,10 +303,32 @@ static int get_map(const ptl_args_t a)
         return rc_;                                                        \
     } while (0)
 
+static int stats(uint64_t ulib, uint64_t unode)
+{
+    struct ptl_lib_stats lib;
+    struct tern_ptl_node_stats node;
+    struct netdev_stats nd;
+    struct kmem_stats km;
+    if ((ulib && !user_ok(ulib, sizeof lib)) || (unode && !user_ok(unode, sizeof node)))
+        return BAD;
+    memset(&lib, 0, sizeof lib);
+    ptl_lib_get_stats(0, &lib);
+    netdev_get_stats(&nd);
+    kmem_get_stats(&km);
+    node = (struct tern_ptl_node_stats){nd.tx_frames, nd.tx_errors, nd.rx_frames, nd.rx_dropped,
+                                        nd.interrupts, km.size, km.used, km.peak, km.fails};
+    if (ulib)
+        copy_to_user(ulib, &lib, sizeof lib);
+    if (unode)
+        copy_to_user(unode, &node, sizeof node);
+    return PTL_OK;
+}
+
 static int dispatch(uint64_t op, const ptl_args_t a)
 {
     switch (op) {
     case TPO_NOP: return PTL_OK;
+    case TPO_STATS: return stats(a[0], a[1]);
     case TPO_INIT: return ptl_kernel_available() ? PtlInit() : PTL_FAIL;
     case TPO_FINI: PtlFini(); iov_collect(); return PTL_OK;
     case TPO_NI_INIT: return ni_init(a);

@@ -4,6 +4,7 @@
  * so the same archive links with musl and with glibc. */
 #include <stdint.h>
 #include "portals4.h"
+#include "ptl_lib.h"
 #include "../../../kernel/include/ptl_syscall.h"
 
 typedef uint64_t u64;
@@ -223,3 +224,10 @@ int PtlHandleIsEqual(ptl_handle_any_t a, ptl_handle_any_t b)
 
 /* Not part of Portals: the bare cost of the system call (bench, tests). */
 int ptl_tern_nop(void) { return CALL(TPO_NOP, 0); }
+
+/* Not part of Portals: the library's counters and the node's (NIC, kernel
+ * heap); either pointer may be NULL. */
+int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node)
+{
+    return CALL(TPO_STATS, P(lib), P(node));
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include "portals4.h"
+#include "ptl_lib.h"
 #include "../../../kernel/include/ptl_syscall.h"
 
 enum { MB_PING = 1, MB_GET = 2, MB_ATOM = 3, MB_CTRL = 4, MB_STREAM = 5 };
@@ -143,6 +144,30 @@ static void put(ptl_handle_md_t md, uint64_t off, uint64_t len, ptl_ack_req_t ac
     }
 }
 
+int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node);
+
+static void print_stats(const char *who)
+{
+    struct ptl_lib_stats l;
+    struct tern_ptl_node_stats n;
+    if (ptl_tern_stats(&l, &n) != PTL_OK)
+        return;
+    printf("%s stats: frames tx %lu rx %lu, retransmits %lu, acks %lu, host busy %lu, rx dup %lu "
+           "ooo dropped %lu placed %lu window %lu no-resources %lu bad %lu; nic tx %lu err %lu "
+           "rx %lu dropped %lu irq %lu; kmem %lu KiB, peak %lu KiB, fails %lu\n", who,
+           (unsigned long)l.tx_frames, (unsigned long)l.rx_frames,
+           (unsigned long)l.tx_retransmits, (unsigned long)l.acks_sent,
+           (unsigned long)l.tx_host_busy, (unsigned long)l.rx_dup,
+           (unsigned long)l.rx_ooo_dropped, (unsigned long)l.rx_ooo_placed,
+           (unsigned long)l.rx_window, (unsigned long)l.rx_no_resources,
+           (unsigned long)(l.rx_short + l.rx_bad_version + l.rx_bad_crc + l.rx_bad_op +
+                           l.rx_bad_field + l.rx_not_for_us + l.rx_stale),
+           (unsigned long)n.nic_tx_frames, (unsigned long)n.nic_tx_errors,
+           (unsigned long)n.nic_rx_frames, (unsigned long)n.nic_rx_dropped,
+           (unsigned long)n.nic_interrupts, (unsigned long)(n.kmem_size >> 10),
+           (unsigned long)(n.kmem_peak >> 10), (unsigned long)n.kmem_fails);
+}
+
 /* ---- server ---------------------------------------------------------------- */
 
 /* PtlEQWait through the raw call with known values in every vector register
@@ -212,6 +237,7 @@ static int server(void)
             unsigned which;
             for (int i = 0; i < 5; i++)
                 PtlEQPoll(&eq_t, 1, 100, &e2, &which);
+            print_stats("server");
             return fpu_bad ? 1 : 0;
         }
     }
@@ -352,6 +378,7 @@ static int client_test(void)
     get_check(GBUF - 262144, 262144);
     atomics();
     done();
+    print_stats("client");
     printf("client: %s\n", errors ? "FAILED" : "ok");
     return errors ? 1 : 0;
 }
@@ -392,6 +419,7 @@ static int client_bench(int reps)
         fflush(stdout);
     }
     done();
+    print_stats("client");
     return errors ? 1 : 0;
 }
 
