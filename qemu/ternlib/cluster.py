@@ -2,7 +2,8 @@
 the service node's interface, one tap per node, dnsmasq (DHCP + TFTP), and
 one QEMU per compute node.  Everything a cluster owns is recorded in its run
 directory so `down`, a failed `up`, or the next `up` after a crash removes it
-all."""
+all.  Nodes run Tern, or (os "linux", issue 8) the Linux comparison node of
+`make linux-node` on the same virtual hardware."""
 import json
 import os
 import shutil
@@ -17,11 +18,21 @@ RUN_BASE = os.environ.get("TERN_RUN_BASE", "/tmp/tern-clusters")
 SERVICE_IP = "10.77.0.1"
 SERVICE_IFACE = "svc0"
 BRIDGE = "br0"
+# What a node prints on its serial console once it is up, by node OS.
+READY = {"tern": "node ready", "linux": "linux node ready"}
+LINUX_NODE = os.path.join(ROOT, "build", "linux-node")
+# A Linux node's root (Debian kernel + MPICH initramfs) does not fit in Tern's 64M.
+LINUX_DEFAULT_MEM = "256M"
 
 
 def node_mac(nid):
     """The addressing rule shared with Portals: MAC 02:00:00:NN:NN:NN, nid in the low 24 bits."""
     return "02:00:00:%02x:%02x:%02x" % ((nid >> 16) & 0xFF, (nid >> 8) & 0xFF, nid & 0xFF)
+
+
+def node_ip(nid):
+    """The address dnsmasq gives node nid (boot/mkdnsmasq: the 100th host + nid)."""
+    return "10.77.0.%d" % (100 + nid)
 
 
 def sh(*cmd, check=True):
@@ -58,14 +69,21 @@ class Cluster:
         return ["ip", "netns", "exec", self.netns, *cmd]
 
     # --- up ----------------------------------------------------------------
-    def up(self, n, mem="64M", nic="virtio", boot="pxe", mode=None, timeout=None, log=print):
+    def up(self, n, mem=None, nic="virtio", boot="pxe", mode=None, timeout=None, log=print,
+           node_os="tern"):
+        if node_os not in READY:
+            raise SystemExit(f"cluster: unknown node OS '{node_os}'")
+        if node_os == "linux":
+            self._check_linux_node()
+        mem = mem or (LINUX_DEFAULT_MEM if node_os == "linux" else "64M")
         if self.load() or self.netns_exists() or os.path.isdir(self.dir):
             log(f"cluster '{self.name}': cleaning up a previous run")
             self.down(log=lambda *_: None)
         os.makedirs(self.dir)
         mode = mode or accel.default_accel()
         state = {"name": self.name, "netns": self.netns, "nodes": [], "pids": [],
-                 "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time()}
+                 "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time(),
+                 "os": node_os}
         self.save(state)
         try:
             self._fabric()
@@ -74,19 +92,30 @@ class Cluster:
             state["nodes"] = nodes
             self.save(state)
             if boot == "pxe":
-                state["pids"].append(self._dnsmasq(nodes))
+                state["pids"].append(self._dnsmasq(nodes, node_os))
                 self.save(state)
             for node in nodes:
                 sh(*self.in_ns("ip", "tuntap", "add", node["tap"], "mode", "tap"))
                 sh(*self.in_ns("ip", "link", "set", node["tap"], "master", BRIDGE, "up"))
-                node["pid"] = self._qemu(node, mem, nic, boot, mode)
+                node["pid"] = self._qemu(node, mem, nic, boot, mode, node_os)
                 state["pids"].append(node["pid"])
                 self.save(state)
-            self._wait_ready(nodes, timeout or (60 + 3 * n) * (1 if mode == "tcg" else 4), log)
+            if node_os == "tern":
+                timeout = timeout or (60 + 3 * n) * (1 if mode == "tcg" else 4)
+            else:  # a stock kernel boots in 5-20 s under TCG, and the nodes share the cores
+                timeout = timeout or (90 + 20 * n) * (1 if mode == "tcg" else 4)
+            self._wait_ready(nodes, timeout, log, READY[node_os])
         except BaseException:
             self.down(log=lambda *_: None)
             raise
-        log(f"cluster '{self.name}': {n} nodes ready ({boot} boot, {nic}, {mem}, {mode})")
+        log(f"cluster '{self.name}': {n} nodes ready ({boot} boot, {nic}, {mem}, {mode}"
+            + (", linux)" if node_os == "linux" else ")"))
+
+    @staticmethod
+    def _check_linux_node():
+        for f in ["vmlinuz", "initramfs.cpio.gz"]:
+            if not os.path.exists(os.path.join(LINUX_NODE, f)):
+                raise SystemExit(f"cluster: build/linux-node/{f} is missing (make linux-node)")
 
     def _fabric(self):
         sh("ip", "netns", "add", self.netns)
@@ -99,7 +128,7 @@ class Cluster:
         sh(*self.in_ns("ip", "addr", "add", f"{SERVICE_IP}/24", "dev", SERVICE_IFACE))
         sh(*self.in_ns("ip", "link", "set", SERVICE_IFACE, "up"))
 
-    def _dnsmasq(self, nodes):
+    def _dnsmasq(self, nodes, node_os="tern"):
         tftp = os.path.join(self.dir, "tftp")
         node_file = os.path.join(self.dir, "nodes.txt")
         with open(node_file, "w") as f:
@@ -107,7 +136,7 @@ class Cluster:
                 f.write(f"{node['nid']} {node['mac']}\n")
         sh(os.path.join(ROOT, "boot", "mkdnsmasq"), "--iface", SERVICE_IFACE,
            "--server-ip", SERVICE_IP, "--tftp-root", tftp, "--run-dir", self.dir,
-           "--nodes", node_file)
+           "--nodes", node_file, *(["--os", "linux"] if node_os == "linux" else []))
         os.chmod(self.dir, 0o755)
         out = open(os.path.join(self.dir, "dnsmasq.out"), "w")
         p = subprocess.Popen(self.in_ns("dnsmasq", "--conf-file=" + os.path.join(self.dir,
@@ -120,7 +149,7 @@ class Cluster:
                                open(os.path.join(self.dir, "dnsmasq.out")).read())
         return p.pid
 
-    def _qemu(self, node, mem, nic, boot, mode):
+    def _qemu(self, node, mem, nic, boot, mode, node_os="tern"):
         device = {"virtio": "virtio-net-pci", "e1000": "e1000"}[nic]
         cmd = ["qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
                "-m", mem, *accel.qemu_accel_args(mode),
@@ -129,6 +158,14 @@ class Cluster:
                "-serial", f"file:{node['log']}"]
         if boot == "pxe":
             cmd += ["-boot", "n"]
+        elif node_os == "linux":
+            # The uncompressed ELF kernel boots by its PVH entry (no 9 s of XZ under TCG).
+            kernel = os.path.join(LINUX_NODE, "vmlinux")
+            if not os.path.exists(kernel):
+                kernel = os.path.join(LINUX_NODE, "vmlinuz")
+            cmd += ["-kernel", kernel, "-initrd", os.path.join(LINUX_NODE, "initramfs.cpio.gz"),
+                    "-append", f"console=ttyS0 quiet nid={node['nid']} "
+                               f"ip4={node_ip(node['nid'])}/24"]
         else:
             cmd += ["-kernel", os.path.join(ROOT, "build", "tern.elf"),
                     "-append", f"nid={node['nid']}"]
@@ -137,12 +174,12 @@ class Cluster:
                              stderr=subprocess.STDOUT, start_new_session=True)
         return p.pid
 
-    def _wait_ready(self, nodes, timeout, log):
+    def _wait_ready(self, nodes, timeout, log, marker="node ready"):
         deadline = time.monotonic() + timeout
         pending = list(nodes)
         while pending and time.monotonic() < deadline:
             for node in list(pending):
-                if "node ready" in self.console(node["nid"]):
+                if marker in self.console(node["nid"]):
                     pending.remove(node)
                 elif not pid_alive(node["pid"]):
                     break
@@ -173,12 +210,22 @@ class Cluster:
             text = self.console(node["nid"])
             if not pid_alive(node.get("pid", 0)):
                 st = "down"
-            elif "node ready" in text:
+            elif READY[state.get("os", "tern")] in text:
                 st = "ready"
             else:
                 st = "booting"
             rows.append((node["nid"], node["mac"], st))
         return state, rows
+
+    def mpiexec_cmd(self, args):
+        """MPICH's mpiexec (hydra) for a Linux cluster: one slot per node, ranks
+        placed round robin, proxies started over ssh (boot/linux-node/ssh) and
+        calling back to the service node's address on svc0."""
+        state = self.load() or {}
+        hosts = ",".join(node_ip(node["nid"]) for node in state.get("nodes", []))
+        return ["mpiexec", "-launcher", "ssh",
+                "-launcher-exec", os.path.join(ROOT, "boot", "linux-node", "ssh"),
+                "-iface", SERVICE_IFACE, "-hosts", hosts, *args]
 
     # --- down --------------------------------------------------------------
     def down(self, log=print):
