@@ -1,0 +1,122 @@
+"""The Linux comparison cluster (issue 8): Debian kernel + MPICH nodes on the
+same virtual hardware as Tern nodes, MPI jobs started by mpiexec over ssh from
+the service node, teardown that leaves nothing behind."""
+import os
+import re
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from nodes import ROOT
+
+CLUSTER = os.path.join(ROOT, "qemu", "cluster")
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def linux_node():
+    r = subprocess.run(["make", "-C", ROOT, "linux-node"], capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+def cluster(name, *args, check=True, timeout=300):
+    r = subprocess.run([CLUSTER, "--name", name, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    if check:
+        assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def leftovers(name):
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    procs = subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/"], capture_output=True,
+                           text=True).stdout.split()
+    return {"netns": f"tern-{name}" in ns.split(), "processes": procs,
+            "run_dir": os.path.exists(f"/tmp/tern-clusters/{name}")}
+
+
+NOTHING = {"netns": False, "processes": [], "run_dir": False}
+
+
+@pytest.fixture
+def name():
+    n = "l" + uuid.uuid4().hex[:8]
+    yield n
+    subprocess.run([CLUSTER, "--name", n, "down"], capture_output=True)
+    assert leftovers(n) == NOTHING
+
+
+def up(name, *args):
+    t0 = time.monotonic()
+    r = cluster(name, "up", "--os", "linux", "-n", "2", *args)
+    wall = time.monotonic() - t0
+    assert "2 nodes ready" in r.stdout and "linux" in r.stdout, r.stdout
+    for nid in (1, 2):
+        con = cluster(name, "console", str(nid)).stdout
+        m = re.search(r"linux node ready: nid (\d+) \S+ (\S+) \(kernel uptime ([\d.]+)s\)", con)
+        assert m, con[-2000:]
+        assert m.group(1) == str(nid) and m.group(2) == f"10.77.0.{100 + nid}/24"
+        print(f"\nlinux nid {nid}: ready, kernel uptime {m.group(3)} s")
+    print(f"up --os linux -n 2 {' '.join(args)}: {wall:.1f} s wall")
+    rows = cluster(name, "status").stdout.splitlines()
+    assert "linux" in rows[0]
+    assert [line.split()[2] for line in rows[2:4]] == ["ready", "ready"], rows
+
+
+def mpiexec(name, *args, timeout=240):
+    r = cluster(name, "mpiexec", *args, check=False, timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_direct_boot_mpi_across_two_nodes(name):
+    up(name, "--boot", "direct")
+    out = mpiexec(name, "-n", "4", os.path.join(ROOT, "build", "linux-node", "bin", "mpi-hello"))
+    ranks = dict(re.findall(r"hello from rank (\d) of 4 on (\S+)", out))
+    assert sorted(ranks) == ["0", "1", "2", "3"], out
+    assert set(ranks.values()) == {"nid1", "nid2"}, out  # really on both nodes
+    assert mpiexec(name, "-n", "2", os.path.join(ROOT, "build", "nx-mpi", "pingpong")) \
+        .count("pingpong ok") == 1
+    out = mpiexec(name, "-n", "2", os.path.join(ROOT, "build", "linux-node", "bin", "nx-latency"),
+                  "100")
+    lat = re.findall(r"nx-latency: +(\d+) B +one-way +([\d.]+) us", out)
+    assert [s for s, _ in lat] == ["0", "8", "1024", "65536"], out
+    print(out)
+    # An NX error on a node ends the whole job with the message, as on one machine.
+    r = cluster(name, "mpiexec", "-n", "2", os.path.join(ROOT, "build", "nx-mpi", "errors"),
+                "badnode", check=False, timeout=120)
+    assert r.returncode != 0
+    assert "EQNODE: node 2 is not in 0..1" in r.stderr, r.stdout + r.stderr
+    cluster(name, "down")
+    assert leftovers(name) == NOTHING
+
+
+def test_pxe_boot_e1000(name):
+    up(name, "--boot", "pxe", "--nic", "e1000")
+    log = open(f"/tmp/tern-clusters/{name}/dnsmasq.log").read()
+    assert log.count("DHCPACK") >= 4  # iPXE and the node's own udhcpc, on both nodes
+    out = mpiexec(name, "-n", "2", os.path.join(ROOT, "build", "linux-node", "bin", "mpi-hello"))
+    assert sorted(re.findall(r"on (nid\d)", out)) == ["nid1", "nid2"], out
+    cluster(name, "down")
+    assert leftovers(name) == NOTHING
+
+
+def test_failed_up_leaves_nothing(name):
+    r = cluster(name, "up", "--os", "linux", "-n", "2", "--boot", "direct", "--timeout", "1",
+                check=False)
+    assert r.returncode != 0 and "not ready after" in r.stderr and "nid 2" in r.stderr
+    assert leftovers(name) == NOTHING
+
+
+def test_mpiexec_needs_a_linux_cluster(name):
+    r = subprocess.run([CLUSTER, "--name", name, "mpiexec", "-n", "1", "true"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "not up" in r.stderr
+    cluster(name, "up", "-n", "1", "--boot", "direct")  # a Tern cluster
+    r = subprocess.run([CLUSTER, "--name", name, "mpiexec", "-n", "1", "true"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "only for clusters booted with --os linux" in r.stderr
