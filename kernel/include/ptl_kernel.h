@@ -10,4 +10,6 @@ void ptl_kernel_init(void);
 /* True when there is a NIC for Portals to use. */
 bool ptl_kernel_available(void);
 uint32_t ptl_kernel_nid(void);
+/* Hands frames that have arrived to the library (every Portals call). */
+void ptl_kernel_poll(void);
 #endif

@@ -433,5 +433,7 @@ SYSCALL(tern_portals)
     ptl_args_t a;
     if (copy_from_user(a, a1, sizeof a))
         return -EFAULT;
+    if (a0 != TPO_NOP)
+        ptl_kernel_poll();
     return dispatch(a0, a);
 }
