@@ -122,5 +122,6 @@ def test_two_nodes_data_movement():
     assert "ping-pong 0 B .. 1 MiB: ok" in cout
     assert "put 16 MiB: checksum" in cout and "ok (" in cout
     assert cout.count("get ") == 3 and "WRONG" not in cout
+    assert "iovec put of 12 pieces: ok" in cout
     assert "atomic SUM: uint64 55 (want 55), double 3.000 (want 3.000): ok" in cout
     assert "vector registers changed in 0 waits" in sout
