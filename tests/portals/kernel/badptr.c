@@ -76,6 +76,13 @@ int main(void)
     ptl_handle_eq_t eq;
     expect("PtlEQAlloc", PtlEQAlloc(ni, 64, &eq), PTL_OK);
 
+    /* More than the kernel heap holds: refused, and the heap stays usable. */
+    ptl_handle_eq_t big;
+    int brc = PtlEQAlloc(ni, 1ULL << 20, &big);
+    expect("PtlEQAlloc of 2^20 events (no room)", brc == PTL_NO_SPACE || brc == PTL_ARG_INVALID,
+           1);
+    brc = PtlEQAlloc(ni, 1ULL << 40, &big);
+    expect("PtlEQAlloc of 2^40 events", brc == PTL_NO_SPACE || brc == PTL_ARG_INVALID, 1);
     ptl_md_t md = {.start = buf, .length = sizeof buf, .eq_handle = eq, .ct_handle = PTL_CT_NONE};
     ptl_handle_md_t mdh;
     expect("PtlMDBind (good)", PtlMDBind(ni, &md, &mdh), PTL_OK);
