@@ -177,6 +177,13 @@ static inline void ptl_wire_decode(const uint8_t *p, struct ptl_wire_hdr *h)
 
 /* CRC32C (Castagnoli, reflected, init/xorout 0xffffffff); crc32c.c. */
 uint32_t ptl_crc32c(uint32_t crc, const void *buf, size_t len);
+/* The two implementations behind ptl_crc32c, exposed so tests can check
+ * them against each other: portable slice-by-8 tables, and the SSE4.2
+ * instruction (falls back to the tables where the CPU lacks it; ask
+ * ptl_crc32c_hw_available, which probes CPUID once). */
+uint32_t ptl_crc32c_sw(uint32_t crc, const void *buf, size_t len);
+uint32_t ptl_crc32c_hw(uint32_t crc, const void *buf, size_t len);
+int ptl_crc32c_hw_available(void);
 #define PTL_CRC32C_INIT 0xffffffffu
 #define PTL_CRC32C_FINAL(c) ((c) ^ 0xffffffffu)
 
