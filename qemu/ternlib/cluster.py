@@ -104,7 +104,8 @@ class Cluster:
                 timeout = timeout or (60 + 3 * n) * (1 if mode == "tcg" else 4)
             else:  # a stock kernel boots in 5-20 s under TCG, and the nodes share the cores
                 timeout = timeout or (90 + 20 * n) * (1 if mode == "tcg" else 4)
-            self._wait_ready(nodes, timeout, log, READY[node_os])
+            self._wait_ready(nodes, timeout, log, READY[node_os],
+                             "linux node FAILED" if node_os == "linux" else None)
         except BaseException:
             self.down(log=lambda *_: None)
             raise
@@ -174,18 +175,23 @@ class Cluster:
                              stderr=subprocess.STDOUT, start_new_session=True)
         return p.pid
 
-    def _wait_ready(self, nodes, timeout, log, marker="node ready"):
+    def _wait_ready(self, nodes, timeout, log, marker="node ready", failed=None):
         deadline = time.monotonic() + timeout
         pending = list(nodes)
-        while pending and time.monotonic() < deadline:
+        gave_up = False
+        while pending and time.monotonic() < deadline and not gave_up:
             for node in list(pending):
-                if marker in self.console(node["nid"]):
+                text = self.console(node["nid"])
+                if marker in text:
                     pending.remove(node)
+                elif failed and failed in text:  # the node said it will not come up
+                    gave_up = True
                 elif not pid_alive(node["pid"]):
                     break
             time.sleep(0.2)
         if pending:
-            msg = [f"cluster '{self.name}': {len(pending)} node(s) not ready after {timeout:.0f} s:"]
+            waited = timeout if not gave_up else timeout - (deadline - time.monotonic())
+            msg = [f"cluster '{self.name}': {len(pending)} node(s) not ready after {waited:.0f} s:"]
             for node in pending:
                 tail = self.console(node["nid"]).splitlines()[-8:]
                 msg.append(f"  nid {node['nid']} ({node['mac']}):")
