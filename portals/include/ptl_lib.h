@@ -41,6 +41,10 @@ struct ptl_lib_stats {
     uint64_t tx_host_busy;   /* ptl_host_send refused a frame */
     uint64_t acks_sent;      /* standalone reliability acks */
     uint64_t peer_failures;  /* peers given up on (ops -> UNDELIVERABLE) */
+    /* Added later; hosts that only copy the struct need no change. */
+    uint64_t tx_timeouts;    /* of tx_retransmits: sent because a timer ran out */
+    uint64_t tx_fast_retransmits; /* of tx_retransmits: loss seen in acks */
+    uint64_t peer_restarts;  /* peer came back without our stream's state */
 };
 int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out);
 
@@ -50,6 +54,10 @@ struct ptl_lib_tunables {
     uint64_t rto_max_ns;   /* backoff cap */
     uint64_t giveup_ns;    /* unanswered this long: peer is unreachable */
     uint64_t ack_delay_ns; /* max delay of a standalone ack */
+    /* The retransmission timeout adapts to the measured round trip
+     * (rto_init_ns is only used before the first sample); it never goes
+     * below rto_min_ns (0: 200 us) nor above rto_max_ns. */
+    uint64_t rto_min_ns;
 };
 void ptl_lib_get_tunables(struct ptl_lib_tunables *t);
 void ptl_lib_set_tunables(const struct ptl_lib_tunables *t);

@@ -4,10 +4,11 @@
 #include "ptl_internal.h"
 
 static const struct ptl_lib_tunables default_tun = {
-    .rto_init_ns = 2000000,      /* 2 ms */
+    .rto_init_ns = 10000000,     /* 10 ms: until a round trip is measured */
     .rto_max_ns = 200000000,     /* 200 ms */
     .giveup_ns = 5000000000ull,  /* 5 s without progress */
     .ack_delay_ns = 200000,      /* 200 us */
+    .rto_min_ns = 1000000,       /* 1 ms: scheduler noise on a busy node */
 };
 
 int PtlInit(void)

@@ -187,6 +187,15 @@ struct ptl_peer {
     uint32_t tx_session, snd_una, snd_nxt;
     struct ptl_txfrag win[PTL_REL_WIN];
     struct ptl_txmsg *q_head, *q_tail;
+    /* Round-trip estimate (Jacobson/Karels) from frames acked without
+     * having been resent (Karn); srtt == 0: no sample yet. */
+    uint64_t srtt, rttvar, rto;
+    unsigned backoff;       /* timer expiries since the last clean sample */
+    /* Latest send time of any frame acked so far: an unacked frame sent
+     * clearly before it is lost (time-based loss detection, as TCP RACK). */
+    uint64_t rack_sent_at;
+    uint32_t dupacks;       /* pure acks that acked nothing new */
+    bool acked_any;         /* the peer acknowledged part of this session */
     /* receive */
     bool rx_valid;
     uint32_t rx_session, rx_prev_session, rcv_nxt;

@@ -4,8 +4,15 @@
  * Sender: every message is cut into frames of at most frame_max bytes; each
  * frame gets the next sequence number of the peer's stream and is sent as
  * (header, pointers into the source buffer) - the payload is never staged.
- * At most PTL_REL_WIN frames are unacknowledged.  Unacked frames are resent
- * after rto, doubling up to rto_max; a frame unacknowledged for giveup_ns
+ * At most PTL_REL_WIN frames are unacknowledged.  Loss is found two ways:
+ * from the acks (a frame sent clearly before one that has been acked is
+ * lost, like TCP RACK; three pure acks that ack nothing new point at the
+ * first hole) and resent at once, or by a per-frame timer whose timeout
+ * follows the measured round trip (Jacobson/Karels srtt + 4 rttvar, samples
+ * only from frames never resent - Karn), doubling on each expiry up to
+ * rto_max.  A fixed timeout was wrong both ways: a window of jumbo frames
+ * takes longer than 2 ms to drain on a busy node, so a lossless stream
+ * resent most of its frames.  A frame unacknowledged for giveup_ns
  * makes the peer unreachable: its messages fail with PTL_NI_UNDELIVERABLE
  * and the stream restarts in a new session.  Because resends re-read the
  * user buffer, a message completes (SEND event) only when all of its frames
@@ -124,6 +131,18 @@ void ptl_rel_queue(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_txmsg *m)
     p->q_tail = m;
 }
 
+/* Timeout for a frame sent now.  After a timer expiry it stays doubled
+ * (per expiry) until a clean sample arrives: with Karn's rule a round trip
+ * longer than the timeout would otherwise never be measured, and every
+ * frame would keep expiring at the same too-short timeout. */
+static uint64_t rto_of(const struct ptl_peer *p)
+{
+    uint64_t r = p->srtt ? p->rto : ptl_g.tun.rto_init_ns;
+    for (unsigned i = 0; i < p->backoff && r < ptl_g.tun.rto_max_ns; i++)
+        r *= 2;
+    return r < ptl_g.tun.rto_max_ns ? r : ptl_g.tun.rto_max_ns;
+}
+
 static void fill_ack(struct ptl_peer *p, struct ptl_wire_hdr *h)
 {
     if (!p->rx_valid)
@@ -214,8 +233,9 @@ static uint32_t frag_len(struct ptl_ni *ni, struct ptl_txmsg *m,
 
 void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
 {
-    uint64_t now = ptl_host_now_ns();
     while (p->snd_nxt - p->snd_una < PTL_REL_WIN) {
+        /* Per frame: loss detection compares send times within a burst. */
+        uint64_t now = ptl_host_now_ns();
         struct ptl_txmsg *m = p->q_head;
         while (m && m->started && m->next_off >= m->len)
             m = m->next;
@@ -233,7 +253,7 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
             f->flags |= PTL_WF_LAST | PTL_WF_ACKNOW;
         f->live = true;
         f->first_sent = f->sent_at = now;
-        f->rto = ptl_g.tun.rto_init_ns;
+        f->rto = rto_of(p);
         m->next_off += f->len;
         m->started = true;
         m->frames_out++;
@@ -259,30 +279,102 @@ static void q_remove(struct ptl_peer *p, struct ptl_txmsg *m)
     }
 }
 
-static void frag_acked(struct ptl_ni *ni, struct ptl_peer *p,
-                       struct ptl_txfrag *f)
+static void rtt_sample(struct ptl_peer *p, uint64_t r)
+{
+    if (!r)
+        r = 1;
+    if (!p->srtt) {
+        p->srtt = r;
+        p->rttvar = r / 2;
+    } else {
+        uint64_t err = r > p->srtt ? r - p->srtt : p->srtt - r;
+        p->rttvar = p->rttvar - p->rttvar / 4 + err / 4;
+        p->srtt = p->srtt - p->srtt / 8 + r / 8;
+    }
+    uint64_t rto = p->srtt + 4 * p->rttvar;
+    uint64_t lo = ptl_g.tun.rto_min_ns ? ptl_g.tun.rto_min_ns : 200000;
+    if (rto < lo)
+        rto = lo;
+    if (rto > ptl_g.tun.rto_max_ns)
+        rto = ptl_g.tun.rto_max_ns;
+    p->rto = rto;
+}
+
+/* Returns true if the frame was newly acknowledged.  *sample collects the
+ * longest round trip of the never-resent frames this ack covers: the RTO
+ * must outlast the slowest of them (a delayed ack covers a burst). */
+static bool frag_acked(struct ptl_ni *ni, struct ptl_peer *p,
+                       struct ptl_txfrag *f, uint64_t now, uint64_t *sample)
 {
     if (!f->live || f->acked)
-        return;
+        return false;
     f->acked = true;
+    uint64_t rtt = now - f->sent_at;
+    if (!f->tries && rtt > *sample)
+        *sample = rtt;
+    /* An ack that comes sooner than half a round trip after a resend is
+     * for the original: it says nothing about later frames' fate. */
+    if ((!f->tries || (p->srtt && 2 * rtt >= p->srtt)) &&
+        f->sent_at > p->rack_sent_at)
+        p->rack_sent_at = f->sent_at;
     struct ptl_txmsg *m = f->m;
     m->frames_out--;
     if (m->frames_out == 0 && m->started && m->next_off >= m->len) {
         q_remove(p, m);
         ptl_txmsg_done(ni, m, PTL_NI_OK);
     }
+    return true;
 }
 
+static void resend(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
+                   struct ptl_txfrag *f, uint64_t now)
+{
+    send_frag(ni, p, seq, f, true);
+    ptl_g.stats[ni->iface].tx_retransmits++;
+    f->sent_at = now;
+    f->tries++;
+}
+
+/* Resend what the acks show lost, without waiting for the timer. */
+static void detect_losses(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now)
+{
+    /* Reordering allowance: frames sent this much apart may overtake each
+     * other.  At least 20 us so one burst never accuses itself. */
+    uint64_t reo = p->srtt / 4 > 20000 ? p->srtt / 4 : 20000;
+    bool dup = p->dupacks >= 3;
+    for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
+        struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
+        if (!f->live || f->acked)
+            continue;
+        bool lost = f->sent_at + reo < p->rack_sent_at;
+        if (!lost && dup && s == p->snd_una &&
+            now - f->sent_at >= (p->srtt > reo ? p->srtt : reo)) {
+            lost = true;
+            p->dupacks = 0;
+        }
+        if (!lost)
+            continue;
+        resend(ni, p, s, f, now);
+        ptl_g.stats[ni->iface].tx_fast_retransmits++;
+        f->rto = rto_of(p);
+    }
+}
+
+/* `pure`: a RACK.  Only those count as duplicate acks: data frames of the
+ * reverse stream repeat the same ack whenever nothing new arrived. */
 static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
-                   const struct ptl_wire_hdr *h)
+                   const struct ptl_wire_hdr *h, bool pure)
 {
     if (h->ack_session != p->tx_session)
         return;
     uint32_t inflight = p->snd_nxt - p->snd_una;
     if (h->ack - p->snd_una > inflight)
         return; /* acknowledges something never sent: ignore */
+    uint64_t now = ptl_host_now_ns(), sample = 0;
+    bool fresh = false;
     while (p->snd_una != h->ack) {
-        frag_acked(ni, p, &p->win[p->snd_una % PTL_REL_WIN]);
+        fresh |= frag_acked(ni, p, &p->win[p->snd_una % PTL_REL_WIN], now,
+                            &sample);
         p->win[p->snd_una % PTL_REL_WIN].live = false;
         p->snd_una++;
     }
@@ -291,8 +383,65 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
             continue;
         uint32_t seq = h->ack + 1 + i;
         if (seq - p->snd_una < p->snd_nxt - p->snd_una)
-            frag_acked(ni, p, &p->win[seq % PTL_REL_WIN]);
+            fresh |= frag_acked(ni, p, &p->win[seq % PTL_REL_WIN], now,
+                                &sample);
     }
+    if (sample) {
+        rtt_sample(p, sample);
+        p->backoff = 0;
+    }
+    if (fresh) {
+        p->acked_any = true;
+        p->dupacks = 0;
+    } else if (pure && p->snd_nxt != p->snd_una) {
+        p->dupacks++;
+    }
+    if (p->snd_nxt != p->snd_una)
+        detect_losses(ni, p, now);
+}
+
+static void reset_tx(struct ptl_peer *p)
+{
+    for (unsigned i = 0; i < PTL_REL_WIN; i++)
+        p->win[i].live = false;
+    p->snd_una = p->snd_nxt = 0;
+    p->tx_session = new_session();
+    p->acked_any = false;
+    p->dupacks = 0;
+    p->rack_sent_at = 0;
+}
+
+/* The peer process was restarted (same nid/pid, fresh state): it opened a
+ * new stream to us but does not know ours, although the old process had
+ * acknowledged part of it.  Our stream can never resume (the new process
+ * waits for seq 0), so start a new session at once instead of resending
+ * into the void until giveup_ns.  What had reached the wire was meant for
+ * the old process: fail it (UNDELIVERABLE), as well as operations still
+ * waiting for its ACK/REPLY; messages not yet started go to the new one. */
+static void peer_restarted(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    ptl_g.stats[ni->iface].peer_restarts++;
+    struct ptl_txmsg *m = p->q_head, *dead = NULL, **dt = &dead;
+    p->q_head = p->q_tail = NULL;
+    reset_tx(p);
+    while (m) {
+        struct ptl_txmsg *next = m->next;
+        if (m->started) {
+            m->next = NULL;
+            *dt = m;
+            dt = &m->next;
+        } else {
+            ptl_rel_queue(ni, p, m);
+        }
+        m = next;
+    }
+    while (dead) {
+        struct ptl_txmsg *next = dead->next;
+        dead->next = NULL;
+        ptl_txmsg_done(ni, dead, PTL_NI_UNDELIVERABLE);
+        dead = next;
+    }
+    ptl_ops_fail_peer(ni, p);
 }
 
 void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p)
@@ -300,10 +449,7 @@ void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p)
     ptl_g.stats[ni->iface].peer_failures++;
     struct ptl_txmsg *m = p->q_head;
     p->q_head = p->q_tail = NULL;
-    for (unsigned i = 0; i < PTL_REL_WIN; i++)
-        p->win[i].live = false;
-    p->snd_una = p->snd_nxt = 0;
-    p->tx_session = new_session();
+    reset_tx(p);
     while (m) {
         struct ptl_txmsg *next = m->next;
         m->next = NULL;
@@ -329,10 +475,10 @@ void ptl_rel_timers(struct ptl_ni *ni, uint64_t now)
                 ptl_rel_fail_peer(ni, p);
                 break;
             }
-            send_frag(ni, p, s, f, true);
-            ptl_g.stats[ni->iface].tx_retransmits++;
-            f->sent_at = now;
-            f->tries++;
+            resend(ni, p, s, f, now);
+            ptl_g.stats[ni->iface].tx_timeouts++;
+            if (p->backoff < 16)
+                p->backoff++;
             f->rto *= 2;
             if (f->rto > ptl_g.tun.rto_max_ns)
                 f->rto = ptl_g.tun.rto_max_ns;
@@ -432,7 +578,7 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
     }
     p->last_heard = ptl_host_now_ns();
     if (h->flags & PTL_WF_ACKV)
-        on_ack(ni, p, h);
+        on_ack(ni, p, h, h->op == PTL_WOP_RACK);
     if (h->op == PTL_WOP_RACK) {
         ptl_rel_push(ni, p);
         return;
@@ -445,6 +591,14 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
             st->rx_stale++;
             return;
         }
+        /* A peer that acknowledged our stream before and now opens a new
+         * one without knowing it (no ack for our session, or one from
+         * before what it had acknowledged) lost its state: restarted. */
+        bool knows_us = (h->flags & PTL_WF_ACKV) &&
+                        h->ack_session == p->tx_session &&
+                        h->ack - p->snd_una <= p->snd_nxt - p->snd_una;
+        if (p->acked_any && !knows_us)
+            peer_restarted(ni, p);
         ptl_target_abort(ni, p);
         if (p->rx_valid)
             p->rx_prev_session = p->rx_session;
@@ -490,7 +644,7 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         /* Not acknowledged (it will be resent), but answer anyway: the
          * sender learns we are alive and where the hole is. */
         st->rx_ooo_dropped++;
-        want_ack(ni, p, false);
+        want_ack(ni, p, true); /* at once: a duplicate ack for the sender */
     }
     ptl_rel_push(ni, p);
 }
