@@ -170,7 +170,8 @@ static inline void pl_print_stats(struct pl *p)
            "peer_failures=%llu sr_drop=%d sr_perm=%d sr_op=%d "
            "host_rx=%llu host_skipped=%llu host_trunc=%llu "
            "host_ring_drops=%llu host_tx=%llu host_tx_busy=%llu "
-           "host_tx_err=%llu filter_pid=%lld\n",
+           "host_tx_err=%llu filter_pid=%lld tx_timeouts=%llu "
+           "tx_fast_retransmits=%llu peer_restarts=%llu\n",
            (unsigned long long)s.rx_frames, (unsigned long long)s.rx_short,
            (unsigned long long)s.rx_bad_version,
            (unsigned long long)s.rx_bad_crc, (unsigned long long)s.rx_bad_op,
@@ -186,7 +187,10 @@ static inline void pl_print_stats(struct pl *p)
            (unsigned long long)h.rx_ring_drops,
            (unsigned long long)h.tx_frames, (unsigned long long)h.tx_busy,
            (unsigned long long)h.tx_errors,
-           h.filter_pid == UINT64_MAX ? -1LL : (long long)h.filter_pid);
+           h.filter_pid == UINT64_MAX ? -1LL : (long long)h.filter_pid,
+           (unsigned long long)s.tx_timeouts,
+           (unsigned long long)s.tx_fast_retransmits,
+           (unsigned long long)s.peer_restarts);
     fflush(stdout);
 }
 
