@@ -1,5 +1,7 @@
 /* The AF_PACKET side of the Linux host: one SOCK_RAW socket bound to the
- * interface and EtherType 0x88B5, a TPACKET_V2 PACKET_MMAP receive ring
+ * interface with ETH_P_ALL and a BPF filter for EtherType 0x88B5 (a socket
+ * bound to one EtherType never sees frames sent out of its own interface,
+ * so two Portals processes of one node could not talk), a TPACKET_V2 PACKET_MMAP receive ring
  * (frames are handed to the library straight from the ring, so the payload
  * is copied once, ring -> user buffer), transmission with sendmsg and an
  * iovec that points at the user's buffer (the kernel copies it once into
@@ -22,7 +24,8 @@
 #include "ptl_wire.h"
 
 #define LH_BLOCK_SIZE (128u * 1024u)
-/* Destination pid sits at this frame offset (Ethernet + wire header). */
+/* Destination nid/pid sit at these frame offsets (Ethernet + wire header). */
+#define LH_DST_NID_OFF (PTL_ETH_HLEN + 24)
 #define LH_DST_PID_OFF (PTL_ETH_HLEN + 28)
 
 static struct {
@@ -31,6 +34,7 @@ static struct {
     size_t ring_len;
     unsigned frame_size, frames_per_block, frame_nr, idx;
     uint8_t mac[6];
+    uint32_t nid;
     pthread_mutex_t rx_m, filter_m;
     uint64_t filter_pid; /* UINT64_MAX: no filter attached */
     struct ptl_linux_stats st;
@@ -86,6 +90,8 @@ static int setup_ring(const struct lh_conf *c)
     return 0;
 }
 
+static int set_filter(uint32_t pid, bool by_pid);
+
 int lh_packet_open(const struct lh_conf *c)
 {
     /* Protocol 0 until bind: no frames from other interfaces slip into the
@@ -93,6 +99,12 @@ int lh_packet_open(const struct lh_conf *c)
     P.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
     if (P.fd < 0)
         return fail("AF_PACKET socket", c);
+    /* The EtherType filter goes on before bind(): ETH_P_ALL would
+     * otherwise fill the ring with the interface's IP traffic. */
+    if (set_filter(0, false)) {
+        fail("SO_ATTACH_FILTER", c);
+        goto bad;
+    }
     if (setup_ring(c))
         goto bad;
     /* Room for a full send window of jumbo frames per peer; FORCE needs
@@ -102,7 +114,7 @@ int lh_packet_open(const struct lh_conf *c)
         setsockopt(P.fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
     struct sockaddr_ll sll = {
         .sll_family = AF_PACKET,
-        .sll_protocol = htons(PTL_ETHERTYPE),
+        .sll_protocol = htons(ETH_P_ALL),
         .sll_ifindex = c->ifindex,
     };
     if (bind(P.fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
@@ -110,6 +122,7 @@ int lh_packet_open(const struct lh_conf *c)
         goto bad;
     }
     memcpy(P.mac, c->mac, 6);
+    P.nid = c->nid;
     return 0;
 bad:
     if (P.ring)
@@ -140,8 +153,15 @@ static void deliver(struct tpacket2_hdr *h, uint32_t status)
     const struct sockaddr_ll *sll =
         (const void *)((uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
     const uint8_t *eth = (uint8_t *)h + h->tp_mac;
+    /* Frames leaving this interface are seen too (ETH_P_ALL): those
+     * another process of this node sends to our nid are how local pids
+     * reach each other; frames for other nids are not ours.  The kernel
+     * never shows a socket its own frames, and a process's frames to
+     * itself never reach the wire (lh_loop.c), so nothing arrives twice. */
     if (sll->sll_pkttype == PACKET_OTHERHOST ||
-        (sll->sll_pkttype == PACKET_OUTGOING && memcmp(eth, P.mac, 6))) {
+        (sll->sll_pkttype == PACKET_OUTGOING &&
+         (h->tp_snaplen < LH_DST_NID_OFF + 4 ||
+          ptl_wget(eth + LH_DST_NID_OFF, 4) != P.nid))) {
         bump(&P.st.rx_skipped);
         return;
     }
@@ -178,10 +198,14 @@ int lh_packet_drain(int max, bool wait_turn)
     return n;
 }
 
-/* Admit frames for `pid` (and runts, which the library counts). */
-static void attach_filter(uint32_t pid)
+/* EtherType 0x88B5, and with by_pid only frames for `pid` (plus runts
+ * too short to carry a pid, which the library counts).  Replacing a
+ * filter is atomic in the kernel: no frame sees none. */
+static int set_filter(uint32_t pid, bool by_pid)
 {
     struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PTL_ETHERTYPE, 0, 5),
         BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0),
         BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, LH_DST_PID_OFF + 4, 0, 2),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, LH_DST_PID_OFF),
@@ -190,20 +214,26 @@ static void attach_filter(uint32_t pid)
         BPF_STMT(BPF_RET | BPF_K, 0x40000),
         BPF_STMT(BPF_RET | BPF_K, 0),
     };
+    if (!by_pid) /* the EtherType test jumps straight to "accept" */
+        code[1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                               PTL_ETHERTYPE, 4, 5);
     struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]),
                                .filter = code };
-    if (setsockopt(P.fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) == 0)
+    return setsockopt(P.fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
+/* Admit frames for `pid` only. */
+static void attach_filter(uint32_t pid)
+{
+    if (set_filter(pid, true) == 0)
         __atomic_store_n(&P.filter_pid, pid, __ATOMIC_RELAXED);
 }
 
 void lh_packet_reset_filter(void)
 {
     pthread_mutex_lock(&P.filter_m);
-    if (P.filter_pid != UINT64_MAX) {
-        int zero = 0;
-        setsockopt(P.fd, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof(zero));
+    if (P.filter_pid != UINT64_MAX && set_filter(0, false) == 0)
         __atomic_store_n(&P.filter_pid, UINT64_MAX, __ATOMIC_RELAXED);
-    }
     pthread_mutex_unlock(&P.filter_m);
 }
 
