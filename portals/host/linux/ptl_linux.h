@@ -25,17 +25,22 @@
  *   TERN_RING_KB     size of the PACKET_MMAP receive ring (default 4096).
  *
  * Several Portals processes on one interface: each process opens its own
- * socket, so the kernel hands every 0x88B5 frame arriving on the interface
- * to every process.  The library drops frames whose destination pid is not
- * its own (counted as rx_not_for_us).  To keep that from costing every
+ * socket bound with ETH_P_ALL and a classic BPF filter admitting only
+ * EtherType 0x88B5, so the kernel hands every Portals frame on the
+ * interface - arriving, and leaving it (PACKET_OUTGOING) - to every
+ * process.  Leaving frames are accepted only when their destination nid is
+ * this node's own: that is how processes of one node (same nid, different
+ * pids: allocator daemon, yod, fyod on the service node) reach each other
+ * through the one interface.  The kernel never shows a socket its own
+ * frames, and a frame a process sends to its own nid and pid never reaches
+ * the wire (queued in memory, delivered by the next wait or library call),
+ * so nothing arrives twice.  The library drops frames whose destination
+ * pid is not its own (rx_not_for_us); to keep that from costing every
  * process a copy of every frame, once this host knows its pid (the source
- * pid of the first frame it sends) it attaches a classic BPF filter that
- * lets through only frames addressed to that pid (and frames too short to
- * carry one, so the library still counts them).  A frame a process sends
- * to its own nid and pid is queued in memory and delivered by the next wait
- * or library call.  Two processes of the same node (same nid, different
- * pids) cannot reach each other: a socket bound to one EtherType never sees
- * frames sent out of its own interface.
+ * pid of the first frame it sends) the filter also requires that
+ * destination pid (frames too short to carry one still pass, so the
+ * library counts them).  Until a process first sends, it sees the frames
+ * for every pid of the node.
  *
  * Progress: no thread.  Received frames are handed to the library inside
  * ptl_host_wait (poll() on the socket, bounded by the deadline) and, before
