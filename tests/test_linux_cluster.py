@@ -24,8 +24,10 @@ def linux_node():
 
 
 def cluster(name, *args, check=True, timeout=300):
+    # hydra ends a job that runs longer than MPIEXEC_TIMEOUT seconds.
+    env = dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout * 0.8)))
     r = subprocess.run([CLUSTER, "--name", name, *args], capture_output=True, text=True,
-                       timeout=timeout)
+                       timeout=timeout, env=env)
     if check:
         assert r.returncode == 0, r.stdout + r.stderr
     return r
