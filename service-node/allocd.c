@@ -1,0 +1,317 @@
+/*
+ * allocd: the node allocator (the role Cplant's bebopd played).
+ *
+ *   allocd --db FILE [--secret-file FILE] [--ping-period SECONDS]
+ *
+ * Nodes register as they boot; launchers ask for nodes and give them back;
+ * every node that is up is pinged over Portals, and one that stops
+ * answering is marked down until it registers again.  Every change is
+ * written to the node database at once, so a restarted allocd carries on.
+ * Environment: TERN_IFACE and the rest of portals/host/linux/ptl_linux.h.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "nodedb.h"
+#include "secret.h"
+#include "svc_portals.h"
+#include "tern_proto.h"
+
+#define SLOTS 32
+#define NODE_PID 1              /* the compute-node kernel's own Portals pid */
+
+static struct nodedb db;
+static struct svc svc;
+static uint8_t secret[TERN_SECRET_BYTES];
+static bool have_secret;
+static unsigned char slots[SLOTS][TERN_MSG_MAX];
+static volatile sig_atomic_t stopping;
+
+enum op_kind { OP_REPLY, OP_PING };
+struct op {                      /* an outgoing put, until its ACK */
+    enum op_kind kind;
+    ptl_handle_md_t md;
+    uint32_t nid;
+    struct tern_reply reply;
+};
+static bool ping_outstanding[NODEDB_MAX + 1];
+static uint32_t node_pid[NODEDB_MAX + 1];   /* pid it registered from; 0: NODE_PID */
+
+static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logmsg(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "allocd: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+static void save(void)
+{
+    char err[256];
+    if (nodedb_save(&db, err, sizeof err))
+        logmsg("cannot save the node database: %s", err);
+}
+
+static void put_op(struct op *op, void *buf, uint64_t len, uint32_t nid, uint32_t pid,
+                   ptl_pt_index_t pt, uint64_t bits)
+{
+    ptl_md_t md = {.start = buf, .length = len, .options = 0, .eq_handle = svc.eq,
+                   .ct_handle = PTL_CT_NONE};
+    ptl_process_t target;
+    target.phys.nid = nid;
+    target.phys.pid = (ptl_pid_t)pid;
+    if (PtlMDBind(svc.ni, &md, &op->md) != PTL_OK) {
+        free(op);
+        return;
+    }
+    if (PtlPut(op->md, 0, len, PTL_ACK_REQ, target, pt, bits, 0, op, 0) != PTL_OK) {
+        PtlMDRelease(op->md);
+        free(op);
+    }
+}
+
+static void reply(const struct tern_hdr *req, uint32_t nid, int status, const char *msg,
+                  const uint32_t *nids, uint32_t n, bool with_status)
+{
+    struct op *op = calloc(1, sizeof *op);
+    if (!op)
+        return;
+    op->kind = OP_REPLY;
+    struct tern_reply *r = &op->reply;
+    r->h = (struct tern_hdr){.magic = TERN_MAGIC, .version = TERN_PROTO_VERSION,
+                             .type = TERN_REPLY, .request_id = req->request_id};
+    r->status = status;
+    snprintf(r->message, sizeof r->message, "%s", msg);
+    if (with_status) {
+        uint32_t max = sizeof r->u.nodes / sizeof r->u.nodes[0];
+        for (int i = 0; i < db.n && r->n < max; i++) {
+            struct tern_node_status *s = &r->u.nodes[r->n++];
+            s->nid = db.nodes[i].nid;
+            s->job = db.nodes[i].job;
+            memcpy(s->mac, db.nodes[i].mac, 6);
+            s->state = (uint8_t)db.nodes[i].state;
+        }
+    } else if (nids) {
+        memcpy(r->u.nids, nids, n * sizeof nids[0]);
+        r->n = n;
+    }
+    put_op(op, r, sizeof *r, nid, req->reply_pid, req->reply_pt, req->request_id);
+}
+
+static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
+{
+    const struct tern_hdr *h = (const void *)buf;
+    char err[256], msg[200];
+    uint32_t nid = from.phys.nid;
+    if (len < sizeof *h || h->magic != TERN_MAGIC || h->version != TERN_PROTO_VERSION) {
+        logmsg("ignored a malformed request (%lu bytes) from nid %u", (unsigned long)len, nid);
+        return;
+    }
+    if (h->type == TERN_REGISTER) {
+        const struct tern_register *r = (const void *)buf;
+        if (len < sizeof *r) {
+            reply(h, nid, 22, "short REGISTER request", NULL, 0, false);
+            return;
+        }
+        if (r->nid != nid) {
+            snprintf(msg, sizeof msg, "claims nid %u but sends from nid %u", r->nid, nid);
+            reply(h, nid, 1, msg, NULL, 0, false);
+            return;
+        }
+        struct node *nd = nodedb_register(&db, r->mac, r->nid, time(NULL), err, sizeof err);
+        if (!nd) {
+            reply(h, nid, 17, err, NULL, 0, false);
+            return;
+        }
+        if (nd->nid <= NODEDB_MAX) {
+            ping_outstanding[nd->nid] = false;
+            node_pid[nd->nid] = from.phys.pid;
+        }
+        save();
+        char mac[18];
+        format_mac(r->mac, mac);
+        logmsg("node %u (%s) registered", nd->nid, mac);
+        snprintf(msg, sizeof msg, "registered as nid %u", nd->nid);
+        reply(h, nid, 0, msg, NULL, 0, false);
+        return;
+    }
+    if (!have_secret || !secret_equal(h->secret, secret)) {
+        logmsg("refused request type %u from nid %u pid %u: not authorised", h->type, nid,
+               from.phys.pid);
+        reply(h, nid, 13, "not authorised: wrong or missing cluster secret", NULL, 0, false);
+        return;
+    }
+    switch (h->type) {
+    case TERN_ALLOC: {
+        const struct tern_alloc *a = (const void *)buf;
+        static uint32_t out[TERN_MAX_LIST];
+        if (len < offsetof(struct tern_alloc, list) || a->nlist > TERN_MAX_LIST ||
+            len < offsetof(struct tern_alloc, list) + a->nlist * sizeof(uint32_t)) {
+            reply(h, nid, 22, "malformed ALLOC request", NULL, 0, false);
+            return;
+        }
+        if (a->count > TERN_MAX_LIST) {
+            reply(h, nid, 22, "more nodes than one request can carry", NULL, 0, false);
+            return;
+        }
+        int n = alloc_nodes(&db, a->job, a->count, a->nlist ? a->list : NULL, (int)a->nlist, out,
+                            err, sizeof err);
+        if (n < 0) {
+            reply(h, nid, 28, err, NULL, 0, false);
+            return;
+        }
+        save();
+        logmsg("job %u: %d nodes", a->job, n);
+        reply(h, nid, 0, "allocated", out, (uint32_t)n, false);
+        return;
+    }
+    case TERN_RELEASE: {
+        const struct tern_release *r = (const void *)buf;
+        if (len < sizeof *r) {
+            reply(h, nid, 22, "short RELEASE request", NULL, 0, false);
+            return;
+        }
+        int n = release_job(&db, r->job);
+        save();
+        snprintf(msg, sizeof msg, "%d nodes freed", n);
+        logmsg("job %u: %s", r->job, msg);
+        reply(h, nid, 0, msg, NULL, 0, false);
+        return;
+    }
+    case TERN_STATUS:
+        reply(h, nid, 0, "status", NULL, 0, true);
+        return;
+    default:
+        reply(h, nid, 22, "unknown request type", NULL, 0, false);
+    }
+}
+
+static void ping_nodes(void)
+{
+    for (int i = 0; i < db.n; i++) {
+        struct node *nd = &db.nodes[i];
+        if ((nd->state != NODE_FREE && nd->state != NODE_ALLOCATED) || nd->nid > NODEDB_MAX ||
+            ping_outstanding[nd->nid])
+            continue;
+        struct op *op = calloc(1, sizeof *op);
+        if (!op)
+            return;
+        op->kind = OP_PING;
+        op->nid = nd->nid;
+        ping_outstanding[nd->nid] = true;
+        /* A zero-byte put: any answer, even "no such entry", proves the node
+         * is alive; only silence (PTL_NI_UNDELIVERABLE) marks it down. */
+        put_op(op, &op->reply, 0, nd->nid, node_pid[nd->nid] ? node_pid[nd->nid] : NODE_PID,
+               TERN_PT_SERVICE, 0);
+    }
+}
+
+static void on_ack(const ptl_event_t *ev)
+{
+    struct op *op = ev->user_ptr;
+    if (!op)
+        return;
+    if (op->kind == OP_PING) {
+        ping_outstanding[op->nid] = false;
+        struct node *nd = nodedb_find(&db, op->nid);
+        if (nd && ev->ni_fail_type == PTL_NI_UNDELIVERABLE &&
+            (nd->state == NODE_FREE || nd->state == NODE_ALLOCATED)) {
+            logmsg("node %u stopped answering: down%s", nd->nid,
+                   nd->state == NODE_ALLOCATED ? " (its job has lost a node)" : "");
+            nd->state = NODE_DOWN;
+            save();
+        } else if (nd && ev->ni_fail_type != PTL_NI_UNDELIVERABLE) {
+            nd->last_seen = time(NULL);
+        }
+    } else if (ev->ni_fail_type != PTL_NI_OK) {
+        logmsg("reply to nid %u not delivered (failure %d)", ev->initiator.phys.nid,
+               (int)ev->ni_fail_type);
+    }
+    PtlMDRelease(op->md);
+    free(op);
+}
+
+static void on_signal(int sig) { (void)sig; stopping = 1; }
+
+int main(int argc, char **argv)
+{
+    const char *dbpath = NULL, *secret_path = getenv("TERN_SECRET_FILE");
+    double period = 2.0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--db") && i + 1 < argc)
+            dbpath = argv[++i];
+        else if (!strcmp(argv[i], "--secret-file") && i + 1 < argc)
+            secret_path = argv[++i];
+        else if (!strcmp(argv[i], "--ping-period") && i + 1 < argc)
+            period = atof(argv[++i]);
+        else {
+            fprintf(stderr, "usage: allocd --db FILE [--secret-file FILE] [--ping-period S]\n");
+            return 2;
+        }
+    }
+    char err[256];
+    if (!dbpath) {
+        fprintf(stderr, "allocd: --db FILE is required\n");
+        return 2;
+    }
+    if (nodedb_load(&db, dbpath, err, sizeof err)) {
+        fprintf(stderr, "allocd: %s\n", err);
+        return 1;
+    }
+    if (secret_path) {
+        if (secret_load(secret_path, secret, err, sizeof err)) {
+            fprintf(stderr, "allocd: %s\n", err);
+            return 1;
+        }
+        have_secret = true;
+    } else {
+        logmsg("no cluster secret: only node registrations will be accepted");
+    }
+    if (svc_open(&svc, TERN_ALLOC_PID, TERN_PT_SERVICE, err, sizeof err)) {
+        fprintf(stderr, "allocd: %s\n", err);
+        return 1;
+    }
+    for (int i = 0; i < SLOTS; i++)
+        svc_post(&svc, TERN_PT_SERVICE, slots[i], TERN_MSG_MAX, 0, ~0ULL);
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    logmsg("serving nid %u pid %u: %d nodes in %s", svc.me.phys.nid, svc.me.phys.pid, db.n,
+           dbpath);
+    double next_ping = svc_now() + period;
+    while (!stopping) {
+        double left = next_ping - svc_now();
+        ptl_event_t ev;
+        unsigned which;
+        int rc = PtlEQPoll(&svc.eq, 1, left > 0 ? (ptl_time_t)(left * 1000) + 1 : 0, &ev, &which);
+        if (rc == PTL_OK || rc == PTL_EQ_DROPPED) {
+            if (ev.type == PTL_EVENT_PUT) {
+                unsigned char *base = ev.start;
+                long slot = (base - &slots[0][0]) / TERN_MSG_MAX;
+                if (slot >= 0 && slot < SLOTS) {
+                    handle(base, ev.mlength, ev.initiator);
+                    svc_post(&svc, TERN_PT_SERVICE, slots[slot], TERN_MSG_MAX, 0, ~0ULL);
+                }
+            } else if (ev.type == PTL_EVENT_ACK) {
+                on_ack(&ev);
+            }
+        }
+        if (svc_now() >= next_ping) {
+            ping_nodes();
+            next_ping = svc_now() + period;
+        }
+    }
+    save();
+    logmsg("stopped");
+    PtlNIFini(svc.ni);
+    PtlFini();
+    return 0;
+}

@@ -1,0 +1,80 @@
+/*
+ * Service protocol between compute nodes, launchers and the allocator,
+ * carried in Portals puts.  One header for every side (the kernel includes it
+ * too): fixed-size little-endian structs, nothing but <stdint.h>.
+ *
+ * A request is a put to (TERN_ALLOC_NID, TERN_ALLOC_PID) on portal
+ * TERN_PT_SERVICE; the answer is a put back to (the requester's nid,
+ * reply_pid) on portal reply_pt with match bits = request_id.
+ */
+#ifndef TERN_PROTO_H
+#define TERN_PROTO_H
+#include <stdint.h>
+
+#define TERN_MAGIC 0x4E524554u           /* "TERN" */
+#define TERN_PROTO_VERSION 1
+#define TERN_ALLOC_PID 2
+#define TERN_PT_SERVICE 8
+#define TERN_PT_REPLY 9
+#define TERN_SECRET_BYTES 32
+#define TERN_MAX_LIST 1024
+#define TERN_MSG_MAX 16384
+
+enum tern_msg_type {
+    TERN_REGISTER = 1,   /* a node has booted */
+    TERN_ALLOC = 2,      /* a launcher wants nodes */
+    TERN_RELEASE = 3,    /* a job has ended */
+    TERN_STATUS = 4,     /* nodes and jobs, for -show */
+    TERN_REPLY = 0x80,
+};
+
+struct tern_hdr {
+    uint32_t magic;
+    uint16_t version, type;
+    uint64_t request_id;
+    uint32_t reply_pid, reply_pt;
+    uint8_t secret[TERN_SECRET_BYTES];   /* zero in REGISTER */
+};
+
+struct tern_register {
+    struct tern_hdr h;
+    uint32_t nid;                        /* must equal the sender's nid */
+    uint8_t mac[6], pad[2];
+    uint64_t mem_bytes;
+};
+
+struct tern_alloc {
+    struct tern_hdr h;
+    uint32_t job;
+    int32_t count;                       /* nodes wanted, or ... */
+    uint32_t nlist;                      /* ... an explicit list */
+    uint32_t list[TERN_MAX_LIST];
+};
+
+struct tern_release {
+    struct tern_hdr h;
+    uint32_t job;
+};
+
+struct tern_node_status {
+    uint32_t nid, job;
+    uint8_t mac[6];
+    uint8_t state;                       /* enum node_state */
+    uint8_t pad;
+};
+
+/* status 0: done; otherwise an errno-style code and a message for the user. */
+struct tern_reply {
+    struct tern_hdr h;
+    int32_t status;
+    uint32_t n;                          /* nids[] (ALLOC) or nodes[] (STATUS) */
+    char message[200];
+    union {
+        uint32_t nids[TERN_MAX_LIST];
+        struct tern_node_status nodes[(TERN_MSG_MAX - 512) / sizeof(struct tern_node_status)];
+    } u;
+};
+
+_Static_assert(sizeof(struct tern_alloc) <= TERN_MSG_MAX, "alloc request too big");
+_Static_assert(sizeof(struct tern_reply) <= TERN_MSG_MAX, "reply too big");
+#endif

@@ -1,0 +1,157 @@
+"""The allocator daemon over Portals: nodes register, launchers allocate and
+release with the cluster secret, silent nodes go down, state survives a
+restart.  Hosts are veth ends on a bridge inside a namespace of the test's
+own; the "nodes" here are Linux processes registering the way a booting
+node does."""
+import os
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from nodes import ROOT
+
+BIN = os.path.join(ROOT, "build", "bin")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, AF_PACKET)")
+
+
+class Fabric:
+    def __init__(self, tmp_path, hosts=4):
+        self.ns = "tern-a" + uuid.uuid4().hex[:8]
+        self.tmp = tmp_path
+        self.procs = []
+        self.sh("ip", "netns", "add", self.ns, netns=False)
+        self.sh("ip", "link", "set", "lo", "up")
+        self.sh("ip", "link", "add", "br0", "type", "bridge")
+        self.sh("ip", "link", "set", "br0", "up")
+        for i in range(hosts):
+            self.sh("ip", "link", "add", f"n{i}", "type", "veth", "peer", "name", f"n{i}p")
+            self.sh("ip", "link", "set", f"n{i}", "address", f"02:00:00:00:00:{i:02x}")
+            self.sh("ip", "link", "set", f"n{i}p", "master", "br0", "up")
+            self.sh("ip", "link", "set", f"n{i}", "up")
+        self.secret = tmp_path / "secret"
+        self.secret.write_text(os.urandom(32).hex() + "\n")
+        self.db = tmp_path / "nodes"
+
+    def sh(self, *cmd, netns=True):
+        pre = ["ip", "netns", "exec", self.ns] if netns else []
+        subprocess.run(pre + list(cmd), check=True, capture_output=True)
+
+    def env(self, host, secret=True):
+        e = dict(os.environ, TERN_IFACE=f"n{host}")
+        e.pop("TERN_SECRET_FILE", None)
+        if secret:
+            e["TERN_SECRET_FILE"] = str(self.secret)
+        return e
+
+    def start_allocd(self):
+        log = open(self.tmp / "allocd.log", "a")
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns, f"{BIN}/allocd", "--db",
+                              str(self.db), "--ping-period", "1"], env=self.env(0),
+                             stderr=log, stdout=log)
+        self.procs.append(p)
+        time.sleep(0.5)
+        return p
+
+    def svc(self, host, *args, secret=True, timeout=30):
+        return subprocess.run(["ip", "netns", "exec", self.ns, f"{BIN}/tern-svc", *args],
+                              env=self.env(host, secret), capture_output=True, text=True,
+                              timeout=timeout)
+
+    def status(self, host=1):
+        r = self.svc(host, "status")
+        assert r.returncode == 0, r.stderr
+        return {int(l.split()[0]): l.split()[2:] for l in r.stdout.splitlines()[1:]}
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        subprocess.run(["ip", "netns", "delete", self.ns], capture_output=True)
+
+
+@pytest.fixture
+def fabric(tmp_path):
+    f = Fabric(tmp_path)
+    yield f
+    f.close()
+    assert f.ns not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                      text=True).stdout
+
+
+def test_register_allocate_release(fabric):
+    fabric.start_allocd()
+    for i in (1, 2, 3):
+        r = fabric.svc(i, "register", f"02:00:00:00:00:{i:02x}", str(i), secret=False)
+        assert r.stdout == f"registered as nid {i}\n", r.stderr
+    r = fabric.svc(1, "alloc", "7", "2")
+    assert r.returncode == 0 and r.stdout.split() == ["1", "2"], r.stderr
+    r = fabric.svc(1, "alloc", "8", "2")
+    assert r.returncode == 1
+    assert "2 nodes requested, 1 free" in r.stderr
+    r = fabric.svc(2, "alloc", "8", "-list", "3")
+    assert r.stdout.split() == ["3"]
+    assert fabric.svc(1, "release", "7").stdout == "2 nodes freed\n"
+    assert fabric.status()[1] == ["free", "-"]
+
+
+def test_requests_without_the_secret_are_refused(fabric):
+    fabric.start_allocd()
+    r = fabric.svc(1, "status", secret=False)
+    assert r.returncode == 2 and "cluster secret" in r.stderr
+    wrong = fabric.tmp / "wrong"
+    wrong.write_text(os.urandom(32).hex())
+    e = fabric.env(1)
+    e["TERN_SECRET_FILE"] = str(wrong)
+    r = subprocess.run(["ip", "netns", "exec", fabric.ns, f"{BIN}/tern-svc", "alloc", "1", "1"],
+                       env=e, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "not authorised" in r.stderr
+
+
+def test_a_node_that_claims_another_nid_is_refused(fabric):
+    fabric.start_allocd()
+    r = fabric.svc(2, "register", "02:00:00:00:00:02", "3", secret=False)
+    assert r.returncode == 1 and "claims nid 3 but sends from nid 2" in r.stderr
+
+
+def test_silent_node_goes_down_and_comes_back(fabric):
+    fabric.start_allocd()
+    # node 1 stays up answering pings; node 2 registers and goes away
+    stay = subprocess.Popen(["ip", "netns", "exec", fabric.ns, f"{BIN}/tern-svc", "register",
+                             "02:00:00:00:00:01", "1", "--stay", "14"], env=fabric.env(1, False),
+                            stdout=subprocess.PIPE, text=True)
+    fabric.procs.append(stay)
+    assert fabric.svc(2, "register", "02:00:00:00:00:02", "2", secret=False).returncode == 0
+    deadline = time.monotonic() + 12
+    while time.monotonic() < deadline and fabric.status(3)[2][0] != "down":
+        time.sleep(0.5)
+    st = fabric.status(3)
+    assert st[2][0] == "down", st
+    assert st[1][0] == "free", st          # answering: not marked down
+    assert fabric.svc(2, "register", "02:00:00:00:00:02", "2", secret=False).returncode == 0
+    assert fabric.status(3)[2][0] == "free"
+
+
+def test_state_survives_an_allocator_restart(fabric):
+    p = fabric.start_allocd()
+    for i in (1, 2):
+        fabric.svc(i, "register", f"02:00:00:00:00:{i:02x}", str(i), secret=False)
+    assert fabric.svc(1, "alloc", "5", "1").stdout.split() == ["1"]
+    p.send_signal(signal.SIGTERM)
+    p.wait(5)
+    fabric.start_allocd()
+    st = fabric.status(3)
+    assert st[1][:2] == ["allocated", "5"]
+
+
+def test_unreachable_allocator_is_reported(fabric):
+    r = fabric.svc(1, "alloc", "5", "1", timeout=60)
+    assert r.returncode == 2
+    assert "allocator (nid 0) is unreachable" in r.stderr
