@@ -19,7 +19,6 @@
 #define ETHERTYPE_PORTALS 0x88B5
 #define HDR_MAX 256                /* the library's header is 144 bytes */
 #define BOUNCE_MAX 9216            /* one jumbo frame's payload */
-#define RTO_VIRTUAL_NS 20000000ULL
 
 static uint32_t my_nid;
 /* Built here because the library's header piece is valid only during the
@@ -33,14 +32,6 @@ static uint8_t bounce[BOUNCE_MAX] __attribute__((aligned(16)));
 static uint8_t fpu_save[512] __attribute__((aligned(16)));
 static int fpu_depth;
 
-/* CPUID.1:ECX bit 31: a hypervisor says it is there. */
-static bool under_hypervisor(void)
-{
-    uint32_t a = 1, b, c = 0, d;
-    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
-    return c >> 31;
-}
-
 void ptl_kernel_init(void)
 {
     if (!netdev_present())
@@ -49,19 +40,7 @@ void ptl_kernel_init(void)
     uint32_t from_mac = (uint32_t)m[3] << 16 | (uint32_t)m[4] << 8 | m[5];
     my_nid = options.nid >= 0 ? (uint32_t)options.nid : from_mac;
     bool rule = m[0] == 2 && m[1] == 0 && m[2] == 0 && my_nid == from_mac;
-    /* The library retransmits after a fixed 2 ms (it keeps no round-trip
-     * estimate).  A virtual node, under TCG above all, can take longer than
-     * that to acknowledge a burst, and then every frame goes twice: start
-     * at 20 ms there (measured: 7405 spurious resends of 29214 frames in the
-     * two-node test at 2 ms, none at 30 ms). */
-    struct ptl_lib_tunables t;
-    ptl_lib_get_tunables(&t);
-    if (under_hypervisor() && t.rto_init_ns < RTO_VIRTUAL_NS) {
-        t.rto_init_ns = RTO_VIRTUAL_NS;
-        ptl_lib_set_tunables(&t);
-    }
-    kprintf("portals: nid %u, first retransmission after %lu ms%s\n", my_nid,
-            t.rto_init_ns / 1000000,
+    kprintf("portals: nid %u%s\n", my_nid,
             rule ? "" : " (MAC is not 02:00:00:<nid>: peers using the nid rule will not reach "
                         "this node)");
 }

@@ -152,11 +152,12 @@ static void print_stats(const char *who)
     struct tern_ptl_node_stats n;
     if (ptl_tern_stats(&l, &n) != PTL_OK)
         return;
-    printf("%s stats: frames tx %lu rx %lu, retransmits %lu, acks %lu, host busy %lu, rx dup %lu "
+    printf("%s stats: frames tx %lu rx %lu, retransmits %lu (timeouts %lu, fast %lu), acks %lu, host busy %lu, rx dup %lu "
            "ooo dropped %lu placed %lu window %lu no-resources %lu bad %lu; nic tx %lu err %lu "
            "rx %lu dropped %lu irq %lu; kmem %lu KiB, peak %lu KiB, fails %lu\n", who,
            (unsigned long)l.tx_frames, (unsigned long)l.rx_frames,
-           (unsigned long)l.tx_retransmits, (unsigned long)l.acks_sent,
+           (unsigned long)l.tx_retransmits, (unsigned long)l.tx_timeouts,
+           (unsigned long)l.tx_fast_retransmits, (unsigned long)l.acks_sent,
            (unsigned long)l.tx_host_busy, (unsigned long)l.rx_dup,
            (unsigned long)l.rx_ooo_dropped, (unsigned long)l.rx_ooo_placed,
            (unsigned long)l.rx_window, (unsigned long)l.rx_no_resources,
