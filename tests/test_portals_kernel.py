@@ -7,6 +7,7 @@ atomics), one on virtio-net and one on e1000.
 The two-node test needs root (namespace, bridge, taps); skipped otherwise."""
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,21 @@ def test_bad_pointers(libc):
     assert "badptr: ok" in r.stdout
     assert "nid 7 pid 1" in r.stdout
     print([l for l in r.stdout.splitlines() if l.startswith("cost:")])
+
+
+def test_waits_halt():
+    """4 s of blocking Portals waits cost QEMU far less than 4 s of CPU."""
+    before = os.times()
+    r = run_node(prog("idlewait-musl"), timeout=60, extra=["--tcg", "--nic", "virtio"])
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + \
+        (after.children_system - before.children_system)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r"EQPoll 4 after ([\d.]+) s, CTPoll 2 after ([\d.]+) s", r.stdout)
+    assert m, r.stdout
+    assert 1.99 <= float(m[1]) < 3 and 1.99 <= float(m[2]) < 3, r.stdout
+    print(f"QEMU CPU {cpu:.2f} s for the whole run")
+    assert cpu < 2.5, f"QEMU used {cpu:.2f} s of CPU over 4 s of waiting"
 
 
 def _net_usable():
