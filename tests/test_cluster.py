@@ -7,30 +7,12 @@ import uuid
 
 import pytest
 
-from nodes import ROOT
+from clusters import CLUSTER, NOTHING, cluster, leftovers  # noqa: F401
 
-CLUSTER = os.path.join(ROOT, "qemu", "cluster")
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
 
 
-def cluster(name, *args, check=True, timeout=600):
-    r = subprocess.run([CLUSTER, "--name", name, *args], capture_output=True, text=True,
-                       timeout=timeout)
-    if check:
-        assert r.returncode == 0, r.stdout + r.stderr
-    return r
-
-
-def leftovers(name):
-    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    procs = subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/"], capture_output=True,
-                           text=True).stdout.split()
-    return {"netns": f"tern-{name}" in ns.split(), "processes": procs,
-            "run_dir": os.path.exists(f"/tmp/tern-clusters/{name}")}
-
-
-NOTHING = {"netns": False, "processes": [], "run_dir": False}
 
 
 @pytest.fixture

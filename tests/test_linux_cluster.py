@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
+from clusters import CLUSTER, NOTHING, cluster, leftovers  # noqa: F401
 from nodes import ROOT
 
-CLUSTER = os.path.join(ROOT, "qemu", "cluster")
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
 
@@ -23,25 +23,6 @@ def linux_node():
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
 
-def cluster(name, *args, check=True, timeout=300):
-    # hydra ends a job that runs longer than MPIEXEC_TIMEOUT seconds.
-    env = dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout * 0.8)))
-    r = subprocess.run([CLUSTER, "--name", name, *args], capture_output=True, text=True,
-                       timeout=timeout, env=env)
-    if check:
-        assert r.returncode == 0, r.stdout + r.stderr
-    return r
-
-
-def leftovers(name):
-    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    procs = subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/"], capture_output=True,
-                           text=True).stdout.split()
-    return {"netns": f"tern-{name}" in ns.split(), "processes": procs,
-            "run_dir": os.path.exists(f"/tmp/tern-clusters/{name}")}
-
-
-NOTHING = {"netns": False, "processes": [], "run_dir": False}
 
 
 @pytest.fixture
