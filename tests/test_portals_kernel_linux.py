@@ -12,17 +12,27 @@ from nodes import ROOT, RUN_NODE
 from test_portals_kernel import _net_usable, bridged_namespace, ip
 
 LINUX_NODE = os.path.join(ROOT, "build", "portals", "linux", "ptlnode")
+IMPAIR = os.path.join(ROOT, "build", "portals", "linux", "impair")
 TERN_NODE = os.path.join(ROOT, "build", "portals", "kernel", "ptlnode-tern")
 SERVER_NID, SERVER_PID, TERN_NID = 3, 10, 1
 
 pytestmark = pytest.mark.skipif(_net_usable() is not None, reason=str(_net_usable()))
 
 
-def linux_server(ns, n, max_size):
-    """ptlnode serve on a veth end (MAC by the nid rule) plugged into br0."""
+def linux_server(ns, n, max_size, lossy=False):
+    """ptlnode serve on a veth end (MAC by the nid rule), plugged into br0,
+    or with lossy=True reached through the userspace lossy forwarder
+    (tests/portals/linux/impair.c: tc netem is missing on our kernels):
+    br0 - a1|a0 - impair - b0|lnx0."""
     ip("-n", ns, "link", "add", "lnx0", "type", "veth", "peer", "name", "lnx0p")
     ip("-n", ns, "link", "set", "lnx0", "address", f"02:00:00:00:00:{SERVER_NID:02x}")
-    ip("-n", ns, "link", "set", "lnx0p", "master", "br0", "up")
+    if lossy:
+        ip("-n", ns, "link", "add", "a1", "type", "veth", "peer", "name", "a0")
+        ip("-n", ns, "link", "set", "a1", "master", "br0", "up")
+        for dev in ("a0", "lnx0p"):
+            ip("-n", ns, "link", "set", dev, "up")
+    else:
+        ip("-n", ns, "link", "set", "lnx0p", "master", "br0", "up")
     ip("-n", ns, "link", "set", "lnx0", "up")
     env = dict(os.environ, TERN_IFACE="lnx0", TERN_PID=str(SERVER_PID))
     p = subprocess.Popen(["ip", "netns", "exec", ns, LINUX_NODE, "serve", str(n), str(max_size)],
@@ -69,3 +79,31 @@ def test_kernel_node_and_linux_process():
     assert stream.returncode == 0 and "OK stream" in stream.stdout, stream.stdout + stream.stderr
     done = next(l for l in out.splitlines() if l.startswith("STREAM_DONE"))
     assert f"msgs={n}" in done, out + err
+
+
+def test_kernel_node_to_linux_over_a_lossy_wire():
+    """10 % loss, 5 % duplication, 25 % reordering, 2 % corruption both
+    ways between a kernel node and a Linux process: the stream still
+    arrives complete and in order, and the wire really was hostile."""
+    n, max_size = 16, 1 << 20
+    with bridged_namespace(1) as (ns, taps):
+        server = linux_server(ns, n, max_size, lossy=True)
+        impair = subprocess.Popen(["ip", "netns", "exec", ns, IMPAIR, "a0", "lnx0p", "10", "5",
+                                   "25", "2", "100", "3"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            assert impair.stdout.readline().startswith("IMPAIR READY")
+            stream = on_tern(ns, taps[0], ["stream", str(SERVER_NID), str(SERVER_PID), str(n),
+                                           str(max_size), "8"], 240)
+        finally:
+            out, err = finish(server)
+            impair.terminate()
+            impair.wait(10)
+    print(stream.stdout, out, sep="\n")
+    assert stream.returncode == 0 and "OK stream" in stream.stdout, stream.stdout + stream.stderr
+    done = next(l for l in out.splitlines() if l.startswith("STREAM_DONE"))
+    assert f"msgs={n}" in done, out + err
+    client = dict(kv.split("=") for kv in stream.stdout.splitlines()[-1].split()[1:])
+    server_stats = dict(kv.split("=") for kv in out.splitlines()[-1].split()[1:])
+    assert int(client["tx_retransmits"]) > 0
+    assert int(server_stats["rx_dup"]) + int(server_stats["rx_bad_crc"]) > 0
