@@ -144,6 +144,12 @@ void options_parse(void)
             options.hostlink = !strcmp(v, "com2");
         } else if (!strcmp(k, "exit")) {
             options.exit_port = !strcmp(v, "qemu") ? 0xf4 : 0;
+        } else if (!strcmp(k, "alloc_nid")) {
+            uint64_t id;
+            if (!parse_size(v, &id) || id > 0xFFFFFF)
+                snprintf(bad, sizeof bad, "bad nid '%s' for alloc_nid=", v);
+            else
+                options.alloc_nid = (uint32_t)id;
         } else if (!strcmp(k, "uid") || !strcmp(k, "gid")) {
             uint64_t id;
             if (!parse_size(v, &id) || id > 0xFFFFFFFF) {

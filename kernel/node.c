@@ -5,6 +5,7 @@
 #include "hostlink.h"
 #include "kernel.h"
 #include "netdev.h"
+#include "ptl_kernel.h"
 #include "serial.h"
 #include "signal.h"
 #include "x86.h"
@@ -78,6 +79,8 @@ void node_wait_for_work(void)
     const uint8_t *m = netdev_mac();
     kprintf("node ready: no program given, MAC %02x:%02x:%02x:%02x:%02x:%02x, waiting for work\n",
             m[0], m[1], m[2], m[3], m[4], m[5]);
+    if (ptl_kernel_available())
+        node_register_and_serve();      /* returns only if Portals cannot start */
     for (;;) {
         netdev_wait(UINT64_MAX);
         netdev_poll(ignore_frame, NULL);

@@ -41,8 +41,16 @@ def test_pxe_boot_four_nodes(name, nic):
     assert log.count("DHCPACK") >= 4 and "sent" in log  # DHCP and TFTP really served them
     out = cluster(name, "exec", "ip", "-br", "addr", "show", "svc0").stdout
     assert "10.77.0.1/24" in out
+    # every node registered with the allocator over Portals, and is free
+    assert allocator_states(name) == {i: "free" for i in range(1, 5)}
+    assert "registered with the allocator (nid 0): registered as nid 3" in con
     cluster(name, "down")
     assert leftovers(name) == NOTHING
+
+
+def allocator_states(name):
+    out = cluster(name, "exec", "tern-svc", "status").stdout.splitlines()[1:]
+    return {int(l.split()[0]): l.split()[2] for l in out}
 
 
 def test_killed_node_shows_down(name):
@@ -57,6 +65,12 @@ def test_killed_node_shows_down(name):
             break
         time.sleep(0.2)
     assert rows[0][2] == "ready" and rows[1][2] == "down", rows
+    # the allocator's health pings notice it too, within a bounded time
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and allocator_states(name)[2] != "down":
+        time.sleep(0.5)
+    assert allocator_states(name) == {1: "free", 2: "down"}
+    assert cluster(name, "exec", "tern-svc", "alloc", "9", "1").stdout.split() == ["1"]
 
 
 def test_failed_up_leaves_nothing(name):

@@ -32,6 +32,7 @@ struct boot_options {
     bool hostlink;                 /* hostlink=com2 */
     int exit_port;                 /* exit=qemu: isa-debug-exit port, or 0 */
     uint32_t uid, gid;
+    uint32_t alloc_nid;            /* alloc_nid=N: where the allocator runs (default 0) */
     bool nettest_echo;             /* nettest=echo: NIC driver test, no program */
     int64_t kmem_size;             /* kmem=SIZE: kernel heap; -1: default */
     int64_t nid;                   /* nid=N: Portals node id; -1: from the MAC */

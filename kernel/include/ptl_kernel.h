@@ -12,4 +12,8 @@ bool ptl_kernel_available(void);
 uint32_t ptl_kernel_nid(void);
 /* Hands frames that have arrived to the library (every Portals call). */
 void ptl_kernel_poll(void);
+/* portals/register.c: a node without a program registers with the
+ * allocator, then serves its health pings; does not return unless
+ * Portals cannot be opened. */
+void node_register_and_serve(void);
 #endif

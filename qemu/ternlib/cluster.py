@@ -19,7 +19,8 @@ SERVICE_IP = "10.77.0.1"
 SERVICE_IFACE = "svc0"
 BRIDGE = "br0"
 # What a node prints on its serial console once it is up, by node OS.
-READY = {"tern": "node ready", "linux": "linux node ready"}
+# A Tern node is ready once the allocator has registered it.
+READY = {"tern": "registered with the allocator", "linux": "linux node ready"}
 LINUX_NODE = os.path.join(ROOT, "build", "linux-node")
 # A Linux node's root (Debian kernel + MPICH initramfs) does not fit in Tern's 64M.
 LINUX_DEFAULT_MEM = "256M"
@@ -94,6 +95,9 @@ class Cluster:
             if boot == "pxe":
                 state["pids"].append(self._dnsmasq(nodes, node_os))
                 self.save(state)
+            if node_os == "tern":
+                state["pids"].append(self._allocd())
+                self.save(state)
             for node in nodes:
                 sh(*self.in_ns("ip", "tuntap", "add", node["tap"], "mode", "tap"))
                 sh(*self.in_ns("ip", "link", "set", node["tap"], "master", BRIDGE, "up"))
@@ -148,6 +152,28 @@ class Cluster:
         if p.poll() is not None:
             raise RuntimeError("dnsmasq did not start: " +
                                open(os.path.join(self.dir, "dnsmasq.out")).read())
+        return p.pid
+
+    def secret_path(self):
+        return os.path.join(self.dir, "secret")
+
+    def _allocd(self):
+        """The allocator, on the service interface (nid 0), with a fresh
+        per-cluster secret that only root can read."""
+        fd = os.open(self.secret_path(), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, (os.urandom(32).hex() + "\n").encode())
+        os.close(fd)
+        out = open(os.path.join(self.dir, "allocd.log"), "w")
+        env = dict(os.environ, TERN_IFACE=SERVICE_IFACE, TERN_NID="0")
+        p = subprocess.Popen(self.in_ns(os.path.join(ROOT, "build", "bin", "allocd"), "--db",
+                                        os.path.join(self.dir, "nodes.db"), "--secret-file",
+                                        self.secret_path()),
+                             stdout=out, stderr=subprocess.STDOUT, env=env,
+                             start_new_session=True)
+        time.sleep(0.3)
+        if p.poll() is not None:
+            raise RuntimeError("allocd did not start: " +
+                               open(os.path.join(self.dir, "allocd.log")).read())
         return p.pid
 
     def _qemu(self, node, mem, nic, boot, mode, node_os="tern"):
