@@ -67,6 +67,9 @@ void elf_load(const uint8_t *image, uint64_t size)
         if (p->vaddr + p->memsz < p->vaddr || p->vaddr + p->memsz > GiB(256))
             load_error("%s: segment %d at 0x%lx is outside the user address range", name, i,
                        p->vaddr);
+        if (hi && p->vaddr < hi)
+            load_error("%s: segment %d at 0x%lx overlaps or precedes the one before it "
+                       "(PT_LOAD segments must ascend)", name, i, p->vaddr);
         if (p->vaddr < lo)
             lo = p->vaddr;
         if (p->vaddr + p->memsz > hi)
@@ -114,11 +117,19 @@ void elf_load(const uint8_t *image, uint64_t size)
         ph = (const void *)(image + eh->phoff);
     }
 
+    /* Each byte is written once: file bytes copied, everything else in the
+     * image (gaps between segments, bss) zeroed. */
     uint8_t *base = phys_to_virt(app_region.start) - proc.vbase;
-    memset(base + proc.map_lo, 0, proc.image_end - proc.map_lo);
+    uint64_t cursor = proc.map_lo;
     for (int i = 0; i < eh->phnum; i++) {
         const struct elf64_phdr *p = &ph[i];
-        if (p->type == PT_LOAD && p->filesz)
-            memcpy(base + p->vaddr + bias, image + p->offset, p->filesz);
+        if (p->type != PT_LOAD || p->memsz == 0)
+            continue;
+        uint64_t start = p->vaddr + bias;
+        memset(base + cursor, 0, start - cursor);
+        memcpy(base + start, image + p->offset, p->filesz);
+        memset(base + start + p->filesz, 0, p->memsz - p->filesz);
+        cursor = start + p->memsz;
     }
+    memset(base + cursor, 0, proc.image_end - cursor);
 }

@@ -78,6 +78,10 @@ def test_load_errors(tmp_path):
     hello = open(program("hello-musl"), "rb").read()
     elf32 = bytearray(hello)
     elf32[4] = 1
+    # the first two program headers swapped: segments no longer ascend
+    swapped = bytearray(hello)
+    phoff = int.from_bytes(hello[32:40], "little")
+    swapped[phoff:phoff + 112] = hello[phoff + 56:phoff + 112] + hello[phoff:phoff + 56]
     dynamic = str(tmp_path / "dynamic")
     src = os.path.join(ROOT, "tests", "programs", "exitcode.c")
     subprocess.run(["gcc", "-o", dynamic, src], check=True)
@@ -87,6 +91,7 @@ def test_load_errors(tmp_path):
         (make_bad(tmp_path, "truncated", hello[:3000]), "truncated"),
         (make_bad(tmp_path, "headers-only", hello[:64]), "truncated or corrupt program headers"),
         (make_bad(tmp_path, "elf32", bytes(elf32)), "32-bit"),
+        (make_bad(tmp_path, "swapped", bytes(swapped)), "PT_LOAD segments must ascend"),
         (dynamic, "dynamically linked"),
     ]
     for path, text in cases:
