@@ -16,6 +16,14 @@ void ptl_lib_rx(unsigned iface, const void *frame, size_t len);
 /* Run due timers (retransmissions, delayed acks, give-up) and push queued
  * frames.  Ptl* calls do this themselves; hosts may call it from a timer. */
 void ptl_lib_progress(void);
+/* For a host whose callers are not equally trusted (a kernel serving an
+ * application beside its own NIs): until called again with 0, handles of
+ * NIs on interfaces outside iface_mask (bit i = interface i) are invalid and
+ * PtlNIInit refuses those interfaces. */
+void ptl_lib_restrict(uint32_t iface_mask);
+/* Releases every NI of an interface and everything on it, however many
+ * PtlNIInit references it has (a kernel ending an application's job). */
+void ptl_lib_iface_reset(unsigned iface);
 
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);

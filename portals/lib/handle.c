@@ -6,6 +6,13 @@ struct ptl_lib ptl_g;
 
 bool ptl_api_ready(void) { return ptl_g.init_refs > 0; }
 
+void ptl_lib_restrict(uint32_t iface_mask) { ptl_g.caller_ifaces = iface_mask; }
+
+bool ptl_iface_allowed(unsigned iface)
+{
+    return !ptl_g.caller_ifaces || (iface < 32 && (ptl_g.caller_ifaces >> iface & 1));
+}
+
 void *ptl_zalloc(size_t n)
 {
     void *p = ptl_host_alloc(n ? n : 1);
@@ -18,6 +25,8 @@ struct ptl_ni *ptl_ni_get(ptl_handle_ni_t h)
 {
     if (!ptl_api_ready() || PTL_H_TYPE(h) != PTL_OBJ_NI)
         return NULL;
+    if (PTL_H_NI(h) >= PTL_MAX_NIS || !ptl_iface_allowed(PTL_H_NI(h) / 4))
+        return NULL;
     struct ptl_ni *ni = &ptl_g.nis[PTL_H_NI(h)];
     if (!ni->in_use || PTL_H_IDX(h) != 0 || PTL_H_GEN(h) != ni->gen)
         return NULL;
@@ -27,6 +36,8 @@ struct ptl_ni *ptl_ni_get(ptl_handle_ni_t h)
 static struct ptl_ni *ni_of(uint32_t h, unsigned type, unsigned *idx)
 {
     if (!ptl_api_ready() || PTL_H_TYPE(h) != type)
+        return NULL;
+    if (PTL_H_NI(h) >= PTL_MAX_NIS || !ptl_iface_allowed(PTL_H_NI(h) / 4))
         return NULL;
     struct ptl_ni *ni = &ptl_g.nis[PTL_H_NI(h)];
     if (!ni->in_use)

@@ -186,7 +186,7 @@ int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
     bool lg = options & PTL_NI_LOGICAL, ph = options & PTL_NI_PHYSICAL;
     if (!ptl_api_ready())
         return PTL_NO_INIT;
-    if (!out || iface >= PTL_MAX_IFACES || m == nm || lg == ph ||
+    if (!out || iface >= PTL_MAX_IFACES || !ptl_iface_allowed(iface) || m == nm || lg == ph ||
         (options & ~PTL_NI_INIT_OPTIONS_MASK))
         return PTL_ARG_INVALID;
     struct ptl_host_iface_info info;
@@ -235,6 +235,17 @@ int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
 out:
     ptl_host_unlock();
     return rc;
+}
+
+void ptl_lib_iface_reset(unsigned iface)
+{
+    if (iface >= PTL_MAX_IFACES)
+        return;
+    ptl_host_lock();
+    for (unsigned k = iface * 4; k < iface * 4 + 4; k++)
+        if (ptl_g.nis[k].in_use)
+            ni_release(&ptl_g.nis[k]);
+    ptl_host_unlock();
 }
 
 int PtlNIFini(ptl_handle_ni_t h)

@@ -271,8 +271,10 @@ struct ptl_lib {
     struct ptl_lib_stats stats[PTL_MAX_IFACES];
     struct ptl_lib_tunables tun;
     uint32_t session_seed;
+    uint32_t caller_ifaces;     /* ptl_lib_restrict: 0 = every interface */
 };
 extern struct ptl_lib ptl_g;
+bool ptl_iface_allowed(unsigned iface);
 
 /* ---- lookups (handle.c) ------------------------------------------------- */
 struct ptl_ni *ptl_ni_get(ptl_handle_ni_t h);
