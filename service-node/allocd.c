@@ -33,14 +33,74 @@ static bool have_secret;
 static unsigned char slots[SLOTS][TERN_MSG_MAX];
 static volatile sig_atomic_t stopping;
 
-enum op_kind { OP_REPLY, OP_PING };
+enum op_kind { OP_REPLY, OP_PING, OP_LAUNCHER_PING, OP_KILL_NOTICE };
 struct op {                      /* an outgoing put, until its ACK */
     enum op_kind kind;
     ptl_handle_md_t md;
     uint32_t nid;
+    uint32_t job;
     struct tern_reply reply;
 };
 static bool ping_outstanding[NODEDB_MAX + 1];
+
+/* Running jobs and who launched them (not in the database: a restarted
+ * allocd learns nothing of old launchers, and their jobs' nodes stay
+ * allocated until released by hand or by their launcher). */
+#define MAX_JOBS 1024
+static struct launcher {
+    uint32_t job, nid, pid;
+    bool ping_outstanding;
+} jobs[MAX_JOBS];
+static int njobs;
+static uint32_t next_job = 1;
+static char seq_path[600];
+
+static struct launcher *find_job(uint32_t job)
+{
+    for (int i = 0; i < njobs; i++)
+        if (jobs[i].job == job)
+            return &jobs[i];
+    return NULL;
+}
+
+static void forget_job(uint32_t job)
+{
+    for (int i = 0; i < njobs; i++)
+        if (jobs[i].job == job) {
+            jobs[i] = jobs[--njobs];
+            return;
+        }
+}
+
+/* Job ids are not reused: the next one is kept beside the database. */
+static void load_job_seq(void)
+{
+    FILE *f = fopen(seq_path, "r");
+    unsigned long v;
+    if (f && fscanf(f, "%lu", &v) == 1 && v > 0 && v < 0xFFFFFFF0UL)
+        next_job = (uint32_t)v;
+    if (f)
+        fclose(f);
+    for (int i = 0; i < db.n; i++)
+        if (db.nodes[i].job >= next_job)
+            next_job = db.nodes[i].job + 1;
+}
+
+static uint32_t take_job_id(void)
+{
+    uint32_t j = next_job++;
+    if (next_job == 0 || next_job > 0xFFFFFFF0u)
+        next_job = 1;
+    char tmp[620];
+    snprintf(tmp, sizeof tmp, "%s.tmp", seq_path);
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        fprintf(f, "%u\n", next_job);
+        if (fclose(f) == 0)
+            rename(tmp, seq_path);
+    }
+    return j;
+}
 static uint32_t node_pid[NODEDB_MAX + 1];   /* pid it registered from; 0: NODE_PID */
 
 static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -79,8 +139,8 @@ static void put_op(struct op *op, void *buf, uint64_t len, uint32_t nid, uint32_
     }
 }
 
-static void reply(const struct tern_hdr *req, uint32_t nid, int status, const char *msg,
-                  const uint32_t *nids, uint32_t n, bool with_status)
+static void reply_job(const struct tern_hdr *req, uint32_t nid, int status, const char *msg,
+                      const uint32_t *nids, uint32_t n, bool with_status, uint32_t job)
 {
     struct op *op = calloc(1, sizeof *op);
     if (!op)
@@ -90,6 +150,7 @@ static void reply(const struct tern_hdr *req, uint32_t nid, int status, const ch
     r->h = (struct tern_hdr){.magic = TERN_MAGIC, .version = TERN_PROTO_VERSION,
                              .type = TERN_REPLY, .request_id = req->request_id};
     r->status = status;
+    r->job = job;
     snprintf(r->message, sizeof r->message, "%s", msg);
     if (with_status) {
         uint32_t max = sizeof r->u.nodes / sizeof r->u.nodes[0];
@@ -105,6 +166,12 @@ static void reply(const struct tern_hdr *req, uint32_t nid, int status, const ch
         r->n = n;
     }
     put_op(op, r, sizeof *r, nid, req->reply_pid, req->reply_pt, req->request_id);
+}
+
+static void reply(const struct tern_hdr *req, uint32_t nid, int status, const char *msg,
+                  const uint32_t *nids, uint32_t n, bool with_status)
+{
+    reply_job(req, nid, status, msg, nids, n, with_status, 0);
 }
 
 static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
@@ -163,15 +230,24 @@ static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
             reply(h, nid, 22, "more nodes than one request can carry", NULL, 0, false);
             return;
         }
-        int n = alloc_nodes(&db, a->job, a->count, a->nlist ? a->list : NULL, (int)a->nlist, out,
+        if (a->job == 0 && njobs >= MAX_JOBS) {
+            reply(h, nid, 11, "too many jobs running", NULL, 0, false);
+            return;
+        }
+        uint32_t job = a->job ? a->job : next_job;
+        int n = alloc_nodes(&db, job, a->count, a->nlist ? a->list : NULL, (int)a->nlist, out,
                             err, sizeof err);
         if (n < 0) {
             reply(h, nid, 28, err, NULL, 0, false);
             return;
         }
+        if (a->job == 0) {
+            take_job_id();
+            jobs[njobs++] = (struct launcher){job, nid, h->reply_pid, false};
+        }
         save();
-        logmsg("job %u: %d nodes", a->job, n);
-        reply(h, nid, 0, "allocated", out, (uint32_t)n, false);
+        logmsg("job %u: %d nodes for nid %u pid %u", job, n, nid, h->reply_pid);
+        reply_job(h, nid, 0, "allocated", out, (uint32_t)n, false, job);
         return;
     }
     case TERN_RELEASE: {
@@ -181,6 +257,7 @@ static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
             return;
         }
         int n = release_job(&db, r->job);
+        forget_job(r->job);
         save();
         snprintf(msg, sizeof msg, "%d nodes freed", n);
         logmsg("job %u: %s", r->job, msg);
@@ -190,6 +267,28 @@ static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
     case TERN_STATUS:
         reply(h, nid, 0, "status", NULL, 0, true);
         return;
+    case TERN_KILL: {
+        const struct tern_release *r = (const void *)buf;
+        struct launcher *l = len >= sizeof *r ? find_job(r->job) : NULL;
+        if (!l) {
+            reply(h, nid, 3, "no such job running", NULL, 0, false);
+            return;
+        }
+        struct op *op = calloc(1, sizeof *op);
+        if (!op) {
+            reply(h, nid, 12, "out of memory", NULL, 0, false);
+            return;
+        }
+        op->kind = OP_KILL_NOTICE;
+        op->job = r->job;
+        uint32_t *w = (uint32_t *)&op->reply;
+        w[0] = TERN_KILL_NOTICE;
+        w[1] = r->job;
+        put_op(op, &op->reply, 8, l->nid, l->pid, 12 /* YOD_PT_REPORT */, r->job);
+        logmsg("job %u: kill asked by nid %u pid %u", r->job, nid, h->reply_pid);
+        reply(h, nid, 0, "the job's yod has been told to kill it", NULL, 0, false);
+        return;
+    }
     default:
         reply(h, nid, 22, "unknown request type", NULL, 0, false);
     }
@@ -215,12 +314,39 @@ static void ping_nodes(void)
     }
 }
 
+static void ping_launchers(void)
+{
+    for (int i = 0; i < njobs; i++) {
+        if (jobs[i].ping_outstanding)
+            continue;
+        struct op *op = calloc(1, sizeof *op);
+        if (!op)
+            return;
+        op->kind = OP_LAUNCHER_PING;
+        op->job = jobs[i].job;
+        jobs[i].ping_outstanding = true;
+        put_op(op, &op->reply, 0, jobs[i].nid, jobs[i].pid, TERN_PT_SERVICE, 0);
+    }
+}
+
 static void on_ack(const ptl_event_t *ev)
 {
     struct op *op = ev->user_ptr;
     if (!op)
         return;
-    if (op->kind == OP_PING) {
+    if (op->kind == OP_LAUNCHER_PING) {
+        struct launcher *l = find_job(op->job);
+        if (l) {
+            l->ping_outstanding = false;
+            if (ev->ni_fail_type == PTL_NI_UNDELIVERABLE) {
+                int n = release_job(&db, op->job);
+                logmsg("job %u: its launcher (nid %u pid %u) stopped answering: %d nodes freed",
+                       op->job, l->nid, l->pid, n);
+                forget_job(op->job);
+                save();
+            }
+        }
+    } else if (op->kind == OP_PING) {
         ping_outstanding[op->nid] = false;
         struct node *nd = nodedb_find(&db, op->nid);
         if (nd && ev->ni_fail_type == PTL_NI_UNDELIVERABLE &&
@@ -267,6 +393,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "allocd: %s\n", err);
         return 1;
     }
+    snprintf(seq_path, sizeof seq_path, "%s.jobseq", dbpath);
+    load_job_seq();
     if (secret_path) {
         if (secret_load(secret_path, secret, err, sizeof err)) {
             fprintf(stderr, "allocd: %s\n", err);
@@ -306,6 +434,7 @@ int main(int argc, char **argv)
         }
         if (svc_now() >= next_ping) {
             ping_nodes();
+            ping_launchers();
             next_ping = svc_now() + period;
         }
     }

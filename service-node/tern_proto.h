@@ -25,6 +25,7 @@ enum tern_msg_type {
     TERN_ALLOC = 2,      /* a launcher wants nodes */
     TERN_RELEASE = 3,    /* a job has ended */
     TERN_STATUS = 4,     /* nodes and jobs, for -show */
+    TERN_KILL = 5,       /* yod -kill: ask the job's launcher to end it */
     TERN_REPLY = 0x80,
 };
 
@@ -43,15 +44,17 @@ struct tern_register {
     uint64_t mem_bytes;
 };
 
+/* The sender (its nid, h.reply_pid) becomes the job's launcher: the
+ * allocator frees the job's nodes when the launcher stops answering. */
 struct tern_alloc {
     struct tern_hdr h;
-    uint32_t job;
+    uint32_t job;                        /* 0: the allocator picks one */
     int32_t count;                       /* nodes wanted, or ... */
     uint32_t nlist;                      /* ... an explicit list */
     uint32_t list[TERN_MAX_LIST];
 };
 
-struct tern_release {
+struct tern_release {                    /* also TERN_KILL */
     struct tern_hdr h;
     uint32_t job;
 };
@@ -68,12 +71,17 @@ struct tern_reply {
     struct tern_hdr h;
     int32_t status;
     uint32_t n;                          /* nids[] (ALLOC) or nodes[] (STATUS) */
+    uint32_t job, pad;                   /* ALLOC: the job id */
     char message[200];
     union {
         uint32_t nids[TERN_MAX_LIST];
         struct tern_node_status nodes[(TERN_MSG_MAX - 512) / sizeof(struct tern_node_status)];
     } u;
 };
+
+/* TERN_KILL reaches the launcher as this put on its report portal
+ * (yod/yod_proto.h YOD_PT_REPORT, match bits = job), from the allocator. */
+#define TERN_KILL_NOTICE 0x4B494C4Cu     /* "KILL", first word */
 
 _Static_assert(sizeof(struct tern_alloc) <= TERN_MSG_MAX, "alloc request too big");
 _Static_assert(sizeof(struct tern_reply) <= TERN_MSG_MAX, "reply too big");
