@@ -27,7 +27,7 @@ struct elf64_phdr {
     uint64_t offset, vaddr, paddr, filesz, memsz, align;
 };
 
-void elf_load(const uint8_t *image, uint64_t size)
+void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
 {
     const char *name = proc.name;
     if (size < sizeof(struct elf64_ehdr))
@@ -101,6 +101,11 @@ void elf_load(const uint8_t *image, uint64_t size)
     proc.phnum = eh->phnum;
 
     uint64_t img_pa_end = app_region.start + (proc.image_end - proc.vbase);
+    if (limit_pa && img_pa_end > limit_pa)
+        load_error("%s: program (%lu KiB) and its file (%lu KiB) do not fit together in the "
+                   "%lu KiB this node has for applications", name,
+                   (img_pa_end - app_region.start) >> 10, size >> 10,
+                   (app_region.end - app_region.start) >> 10);
     uint64_t copy_bytes = ALIGN_UP(size, PAGE_SIZE);
     if (img_pa_end + copy_bytes > app_region.end)
         load_error("%s: program needs %lu KiB; this node has %lu KiB for applications", name,

@@ -54,7 +54,7 @@ void kmain(uint32_t magic, uint64_t info_phys)
     argv[argc] = NULL;
     proc.name = argc ? argv[0] : "program";
 
-    elf_load(phys_to_virt(m->start), m->end - m->start);
+    elf_load(phys_to_virt(m->start), m->end - m->start, 0);
     fd_init();
     process_setup(argv, argc, options.envp, options.envc);
     kprintf("starting %s: %lu KiB image, heap %lu KiB, stack %lu KiB\n", proc.name,

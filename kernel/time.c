@@ -1,4 +1,6 @@
 #include "cpu.h"
+#include "job.h"
+#include "ptl_kernel.h"
 #include "kernel.h"
 #include "time.h"
 #include "x86.h"
@@ -51,10 +53,55 @@ static uint64_t rtc_read_epoch(void)
     return days * 86400 + hour * 3600ULL + min * 60ULL + sec;
 }
 
+static void (*user_tick_fn)(struct regs *);
+static uint64_t user_tick_period, user_tick_next;
+
+static void arm_one_shot(uint64_t deadline)
+{
+    uint64_t now = time_monotonic_ns();
+    uint64_t left = deadline > now ? deadline - now : 1000;
+    uint64_t count = (uint64_t)(((unsigned __int128)left * lapic_mult) >> 32);
+    if (count > 0xFFFFFFFF)
+        count = 0xFFFFFFFF;
+    if (count == 0)
+        count = 1;
+    lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
+    lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
+}
+
+static void disarm(void)
+{
+    lapic_write(LAPIC_TIMER_INIT, 0);
+    lapic_write(LAPIC_LVT_TIMER, 1u << 16);
+}
+
+/* The only timer interrupt a running program sees: the job's tick (once a
+ * second, see kernel/job/control.c).  Nothing else runs periodically. */
 static void lapic_timer_irq(struct regs *r)
 {
-    (void)r;
     lapic_write(LAPIC_EOI, 0);
+    if (!user_tick_fn || (r->cs & 3) != 3)
+        return;
+    uint64_t now = time_monotonic_ns();
+    if (now < user_tick_next) {
+        arm_one_shot(user_tick_next);
+        return;
+    }
+    user_tick_next = now + user_tick_period;
+    arm_one_shot(user_tick_next);
+    user_tick_fn(r);
+}
+
+void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns)
+{
+    user_tick_fn = lapic_mult ? fn : NULL;
+    user_tick_period = period_ns;
+    if (user_tick_fn) {
+        user_tick_next = time_monotonic_ns() + period_ns;
+        arm_one_shot(user_tick_next);
+    } else if (lapic) {
+        disarm();
+    }
 }
 
 void time_init(void)
@@ -122,12 +169,28 @@ void time_halt_until(uint64_t deadline)
     lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
     lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
     __asm__ volatile("sti; hlt; cli" ::: "memory");
-    lapic_write(LAPIC_TIMER_INIT, 0);
-    lapic_write(LAPIC_LVT_TIMER, 1u << 16);
+    if (user_tick_fn) {
+        /* Back to the program's tick; the kernel's own waits do the tick's
+         * work themselves, so a tick missed while halted is not owed. */
+        uint64_t t = time_monotonic_ns();
+        if (t >= user_tick_next)
+            user_tick_next = t + user_tick_period;
+        arm_one_shot(user_tick_next);
+    } else {
+        disarm();
+    }
 }
 
 void time_sleep_until(uint64_t deadline)
 {
-    while (time_monotonic_ns() < deadline)
-        time_halt_until(deadline);
+    while (time_monotonic_ns() < deadline) {
+        uint64_t wake = deadline;
+        if (job.active && wake > time_monotonic_ns() + 1000000000ULL)
+            wake = time_monotonic_ns() + 1000000000ULL;
+        time_halt_until(wake);
+        if (job.active) {
+            ptl_kernel_poll();
+            job_service_from_wait();    /* a signal from yod ends a sleeping program too */
+        }
+    }
 }

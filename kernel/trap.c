@@ -4,6 +4,7 @@
  * the fault address and the registers. */
 #include "cpu.h"
 #include "hostlink.h"
+#include "job.h"
 #include "kernel.h"
 #include "process.h"
 #include "signal.h"
@@ -134,6 +135,8 @@ void trap_handler(struct regs *f)
         }
     }
     hostlink_send(HL_REPORT, r.buf, (uint32_t)r.len);
+    if (user && job.running)
+        job_fault_report(r.buf, r.len);
     if (user)
         node_end(END_SIGNAL, signal_for((int)f->vector));
     hostlink_send(HL_PANIC, "kernel fault", 12);

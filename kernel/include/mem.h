@@ -18,6 +18,7 @@ void physmem_init(void);
 /* A zeroed 4 KiB page for the kernel's own use (page tables, later device
  * rings); panics when none is left.  Returns its direct-map address. */
 void *kpage_alloc(void);
+void kpage_free(void *page);      /* back to the pool (page tables of an ended job) */
 uint64_t kpages_free(void);
 /* Shrinks the application region by up to `bytes` (page-rounded) from its
  * top and returns the physical start of what was taken, or 0 if the region
@@ -28,4 +29,6 @@ void paging_init(void);
 /* Maps user virtual [va, va+len) to physical [pa, pa+len): 2 MiB pages where
  * both are aligned, 4 KiB pages elsewhere. */
 void user_map(uint64_t va, uint64_t pa, uint64_t len);
+/* Removes every user mapping and frees the tables (a job has ended). */
+void user_unmap_all(void);
 #endif

@@ -32,8 +32,10 @@ struct process {
 };
 extern struct process proc;
 
-/* elf.c: validates and copies the program into the region; fills proc. */
-void elf_load(const uint8_t *image, uint64_t size);
+/* elf.c: validates and copies the program into the region; fills proc.
+ * limit_pa: physical address the program must end below (where its file
+ * lies while a job loads), or 0. */
+void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa);
 /* process.c */
 void process_setup(char **argv, int argc, char **envp, int envc);
 __attribute__((noreturn)) void process_start(void);

@@ -15,4 +15,7 @@ void time_sleep_until(uint64_t deadline_ns);
 /* Halts once: until any interrupt, or the deadline at the latest. */
 void time_halt_until(uint64_t deadline_ns);
 void time_mark_app_start(void);   /* sys/time.c: CPU-time clocks count from here */
+struct regs;
+/* Calls fn once per period while the program runs in user mode (NULL: off). */
+void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns);
 #endif

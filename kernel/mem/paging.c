@@ -52,3 +52,30 @@ void user_map(uint64_t va, uint64_t pa, uint64_t len)
     }
     write_cr3(read_cr3());
 }
+
+/* A job has ended: every user mapping goes, and the page-table pages go back
+ * to the pool for the next job's tables. */
+static void free_tables(uint64_t *table, int level)
+{
+    for (int i = 0; i < 512; i++) {
+        if (!(table[i] & PTE_P))
+            continue;
+        if (level > 1 && !(table[i] & PTE_PS)) {
+            uint64_t *next = table_at(table[i]);
+            free_tables(next, level - 1);
+            kpage_free(next);
+        }
+        table[i] = 0;
+    }
+}
+
+void user_unmap_all(void)
+{
+    if (boot_pml4[0] & PTE_P) {
+        uint64_t *pdpt = table_at(boot_pml4[0]);
+        free_tables(pdpt, 3);
+        kpage_free(pdpt);
+        boot_pml4[0] = 0;
+    }
+    write_cr3(read_cr3());
+}

@@ -71,8 +71,25 @@ void physmem_init(void)
     }
 }
 
+/* Pages given back, reused first: a singly linked list through the pages. */
+static void *freed;
+
+void kpage_free(void *page)
+{
+    *(void **)page = freed;
+    freed = page;
+    pool_free_pages++;
+}
+
 void *kpage_alloc(void)
 {
+    if (freed) {
+        void *p = freed;
+        freed = *(void **)p;
+        pool_free_pages--;
+        memset(p, 0, PAGE_SIZE);
+        return p;
+    }
     for (int i = 0; i < npool; i++) {
         while (pool[i].start < pool[i].end) {
             uint64_t pa = pool[i].start;

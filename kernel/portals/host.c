@@ -5,7 +5,12 @@
  * so the lock has nothing to exclude.
  *
  * Addressing is the rule shared with the Linux host: nid N is the station
- * with MAC 02:00:00:NN:NN:NN (locally administered, low 24 bits = nid). */
+ * with MAC 02:00:00:NN:NN:NN (locally administered, low 24 bits = nid).
+ *
+ * Two interfaces share the NIC: interface 0 is the application's (pid
+ * TERN_APP_PID), interface TERN_KERNEL_IFACE the kernel's own (pid
+ * YOD_NODE_PID: registration, job loading and control).  A frame goes to the
+ * one its destination pid names. */
 #include "boot.h"
 #include "kernel.h"
 #include "kmalloc.h"
@@ -15,12 +20,15 @@
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "time.h"
+#include "job.h"
+#include "../../yod/yod_proto.h"
 
 #define ETHERTYPE_PORTALS 0x88B5
 #define HDR_MAX 256                /* the library's header is 144 bytes */
 #define BOUNCE_MAX 9216            /* one jumbo frame's payload */
 
 static uint32_t my_nid;
+bool kernel_frames_arrived;
 /* Built here because the library's header piece is valid only during the
  * call, and the NIC needs the Ethernet header in front of it anyway. */
 static uint8_t hdr_frame[ETH_HLEN + HDR_MAX] __attribute__((aligned(16)));
@@ -56,19 +64,25 @@ void ptl_host_unlock(void) {}
 
 int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
 {
-    if (iface != 0 || !netdev_present())
+    if ((iface != 0 && iface != TERN_KERNEL_IFACE) || !netdev_present())
         return -1;
     info->nid = my_nid;
-    info->pid = proc.pid;
-    info->uid = options.uid;
-    info->jid = 0;
+    if (iface == TERN_KERNEL_IFACE) {
+        info->pid = YOD_NODE_PID;
+        info->uid = 0;
+        info->jid = 0;
+    } else {
+        info->pid = TERN_APP_PID;
+        info->uid = job.active ? job.uid : options.uid;
+        info->jid = job.active ? job.id : 0;
+    }
     info->frame_max = netdev_mtu();
     return 0;
 }
 
 int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int n_sg)
 {
-    if (iface != 0 || n_sg < 1 || sg[0].len > HDR_MAX || dst_nid > 0xFFFFFF)
+    if ((iface != 0 && iface != TERN_KERNEL_IFACE) || n_sg < 1 || sg[0].len > HDR_MAX || dst_nid > 0xFFFFFF)
         return -1;
     const uint8_t *src = netdev_mac();
     uint8_t *h = hdr_frame;
@@ -107,7 +121,18 @@ static void rx_frame(const void *frame, size_t len, void *arg)
     const uint8_t *f = frame;
     if (len <= ETH_HLEN || f[12] != ETHERTYPE_PORTALS >> 8 || f[13] != (ETHERTYPE_PORTALS & 0xFF))
         return;
-    ptl_lib_rx(0, f + ETH_HLEN, len - ETH_HLEN);
+    /* Destination pid at byte 28 of the Portals header (ptl_wire.h); a frame
+     * too short to hold it goes to interface 0, whose library counts it. */
+    unsigned iface = 0;
+    if (len >= ETH_HLEN + 32) {
+        const uint8_t *d = f + ETH_HLEN + 28;
+        uint32_t pid = d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
+        if (pid == YOD_NODE_PID) {
+            iface = TERN_KERNEL_IFACE;
+            kernel_frames_arrived = true;
+        }
+    }
+    ptl_lib_rx(iface, f + ETH_HLEN, len - ETH_HLEN);
 }
 
 /* The library takes frames only in ptl_host_wait, and a program that keeps
@@ -128,10 +153,18 @@ void ptl_host_wait(uint64_t deadline_ns)
             time_sleep_until(deadline_ns);
         return;
     }
-    if (netdev_poll(rx_frame, NULL) > 0)
+    if (netdev_poll(rx_frame, NULL) > 0) {
+        job_service_from_wait();
         return;
+    }
+    /* While a job runs, wake at least every heartbeat period, so that a
+     * program blocked here still sees its yod go silent. */
+    uint64_t cap = time_monotonic_ns() + YOD_HEARTBEAT_S * 1000000000ULL;
+    if (job.active && deadline_ns > cap)
+        deadline_ns = cap;
     netdev_wait(deadline_ns);
     netdev_poll(rx_frame, NULL);
+    job_service_from_wait();
 }
 
 /* The kernel never uses the vector registers, so what is in them belongs to

@@ -3,6 +3,7 @@
 #include "boot.h"
 #include "fd.h"
 #include "hostlink.h"
+#include "job.h"
 #include "kernel.h"
 #include "serial.h"
 #include "syscall.h"
@@ -24,6 +25,7 @@ static struct fd fds[MAX_FDS];
 
 void fd_init(void)
 {
+    memset(fds, 0, sizeof fds);
     fds[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR};
     fds[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR};
     fds[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR};
@@ -38,7 +40,9 @@ struct fd *fd_get(uint64_t fd)
 
 static void console_write(const struct fd *f, const void *buf, uint64_t len)
 {
-    if (hostlink_enabled) {
+    if (job.running) {
+        job_output(f->kind == FD_CONSOLE_ERR ? 2 : 1, buf, len);
+    } else if (hostlink_enabled) {
         enum hostlink_type t = f->kind == FD_CONSOLE_ERR ? HL_STDERR : HL_STDOUT;
         const char *p = buf;
         while (len) {
@@ -74,7 +78,9 @@ static long do_read(uint64_t fd, uint64_t buf, uint64_t len)
         len = MAX_RW;
     if (!user_ok(buf, len))
         return -EFAULT;
-    return 0;   /* the console has no input yet: end of file */
+    if (job.running && f->kind == FD_CONSOLE_IN)
+        return job_read_stdin(buf, len);
+    return 0;   /* a node run without yod has no input: end of file */
 }
 
 SYSCALL(write) { UNUSED_ARGS(); return do_write(a0, a1, a2); }
@@ -136,6 +142,10 @@ SYSCALL(ioctl)
     UNUSED_ARGS();
     if (!fd_get(a0))
         return -EBADF;
+    /* Under yod the streams are yod's pipes, not a terminal (as for
+     * `prog | cat` on Linux): the C library buffers output in blocks. */
+    if (job.running)
+        return -ENOTTY;
     switch (a1) {
     case TCGETS: {
         /* A cooked terminal: what a serial console line looks like. */

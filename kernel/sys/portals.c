@@ -21,6 +21,7 @@
 #include "ptl_internal.h"
 #include "ptl_kernel.h"
 #include "ptl_syscall.h"
+#include "job.h"
 #include "syscall.h"
 #include "uaccess.h"
 
@@ -75,6 +76,7 @@ struct iov_copy {
     unsigned ni, ni_gen, idx, gen;
 };
 static struct iov_copy *iov_copies;
+static unsigned app_init_refs;      /* the program's PtlInit calls not yet undone */
 
 static bool iov_in_use(const struct iov_copy *c)
 {
@@ -329,8 +331,21 @@ static int dispatch(uint64_t op, const ptl_args_t a)
     switch (op) {
     case TPO_NOP: return PTL_OK;
     case TPO_STATS: return stats(a[0], a[1]);
-    case TPO_INIT: return ptl_kernel_available() ? PtlInit() : PTL_FAIL;
-    case TPO_FINI: PtlFini(); iov_collect(); return PTL_OK;
+    case TPO_INIT: {
+        int rc = ptl_kernel_available() ? PtlInit() : PTL_FAIL;
+        if (rc == PTL_OK)
+            app_init_refs++;
+        return rc;
+    }
+    case TPO_FINI:
+        /* Only the program's own references: the kernel keeps its NI. */
+        if (app_init_refs) {
+            if (--app_init_refs == 0)
+                ptl_lib_iface_reset(0);
+            PtlFini();
+        }
+        iov_collect();
+        return PTL_OK;
     case TPO_NI_INIT: return ni_init(a);
     case TPO_NI_FINI: {
         int rc = PtlNIFini((ptl_handle_ni_t)a[0]);
@@ -425,6 +440,13 @@ static int dispatch(uint64_t op, const ptl_args_t a)
     return -EINVAL;
 }
 
+void portals_syscall_reset(void)
+{
+    for (; app_init_refs; app_init_refs--)
+        PtlFini();
+    iov_collect();
+}
+
 SYSCALL(tern_portals)
 {
     UNUSED_ARGS();
@@ -435,5 +457,10 @@ SYSCALL(tern_portals)
         return -EFAULT;
     if (a0 != TPO_NOP)
         ptl_kernel_poll();
-    return dispatch(a0, a);
+    /* The program reaches interface 0 only: the kernel's own NI (job
+     * control, interface TERN_KERNEL_IFACE) is invisible to it. */
+    ptl_lib_restrict(1u << 0);
+    int rc = dispatch(a0, a);
+    ptl_lib_restrict(0);
+    return rc;
 }

@@ -99,7 +99,10 @@ static void setup(int peer_nid, uint64_t rlen)
     append(MB_GET, gbuf, GBUF, PTL_ME_OP_GET);
     append(MB_ATOM, ibuf + 3072, 64, PTL_ME_OP_PUT | PTL_ME_OP_GET);
     peer.phys.nid = (ptl_nid_t)peer_nid;
-    peer.phys.pid = 1;
+    /* Every application on a Tern node has the same pid (TERN_APP_PID). */
+    ptl_process_t self;
+    CHECK(PtlGetId(ni, &self));
+    peer.phys.pid = self.phys.pid;
 }
 
 /* The next target event of type `type` and match bits `mb`; others skipped. */

@@ -1,0 +1,112 @@
+/* Control of a job while it loads and runs: GO, signals and ABORT from yod,
+ * yod's heartbeat.  Messages are only believed from the yod that loaded the
+ * job.  They are acted on where the kernel can safely stop what it is doing:
+ * in its own waits (a program blocked in a Portals wait or a sleep included)
+ * and in a once-a-second timer tick while the program computes; the NIC
+ * itself never interrupts a running program. */
+#include "cpu.h"
+#include "job.h"
+#include "process.h"
+#include "ptl_kernel.h"
+#include "ptl_lib.h"
+#include "signal.h"
+#include "time.h"
+#include "../../yod/yod_proto.h"
+
+static bool in_service;
+static int signal_from_yod;
+static bool abort_from_yod;
+
+void job_on_ctl_put(const ptl_event_t *ev)
+{
+    const struct yod_ctl *c = ev->start;
+    if (ev->mlength != sizeof *c || c->magic != YOD_MAGIC || !job.active || c->job != job.id ||
+        ev->initiator.phys.nid != job.yod_nid || ev->initiator.phys.pid != job.yod_pid)
+        return;
+    job.last_heard_ns = time_monotonic_ns();
+    switch (c->type) {
+    case YOD_GO:
+        job_go();
+        break;
+    case YOD_SIGNAL:
+        if (c->arg >= 1 && c->arg <= NSIG && signal_from_yod != SIGKILL)
+            signal_from_yod = (int)c->arg;
+        break;
+    case YOD_ABORT:
+        abort_from_yod = true;
+        break;
+    default:
+        break;
+    }
+}
+
+static bool fatal_by_default(int sig)
+{
+    if (sig == SIGCHLD || sig == SIGCONT || sig == SIGWINCH || sig == 23 /* SIGURG */)
+        return false;
+    return proc.sig.act[sig].handler == SIG_DFL;
+}
+
+/* Acts on what the dispatcher recorded.  May end the job (and not return). */
+static void act(void)
+{
+    if (abort_from_yod) {
+        kprintf("job %u: aborted by yod\n", job.id);
+        job_end(END_LOAD_ERROR, 0, NULL);
+    }
+    if (signal_from_yod) {
+        int sig = signal_from_yod;
+        signal_from_yod = 0;
+        if (!job.go) {
+            kprintf("job %u: signal %d from yod while loading: job dropped\n", job.id, sig);
+            job_end(END_LOAD_ERROR, 0, NULL);
+        }
+        if (!job.running)      /* GO came with it: killed before its first instruction */
+            job_end(END_SIGNAL, sig, NULL);
+        if (sig == SIGKILL || (fatal_by_default(sig) && !(proc.sig.blocked >> (sig - 1) & 1)))
+            job_end(END_SIGNAL, sig, NULL);
+        signal_raise(sig);
+    }
+    if (time_monotonic_ns() - job.last_heard_ns > YOD_SILENCE_S * 1000000000ULL) {
+        kprintf("job %u: nothing from yod (nid %u pid %u) for %u s: ending the job\n", job.id,
+                job.yod_nid, job.yod_pid, YOD_SILENCE_S);
+        job.yod_gone = true;
+        job_end(job.running ? END_SIGNAL : END_LOAD_ERROR, SIGKILL, NULL);
+    }
+}
+
+void job_service_from_wait(void)
+{
+    if (!job.active || in_service || !knode.open)
+        return;
+    in_service = true;
+    if (!knode_waiting) {
+        kernel_frames_arrived = false;
+        knode_dispatch_pending();
+        job_refuse_busy();
+    }
+    in_service = false;
+    act();
+}
+
+void job_control_reset(void)
+{
+    in_service = false;
+    signal_from_yod = 0;
+    abort_from_yod = false;
+}
+
+/* The program has the CPU: hand over what has arrived, let the library
+ * retransmit, and act on yod's messages; a signal it asked for is delivered
+ * on the way back. */
+static void tick(struct regs *r)
+{
+    ptl_kernel_poll();
+    ptl_lib_progress();
+    job_service_from_wait();
+    if (proc.sig.pending & ~proc.sig.blocked)
+        signal_deliver(r);
+}
+
+void job_tick_start(void) { time_user_tick(tick, YOD_HEARTBEAT_S * 1000000000ULL); }
+void job_tick_stop(void) { time_user_tick(NULL, 0); }

@@ -1,0 +1,103 @@
+/* How a job ends on a node, whatever the end (exit, fault, signal from yod,
+ * load failure, yod gone): yod gets one report after all the program's
+ * output, then the node forgets everything about the job - the program's
+ * Portals NIs, its page tables, every byte of its memory - and waits for the
+ * next job on a fresh kernel stack.  The node stays registered. */
+#include "cpu.h"
+#include "fd.h"
+#include "job.h"
+#include "mem.h"
+#include "process.h"
+#include "ptl_lib.h"
+#include "time.h"
+#include "../../yod/yod_proto.h"
+
+extern char boot_stack_top[];
+static char fault_line[200];
+
+void job_fault_report(const char *text, uint64_t len)
+{
+    if (!job.running)
+        return;
+    job_output(2, text, len);
+    uint64_t n = 0;
+    while (n < len && n + 1 < sizeof fault_line && text[n] != '\n')
+        n++;
+    memcpy(fault_line, text, n);
+    fault_line[n] = 0;
+}
+
+static void clear_vector_registers(void)
+{
+    /* The next user's program must not see this one's data. */
+    __asm__ volatile("fninit");
+    static const uint32_t mxcsr = 0x1F80;
+    __asm__ volatile("ldmxcsr %0" ::"m"(mxcsr));
+    if (cpu.avx)
+        __asm__ volatile(".byte 0xc5, 0xfc, 0x77" ::: "memory");   /* vzeroall */
+    else
+        __asm__ volatile("pxor %%xmm0,%%xmm0; pxor %%xmm1,%%xmm1; pxor %%xmm2,%%xmm2;"
+                         "pxor %%xmm3,%%xmm3; pxor %%xmm4,%%xmm4; pxor %%xmm5,%%xmm5;"
+                         "pxor %%xmm6,%%xmm6; pxor %%xmm7,%%xmm7; pxor %%xmm8,%%xmm8;"
+                         "pxor %%xmm9,%%xmm9; pxor %%xmm10,%%xmm10; pxor %%xmm11,%%xmm11;"
+                         "pxor %%xmm12,%%xmm12; pxor %%xmm13,%%xmm13; pxor %%xmm14,%%xmm14;"
+                         "pxor %%xmm15,%%xmm15" ::: "memory");
+}
+
+static void reset_node(void)
+{
+    job_tick_stop();
+    job_unserve_image();
+    ptl_lib_iface_reset(0);
+    portals_syscall_reset();
+    job_stdio_reset();
+    job_control_reset();
+    user_unmap_all();
+    memset(phys_to_virt(app_region.start), 0, app_region.end - app_region.start);
+    memset(&proc, 0, sizeof proc);
+    clear_vector_registers();
+    fault_line[0] = 0;
+    memset(&job, 0, sizeof job);
+}
+
+void job_end(enum end_kind kind, int code, const char *why)
+{
+    static bool ending;
+    if (!ending) {
+        ending = true;
+        job.ending = true;
+        job_tick_stop();
+        static struct yod_report r;
+        memset(&r, 0, sizeof r);
+        r.magic = YOD_MAGIC;
+        r.job = job.id;
+        r.rank = job.rank;
+        if (job.running || job.go) {
+            r.type = YOD_EXITED;
+            r.status = kind == END_EXIT ? code : 0;
+            r.signal = kind == END_SIGNAL ? code : 0;
+            r.usec = job.running ? (time_monotonic_ns() - job.start_ns) / 1000 : 0;
+            strlcpy(r.message, why ? why : fault_line, sizeof r.message);
+            kprintf("job %u: rank %u %s %d after %lu ms\n", job.id, job.rank,
+                    r.signal ? "killed by signal" : "exited with status",
+                    r.signal ? r.signal : r.status, r.usec / 1000);
+        } else {
+            r.type = YOD_LOAD_FAILED;
+            strlcpy(r.message, why ? why : "load failed", sizeof r.message);
+        }
+        /* Silent ends: yod said ABORT (it knows), or yod is gone. */
+        bool tell = !job.yod_gone && (job.running || job.go || why);
+        if (tell && knode_put(&r, sizeof r, job.yod_nid, job.yod_pid, YOD_PT_REPORT, job.id,
+                              time_monotonic_ns() + 20 * 1000000000ULL) != PTL_NI_OK)
+            kprintf("job %u: yod did not take the end report\n", job.id);
+    }
+    uint64_t t0 = time_monotonic_ns();
+    uint32_t id = job.id;
+    reset_node();
+    kprintf("job %u: ended; node cleaned in %lu ms and free\n", id,
+            (time_monotonic_ns() - t0) / 1000000);
+    ending = false;
+    __asm__ volatile("cli; mov %0, %%rsp; xor %%ebp, %%ebp; call job_loop; ud2"
+                     :: "r"(boot_stack_top) : "memory");
+    __builtin_unreachable();
+}

@@ -1,0 +1,352 @@
+/* Loading a job: a node waits for yod's descriptor, fetches the program from
+ * its parent in the fan-out tree (yod, or a lower rank that already has it)
+ * with one Portals Get straight into the application region, checks its
+ * SHA-256, loads it, serves it to its own children, reports LOADED and
+ * starts the program when yod says GO (every rank at once).  Nothing but the
+ * kernel runs on the node. */
+#include "boot.h"
+#include "fd.h"
+#include "job.h"
+#include "kmalloc.h"
+#include "mem.h"
+#include "process.h"
+#include "ptl_kernel.h"
+#include "time.h"
+#include "../../yod/sha256.h"
+#include "../../yod/yod_proto.h"
+
+#define LOAD_SLOTS 2
+#define FETCH_TIMEOUT_NS (600 * 1000000000ULL)
+
+struct job_state job;
+
+static struct load_slot {
+    struct { void *buf; } tag;             /* the ME's user_ptr */
+    bool full;
+    uint64_t mlength, rlength;
+    ptl_process_t from;
+} slots[LOAD_SLOTS];
+
+static ptl_handle_me_t image_me;
+static bool image_served;
+static uint64_t default_stack, default_heap;
+
+static int post_slot(struct load_slot *s)
+{
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.start = s->tag.buf;
+    me.length = YOD_LOAD_MAX;
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                 PTL_ME_EVENT_UNLINK_DISABLE;
+    me.match_id.phys.nid = PTL_NID_ANY;
+    me.match_id.phys.pid = PTL_PID_ANY;
+    me.match_bits = YOD_MB_LOAD;
+    ptl_handle_me_t h;
+    s->full = false;
+    return PtlMEAppend(knode.ni, YOD_PT_JOB, &me, PTL_PRIORITY_LIST, &s->tag, &h);
+}
+
+bool job_is_load_slot(const void *p)
+{
+    for (int i = 0; i < LOAD_SLOTS; i++)
+        if (p == &slots[i].tag)
+            return true;
+    return false;
+}
+
+void job_on_load_put(const ptl_event_t *ev)
+{
+    for (int i = 0; i < LOAD_SLOTS; i++)
+        if (ev->user_ptr == &slots[i].tag) {
+            slots[i].full = true;
+            slots[i].mlength = ev->mlength;
+            slots[i].rlength = ev->rlength;
+            slots[i].from = ev->initiator;
+        }
+}
+
+static void report(uint32_t nid, uint32_t pid, uint32_t jobid, uint32_t type, const char *msg)
+{
+    static struct yod_report r;
+    memset(&r, 0, sizeof r);
+    r.magic = YOD_MAGIC;
+    r.type = type;
+    r.job = jobid;
+    r.rank = job.rank;
+    if (msg)
+        strlcpy(r.message, msg, sizeof r.message);
+    knode_put(&r, sizeof r, nid, pid, YOD_PT_REPORT, jobid,
+              time_monotonic_ns() + 30 * 1000000000ULL);
+}
+
+/* A descriptor that cannot even be started on: told to its sender. */
+static void refuse(const struct load_slot *s, const struct yod_load *d, const char *why)
+{
+    kprintf("refused a job from nid %u pid %u: %s\n", s->from.phys.nid, s->from.phys.pid, why);
+    if (s->mlength >= sizeof *d && d->magic == YOD_MAGIC)
+        report(s->from.phys.nid, s->from.phys.pid, d->job, YOD_LOAD_FAILED, why);
+}
+
+/* Puts a busy node's answer to a second yod (checked from the service
+ * paths, where blocking is allowed). */
+void job_refuse_busy(void)
+{
+    for (int i = 0; i < LOAD_SLOTS; i++) {
+        struct load_slot *s = &slots[i];
+        if (!s->full || !job.active || job.ending)
+            continue;
+        char msg[96];
+        snprintf(msg, sizeof msg, "node busy with job %u", job.id);
+        uint32_t saved_rank = job.rank;
+        const struct yod_load *d = s->tag.buf;
+        job.rank = s->mlength >= sizeof *d ? d->rank : 0;
+        refuse(s, d, msg);
+        job.rank = saved_rank;
+        post_slot(s);
+    }
+}
+
+static uint64_t fail_delay(uint64_t d) { return d < 50000000ULL ? d * 2 : d; }
+
+static void pause_ns(uint64_t ns)
+{
+    uint64_t until = time_monotonic_ns() + ns;
+    while (time_monotonic_ns() < until)
+        knode_wait(NULL, until);
+}
+
+/* One Get of the whole file from the parent; retried while the parent does
+ * not have it yet (its Get has not finished: PTL_NI_DROPPED). */
+static void fetch_image(const struct yod_load *d, void *dst)
+{
+    ptl_process_t parent;
+    parent.phys.nid = d->parent_nid;
+    parent.phys.pid = d->parent_pid;
+    uint64_t deadline = time_monotonic_ns() + FETCH_TIMEOUT_NS, delay = 1000000ULL;
+    for (;;) {
+        ptl_md_t mdd = {.start = dst, .length = d->image_len, .options = 0,
+                        .eq_handle = knode.eq, .ct_handle = PTL_CT_NONE};
+        ptl_handle_md_t md;
+        struct kop *op = kmalloc(sizeof *op);
+        if (!op || PtlMDBind(knode.ni, &mdd, &md) != PTL_OK)
+            load_error("%s: no kernel memory to fetch the program", d->name);
+        memset(op, 0, sizeof *op);
+        if (PtlGet(md, 0, d->image_len, parent, YOD_PT_IMAGE, d->image_bits, 0, op) != PTL_OK)
+            load_error("%s: cannot start fetching the program", d->name);
+        if (!knode_wait(op, deadline))
+            load_error("%s: fetching the program from nid %u took longer than %lu s", d->name,
+                       d->parent_nid, (unsigned long)(FETCH_TIMEOUT_NS / 1000000000ULL));
+        PtlMDRelease(md);
+        ptl_ni_fail_t fail = op->fail;
+        uint64_t got = op->mlength;
+        kfree(op);
+        if (fail == PTL_NI_OK && got == d->image_len)
+            return;
+        if (fail == PTL_NI_OK)
+            load_error("%s: got %lu of %lu program bytes from nid %u", d->name, got,
+                       d->image_len, d->parent_nid);
+        if (fail == PTL_NI_UNDELIVERABLE)
+            load_error("%s: nid %u (pid %u), where the program comes from, does not answer",
+                       d->name, d->parent_nid, d->parent_pid);
+        if (time_monotonic_ns() >= deadline)
+            load_error("%s: nid %u never offered the program", d->name, d->parent_nid);
+        pause_ns(delay);
+        delay = fail_delay(delay);
+    }
+}
+
+static void serve_image(const struct yod_load *d, void *img)
+{
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.start = img;
+    me.length = d->image_len;
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.options = PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
+                 PTL_ME_EVENT_SUCCESS_DISABLE;
+    me.match_id.phys.nid = PTL_NID_ANY;
+    me.match_id.phys.pid = PTL_PID_ANY;
+    me.match_bits = d->image_bits;
+    image_served = PtlMEAppend(knode.ni, YOD_PT_IMAGE, &me, PTL_PRIORITY_LIST, NULL,
+                               &image_me) == PTL_OK;
+}
+
+void job_unserve_image(void)
+{
+    if (image_served)
+        PtlMEUnlink(image_me);
+    image_served = false;
+}
+
+/* Checks the descriptor before anything is done with it; NULL or why not. */
+static const char *check(const struct load_slot *s, const struct yod_load *d)
+{
+    if (s->mlength < sizeof *d || d->magic != YOD_MAGIC)
+        return "not a job descriptor";
+    if (d->version != YOD_PROTO_VERSION)
+        return "yod speaks another protocol version";
+    if (s->rlength > s->mlength)
+        return "descriptor longer than the node accepts (64 KiB)";
+    if (d->size == 0 || d->rank >= d->size || d->size > (YOD_LOAD_MAX - sizeof *d) / 4)
+        return "bad rank or size";
+    if ((uint64_t)sizeof *d + (uint64_t)d->size * 4 + d->strings_len != s->mlength)
+        return "descriptor length does not add up";
+    if (d->argc == 0 || (uint64_t)d->argc + d->envc + 8 >= MAX_ARGS)
+        return "too many arguments and environment words (limit 500)";
+    if (d->image_len == 0)
+        return "empty program";
+    if (s->from.phys.nid != d->yod_nid || s->from.phys.pid != d->yod_pid)
+        return "descriptor names another yod than its sender";
+    const char *p = (const char *)(d + 1) + (uint64_t)d->size * 4, *end = p + d->strings_len;
+    uint32_t words = 0;
+    for (const char *q = p; q < end; q++)
+        words += *q == 0;
+    if (words != d->argc + d->envc || (d->strings_len && end[-1] != 0))
+        return "argument strings malformed";
+    return NULL;
+}
+
+static char *argv[MAX_ARGS], *envp[MAX_ARGS];
+
+static bool ours(const char *e)
+{
+    static const char *const mine[] = {"TERN_RANK=", "TERN_SIZE=", "TERN_JOB=", "TERN_MAP=",
+                                       "TERN_PID="};
+    for (unsigned i = 0; i < ARRAY_SIZE(mine); i++)
+        if (!strncmp(e, mine[i], strlen(mine[i])))
+            return true;
+    return false;
+}
+
+/* argv and the environment: TERN_* job variables (docs/job-interface.md)
+ * first, then yod's environment. */
+static int build_args(const struct yod_load *d, int *envc)
+{
+    const uint32_t *nids = (const uint32_t *)(d + 1);
+    char *p = (char *)(nids + d->size);
+    int argc = 0;
+    for (uint32_t i = 0; i < d->argc; i++, p += strlen(p) + 1)
+        argv[argc++] = p;
+    argv[argc] = NULL;
+    static char rank[32], size[32], jobid[32], pid[32];
+    snprintf(rank, sizeof rank, "TERN_RANK=%u", d->rank);
+    snprintf(size, sizeof size, "TERN_SIZE=%u", d->size);
+    snprintf(jobid, sizeof jobid, "TERN_JOB=%u", d->job);
+    snprintf(pid, sizeof pid, "TERN_PID=%u", TERN_APP_PID);
+    char *map = kmalloc((uint64_t)d->size * 11 + 16);
+    if (!map)
+        load_error("%s: no kernel memory for the map of %u ranks", d->name, d->size);
+    char *m = map + snprintf(map, 16, "TERN_MAP=");
+    for (uint32_t r = 0; r < d->size; r++)
+        m += snprintf(m, 12, r ? ",%u" : "%u", nids[r]);
+    int n = 0;
+    envp[n++] = rank, envp[n++] = size, envp[n++] = jobid, envp[n++] = pid, envp[n++] = map;
+    for (uint32_t i = 0; i < d->envc; i++, p += strlen(p) + 1)
+        if (!ours(p))
+            envp[n++] = p;
+    envp[n] = NULL;
+    *envc = n;
+    return argc;
+}
+
+static void wait_for_go(void)
+{
+    while (!job.go)
+        knode_wait(NULL, time_monotonic_ns() + 1000000000ULL);
+}
+
+static void run_job(struct load_slot *s)
+{
+    const struct yod_load *in = s->tag.buf;
+    const char *bad = check(s, in);
+    if (bad) {
+        refuse(s, in, bad);
+        post_slot(s);
+        return;
+    }
+    /* The slot goes back to the network at once; the job keeps a copy. */
+    struct yod_load *d = kmalloc(s->mlength);
+    if (!d) {
+        refuse(s, in, "no kernel memory for the descriptor");
+        post_slot(s);
+        return;
+    }
+    memcpy(d, in, s->mlength);
+    post_slot(s);
+
+    memset(&job, 0, sizeof job);
+    job.active = true;
+    job.id = d->job, job.rank = d->rank, job.size = d->size;
+    job.uid = d->uid, job.gid = d->gid;
+    job.yod_nid = d->yod_nid, job.yod_pid = d->yod_pid;
+    job.last_heard_ns = time_monotonic_ns();
+    d->name[sizeof d->name - 1] = 0;
+    proc.name = d->name;
+    kprintf("job %u: rank %u of %u, %s (%lu KiB) for uid %u from yod at nid %u pid %u\n", d->job,
+            d->rank, d->size, d->name, d->image_len >> 10, d->uid, d->yod_nid, d->yod_pid);
+
+    options.stack_size = d->stack ? d->stack : default_stack;
+    options.heap_size = d->heap ? d->heap : default_heap;
+    options.uid = d->uid;
+    options.gid = d->gid;
+    uint64_t stack = ALIGN_UP(options.stack_size, PAGE_SIZE);
+    uint64_t top = app_region.end - stack - PAGE_SIZE;
+    uint64_t len = ALIGN_UP(d->image_len, PAGE_SIZE);
+    if (top < app_region.start + len + PAGE_SIZE)
+        load_error("%s: the program file (%lu KiB) and stack do not fit in the %lu KiB this "
+                   "node has for applications", d->name, d->image_len >> 10,
+                   (app_region.end - app_region.start) >> 10);
+    uint64_t stage_pa = top - len;
+    uint8_t *image = phys_to_virt(stage_pa);
+
+    fetch_image(d, image);
+    uint8_t sum[32];
+    sha256(image, d->image_len, sum);
+    if (memcmp(sum, d->image_sha256, 32))
+        load_error("%s: the program arrived corrupted (SHA-256 differs from yod's)", d->name);
+    serve_image(d, image);
+
+    int envc;
+    int argc = build_args(d, &envc);
+    elf_load(image, d->image_len, stage_pa);
+    fd_init();
+    process_setup(argv, argc, envp, envc);
+    report(job.yod_nid, job.yod_pid, job.id, YOD_LOADED, NULL);
+    wait_for_go();
+
+    job_unserve_image();
+    kprintf("job %u: starting %s\n", job.id, d->name);
+    job.running = true;
+    job.start_ns = time_monotonic_ns();
+    job_tick_start();
+    time_mark_app_start();
+    process_start();
+}
+
+void job_go(void) { job.go = true; }
+
+void job_loop(void)
+{
+    static bool ready;
+    if (!ready) {
+        default_stack = options.stack_size;
+        default_heap = options.heap_size;
+        for (int i = 0; i < LOAD_SLOTS; i++) {
+            slots[i].tag.buf = kmalloc(YOD_LOAD_MAX);
+            if (!slots[i].tag.buf || post_slot(&slots[i]) != PTL_OK)
+                panic("cannot post job descriptor buffers");
+        }
+        ready = true;
+        kprintf("waiting for jobs\n");
+    }
+    for (;;) {
+        for (int i = 0; i < LOAD_SLOTS; i++)
+            if (slots[i].full)
+                run_job(&slots[i]);
+        knode_wait(NULL, time_monotonic_ns() + 1000000000ULL);
+    }
+}

@@ -1,0 +1,416 @@
+/*
+ * yod: launch a parallel job on Tern compute nodes.
+ *
+ *   yod [options] program [args...]
+ *   yod [options] -F loadfile       lines: -sz N [-list L] program args
+ *   yod -show | -kill JOB | -help
+ *
+ * Exit status: 0 every rank exited 0; 1 the application failed (yod says
+ * which ranks and why); 2 the job could not be loaded.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "nodedb.h"
+#include "tern_proto.h"
+#include "yod.h"
+
+struct yod Y;
+extern volatile int yod_interrupted, yod_terminated, yod_usr1, yod_usr2;
+int post_receive_buffers(void);
+
+static const char usage_text[] =
+    "usage: yod [options] program [args...]\n"
+    "       yod [options] -F loadfile\n"
+    "       yod -show | -kill JOB | -help\n"
+    "options:\n"
+    "  -sz N            run N ranks, one per compute node (default 1)\n"
+    "  -list L          on exactly these nodes, e.g. 3..7,12\n"
+    "  -heap SIZE       heap of each rank (e.g. 256M); default: all memory left\n"
+    "  -stack SIZE      stack of each rank (e.g. 8M); default: the node's\n"
+    "  -timeout SECONDS kill the job after this long\n"
+    "  -label           prefix every output line with [rank]\n"
+    "  -quiet           no messages from yod itself, only the exit status\n"
+    "  -v               timings of the load and the run on stderr\n"
+    "  -fanout K        load tree fan-out (default 2)\n"
+    "  -F loadfile      one job of several programs: lines '-sz N [-list L] program args'\n"
+    "  -show            list the nodes and the jobs on them\n"
+    "  -kill JOB        kill a running job\n"
+    "environment: TERN_IFACE, TERN_SECRET_FILE, TERN_ALLOC_NID (see docs/yod.md);\n"
+    "the program gets yod's environment plus TERN_RANK, TERN_SIZE, TERN_JOB, TERN_MAP.\n";
+
+double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "yod: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return status;
+}
+
+static bool parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return false;
+    uint64_t mult = 1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mult = 1ULL << 10; end++; break;
+    case 'M': mult = 1ULL << 20; end++; break;
+    case 'G': mult = 1ULL << 30; end++; break;
+    case 0: break;
+    default: return false;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end)
+        return false;
+    *out = (uint64_t)(v * (double)mult);
+    return true;
+}
+
+static bool parse_count(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == 0 || *end || v < 1 || v > YOD_MAX_RANKS)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* One group (a program and its ranks) from words: [-sz N] [-list L] prog args. */
+static int parse_group(char **w, int n, int sz, const char *list, const char *where)
+{
+    if (Y.ngroups >= YOD_MAX_GROUPS)
+        return fail(2, "%s: more than %d programs", where, YOD_MAX_GROUPS);
+    int i = 0;
+    while (i < n && w[i][0] == '-') {
+        if (!strcmp(w[i], "-sz") && i + 1 < n) {
+            if (!parse_count(w[i + 1], &sz))
+                return fail(2, "%s: -sz wants a number of nodes from 1 to %d", where,
+                            YOD_MAX_RANKS);
+            i += 2;
+        } else if (!strcmp(w[i], "-list") && i + 1 < n) {
+            list = w[i + 1];
+            i += 2;
+        } else {
+            return fail(2, "%s: unknown option %s (yod -help)", where, w[i]);
+        }
+    }
+    if (i >= n)
+        return fail(2, "%s: no program given (yod -help)", where);
+    struct group *g = &Y.groups[Y.ngroups];
+    memset(g, 0, sizeof *g);
+    g->argv = &w[i];
+    g->argc = n - i;
+    g->count = sz;
+    if (list) {
+        char err[256];
+        g->nlist = parse_node_list(list, g->list, YOD_MAX_RANKS, err, sizeof err);
+        if (g->nlist < 0)
+            return fail(2, "%s: -list %s: %s", where, list, err);
+        if (sz && sz != g->nlist && sz != 1)
+            return fail(2, "%s: -sz %d but -list names %d nodes", where, sz, g->nlist);
+        g->count = g->nlist;
+    }
+    if (g->count == 0)
+        g->count = 1;
+    Y.ngroups++;
+    return 0;
+}
+
+static int read_loadfile(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return fail(2, "%s: %s", path, strerror(errno));
+    char line[4096];
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char **w = calloc(512, sizeof *w);
+        int n = 0;
+        for (char *tok = strtok(line, " \t\r\n"); tok && n < 511; tok = strtok(NULL, " \t\r\n"))
+            w[n++] = strdup(tok);
+        if (n == 0) {
+            free(w);
+            continue;
+        }
+        char where[600];
+        snprintf(where, sizeof where, "%s:%d", path, lineno);
+        int rc = parse_group(w, n, 0, NULL, where);
+        if (rc) {
+            fclose(f);
+            return rc;
+        }
+    }
+    fclose(f);
+    if (Y.ngroups == 0)
+        return fail(2, "%s: no programs in the load file", path);
+    return 0;
+}
+
+static void on_signal(int sig)
+{
+    if (sig == SIGINT)
+        yod_interrupted++;
+    else if (sig == SIGUSR1)
+        yod_usr1 = 1;
+    else if (sig == SIGUSR2)
+        yod_usr2 = 1;
+    else
+        yod_terminated = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+    for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static struct tern_reply rep;
+
+static int show(void)
+{
+    char err[512];
+    struct tern_hdr h;
+    memset(&h, 0, sizeof h);
+    if (alloc_request(&h, sizeof h, TERN_STATUS, &rep, err, sizeof err))
+        return fail(2, "%s", err);
+    int nfree = 0;
+    printf("%6s  %-17s  %-9s  %s\n", "nid", "MAC", "state", "job");
+    for (uint32_t i = 0; i < rep.n; i++) {
+        const struct tern_node_status *s = &rep.u.nodes[i];
+        char mac[18], job[16] = "-";
+        format_mac(s->mac, mac);
+        if (s->state == NODE_ALLOCATED)
+            snprintf(job, sizeof job, "%u", s->job);
+        nfree += s->state == NODE_FREE;
+        printf("%6u  %-17s  %-9s  %s\n", s->nid, mac,
+               node_state_name((enum node_state)(s->state & 3)), job);
+    }
+    /* Jobs: each with its nodes. */
+    uint32_t seen[TERN_MAX_LIST];
+    int nseen = 0;
+    for (uint32_t i = 0; i < rep.n; i++) {
+        const struct tern_node_status *s = &rep.u.nodes[i];
+        if (s->state != NODE_ALLOCATED)
+            continue;
+        bool dup = false;
+        for (int k = 0; k < nseen; k++)
+            dup |= seen[k] == s->job;
+        if (dup || nseen == TERN_MAX_LIST)
+            continue;
+        seen[nseen++] = s->job;
+        int count = 0;
+        for (uint32_t k = 0; k < rep.n; k++)
+            count += rep.u.nodes[k].state == NODE_ALLOCATED && rep.u.nodes[k].job == s->job;
+        printf("job %u: %d node%s\n", s->job, count, count == 1 ? "" : "s");
+    }
+    printf("%u nodes, %d free, %d job%s\n", rep.n, nfree, nseen, nseen == 1 ? "" : "s");
+    return 0;
+}
+
+static int kill_job(const char *arg)
+{
+    char err[512], *end;
+    unsigned long j = strtoul(arg, &end, 10);
+    if (*arg == 0 || *end || j == 0 || j > 0xFFFFFFFFUL)
+        return fail(2, "-kill wants a job number (yod -show lists them)");
+    struct tern_release r;
+    memset(&r, 0, sizeof r);
+    r.job = (uint32_t)j;
+    if (alloc_request(&r, sizeof r, TERN_KILL, &rep, err, sizeof err))
+        return fail(2, "%s", err);
+    if (rep.status)
+        return fail(1, "job %lu: %s", j, rep.message);
+    printf("job %lu: %s\n", j, rep.message);
+    return 0;
+}
+
+static void release(void)
+{
+    char err[512];
+    struct tern_release r;
+    memset(&r, 0, sizeof r);
+    r.job = Y.job;
+    if (alloc_request(&r, sizeof r, TERN_RELEASE, &rep, err, sizeof err))
+        fprintf(stderr, "yod: could not give the nodes back: %s\n", err);
+}
+
+static int allocate(void)
+{
+    static struct tern_alloc a;
+    char err[512];
+    memset(&a, 0, sizeof a);
+    bool any_list = false, all_list = true;
+    for (int g = 0; g < Y.ngroups; g++) {
+        any_list |= Y.groups[g].nlist > 0;
+        all_list &= Y.groups[g].nlist > 0;
+    }
+    if (any_list && !all_list)
+        return fail(2, "give -list for every program of the load file, or for none");
+    if (Y.size > TERN_MAX_LIST)
+        return fail(2, "%d ranks: at most %d", Y.size, TERN_MAX_LIST);
+    if (all_list) {
+        for (int g = 0; g < Y.ngroups; g++)
+            for (int i = 0; i < Y.groups[g].nlist; i++)
+                a.list[a.nlist++] = Y.groups[g].list[i];
+    } else {
+        a.count = Y.size;
+    }
+    if (alloc_request(&a, offsetof(struct tern_alloc, list) + a.nlist * sizeof(uint32_t),
+                      TERN_ALLOC, &rep, err, sizeof err))
+        return fail(2, "%s", err);
+    if (rep.status)
+        return fail(2, "cannot have the nodes: %s (yod -show lists them)", rep.message);
+    if ((int)rep.n != Y.size) {
+        Y.job = rep.job;
+        release();
+        return fail(2, "the allocator gave %u nodes for %d ranks", rep.n, Y.size);
+    }
+    Y.job = rep.job;
+    for (int r = 0; r < Y.size; r++)
+        Y.ranks[r].nid = rep.u.nids[r];
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    Y.t_start = now_s();
+    Y.opt.fanout = 2;
+    const char *show_or_kill = NULL, *kill_arg = NULL;
+    int i = 1, sz = 0;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "-help") || !strcmp(o, "--help") || !strcmp(o, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(o, "-show")) {
+            show_or_kill = o;
+        } else if (!strcmp(o, "-label")) {
+            Y.opt.label = true;
+        } else if (!strcmp(o, "-quiet")) {
+            Y.opt.quiet = true;
+        } else if (!strcmp(o, "-v")) {
+            Y.opt.verbose = true;
+        } else if (!v) {
+            return fail(2, "%s wants a value (yod -help)", o);
+        } else if (!strcmp(o, "-sz")) {
+            if (!parse_count(v, &sz))
+                return fail(2, "-sz wants a number of nodes from 1 to %d", YOD_MAX_RANKS);
+            i++;
+        } else if (!strcmp(o, "-list")) {
+            Y.opt.list = argv[++i];
+        } else if (!strcmp(o, "-heap") || !strcmp(o, "-stack")) {
+            if (!parse_bytes(v, o[1] == 'h' ? &Y.opt.heap : &Y.opt.stack))
+                return fail(2, "%s wants a size such as 64M", o);
+            i++;
+        } else if (!strcmp(o, "-timeout")) {
+            char *end;
+            Y.opt.timeout = strtod(v, &end);
+            if (*end || Y.opt.timeout <= 0)
+                return fail(2, "-timeout wants seconds");
+            i++;
+        } else if (!strcmp(o, "-fanout")) {
+            if (!parse_count(v, &Y.opt.fanout))
+                return fail(2, "-fanout wants a number");
+            i++;
+        } else if (!strcmp(o, "-F")) {
+            Y.opt.loadfile = argv[++i];
+        } else if (!strcmp(o, "-kill")) {
+            show_or_kill = o;
+            kill_arg = argv[++i];
+        } else {
+            return fail(2, "unknown option %s (yod -help)", o);
+        }
+    }
+    char err[512];
+    if (show_or_kill) {
+        if (yod_portals_open(err, sizeof err))
+            return fail(2, "%s", err);
+        return kill_arg ? kill_job(kill_arg) : show();
+    }
+    int rc;
+    if (Y.opt.loadfile) {
+        if (i < argc)
+            return fail(2, "-F takes the programs from the load file; no program on the line");
+        if ((rc = read_loadfile(Y.opt.loadfile)))
+            return rc;
+    } else {
+        if (i >= argc)
+            return fail(2, "no program given (yod -help)");
+        if ((rc = parse_group(&argv[i], argc - i, sz, Y.opt.list, "yod")))
+            return rc;
+    }
+    for (int g = 0; g < Y.ngroups; g++) {
+        struct group *gr = &Y.groups[g];
+        if (program_read(&gr->prog, gr->argv[0], err, sizeof err))
+            return fail(2, "%s", err);
+        gr->first_rank = Y.size;
+        if (Y.size + gr->count > YOD_MAX_RANKS)
+            return fail(2, "more than %d ranks", YOD_MAX_RANKS);
+        for (int k = 0; k < gr->count; k++)
+            Y.ranks[Y.size++].group = g;
+    }
+    if (yod_portals_open(err, sizeof err))
+        return fail(2, "%s", err);
+    install_signals();
+    if ((rc = allocate()))
+        return rc;
+    if (post_receive_buffers()) {
+        release();
+        return fail(2, "out of memory");
+    }
+    if (launch()) {
+        send_ctl_all(YOD_ABORT, 0);
+        /* Let the aborts reach the nodes before the nodes go back. */
+        double end = now_s() + 2.0;
+        while (now_s() < end) {
+            ptl_event_t ev;
+            unsigned which;
+            if (PtlEQPoll(&Y.eq, 1, 50, &ev, &which) == PTL_OK)
+                handle_event(&ev);
+        }
+        release();
+        return yod_interrupted ? 1 : 2;
+    }
+    rc = monitor();
+    release();
+    PtlNIFini(Y.ni);
+    PtlFini();
+    return rc;
+}

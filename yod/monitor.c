@@ -1,0 +1,385 @@
+/* The running job: events from the nodes (reports, output), yod's
+ * heartbeats (a node that does not acknowledge one is lost), signals typed
+ * at yod, stdin for rank 0, -timeout, and `yod -kill`.  The job ends when
+ * every rank has ended or is lost; one rank failing ends the others. */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tern_proto.h"
+#include "yod.h"
+
+#define REPORT_BUF (1u << 20)
+#define OUTPUT_BUF (8u << 20)
+#define GRACE_S 5.0
+
+volatile int yod_interrupted, yod_terminated, yod_usr1, yod_usr2;
+static bool kill_requested;            /* yod -kill, through the allocator */
+static bool killing;                   /* SIGKILL sent to every rank */
+static double killed_at;
+#define KILL_WAIT_S 20.0                /* then ranks that never answered are lost */
+static double escalate_at;
+static char why_killed[200];
+
+/* stdin of yod goes to rank 0 when it asks. */
+static struct { bool want; uint64_t len, seq; bool busy; bool eof; char buf[65536];
+                ptl_handle_md_t md; } in;
+
+void note(const char *fmt, ...)
+{
+    if (Y.opt.quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "yod: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* ---- receive buffers: MANAGE_LOCAL, re-posted when used up -------------- */
+
+struct rbuf { ptl_pt_index_t pt; uint64_t bits, ignore; size_t len, min_free; char *mem; };
+static struct rbuf rbufs[6];
+
+static void post_rbuf(struct rbuf *b)
+{
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.start = b->mem;
+    me.length = b->len;
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.min_free = b->min_free;
+    me.options = PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_NO_TRUNCATE |
+                 PTL_ME_EVENT_LINK_DISABLE;
+    me.match_id.phys.nid = PTL_NID_ANY;
+    me.match_id.phys.pid = PTL_PID_ANY;
+    me.match_bits = b->bits;
+    me.ignore_bits = b->ignore;
+    ptl_handle_me_t h;
+    PtlMEAppend(Y.ni, b->pt, &me, PTL_PRIORITY_LIST, b, &h);
+}
+
+int post_receive_buffers(void)
+{
+    for (int i = 0; i < 6; i++) {
+        bool out = i >= 2;
+        rbufs[i] = (struct rbuf){out ? YOD_PT_OUTPUT : YOD_PT_REPORT,
+                                 out ? (uint64_t)Y.job << 32 : Y.job,
+                                 out ? 0xFFFFFFFFull : 0,
+                                 out ? OUTPUT_BUF : REPORT_BUF,
+                                 out ? YOD_OUTPUT_CHUNK : sizeof(struct yod_report), NULL};
+        rbufs[i].mem = malloc(rbufs[i].len);
+        if (!rbufs[i].mem)
+            return -1;
+        post_rbuf(&rbufs[i]);
+    }
+    return 0;
+}
+
+static bool is_rbuf(const void *p) { return p >= (void *)rbufs && p < (void *)(rbufs + 6); }
+
+/* ---- events -------------------------------------------------------------- */
+
+static void rank_lost(int r, const char *why)
+{
+    struct rank *rk = &Y.ranks[r];
+    if (rk->state == R_EXITED || rk->state == R_LOST || rk->state == R_FAILED_LOAD)
+        return;
+    rk->state = R_LOST;
+    snprintf(rk->message, sizeof rk->message, "%s", why);
+    output_flush(r);
+}
+
+static void on_report(const ptl_event_t *ev)
+{
+    const uint32_t *w = ev->start;
+    if (ev->mlength == 8 && w[0] == TERN_KILL_NOTICE && w[1] == Y.job &&
+        ev->initiator.phys.nid == Y.alloc_nid && ev->initiator.phys.pid == TERN_ALLOC_PID) {
+        kill_requested = true;
+        return;
+    }
+    const struct yod_report *rp = ev->start;
+    if (ev->mlength != sizeof *rp || rp->magic != YOD_MAGIC || rp->job != Y.job ||
+        rp->rank >= (uint32_t)Y.size)
+        return;
+    struct rank *rk = &Y.ranks[rp->rank];
+    if (ev->initiator.phys.nid != rk->nid || ev->initiator.phys.pid != YOD_NODE_PID)
+        return;
+    switch (rp->type) {
+    case YOD_LOADED:
+        if (rk->state == R_LOADING)
+            rk->state = R_LOADED;
+        break;
+    case YOD_LOAD_FAILED:
+        if (rk->state == R_LOADING || rk->state == R_LOADED) {
+            rk->state = R_FAILED_LOAD;
+            snprintf(rk->message, sizeof rk->message, "%.223s", rp->message);
+        }
+        break;
+    case YOD_EXITED:
+        if (rk->state == R_EXITED || rk->state == R_LOST)
+            break;
+        output_flush((int)rp->rank);
+        rk->state = R_EXITED;
+        rk->status = rp->status;
+        rk->signal = rp->signal;
+        rk->usec = rp->usec;
+        snprintf(rk->message, sizeof rk->message, "%.223s", rp->message);
+        break;
+    case YOD_STDIN_WANT:
+        if (rp->rank == 0) {
+            in.want = true;
+            in.len = rp->arg;
+            in.seq = rp->seq;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_output(const ptl_event_t *ev)
+{
+    uint32_t rank = (uint32_t)(ev->match_bits >> 2) & 0x3FFFFFFF;
+    int fd = (int)(ev->match_bits & 3);
+    if (rank >= (uint32_t)Y.size || ev->initiator.phys.nid != Y.ranks[rank].nid)
+        return;
+    output_append((int)rank, fd, ev->start, ev->mlength);
+}
+
+static void on_ack(const ptl_event_t *ev)
+{
+    uint64_t tag = (uint64_t)(uintptr_t)ev->user_ptr;
+    int kind = (int)(tag >> 32), r = (int)(uint32_t)tag - 1;
+    if (r < 0 || r >= Y.size)
+        return;
+    struct rank *rk = &Y.ranks[r];
+    bool gone = ev->ni_fail_type == PTL_NI_UNDELIVERABLE;
+    char why[160];
+    snprintf(why, sizeof why, "node nid %u stopped answering", rk->nid);
+    switch (kind) {
+    case OP_DESC:
+        PtlMDRelease(rk->desc_md);
+        free(rk->desc);
+        rk->desc = NULL;
+        if (gone)
+            rank_lost(r, why);
+        else if (ev->ni_fail_type != PTL_NI_OK && rk->state == R_LOADING) {
+            rk->state = R_FAILED_LOAD;
+            snprintf(rk->message, sizeof rk->message,
+                     "node nid %u did not take the job (Portals failure %d): is it a Tern node "
+                     "waiting for jobs?", rk->nid, (int)ev->ni_fail_type);
+        }
+        break;
+    case OP_HEARTBEAT:
+        rk->hb_outstanding = false;
+        /* fall through */
+    case OP_CTL:
+        if (gone)
+            rank_lost(r, why);
+        break;
+    case OP_STDIN:
+        PtlMDRelease(in.md);
+        in.busy = false;
+        break;
+    default:
+        break;
+    }
+}
+
+void handle_event(const ptl_event_t *ev)
+{
+    switch (ev->type) {
+    case PTL_EVENT_PUT:
+        if (ev->pt_index == YOD_PT_REPORT)
+            on_report(ev);
+        else if (ev->pt_index == YOD_PT_OUTPUT)
+            on_output(ev);
+        break;
+    case PTL_EVENT_AUTO_UNLINK:
+        if (is_rbuf(ev->user_ptr))
+            post_rbuf(ev->user_ptr);
+        break;
+    case PTL_EVENT_PT_DISABLED:
+        /* We fell behind and senders were refused (they retry); there is room
+         * again now that events are being taken. */
+        PtlPTEnable(Y.ni, ev->pt_index);
+        break;
+    case PTL_EVENT_ACK:
+        on_ack(ev);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+static void kill_all(const char *why)
+{
+    if (killing)
+        return;
+    killing = true;
+    killed_at = now_s();
+    if (why && !why_killed[0])
+        snprintf(why_killed, sizeof why_killed, "%s", why);
+    for (int r = 0; r < Y.size; r++)
+        if (Y.ranks[r].state == R_RUNNING)
+            send_ctl(r, YOD_SIGNAL, SIGKILL);
+}
+
+static void signal_all(int sig)
+{
+    for (int r = 0; r < Y.size; r++)
+        if (Y.ranks[r].state == R_RUNNING)
+            send_ctl(r, YOD_SIGNAL, (uint32_t)sig);
+}
+
+static void serve_stdin(void)
+{
+    if (!in.want || in.busy)
+        return;
+    size_t n = 0;
+    if (!in.eof) {
+        struct pollfd p = {0, POLLIN, 0};
+        if (poll(&p, 1, 0) <= 0)
+            return;
+        size_t want = in.len < sizeof in.buf ? in.len : sizeof in.buf;
+        ssize_t k = read(0, in.buf, want);
+        if (k < 0)
+            return;
+        n = (size_t)k;
+        in.eof = k == 0;
+    }
+    ptl_md_t mdd = {.start = in.buf, .length = n, .options = PTL_MD_EVENT_SEND_DISABLE,
+                    .eq_handle = Y.eq, .ct_handle = PTL_CT_NONE};
+    if (PtlMDBind(Y.ni, &mdd, &in.md) != PTL_OK)
+        return;
+    ptl_process_t to;
+    to.phys.nid = Y.ranks[0].nid;
+    to.phys.pid = YOD_NODE_PID;
+    in.busy = true;
+    in.want = false;
+    PtlPut(in.md, 0, n, PTL_ACK_REQ, to, YOD_PT_STDIN, (uint64_t)Y.job << 32 | (in.seq & 0xFFFFFFFF),
+           0, op_tag(OP_STDIN, 0), 0);
+}
+
+static const char *signame(int s)
+{
+    static char buf[16];
+    const char *n = s > 0 && s < NSIG ? sigabbrev_np(s) : NULL;
+    if (!n) {
+        snprintf(buf, sizeof buf, "%d", s);
+        return buf;
+    }
+    snprintf(buf, sizeof buf, "SIG%s", n);
+    return buf;
+}
+
+static bool rank_failed(const struct rank *rk)
+{
+    return rk->state == R_LOST || (rk->state == R_EXITED && (rk->status || rk->signal));
+}
+
+int monitor(void)
+{
+    for (int r = 0; r < Y.size; r++)
+        Y.ranks[r].state = R_RUNNING;
+    send_ctl_all(YOD_GO, 0);
+    Y.t_loaded = now_s();
+    double next_hb = now_s() + YOD_HEARTBEAT_S;
+    int seen_int = 0;
+    while (count_state(R_RUNNING) > 0) {
+        ptl_event_t ev;
+        unsigned which;
+        int rc = PtlEQPoll(&Y.eq, 1, in.want ? 20 : 200, &ev, &which);
+        while (rc == PTL_OK || rc == PTL_EQ_DROPPED) {
+            handle_event(&ev);
+            rc = PtlEQGet(Y.eq, &ev);
+        }
+        double t = now_s();
+        serve_stdin();
+        if (t >= next_hb) {
+            for (int r = 0; r < Y.size; r++)
+                if (Y.ranks[r].state == R_RUNNING && !Y.ranks[r].hb_outstanding) {
+                    Y.ranks[r].hb_outstanding = true;
+                    send_ctl(r, YOD_HEARTBEAT, 0);
+                }
+            next_hb = t + YOD_HEARTBEAT_S;
+        }
+        if (yod_interrupted > seen_int) {
+            seen_int = yod_interrupted;
+            if (seen_int == 1) {
+                fprintf(stderr, "yod: interrupt: sending SIGINT to the job (again to kill it)\n");
+                snprintf(why_killed, sizeof why_killed, "interrupted");
+                signal_all(SIGINT);
+                escalate_at = t + GRACE_S;
+            } else {
+                kill_all("interrupted");
+            }
+        }
+        if (escalate_at && t >= escalate_at) {
+            escalate_at = 0;
+            snprintf(why_killed, sizeof why_killed, "interrupted (the job ignored SIGINT for %g s)",
+                     GRACE_S);
+            kill_all(NULL);
+        }
+        if (yod_terminated)
+            kill_all("yod was terminated");
+        if (yod_usr1) {
+            yod_usr1 = 0;
+            signal_all(SIGUSR1);
+        }
+        if (yod_usr2) {
+            yod_usr2 = 0;
+            signal_all(SIGUSR2);
+        }
+        if (kill_requested)
+            kill_all("killed by yod -kill");
+        if (Y.opt.timeout > 0 && t > Y.t_start + Y.opt.timeout) {
+            char m[96];
+            snprintf(m, sizeof m, "ran past -timeout %g s", Y.opt.timeout);
+            kill_all(m);
+        }
+        if (killing && t > killed_at + KILL_WAIT_S)
+            for (int r = 0; r < Y.size; r++)
+                if (Y.ranks[r].state == R_RUNNING)
+                    rank_lost(r, "no answer to SIGKILL");
+        for (int r = 0; r < Y.size && !killing; r++)
+            if (rank_failed(&Y.ranks[r])) {
+                char m[96];
+                snprintf(m, sizeof m, "rank %d failed", r);
+                kill_all(m);
+            }
+    }
+    Y.t_end = now_s();
+    int failed = 0;
+    for (int r = 0; r < Y.size; r++)
+        failed += rank_failed(&Y.ranks[r]);
+    if (why_killed[0] && (failed || killing))
+        note("job %u %s", Y.job, why_killed);
+    for (int r = 0; r < Y.size; r++) {
+        const struct rank *rk = &Y.ranks[r];
+        if (!rank_failed(rk))
+            continue;
+        if (rk->state == R_LOST)
+            note("rank %d (nid %u): lost: %s", r, rk->nid, rk->message);
+        else if (rk->signal)
+            note("rank %d (nid %u): killed by %s%s%s", r, rk->nid, signame(rk->signal),
+                 rk->message[0] ? ": " : "", rk->message);
+        else
+            note("rank %d (nid %u): exited with status %d", r, rk->nid, rk->status);
+    }
+    if (Y.opt.verbose)
+        fprintf(stderr, "yod: job %u: %d ranks loaded in %.1f ms, ran %.1f ms, %.1f ms in all\n",
+                Y.job, Y.size, (Y.t_loaded - Y.t_start) * 1e3, (Y.t_end - Y.t_loaded) * 1e3,
+                (Y.t_end - Y.t_start) * 1e3);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,100 @@
+/* What the ranks write reaches yod's stdout and stderr a line at a time
+ * (lines of different ranks never mix), in order per rank and stream, with
+ * "[rank] " in front under -label.  A line that grows past 64 KiB without
+ * a newline goes out as it is. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "yod.h"
+
+#define LONG_LINE 65536
+
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return;        /* yod's own output is gone (closed pipe): nothing to do */
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+static void emit(int rank, int fd, const char *p, size_t n)
+{
+    if (!Y.opt.label) {
+        write_all(fd, p, n);
+        return;
+    }
+    static char *scratch;
+    static size_t cap;
+    char prefix[24];
+    int pl = snprintf(prefix, sizeof prefix, "[%d] ", rank);
+    size_t need = n + (n + 1) * (size_t)pl + 1, o = 0;
+    if (need > cap) {
+        free(scratch);
+        cap = need * 2;
+        scratch = malloc(cap);
+        if (!scratch) {
+            cap = 0;
+            write_all(fd, p, n);
+            return;
+        }
+    }
+    bool at_start = true;
+    for (size_t i = 0; i < n; i++) {
+        if (at_start) {
+            memcpy(scratch + o, prefix, (size_t)pl);
+            o += (size_t)pl;
+        }
+        scratch[o++] = p[i];
+        at_start = p[i] == '\n';
+    }
+    write_all(fd, scratch, o);
+}
+
+void output_append(int rank, int fd, const char *data, size_t len)
+{
+    if (fd != 1 && fd != 2)
+        return;
+    struct line_buf *lb = &Y.ranks[rank].out[fd];
+    if (lb->len + len > lb->cap) {
+        size_t cap = (lb->len + len) * 2;
+        char *nb = realloc(lb->buf, cap);
+        if (!nb) {
+            output_flush(rank);
+            emit(rank, fd, data, len);
+            return;
+        }
+        lb->buf = nb;
+        lb->cap = cap;
+    }
+    memcpy(lb->buf + lb->len, data, len);
+    lb->len += len;
+    size_t end = lb->len;
+    while (end && lb->buf[end - 1] != '\n')
+        end--;
+    if (end == 0 && lb->len >= LONG_LINE)
+        end = lb->len;
+    if (end) {
+        emit(rank, fd, lb->buf, end);
+        memmove(lb->buf, lb->buf + end, lb->len - end);
+        lb->len -= end;
+    }
+}
+
+/* A rank has ended: what it wrote without a final newline goes out too. */
+void output_flush(int rank)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        struct line_buf *lb = &Y.ranks[rank].out[fd];
+        if (lb->len)
+            emit(rank, fd, lb->buf, lb->len);
+        lb->len = 0;
+    }
+}

@@ -1,0 +1,116 @@
+/* yod: the job launcher.  Pieces: main.c (command line, the whole run),
+ * program.c (reading and checking executables), alloc_client.c (talking to
+ * the allocator), launch.c (loading a job on its nodes), monitor.c (the
+ * running job: output, input, signals, heartbeats, ends), output.c (line
+ * assembly per rank).  Protocol: yod_proto.h. */
+#ifndef YOD_H
+#define YOD_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "portals4.h"
+#include "yod_proto.h"
+
+#define YOD_MAX_RANKS 1024
+#define YOD_MAX_GROUPS 64
+
+struct program {
+    char *path;
+    uint8_t *data;
+    size_t len;
+    uint8_t sha256[32];
+};
+
+/* One line of a load file (or the whole command line): a program and the
+ * ranks that run it. */
+struct group {
+    struct program prog;
+    int argc;
+    char **argv;
+    int count;                      /* ranks asked for (-sz) */
+    uint32_t list[YOD_MAX_RANKS];   /* or explicit nodes (-list) */
+    int nlist;
+    int first_rank;
+    ptl_handle_me_t image_me;
+};
+
+enum rank_state { R_LOADING, R_LOADED, R_RUNNING, R_EXITED, R_LOST, R_FAILED_LOAD };
+
+struct line_buf {
+    char *buf;
+    size_t len, cap;
+};
+
+struct rank {
+    uint32_t nid;
+    int group;
+    enum rank_state state;
+    int status, signal;
+    char message[224];
+    bool hb_outstanding;
+    uint64_t usec;
+    struct line_buf out[3];        /* [1] stdout, [2] stderr */
+    uint8_t *desc;                 /* its load descriptor, until acknowledged */
+    size_t desc_len;
+    ptl_handle_md_t desc_md;
+};
+
+struct options {
+    int sz;
+    char *list;
+    uint64_t heap, stack;
+    double timeout;
+    bool label, quiet, verbose;
+    int fanout;
+    char *loadfile;
+};
+
+struct yod {
+    struct options opt;
+    struct group groups[YOD_MAX_GROUPS];
+    int ngroups;
+    int size;
+    struct rank ranks[YOD_MAX_RANKS];
+    uint32_t job;
+    ptl_handle_ni_t ni;
+    ptl_handle_eq_t eq;
+    ptl_process_t me;
+    uint32_t alloc_nid;
+    uint8_t secret[32];
+    bool have_secret;
+    double t_start, t_loaded, t_end;
+};
+extern struct yod Y;
+
+/* program.c: reads path, checks it is a static x86-64 executable; 0 or -1
+ * with a message in err. */
+int program_read(struct program *p, const char *path, char *err, size_t errlen);
+
+/* alloc_client.c */
+int yod_portals_open(char *err, size_t errlen);
+/* Sends a request of type (with len bytes in req, header filled in here) and
+ * waits for the answer; 0, or -1 with err (allocator unreachable). */
+struct tern_reply;
+int alloc_request(void *req, size_t len, uint16_t type, struct tern_reply *rep, char *err,
+                  size_t errlen);
+
+/* launch.c: loads every rank; 0 when all have loaded, else -1 (reported). */
+int launch(void);
+void send_ctl_all(uint32_t type, uint32_t arg);
+void send_ctl(int rank, uint32_t type, uint32_t arg);
+int count_state(enum rank_state s);
+enum { OP_DESC = 1, OP_CTL = 2, OP_HEARTBEAT = 3, OP_STDIN = 4 };
+void *op_tag(int kind, int rank);
+
+/* monitor.c: runs the job to its end; returns yod's exit status. */
+int monitor(void);
+/* Handles one event during loading or running. */
+void handle_event(const ptl_event_t *ev);
+void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* output.c */
+void output_append(int rank, int fd, const char *data, size_t len);
+void output_flush(int rank);
+
+double now_s(void);
+#endif

@@ -1,0 +1,103 @@
+/*
+ * The job protocol between yod (service node) and the compute-node kernels,
+ * carried in Portals messages.  One header for both sides: fixed-size
+ * little-endian structs, nothing but <stdint.h>.
+ *
+ *   yod                                  node kernel (nid, YOD_NODE_PID)
+ *   put LOAD descriptor  -------------> PT_JOB, bits YOD_MB_LOAD
+ *                        <------------- get image from its parent (yod or a
+ *                                       lower rank) on PT_IMAGE, verify,
+ *                                       load, then serve its own children
+ *                        <------------- put report LOADED / LOAD_FAILED on
+ *                                       yod's PT_REPORT, bits = job
+ *   put ctl GO (all ranks at once) ---> PT_JOB, bits YOD_MB_CTL
+ *                        <------------- stdout/stderr: puts straight from the
+ *                                       program's buffer on PT_OUTPUT,
+ *                                       bits = job << 32 | rank << 2 | fd
+ *                        <------------- STDIN_WANT (rank 0); yod puts the
+ *                                       bytes on the node's PT_STDIN,
+ *                                       bits = job << 32 | request number,
+ *                                       straight into the program's buffer
+ *   ctl HEARTBEAT every second, SIGNAL, ABORT
+ *                        <------------- report EXITED (after all output)
+ *
+ * The node believes control messages only from the nid/pid that loaded the
+ * job; a node that hears nothing from its yod for YOD_SILENCE_S seconds
+ * ends the job itself.  yod notices a dead node when a heartbeat put is not
+ * acknowledged (Portals reports PTL_NI_UNDELIVERABLE after its give-up
+ * time).
+ */
+#ifndef YOD_PROTO_H
+#define YOD_PROTO_H
+#include <stdint.h>
+
+#define YOD_MAGIC 0x21444F59u            /* "YOD!" */
+#define YOD_PROTO_VERSION 1
+#define YOD_NODE_PID 1                   /* the node kernel's own Portals pid */
+#define TERN_APP_PID 16                  /* the application's Portals pid */
+
+#define YOD_PT_JOB 10                    /* node: descriptors, control */
+#define YOD_PT_IMAGE 11                  /* node and yod: executables, by Get */
+#define YOD_PT_REPORT 12                 /* yod: node reports */
+#define YOD_PT_OUTPUT 13                 /* yod: stdout and stderr bytes */
+#define YOD_PT_STDIN 14                  /* node: stdin bytes for rank 0 */
+
+#define YOD_MB_LOAD 1                    /* match bits on PT_JOB */
+#define YOD_MB_CTL 2
+
+#define YOD_LOAD_MAX 65536               /* descriptor with map and strings */
+#define YOD_OUTPUT_CHUNK 65536           /* largest output put */
+#define YOD_HEARTBEAT_S 1
+#define YOD_SILENCE_S 15
+
+static inline uint64_t yod_output_bits(uint32_t job, uint32_t rank, uint32_t fd)
+{
+    return (uint64_t)job << 32 | (uint64_t)rank << 2 | (fd & 3);
+}
+
+/* yod -> node: one per rank.  Followed by nids[size] (uint32_t, rank
+ * order) and then strings_len bytes: argc NUL-terminated arguments, then
+ * envc NUL-terminated "NAME=value" words. */
+struct yod_load {
+    uint32_t magic, version;
+    uint32_t job, rank, size;
+    uint32_t yod_nid, yod_pid;
+    uint32_t uid, gid;
+    uint32_t parent_nid, parent_pid;     /* where to Get the image */
+    uint32_t argc, envc, strings_len;
+    uint64_t image_bits;                 /* its match bits on PT_IMAGE there */
+    uint64_t image_len;
+    uint8_t image_sha256[32];
+    uint64_t heap, stack;                /* bytes; 0: the node's defaults */
+    char name[64];                       /* program name for messages */
+};
+
+enum yod_ctl_type {
+    YOD_GO = 1,              /* every rank has loaded: start */
+    YOD_SIGNAL = 2,          /* arg: signal number (SIGKILL ends it at once) */
+    YOD_ABORT = 3,           /* the load failed elsewhere: drop the job */
+    YOD_HEARTBEAT = 4,       /* yod is alive */
+};
+
+struct yod_ctl {
+    uint32_t magic, type, job, arg;
+};
+
+enum yod_report_type {
+    YOD_LOADED = 1,
+    YOD_LOAD_FAILED = 2,     /* message says why */
+    YOD_EXITED = 3,          /* status, or signal with message (fault) */
+    YOD_STDIN_WANT = 4,      /* arg: bytes wanted, seq: request number */
+};
+
+struct yod_report {
+    uint32_t magic, type, job, rank;
+    int32_t status;          /* EXITED: exit status when signal == 0 */
+    int32_t signal;          /* EXITED: the signal that ended it, or 0 */
+    uint64_t arg, seq;
+    uint64_t usec;           /* EXITED: run time on the node */
+    char message[224];
+};
+
+_Static_assert(sizeof(struct yod_report) == 272, "report layout");
+#endif
