@@ -14,6 +14,7 @@ include boot/Makefile.inc
 include portals/Makefile.inc
 include libnx/Makefile.inc
 include service-node/Makefile.inc
+include yod/Makefile.inc
 include bench/programs/Makefile.inc
 include boot/linux-node/Makefile.inc
 
@@ -26,7 +27,7 @@ deps:
 demo:
 	@tools/install-deps
 	$(MAKE) all
-	qemu/run-node build/examples/hello-musl "from the Tern demo"
+	tools/demo
 
 test:
 	@tools/install-deps

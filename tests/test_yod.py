@@ -1,0 +1,286 @@
+"""yod on the virtual cluster: loading, output, exit statuses, signals, lost
+nodes, concurrent jobs, node reuse."""
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from clusters import CLUSTER, NOTHING, cluster, leftovers  # noqa: F401
+from nodes import ROOT
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
+
+PROG = os.path.join(ROOT, "build", "programs")
+RANKS = os.path.join(PROG, "ranks-musl")
+
+
+def yod(name, *args, timeout=120, input=None):
+    return subprocess.run([CLUSTER, "--name", name, "exec", "yod", *args], capture_output=True,
+                          text=True, timeout=timeout, input=input)
+
+
+def yod_bg(name, *args):
+    return subprocess.Popen([CLUSTER, "--name", name, "exec", "yod", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def free_nodes(name):
+    out = yod(name, "-show").stdout
+    return sorted(int(l.split()[0]) for l in out.splitlines()
+                  if l.split() and l.split()[0].isdigit() and l.split()[2] == "free")
+
+
+def wait_free(name, want, secs=40):
+    deadline = time.monotonic() + secs
+    while time.monotonic() < deadline:
+        got = free_nodes(name)
+        if got == want:
+            return got
+        time.sleep(0.5)
+    return free_nodes(name)
+
+
+def new_cluster(n):
+    name = "y" + uuid.uuid4().hex[:7]
+    cluster(name, "up", "-n", str(n), "--boot", "direct")
+    return name
+
+
+def down(name):
+    subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True)
+    assert leftovers(name) == NOTHING
+
+
+@pytest.fixture(scope="module")
+def c4():
+    name = new_cluster(4)
+    yield name
+    down(name)
+
+
+def by_rank(out):
+    """Lines of -label output grouped by rank."""
+    ranks = {}
+    for line in out.splitlines():
+        m = re.match(r"\[(\d+)\] (.*)", line)
+        assert m, f"unlabelled line {line!r}"
+        ranks.setdefault(int(m.group(1)), []).append(m.group(2))
+    return ranks
+
+
+def test_hello_argv_env_per_rank(c4):
+    env_word = "YOD_TEST_VALUE=with spaces = and symbols $&"
+    r = subprocess.run([CLUSTER, "--name", c4, "exec", "env", env_word, "yod", "-label",
+                        "-sz", "4", os.path.join(PROG, "hello-musl"), "one", "two words", ""],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    ranks = by_rank(r.stdout)
+    assert sorted(ranks) == [0, 1, 2, 3]
+    nids = None
+    for rank, lines in ranks.items():
+        assert lines[:4] == ["argc=4", f"argv[0]={PROG}/hello-musl", "argv[1]=one",
+                             "argv[2]=two words"], lines
+        env = dict(l.split("=", 2)[1:] for l in lines if l.startswith("envp["))
+        assert env["TERN_RANK"] == str(rank) and env["TERN_SIZE"] == "4"
+        assert env["YOD_TEST_VALUE"] == "with spaces = and symbols $&"
+        assert env["TERN_PID"] == "16"
+        nids = nids or env["TERN_MAP"]
+        assert env["TERN_MAP"] == nids           # one map for the whole job
+    assert sorted(nids.split(",")) == ["1", "2", "3", "4"]
+
+
+def test_every_rank_knows_its_nid(c4):
+    r = yod(c4, "-sz", "4", RANKS, "hello")
+    assert r.returncode == 0, r.stderr
+    lines = sorted(r.stdout.splitlines())
+    assert lines == [f"rank {i} of 4 on nid {i + 1}" for i in range(4)], lines
+
+
+def test_glibc_program_and_list(c4):
+    r = yod(c4, "-list", "2..3", "-label", os.path.join(PROG, "ranks-glibc"), "hello")
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.splitlines()) == ["[0] rank 0 of 2 on nid 2", "[1] rank 1 of 2 on nid 3"]
+
+
+def test_rank_exit_status_fails_job(c4):
+    r = yod(c4, "-sz", "3", RANKS, "exit", "1", "3")
+    assert r.returncode == 1
+    assert "rank 1 (nid 2): exited with status 3" in r.stderr
+
+
+def test_rank_fault_fails_job(c4):
+    r = yod(c4, "-sz", "2", RANKS, "fault", "1")
+    assert r.returncode == 1
+    assert "rank 1 (nid 2): killed by SIGSEGV" in r.stderr
+    assert "NULL pointer" in r.stderr        # the fault report reached yod's stderr
+
+
+def test_load_errors_exit_2(c4, tmp_path):
+    notelf = tmp_path / "notelf"
+    notelf.write_text("#!/bin/sh\necho hi\n")
+    r = yod(c4, "-sz", "5", RANKS, "hello")
+    assert r.returncode == 2 and "5 nodes requested, 4 free" in r.stderr, r.stderr
+    r = yod(c4, str(notelf))
+    assert r.returncode == 2 and "not an ELF file" in r.stderr, r.stderr
+    r = yod(c4, "/bin/true")
+    assert r.returncode == 2 and "dynamically linked" in r.stderr, r.stderr
+    elf32 = tmp_path / "elf32"
+    elf32.write_bytes(b"\x7fELF\x01\x01\x01" + bytes(45))
+    r = yod(c4, str(elf32))
+    assert r.returncode == 2 and "32-bit" in r.stderr, r.stderr
+    r = yod(c4, str(tmp_path / "missing"))
+    assert r.returncode == 2 and "No such file or directory" in r.stderr, r.stderr
+    trunc = tmp_path / "truncated"
+    trunc.write_bytes(open(RANKS, "rb").read()[:3000])
+    r = yod(c4, str(trunc))
+    assert r.returncode == 2 and "truncated" in r.stderr, r.stderr
+    assert free_nodes(c4) == [1, 2, 3, 4]
+
+
+def test_loadfile_two_programs(c4, tmp_path):
+    lf = tmp_path / "job.load"
+    lf.write_text(f"# two programs, one job\n-sz 1 {PROG}/hello-musl first\n"
+                  f"-sz 3 {RANKS} hello\n")
+    r = yod(c4, "-label", "-F", str(lf))
+    assert r.returncode == 0, r.stderr
+    ranks = by_rank(r.stdout)
+    assert ranks[0][:2] == ["argc=2", f"argv[0]={PROG}/hello-musl"]
+    for i in (1, 2, 3):
+        assert ranks[i] == [f"rank {i} of 4 on nid {i + 1}"]
+
+
+def bigout(name, n, sz):
+    p = subprocess.run([CLUSTER, "--name", name, "exec", "yod", "-sz", str(sz),
+                        os.path.join(PROG, "bigout-musl"), str(n)],
+                       capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.decode().count(f"wrote {n} bytes") == sz
+    return p.stdout
+
+
+def test_big_output_arrives_whole(c4):
+    n = 10 * 1000 * 1000
+    want = (bytes(range(ord("a"), ord("z") + 1)) * (n // 26 + 1))[:n]
+    got = bigout(c4, n, 1)
+    assert len(got) == n and hashlib.sha256(got).digest() == hashlib.sha256(want).digest()
+    # two ranks at once: every byte of both arrives
+    got = bigout(c4, n, 2)
+    assert len(got) == 2 * n
+    assert all(got.count(bytes([c])) == 2 * want.count(bytes([c])) for c in b"amz")
+
+
+def test_stdin_goes_to_rank_0(c4):
+    data = "".join(f"line {i}\n" for i in range(3000))
+    r = yod(c4, "-sz", "2", RANKS, "stdin", input=data)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == data + f"stdin: {len(data)} bytes\n"
+
+
+def test_sigint_kills_job_and_frees_nodes(c4):
+    p = yod_bg(c4, "-sz", "4", RANKS, "spin")
+    first = p.stdout.readline()
+    assert "spinning" in first
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 1, err
+    assert "interrupted" in err
+    assert wait_free(c4, [1, 2, 3, 4]) == [1, 2, 3, 4]
+
+
+def test_sigint_escalates_when_ignored(c4):
+    p = yod_bg(c4, "-sz", "2", RANKS, "ignore-int")
+    assert "spinning" in p.stdout.readline()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 1
+    assert "ignored SIGINT" in err and "killed by SIGKILL" in err, err
+    assert wait_free(c4, [1, 2, 3, 4]) == [1, 2, 3, 4]
+
+
+def test_sigusr1_forwarded(c4):
+    p = yod_bg(c4, "-sz", "2", "-label", RANKS, "spin", "8")
+    p.stdout.readline()
+    p.stdout.readline()
+    p.send_signal(signal.SIGUSR1)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert "[0] rank 0 got SIGUSR1" in out and "[1] rank 1 got SIGUSR1" in out
+
+
+def test_timeout_kills_job(c4):
+    r = yod(c4, "-sz", "2", "-timeout", "3", RANKS, "spin")
+    assert r.returncode == 1
+    assert "ran past -timeout 3 s" in r.stderr
+
+
+def test_two_jobs_at_once_and_kill(c4):
+    a = yod_bg(c4, "-sz", "2", RANKS, "spin")
+    assert "spinning" in a.stdout.readline()
+    b = yod(c4, "-sz", "2", "-label", RANKS, "hello")
+    assert b.returncode == 0, b.stderr
+    assert len(b.stdout.splitlines()) == 2
+    show = yod(c4, "-show").stdout
+    job = re.search(r"job (\d+): 2 nodes", show)
+    assert job, show
+    k = yod(c4, "-kill", job.group(1))
+    assert k.returncode == 0, k.stderr
+    out, err = a.communicate(timeout=60)
+    assert a.returncode == 1 and "killed by yod -kill" in err, err
+    assert wait_free(c4, [1, 2, 3, 4]) == [1, 2, 3, 4]
+
+
+def test_memory_is_clean_for_the_next_job(c4):
+    r = yod(c4, "-sz", "4", RANKS, "dirty", "40")
+    assert r.returncode == 0, r.stderr
+    r = yod(c4, "-sz", "4", RANKS, "clean", "40")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [f"rank {i} clean" for i in range(4)]
+
+
+def test_lost_node_ends_job():
+    name = new_cluster(2)
+    try:
+        p = yod_bg(name, "-sz", "2", RANKS, "spin")
+        assert "spinning" in p.stdout.readline()
+        pid = int(subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/node2.log"],
+                                 capture_output=True, text=True).stdout.split()[0])
+        t = time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+        out, err = p.communicate(timeout=60)
+        took = time.monotonic() - t
+        assert p.returncode == 1
+        assert "rank 1 (nid 2): lost: node nid 2 stopped answering" in err, err
+        assert took < 30, took
+        assert wait_free(name, [1]) == [1]
+    finally:
+        down(name)
+
+
+def test_dead_yod_frees_nodes():
+    name = new_cluster(2)
+    try:
+        p = yod_bg(name, "-sz", "2", RANKS, "spin")
+        assert "spinning" in p.stdout.readline()
+        p.send_signal(signal.SIGKILL)
+        p.communicate(timeout=10)
+        # the nodes notice their yod is gone, the allocator frees them
+        assert wait_free(name, [1, 2], secs=60) == [1, 2]
+        deadline = time.monotonic() + 60
+        while True:
+            r = yod(name, "-sz", "2", RANKS, "hello")
+            if r.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(2)
+        assert r.returncode == 0, r.stderr
+        for i in (1, 2):
+            con = cluster(name, "console", str(i)).stdout
+            # by the silence, or by its output no longer being taken
+            assert "nothing from yod" in con or "yod does not take output" in con, con[-1500:]
+    finally:
+        down(name)
