@@ -6,9 +6,9 @@ streaming put bandwidth 4 KiB .. 16 MiB (8 MiB per repetition, one message
 for 16 MiB), plus the cost of the tern_portals system call.  Medians over
 the repetitions.  Needs root.
 
-    python3 bench/portals_kernel.py [--reps 5] [--accel tcg|kvm]
+    python3 bench/portals_kernel.py [--reps 5] [--accel tcg|kvm] [--out NAME.csv]
 
-Writes bench/results/<date>/portals_kernel.csv and prints a table."""
+Writes bench/results/<date>/portals_kernel.csv (or --out) and prints a table."""
 import argparse
 import csv
 import datetime
@@ -27,6 +27,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
+    ap.add_argument("--out", default="portals_kernel.csv",
+                    help="file name under bench/results/<date>/ (default portals_kernel.csv)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("portals_kernel: needs root (network namespace, bridge, taps)")
@@ -54,7 +56,7 @@ def main():
 
     out_dir = os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat())
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "portals_kernel.csv")
+    path = os.path.join(out_dir, a.out)
     rows = [{"accel": a.accel, "nic": "virtio-net", "metric": k, "size": n, "reps": len(v),
              "median": round(statistics.median(v), 2), "min": round(min(v), 2),
              "max": round(max(v), 2)} for (k, n), v in samples.items()]
