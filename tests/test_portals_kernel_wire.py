@@ -65,11 +65,12 @@ class Procs:
         self.procs.append(p)
         return p
 
-    def node(self, ns, tap, nid, nic, args, timeout):
-        """ptlnode on a kernel node (QEMU TCG) on `tap`."""
-        return self.start(["ip", "netns", "exec", ns, sys.executable, RUN_NODE, "--tcg",
+    def node(self, ns, tap, nid, nic, args, timeout, accel="tcg", program=TERN_NODE):
+        """ptlnode (or `program`) on a kernel node (QEMU, TCG by default) on
+        `tap`."""
+        return self.start(["ip", "netns", "exec", ns, sys.executable, RUN_NODE, f"--{accel}",
                            "--mem", "160M", "--timeout", str(timeout), "--nic", nic, "--tap", tap,
-                           "--nid", str(nid), "--kmem", "4M", TERN_NODE, *args])
+                           "--nid", str(nid), "--kmem", "4M", program, *args])
 
     def close(self):
         for p in self.procs:
@@ -157,13 +158,14 @@ def test_two_kernel_nodes_over_a_lossy_wire(procs):
 LINUX_NID = 3
 
 
-def add_linux_port(ns):
-    """The veth lnx0 (MAC by the nid rule for LINUX_NID) plugged into br0,
-    for ptlnode on Linux; it goes with the namespace."""
-    ip("-n", ns, "link", "add", "lnx0", "type", "veth", "peer", "name", "lnx0p")
-    ip("-n", ns, "link", "set", "lnx0", "address", f"02:00:00:00:00:{LINUX_NID:02x}")
-    ip("-n", ns, "link", "set", "lnx0p", "master", "br0", "up")
-    ip("-n", ns, "link", "set", "lnx0", "up")
+def add_linux_port(ns, dev="lnx0", nid=LINUX_NID):
+    """A veth `dev` (MAC by the nid rule) plugged into br0, for Portals
+    programs on Linux; it goes with the namespace."""
+    ip("-n", ns, "link", "add", dev, "type", "veth", "peer", "name", dev + "p")
+    ip("-n", ns, "link", "set", dev, "address",
+       "02:00:00:" + ":".join(f"{(nid >> s) & 0xff:02x}" for s in (16, 8, 0)))
+    ip("-n", ns, "link", "set", dev + "p", "master", "br0", "up")
+    ip("-n", ns, "link", "set", dev, "up")
 
 
 def linux_peer(ns, pid, args, timeout=60):
