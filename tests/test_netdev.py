@@ -33,6 +33,8 @@ MODELS = {
     "virtio-net-pci": "virtio-net",                             # transitional: modern used
     "virtio-net-pci,disable-modern=on": "virtio-net (legacy)",
     "virtio-net-pci,disable-legacy=on": "virtio-net",
+    # Transmit without indirect descriptors: each slot owns a run of the ring.
+    "virtio-net-pci,disable-modern=on,indirect_desc=off": "virtio-net (legacy)",
     "e1000": "Intel 82540EM",                                   # INTx via the IOAPIC
     "e1000e": "Intel 82574L",                                   # MSI
 }

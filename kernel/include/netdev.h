@@ -3,11 +3,15 @@
  * Single-threaded by design (one CPU, one application): call from kernel
  * context with interrupts disabled, never from an interrupt handler.
  *
- * Transmit is synchronous: netdev_send() returns only when the NIC is done
- * with every buffer it was given, so the caller may reuse or free them at
- * once.  No payload is copied: descriptors point at the caller's memory.
- * Receive hands each frame in place from the receive ring; the buffer is
- * recycled as soon as the callback returns. */
+ * Transmit comes in two kinds.  netdev_send() is synchronous: it returns
+ * only when the NIC is done with every buffer it was given, so the caller
+ * may reuse them at once.  netdev_send_async() only queues the frame: a
+ * short head (the headers) is copied into a buffer of the frame's transmit
+ * slot, the rest is read by the NIC from the caller's memory later, so many
+ * frames can be in flight without the CPU waiting for each.  Slots are
+ * reclaimed as the NIC completes them, on later sends.  No payload is copied
+ * either way.  Receive hands each frame in place from the receive ring; the
+ * buffer is recycled as soon as the callback returns. */
 #ifndef TERN_NETDEV_H
 #define TERN_NETDEV_H
 #include <stdbool.h>
@@ -17,6 +21,7 @@
 #define ETH_ALEN 6
 #define ETH_HLEN 14
 #define NETDEV_MAX_SG 8            /* pieces of one frame in netdev_send */
+#define NETDEV_COPY_MAX 256        /* bytes netdev_send_async copies (headers) */
 
 /* One piece of a frame.  `base` is any address the kernel can read: the
  * direct map (kpage_alloc memory), the kernel image, or the running
@@ -51,6 +56,16 @@ bool netdev_link_up(void);
  * the frame in time; it is then treated as still owning the buffers and
  * later sends fail until it catches up). */
 int netdev_send(const struct net_sg *sg, int nsg);
+
+/* Queues one frame made of head[0..head_len) (copied before the call
+ * returns; Ethernet header first, 1..NETDEV_COPY_MAX bytes) followed by
+ * sg[0..nsg-1] (0..NETDEV_MAX_SG-1 pieces), which the NIC reads after the
+ * call: they must stay valid and unchanged until it has sent the frame.
+ * (Portals guarantees that until the frame is acknowledged, which cannot
+ * happen before it was sent.)  Waits only when every transmit slot is taken,
+ * for the NIC to complete one.  Returns 0 when queued, or the errors of
+ * netdev_send (-EIO: no slot came free within 1 s). */
+int netdev_send_async(const void *head, size_t head_len, const struct net_sg *sg, int nsg);
 
 /* Hands every frame received so far to rx(frame, len, arg), without the FCS;
  * len >= ETH_HLEN (a NIC may have padded a short frame to 60 bytes).  The

@@ -1,12 +1,18 @@
 /* Freestanding string functions.  The kernel is built without SSE (so the
  * application's vector registers are never touched) and these are plain
- * byte/word loops; `rep movsb` is fast on modern CPUs and cheap to emulate. */
+ * byte/word loops and string instructions. */
 #include "kernel.h"
 
+/* Eight bytes per iteration, then the tail: `rep movsb` is as fast on CPUs
+ * with ERMS, but an emulator runs it a byte per step (QEMU TCG: 6 us for a
+ * 1356-byte frame payload, against 0.8 us with `rep movsq`), and every
+ * received Portals payload goes through here. */
 void *memcpy(void *d, const void *s, size_t n)
 {
     void *ret = d;
-    __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+    size_t words = n / 8, tail = n % 8;
+    __asm__ volatile("rep movsq" : "+D"(d), "+S"(s), "+c"(words) : : "memory");
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(tail) : : "memory");
     return ret;
 }
 

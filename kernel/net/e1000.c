@@ -4,7 +4,11 @@
  * Receive: a ring of 2 KiB buffers, long packets off, so a frame longer
  * than 1522 bytes is dropped by the NIC; a frame that still spans several
  * buffers is dropped whole here.  Transmit: one descriptor per piece of the
- * caller's frame, the NIC reading the caller's memory directly. */
+ * caller's frame, the NIC reading the caller's memory directly, except the
+ * head netdev_send_async copies: that goes to a buffer of the frame's slot.
+ * Many frames are in flight; the NIC works through the ring in order and
+ * reports each frame's last descriptor done (RS -> DD), which is how slots
+ * and descriptors come back (tx_reclaim, polled on later sends). */
 #include "errno.h"
 #include "netdev_impl.h"
 #include "time.h"
@@ -27,8 +31,8 @@ enum { TX_EOP = 1, TX_IFCS = 2, TX_RS = 8 };
 enum { TX_DD = 1 };
 
 #define NRX 64                     /* 64 x 16 bytes: one page; 64 x 2 KiB buffers */
-#define NTX 32                     /* ring length must be a multiple of 8 */
-#define TX_TIMEOUT_NS 1000000000ULL
+#define NTX 256                    /* 256 x 16 bytes: one page (a multiple of 8) */
+#define TX_FRAMES 64               /* frames in flight, each with a head buffer */
 
 struct rx_desc {
     uint64_t addr;
@@ -62,9 +66,12 @@ struct e1000 {
     struct rx_desc *rx;
     struct tx_desc *tx;
     uint8_t *rx_buf[NRX];
-    unsigned rx_next, tx_tail, tx_last;
+    unsigned rx_next;
     bool rx_in_long;               /* inside a frame that spans buffers */
-    bool tx_busy;
+    unsigned tx_tail, tx_clean;    /* next descriptor to fill; oldest not reclaimed */
+    unsigned tx_first, tx_frames;  /* oldest frame in flight; how many */
+    uint16_t tx_last[TX_FRAMES];   /* each frame's last descriptor */
+    uint8_t *tx_head[TX_FRAMES];   /* each frame's copy of its head */
 };
 
 static struct e1000 e1k;
@@ -72,41 +79,54 @@ static struct e1000 e1k;
 static uint32_t rd(struct e1000 *e, unsigned reg) { return e->regs[reg / 4]; }
 static void wr(struct e1000 *e, unsigned reg, uint32_t v) { e->regs[reg / 4] = v; }
 
-static bool tx_done(struct netdev *nd)
+static unsigned e1000_tx_reclaim(struct netdev *nd)
 {
     struct e1000 *e = (struct e1000 *)nd;
-    return ((volatile struct tx_desc *)&e->tx[e->tx_last])->status & TX_DD;
+    while (e->tx_frames) {
+        unsigned last = e->tx_last[e->tx_first];
+        if (!(((volatile struct tx_desc *)&e->tx[last])->status & TX_DD))
+            break;
+        e->tx_clean = (last + 1) % NTX;
+        e->tx_first = (e->tx_first + 1) % TX_FRAMES;
+        e->tx_frames--;
+    }
+    return e->tx_frames;
 }
 
-static int e1000_send(struct netdev *nd, const struct net_sg *sg, int nsg, size_t total)
+static int e1000_xmit(struct netdev *nd, const void *copy, size_t copy_len,
+                      const struct net_sg *sg, int nsg)
 {
     struct e1000 *e = (struct e1000 *)nd;
-    (void)total;
-    if (e->tx_busy) {
-        if (!tx_done(nd))
-            return -EIO;
-        e->tx_busy = false;
-    }
+    unsigned need = (unsigned)nsg + (copy_len != 0);
+    unsigned used = (e->tx_tail + NTX - e->tx_clean) % NTX;
+    /* One descriptor stays empty: TDT == TDH means an empty ring. */
+    if (e->tx_frames == TX_FRAMES || used + need > NTX - 1)
+        return -EBUSY;
+    unsigned f = (e->tx_first + e->tx_frames) % TX_FRAMES;
     unsigned t = e->tx_tail;
-    for (int i = 0; i < nsg; i++) {
-        bool last = i == nsg - 1;
+    for (unsigned i = 0; i < need; i++) {
+        bool last = i == need - 1;
+        const void *base;
+        size_t len;
+        if (copy_len && i == 0) {
+            memcpy(e->tx_head[f], copy, copy_len);
+            base = e->tx_head[f], len = copy_len;
+        } else {
+            const struct net_sg *p = &sg[i - (copy_len != 0)];
+            base = p->base, len = p->len;
+        }
         e->tx[t] = (struct tx_desc){
-            .addr = net_dma_addr(sg[i].base), .length = (uint16_t)sg[i].len,
+            .addr = net_dma_addr(base), .length = (uint16_t)len,
             .cmd = (uint8_t)(TX_IFCS | (last ? TX_EOP | TX_RS : 0)),
         };
         if (last)
-            e->tx_last = t;
+            e->tx_last[f] = (uint16_t)t;
         t = (t + 1) % NTX;
     }
     e->tx_tail = t;
-    e->tx_busy = true;
+    e->tx_frames++;
     doorbell_wmb();
     wr(e, TDT, t);
-    if (!net_spin_until(tx_done, nd, TX_TIMEOUT_NS)) {
-        LOG_ONCE("net: e1000 did not complete a transmit within 1 s\n");
-        return -EIO;
-    }
-    e->tx_busy = false;
     return 0;
 }
 
@@ -227,6 +247,14 @@ static bool rings_init(struct e1000 *e)
     e->tx = net_alloc_pages(1);
     if (!e->rx || !e->tx)
         return false;
+    const unsigned per_page = 4096 / NETDEV_COPY_MAX;
+    for (unsigned i = 0; i < TX_FRAMES; i += per_page) {
+        uint8_t *page = net_alloc_pages(1);
+        if (!page)
+            return false;
+        for (unsigned j = 0; j < per_page && i + j < TX_FRAMES; j++)
+            e->tx_head[i + j] = page + j * NETDEV_COPY_MAX;
+    }
     for (unsigned i = 0; i < NRX; i += 2) {
         uint8_t *page = net_alloc_pages(1);
         if (!page)
@@ -302,7 +330,8 @@ struct netdev *e1000_probe(const struct pci_dev *d)
 
     e->nd.model = models[model].name;
     e->nd.mtu = NET_DEFAULT_MTU;
-    e->nd.send = e1000_send;
+    e->nd.xmit = e1000_xmit;
+    e->nd.tx_reclaim = e1000_tx_reclaim;
     e->nd.poll = e1000_poll;
     e->nd.rx_pending = e1000_rx_pending;
     e->nd.link_up = e1000_link_up;

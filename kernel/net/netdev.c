@@ -19,6 +19,7 @@
 #define UNPROVEN_POLL_NS 50000000ULL    /* halt at most this long until an interrupt is seen */
 #define BROKEN_POLL_NS 1000000ULL       /* ... and this long once interrupts are known lost */
 #define KPAGES_RESERVE 64               /* left for page tables and the rest */
+#define TX_TIMEOUT_NS 1000000000ULL     /* a NIC completing nothing this long is stuck */
 
 static struct netdev *nd;
 static enum pci_irq_mode irq_mode;
@@ -96,37 +97,96 @@ const uint8_t *netdev_mac(void) { return nd ? nd->mac : no_mac; }
 unsigned netdev_mtu(void) { return nd ? nd->mtu : 0; }
 bool netdev_link_up(void) { return nd && nd->link_up(nd); }
 
-int netdev_send(const struct net_sg *sg, int nsg)
+/* Checks a frame of copy_len copied bytes and sg[0..nsg-1], leaving out
+ * empty pieces; the number of pieces kept, or -EINVAL. */
+static int tx_check(size_t copy_len, const struct net_sg *sg, int nsg, struct net_sg *pieces)
 {
-    if (!nd)
-        return -ENODEV;
-    if (nsg < 1 || nsg > NETDEV_MAX_SG) {
-        nd->stats.tx_errors++;
+    int max = NETDEV_MAX_SG - (copy_len != 0);
+    if (nsg < 0 || nsg > max || copy_len > NETDEV_COPY_MAX)
         return -EINVAL;
-    }
-    struct net_sg pieces[NETDEV_MAX_SG];
     int n = 0;
-    size_t total = 0;
+    size_t total = copy_len;
     for (int i = 0; i < nsg; i++) {
         if (sg[i].len == 0)
             continue;      /* a zero-length descriptor is not allowed by every NIC */
         total += sg[i].len;
-        if (sg[i].len > ETH_HLEN + nd->mtu || total > ETH_HLEN + nd->mtu) {
-            nd->stats.tx_errors++;
+        if (sg[i].len > ETH_HLEN + nd->mtu || total > ETH_HLEN + nd->mtu)
             return -EINVAL;
-        }
         pieces[n++] = sg[i];
     }
-    if (total < ETH_HLEN || total > ETH_HLEN + nd->mtu || n == 0) {
+    if (total < ETH_HLEN || total > ETH_HLEN + nd->mtu || (n == 0 && copy_len == 0))
+        return -EINVAL;
+    return n;
+}
+
+/* Frames queue without waiting; only a full ring makes the CPU wait, for the
+ * NIC to complete the oldest frames.  A NIC that completes nothing for
+ * TX_TIMEOUT_NS is declared stuck: sends then fail at once while the ring is
+ * full, instead of spinning a second each. */
+static bool tx_stuck;
+
+static int tx_queue(const void *copy, size_t copy_len, const struct net_sg *sg, int nsg)
+{
+    struct net_sg pieces[NETDEV_MAX_SG];
+    int n = tx_check(copy_len, sg, nsg, pieces);
+    if (n < 0) {
+        nd->stats.tx_errors++;
+        return n;
+    }
+    nd->tx_reclaim(nd);
+    uint64_t end = 0;
+    int r;
+    while ((r = nd->xmit(nd, copy, copy_len, pieces, n)) == -EBUSY) {
+        uint64_t now = time_monotonic_ns();
+        if (tx_stuck || (end && now > end)) {
+            if (!tx_stuck)
+                kprintf("net: %s completed no transmit within 1 s\n", nd->model);
+            tx_stuck = true;
+            r = -EIO;
+            break;
+        }
+        if (!end)
+            end = now + TX_TIMEOUT_NS;
+        cpu_relax();
+        nd->tx_reclaim(nd);
+    }
+    if (r < 0) {
+        nd->stats.tx_errors++;
+        return r;
+    }
+    tx_stuck = false;
+    nd->stats.tx_frames++;
+    return 0;
+}
+
+static bool tx_idle(struct netdev *dev) { return dev->tx_reclaim(dev) == 0; }
+
+int netdev_send(const struct net_sg *sg, int nsg)
+{
+    if (!nd)
+        return -ENODEV;
+    int r = tx_queue(NULL, 0, sg, nsg);
+    if (r < 0)
+        return r;
+    /* The caller may reuse its buffers once we return: wait until the NIC
+     * has completed this frame (and so every frame before it). */
+    if (!net_spin_until(tx_idle, nd, TX_TIMEOUT_NS)) {
+        nd->stats.tx_errors++;
+        LOG_ONCE("net: %s did not complete a transmit within 1 s\n", nd->model);
+        return -EIO;
+    }
+    return 0;
+}
+
+int netdev_send_async(const void *head, size_t head_len, const struct net_sg *sg, int nsg)
+{
+    if (!nd)
+        return -ENODEV;
+    if (head_len == 0) {
         nd->stats.tx_errors++;
         return -EINVAL;
     }
-    int r = nd->send(nd, pieces, n, total);
-    if (r < 0)
-        nd->stats.tx_errors++;
-    else
-        nd->stats.tx_frames++;
-    return r;
+    return tx_queue(head, head_len, sg, nsg);
 }
 
 int netdev_poll(netdev_rx_fn rx, void *arg)

@@ -13,9 +13,16 @@ struct netdev {
     uint8_t mac[ETH_ALEN];
     unsigned mtu;
     struct netdev_stats stats;
-    /* Posts the frame and waits for the NIC to finish with it.  sg has no
-     * empty piece; total is the frame length, already checked. */
-    int (*send)(struct netdev *nd, const struct net_sg *sg, int nsg, size_t total);
+    /* Queues a frame: copy[0..copy_len) copied into the transmit slot's own
+     * buffer (copy_len may be 0), then sg[0..nsg-1] by reference.  Checked
+     * already: no empty piece, (copy_len != 0) + nsg <= NETDEV_MAX_SG,
+     * copy_len <= NETDEV_COPY_MAX, a valid frame length.  -EBUSY when no
+     * slot or descriptor is free (call tx_reclaim and retry). */
+    int (*xmit)(struct netdev *nd, const void *copy, size_t copy_len, const struct net_sg *sg,
+                int nsg);
+    /* Takes back the slots of frames the NIC has completed; returns the
+     * number of frames it still owns. */
+    unsigned (*tx_reclaim)(struct netdev *nd);
     int (*poll)(struct netdev *nd, netdev_rx_fn rx, void *arg);
     bool (*rx_pending)(struct netdev *nd);
     bool (*link_up)(struct netdev *nd);

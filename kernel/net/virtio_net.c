@@ -3,7 +3,16 @@
  * No offloads and no mergeable receive buffers are negotiated, so every
  * frame arrives whole in one 2 KiB buffer behind the virtio-net header (10
  * bytes, 12 with VIRTIO_F_VERSION_1), and the header sent before each frame
- * is all zero.  Only the MAC and link status features are taken. */
+ * is all zero.  Only the MAC and link status features are taken, and
+ * indirect descriptors where offered.
+ *
+ * Transmit: a ring of slots, each one frame in flight.  A slot holds the
+ * (zero) virtio-net header and a copy of the frame's head (the headers the
+ * caller built on its stack); the payload pieces are read from the caller's
+ * memory.  With indirect descriptors a slot is one ring entry pointing at the
+ * slot's own table of up to TX_CHAIN descriptors, so the ring holds as many
+ * frames as it has entries; without, each slot owns TX_CHAIN consecutive
+ * ring descriptors.  Completion is polled, on later sends (tx_reclaim). */
 #include "errno.h"
 #include "random.h"
 #include "virtio.h"
@@ -15,8 +24,17 @@ enum { CFG_MAC = 0, CFG_STATUS = 6 };
 enum { RXQ = 0, TXQ = 1 };
 
 #define RX_BUFFERS 64
-#define TX_QUEUE_WANT 16           /* one frame in flight: header + NETDEV_MAX_SG */
-#define TX_TIMEOUT_NS 1000000000ULL
+#define TX_QUEUE_WANT 256
+#define TX_SLOTS_MAX 128           /* frames in flight: two peers' full windows */
+#define TX_CHAIN (1 + NETDEV_MAX_SG)   /* virtio-net header + the frame's pieces */
+#define TX_SLOT_BYTES 512
+
+struct tx_slot {
+    struct vring_desc table[TX_CHAIN];     /* the indirect table */
+    uint8_t vhdr[16];                      /* virtio-net header: stays zero */
+    uint8_t head[NETDEV_COPY_MAX];         /* copy of the frame's head */
+};
+_Static_assert(sizeof(struct tx_slot) <= TX_SLOT_BYTES, "slots are packed 8 to a page");
 
 struct vnet {
     struct netdev nd;
@@ -26,48 +44,90 @@ struct vnet {
     struct virtq rx, tx;
     uint8_t *rx_buf[RX_BUFFERS];
     unsigned nrx;
-    uint8_t *tx_hdr;               /* the zero header, sent before each frame */
-    bool tx_busy;                  /* a frame the device has not given back */
+    bool indirect;
+    unsigned nslots, nfree;
+    struct tx_slot *slot[TX_SLOTS_MAX];
+    uint16_t free_slot[TX_SLOTS_MAX];      /* a stack of free slot numbers */
+    bool owned[TX_SLOTS_MAX];              /* slot given to the device */
 };
 
 static struct vnet vnet;
 
-static bool tx_done(struct netdev *nd) { return virtq_has_used(&((struct vnet *)nd)->tx); }
-
-/* The device hands back the one frame in flight. */
-static bool tx_reap(struct vnet *v)
-{
-    if (!virtq_has_used(&v->tx))
-        return false;
-    while (virtq_has_used(&v->tx))
-        (void)virtq_take_used(&v->tx);
-    v->tx_busy = false;
-    return true;
-}
-
-static int vnet_send(struct netdev *nd, const struct net_sg *sg, int nsg, size_t total)
+static unsigned vnet_tx_reclaim(struct netdev *nd)
 {
     struct vnet *v = (struct vnet *)nd;
-    (void)total;
-    if (v->tx_busy && !tx_reap(v))
-        return -EIO;
-    /* The chain always starts at descriptor 0: nothing else is in flight. */
-    struct vring_desc *d = v->tx.desc;
-    d[0] = (struct vring_desc){net_dma_addr(v->tx_hdr), v->hdr_len, VRING_DESC_NEXT, 1};
-    for (int i = 0; i < nsg; i++)
-        d[i + 1] = (struct vring_desc){net_dma_addr(sg[i].base), (uint32_t)sg[i].len,
-                                       (uint16_t)(i + 1 < nsg ? VRING_DESC_NEXT : 0),
-                                       (uint16_t)(i + 2)};
-    dma_wmb();
-    virtq_post(&v->tx, 0);
-    v->tx_busy = true;
-    virtq_notify(&v->vp, &v->tx);
-    if (!net_spin_until(tx_done, nd, TX_TIMEOUT_NS)) {
-        LOG_ONCE("net: virtio-net did not complete a transmit within 1 s\n");
-        return -EIO;
+    while (virtq_has_used(&v->tx)) {
+        struct vring_used_elem e = virtq_take_used(&v->tx);
+        unsigned s = v->indirect ? e.id : e.id / TX_CHAIN;
+        if (s >= v->nslots || (!v->indirect && e.id % TX_CHAIN) || !v->owned[s]) {
+            LOG_ONCE("net: virtio-net completed transmit descriptor %u, not in flight\n", e.id);
+            continue;      /* a second free would corrupt the stack */
+        }
+        v->owned[s] = false;
+        v->free_slot[v->nfree++] = (uint16_t)s;
     }
-    tx_reap(v);
+    return v->nslots - v->nfree;
+}
+
+static int vnet_xmit(struct netdev *nd, const void *copy, size_t copy_len,
+                     const struct net_sg *sg, int nsg)
+{
+    struct vnet *v = (struct vnet *)nd;
+    if (v->nfree == 0)
+        return -EBUSY;
+    unsigned s = v->free_slot[--v->nfree];
+    struct tx_slot *ts = v->slot[s];
+    /* Descriptor numbers in the chain: the slot's own table, or its share
+     * of the ring. */
+    uint16_t base = v->indirect ? 0 : (uint16_t)(s * TX_CHAIN);
+    struct vring_desc *d = v->indirect ? ts->table : &v->tx.desc[base];
+    int n = 0;
+    d[n++] = (struct vring_desc){net_dma_addr(ts->vhdr), v->hdr_len, 0, 0};
+    if (copy_len) {
+        memcpy(ts->head, copy, copy_len);
+        d[n++] = (struct vring_desc){net_dma_addr(ts->head), (uint32_t)copy_len, 0, 0};
+    }
+    for (int i = 0; i < nsg; i++)
+        d[n++] = (struct vring_desc){net_dma_addr(sg[i].base), (uint32_t)sg[i].len, 0, 0};
+    for (int i = 0; i + 1 < n; i++) {
+        d[i].flags = VRING_DESC_NEXT;
+        d[i].next = (uint16_t)(base + i + 1);
+    }
+    uint16_t head = base;
+    if (v->indirect) {
+        v->tx.desc[s] = (struct vring_desc){net_dma_addr(ts->table),
+                                            (uint32_t)(n * sizeof(struct vring_desc)),
+                                            VRING_DESC_INDIRECT, 0};
+        head = (uint16_t)s;
+    }
+    v->owned[s] = true;
+    dma_wmb();
+    virtq_post(&v->tx, head);
+    /* Skipped by virtq_notify while the device says it is still working
+     * through the ring (VRING_USED_F_NO_NOTIFY): a burst costs one exit. */
+    virtq_notify(&v->vp, &v->tx);
     return 0;
+}
+
+static bool tx_init(struct vnet *v)
+{
+    v->nslots = v->indirect ? v->tx.size : v->tx.size / TX_CHAIN;
+    if (v->nslots > TX_SLOTS_MAX)
+        v->nslots = TX_SLOTS_MAX;
+    if (v->nslots == 0)
+        return false;
+    const unsigned per_page = 4096 / TX_SLOT_BYTES;
+    for (unsigned i = 0; i < v->nslots; i++) {
+        if (i % per_page == 0 && !(v->slot[i] = net_alloc_pages(1)))
+            return false;
+        if (i % per_page)
+            v->slot[i] = (struct tx_slot *)((uint8_t *)v->slot[i - 1] + TX_SLOT_BYTES);
+    }
+    /* Lowest numbers on top: the first frames use the first slots. */
+    for (unsigned i = 0; i < v->nslots; i++)
+        v->free_slot[i] = (uint16_t)(v->nslots - 1 - i);
+    v->nfree = v->nslots;
+    return true;
 }
 
 static bool vnet_rx_pending(struct netdev *nd) { return virtq_has_used(&((struct vnet *)nd)->rx); }
@@ -151,7 +211,7 @@ struct netdev *virtio_net_probe(const struct pci_dev *d)
     if (!virtio_pci_init(&v->vp, d))
         return NULL;
     uint64_t offered = virtio_features(&v->vp);
-    uint64_t want = offered & (F_MAC | F_STATUS);
+    uint64_t want = offered & (F_MAC | F_STATUS | VIRTIO_RING_F_INDIRECT_DESC);
     if (v->vp.modern) {
         if (!(offered & VIRTIO_F_VERSION_1)) {
             kprintf("net: virtio-net: modern transport without VERSION_1\n");
@@ -164,10 +224,10 @@ struct netdev *virtio_net_probe(const struct pci_dev *d)
         return fail(v);
     }
     v->has_status = want & F_STATUS;
+    v->indirect = want & VIRTIO_RING_F_INDIRECT_DESC;
     v->hdr_len = v->vp.modern ? 12 : 10;
     if (!virtio_queue_init(&v->vp, &v->rx, RXQ, RX_BUFFERS) ||
-        !virtio_queue_init(&v->vp, &v->tx, TXQ, TX_QUEUE_WANT) ||
-        v->tx.size < NETDEV_MAX_SG + 1 || !(v->tx_hdr = net_alloc_pages(1)))
+        !virtio_queue_init(&v->vp, &v->tx, TXQ, TX_QUEUE_WANT) || !tx_init(v))
         return fail(v);
     v->tx.avail[0] = VRING_AVAIL_NO_INTERRUPT;   /* transmit completion is polled */
     v->rx.avail[0] = VRING_AVAIL_NO_INTERRUPT;
@@ -184,7 +244,8 @@ struct netdev *virtio_net_probe(const struct pci_dev *d)
     virtq_notify(&v->vp, &v->rx);
     v->nd.model = v->vp.modern ? "virtio-net" : "virtio-net (legacy)";
     v->nd.mtu = NET_DEFAULT_MTU;
-    v->nd.send = vnet_send;
+    v->nd.xmit = vnet_xmit;
+    v->nd.tx_reclaim = vnet_tx_reclaim;
     v->nd.poll = vnet_poll;
     v->nd.rx_pending = vnet_rx_pending;
     v->nd.link_up = vnet_link_up;

@@ -29,12 +29,10 @@
 
 static uint32_t my_nid;
 bool kernel_frames_arrived;
-/* Built here because the library's header piece is valid only during the
- * call, and the NIC needs the Ethernet header in front of it anyway. */
-static uint8_t hdr_frame[ETH_HLEN + HDR_MAX] __attribute__((aligned(16)));
 /* For frames with more pieces than the NIC takes (iovec buffers of many
- * small pieces): those payloads are copied once, here. */
-static uint8_t bounce[BOUNCE_MAX] __attribute__((aligned(16)));
+ * small pieces): the frame is gathered here and sent synchronously, so one
+ * buffer serves all such frames. */
+static uint8_t bounce_frame[ETH_HLEN + HDR_MAX + BOUNCE_MAX] __attribute__((aligned(16)));
 /* The application's x87/SSE registers while the library computes float
  * atomics (fxsave needs 16-byte alignment). */
 static uint8_t fpu_save[512] __attribute__((aligned(16)));
@@ -80,39 +78,46 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
     return 0;
 }
 
+/* Asynchronous: the Ethernet and Portals headers (the latter valid only
+ * during this call) are copied into the NIC's transmit slot; the payload
+ * pieces are queued by reference, as the library keeps them unchanged until
+ * the frame is acknowledged (ptl_host.h).  So many frames are in flight and
+ * the CPU never waits for one to leave. */
 int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int n_sg)
 {
     if ((iface != 0 && iface != TERN_KERNEL_IFACE) || n_sg < 1 || sg[0].len > HDR_MAX || dst_nid > 0xFFFFFF)
         return -1;
+    if (ETH_HLEN + sg[0].len > NETDEV_COPY_MAX)
+        return -1;
+    uint8_t h[ETH_HLEN + HDR_MAX];
     const uint8_t *src = netdev_mac();
-    uint8_t *h = hdr_frame;
     h[0] = 0x02, h[1] = 0, h[2] = 0;
     h[3] = (uint8_t)(dst_nid >> 16), h[4] = (uint8_t)(dst_nid >> 8), h[5] = (uint8_t)dst_nid;
     memcpy(h + ETH_ALEN, src, ETH_ALEN);
     h[12] = ETHERTYPE_PORTALS >> 8, h[13] = ETHERTYPE_PORTALS & 0xFF;
     memcpy(h + ETH_HLEN, sg[0].base, sg[0].len);
+    size_t hlen = ETH_HLEN + sg[0].len;
 
-    struct net_sg out[NETDEV_MAX_SG];
-    int n = 0;
-    out[n++] = (struct net_sg){hdr_frame, ETH_HLEN + sg[0].len};
-    int pieces = 0;
+    struct net_sg out[NETDEV_MAX_SG - 1];
+    int n = 0, pieces = 0;
     for (int i = 1; i < n_sg; i++)
         pieces += sg[i].len != 0;
-    if (pieces < NETDEV_MAX_SG) {
+    if (pieces <= NETDEV_MAX_SG - 1) {
         for (int i = 1; i < n_sg; i++)
             if (sg[i].len)
                 out[n++] = (struct net_sg){sg[i].base, sg[i].len};
-    } else {
-        size_t off = 0;
-        for (int i = 1; i < n_sg; i++) {
-            if (off + sg[i].len > sizeof bounce)
-                return -1;
-            memcpy(bounce + off, sg[i].base, sg[i].len);
-            off += sg[i].len;
-        }
-        out[n++] = (struct net_sg){bounce, off};
+        return netdev_send_async(h, hlen, out, n) == 0 ? 0 : -1;
     }
-    return netdev_send(out, n) == 0 ? 0 : -1;
+    memcpy(bounce_frame, h, hlen);
+    size_t off = hlen;
+    for (int i = 1; i < n_sg; i++) {
+        if (off + sg[i].len > sizeof bounce_frame)
+            return -1;
+        memcpy(bounce_frame + off, sg[i].base, sg[i].len);
+        off += sg[i].len;
+    }
+    out[0] = (struct net_sg){bounce_frame, off};
+    return netdev_send(out, 1) == 0 ? 0 : -1;
 }
 
 static void rx_frame(const void *frame, size_t len, void *arg)

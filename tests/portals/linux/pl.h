@@ -18,6 +18,8 @@
 #define PL_MB_RT 1
 #define PL_MB_ATOMIC 2
 #define PL_MB_STREAM 3
+#define PL_MB_CTL 4     /* "ptlnode ctl": 0-byte puts, the command in hdr_data */
+enum { PL_CTL_STATS = 1, PL_CTL_QUIT = 2 };
 
 #define DIE(...)                                                          \
     do {                                                                  \

@@ -62,7 +62,8 @@ static int ptl_pong(void)
                     .eq_handle = P.eq, .ct_handle = PTL_CT_NONE };
     ptl_handle_md_t mh;
     OK(PtlMDBind(P.ni, &md, &mh));
-    printf("READY\n");
+    printf("READY nid=%u pid=%u\n", P.me.phys.nid, P.me.phys.pid);
+    fflush(stdout);
     for (;;) {
         ptl_event_t ev;
         OK(PtlEQWait(P.eq, &ev));

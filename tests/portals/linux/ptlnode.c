@@ -3,6 +3,14 @@
  *                              of N messages (sizes pl_size(i, MAX)) checked
  *                              for order, length, placement and content;
  *                              stdin: "stats" prints counters, "quit" exits.
+ *   ptlnode target N MAX SECS  the same target without stdin (a Tern node has
+ *                              none): "ptlnode ctl" puts ask for STATS or
+ *                              quit; a finished stream of N > 0 messages
+ *                              also ends it.  Either way it keeps answering
+ *                              2 s more (a peer may still wait for an
+ *                              acknowledgement the wire lost), prints STATS
+ *                              and exits; fails if not done within SECS.
+ *   ptlnode ctl NID PID CMD    CMD stats|quit to a target.
  *   ptlnode rt NID PID         put/get/atomic round trips against a server.
  *   ptlnode stream NID PID N MAX WINDOW   send the stream, WINDOW in flight.
  *   ptlnode dead NID PID GIVEUP_MS   one put, "CONNECTED", wait for a stdin
@@ -56,40 +64,54 @@ static void serve_stream_event(const ptl_event_t *ev, unsigned *next,
     }
 }
 
-static int serve(int argc, char **argv)
+static int serve_loop(unsigned n, uint64_t max, double secs, bool use_stdin)
 {
-    if (argc < 2)
-        DIE("serve N MAX");
-    unsigned n = (unsigned)strtoul(argv[0], NULL, 0);
-    uint64_t max = strtoull(argv[1], NULL, 0);
     uint64_t total = pl_total(n, max);
     uint8_t *rt = calloc(1, RT_LEN);
     int64_t *at = calloc(8, sizeof(int64_t));
     uint8_t *st = malloc(total ? total : 1);
+    static uint8_t ctl[8];
     if (!rt || !at || !st)
         DIE("out of memory");
     pl_init(&P, 4096);
     pl_me(&P, rt, RT_LEN, PL_MB_RT, 0);
     pl_me(&P, at, 8 * sizeof(int64_t), PL_MB_ATOMIC, 0);
     pl_me(&P, st, total, PL_MB_STREAM, PTL_ME_MANAGE_LOCAL);
+    pl_me(&P, ctl, sizeof(ctl), PL_MB_CTL, 0);
     printf("READY nid=%u pid=%u\n", P.me.phys.nid, P.me.phys.pid);
     fflush(stdout);
     unsigned next = 0;
     uint64_t off = 0;
-    double end = pl_now() + 300;
+    double end = pl_now() + secs, linger_end = 0;
     char line[64];
-    while (pl_now() < end) {
+    while (!linger_end || pl_now() < linger_end) {
+        if (pl_now() > end) {
+            if (use_stdin)
+                break;
+            DIE("target: not done after %.0f s (%u of %u stream messages)", secs, next, n);
+        }
         ptl_event_t ev;
         unsigned which;
         int rc = PtlEQPoll(&P.eq, 1, 20, &ev, &which);
         if (rc == PTL_OK || rc == PTL_EQ_DROPPED) {
             if (rc == PTL_EQ_DROPPED)
                 DIE("server EQ overflowed");
-            if (ev.type == PTL_EVENT_PUT && ev.match_bits == PL_MB_STREAM)
+            if (ev.type == PTL_EVENT_PUT && ev.match_bits == PL_MB_STREAM) {
                 serve_stream_event(&ev, &next, &off, st, n, max);
+                if (!use_stdin && next == n && !linger_end)
+                    linger_end = pl_now() + 2;
+            }
+            if (ev.type == PTL_EVENT_PUT && ev.match_bits == PL_MB_CTL) {
+                if (ev.hdr_data == PL_CTL_STATS)
+                    pl_print_stats(&P);
+                else if (ev.hdr_data == PL_CTL_QUIT && !linger_end)
+                    linger_end = pl_now() + 2;
+            }
         } else if (rc != PTL_EQ_EMPTY) {
             DIE("PtlEQPoll %d", rc);
         }
+        if (!use_stdin)
+            continue;
         struct pollfd pfd = { .fd = 0, .events = POLLIN };
         if (poll(&pfd, 1, 0) > 0) {
             if (!fgets(line, sizeof(line), stdin) || !strncmp(line, "quit", 4))
@@ -98,7 +120,24 @@ static int serve(int argc, char **argv)
                 pl_print_stats(&P);
         }
     }
+    if (!use_stdin)
+        pl_print_stats(&P);
     return 0;
+}
+
+static int serve(int argc, char **argv)
+{
+    if (argc < 2)
+        DIE("serve N MAX");
+    return serve_loop((unsigned)strtoul(argv[0], NULL, 0), strtoull(argv[1], NULL, 0), 300, true);
+}
+
+static int target(int argc, char **argv)
+{
+    if (argc < 3)
+        DIE("target N MAX SECS");
+    return serve_loop((unsigned)strtoul(argv[0], NULL, 0), strtoull(argv[1], NULL, 0),
+                      strtod(argv[2], NULL), false);
 }
 
 static ptl_event_t complete(const char *what, bool want_ack)
@@ -288,13 +327,35 @@ static int dead(int argc, char **argv)
     return 0;
 }
 
+static int ctl(int argc, char **argv)
+{
+    if (argc < 3)
+        DIE("ctl NID PID stats|quit");
+    ptl_process_t t = peer(argv);
+    uint64_t cmd = !strcmp(argv[2], "stats") ? PL_CTL_STATS
+                 : !strcmp(argv[2], "quit")  ? PL_CTL_QUIT : 0;
+    if (!cmd)
+        DIE("ctl: unknown command %s", argv[2]);
+    static uint8_t none[1];
+    pl_init(&P, 64);
+    ptl_handle_md_t md = pl_md(&P, none, sizeof(none));
+    OK(PtlPut(md, 0, 0, PTL_ACK_REQ, t, PL_PT, PL_MB_CTL, 0, NULL, cmd));
+    complete("ctl", true);
+    printf("OK ctl %s\n", argv[2]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2)
-        DIE("usage: ptlnode serve|rt|stream|dead ...");
+        DIE("usage: ptlnode serve|target|ctl|rt|stream|dead ...");
     if (!strcmp(argv[1], "serve"))
         return serve(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "target"))
+        return target(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "ctl"))
+        return ctl(argc - 2, argv + 2);
     if (!strcmp(argv[1], "rt"))
         return rt(argc - 2, argv + 2);
     if (!strcmp(argv[1], "stream"))
