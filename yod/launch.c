@@ -31,6 +31,7 @@ static int serve_programs(void)
         me.match_id.phys.nid = PTL_NID_ANY;
         me.match_id.phys.pid = PTL_PID_ANY;
         me.match_bits = image_bits(g);
+        me.ignore_bits = 0xFFFFull << 48;     /* the chunk number (kernel/job/loader.c) */
         if (PtlMEAppend(Y.ni, YOD_PT_IMAGE, &me, PTL_PRIORITY_LIST, NULL, &gr->image_me) !=
             PTL_OK)
             return -1;

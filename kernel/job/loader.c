@@ -27,8 +27,6 @@ static struct load_slot {
     ptl_process_t from;
 } slots[LOAD_SLOTS];
 
-static ptl_handle_me_t image_me;
-static bool image_served;
 static uint64_t default_stack, default_heap;
 
 static int post_slot(struct load_slot *s)
@@ -109,8 +107,6 @@ void job_refuse_busy(void)
     }
 }
 
-static uint64_t fail_delay(uint64_t d) { return d < 50000000ULL ? d * 2 : d; }
-
 static void pause_ns(uint64_t ns)
 {
     uint64_t until = time_monotonic_ns() + ns;
@@ -118,47 +114,33 @@ static void pause_ns(uint64_t ns)
         knode_wait(NULL, until);
 }
 
-/* One Get of the whole file from the parent; retried while the parent does
- * not have it yet (its Get has not finished: PTL_NI_DROPPED). */
-static void fetch_image(const struct yod_load *d, void *dst)
+/* The file moves in chunks, so that a node passes each chunk on to its
+ * children as soon as it has it: the load takes about size/bandwidth plus
+ * one chunk per tree level, not size/bandwidth per level.  Chunk k is asked
+ * for with match bits image_bits | k << 48 at offset k * chunk; a parent
+ * answers for chunk k only once it holds it (until then the Get finds no
+ * entry: PTL_NI_DROPPED, and is asked again shortly). */
+#define CHUNK_MIN (1u << 20)
+#define MAX_CHUNKS 256
+#define RETRY_MAX_NS 20000000ULL
+
+static ptl_handle_me_t chunk_me[MAX_CHUNKS];
+static unsigned nchunk_me;
+
+static uint64_t chunk_size(uint64_t len)
 {
-    ptl_process_t parent;
-    parent.phys.nid = d->parent_nid;
-    parent.phys.pid = d->parent_pid;
-    uint64_t deadline = time_monotonic_ns() + FETCH_TIMEOUT_NS, delay = 1000000ULL;
-    for (;;) {
-        ptl_md_t mdd = {.start = dst, .length = d->image_len, .options = 0,
-                        .eq_handle = knode.eq, .ct_handle = PTL_CT_NONE};
-        ptl_handle_md_t md;
-        struct kop *op = kmalloc(sizeof *op);
-        if (!op || PtlMDBind(knode.ni, &mdd, &md) != PTL_OK)
-            load_error("%s: no kernel memory to fetch the program", d->name);
-        memset(op, 0, sizeof *op);
-        if (PtlGet(md, 0, d->image_len, parent, YOD_PT_IMAGE, d->image_bits, 0, op) != PTL_OK)
-            load_error("%s: cannot start fetching the program", d->name);
-        if (!knode_wait(op, deadline))
-            load_error("%s: fetching the program from nid %u took longer than %lu s", d->name,
-                       d->parent_nid, (unsigned long)(FETCH_TIMEOUT_NS / 1000000000ULL));
-        PtlMDRelease(md);
-        ptl_ni_fail_t fail = op->fail;
-        uint64_t got = op->mlength;
-        kfree(op);
-        if (fail == PTL_NI_OK && got == d->image_len)
-            return;
-        if (fail == PTL_NI_OK)
-            load_error("%s: got %lu of %lu program bytes from nid %u", d->name, got,
-                       d->image_len, d->parent_nid);
-        if (fail == PTL_NI_UNDELIVERABLE)
-            load_error("%s: nid %u (pid %u), where the program comes from, does not answer",
-                       d->name, d->parent_nid, d->parent_pid);
-        if (time_monotonic_ns() >= deadline)
-            load_error("%s: nid %u never offered the program", d->name, d->parent_nid);
-        pause_ns(delay);
-        delay = fail_delay(delay);
-    }
+    uint64_t c = CHUNK_MIN;
+    while (len / c >= MAX_CHUNKS)
+        c *= 2;
+    return c;
 }
 
-static void serve_image(const struct yod_load *d, void *img)
+static uint64_t chunk_bits(const struct yod_load *d, uint64_t k)
+{
+    return d->image_bits | k << 48;
+}
+
+static void serve_chunk(const struct yod_load *d, void *img, uint64_t k)
 {
     ptl_me_t me;
     memset(&me, 0, sizeof me);
@@ -170,16 +152,96 @@ static void serve_image(const struct yod_load *d, void *img)
                  PTL_ME_EVENT_SUCCESS_DISABLE;
     me.match_id.phys.nid = PTL_NID_ANY;
     me.match_id.phys.pid = PTL_PID_ANY;
-    me.match_bits = d->image_bits;
-    image_served = PtlMEAppend(knode.ni, YOD_PT_IMAGE, &me, PTL_PRIORITY_LIST, NULL,
-                               &image_me) == PTL_OK;
+    me.match_bits = chunk_bits(d, k);
+    if (nchunk_me < MAX_CHUNKS &&
+        PtlMEAppend(knode.ni, YOD_PT_IMAGE, &me, PTL_PRIORITY_LIST, NULL,
+                    &chunk_me[nchunk_me]) == PTL_OK)
+        nchunk_me++;
 }
 
 void job_unserve_image(void)
 {
-    if (image_served)
-        PtlMEUnlink(image_me);
-    image_served = false;
+    while (nchunk_me)
+        PtlMEUnlink(chunk_me[--nchunk_me]);
+}
+
+struct fetch {
+    const struct yod_load *d;
+    ptl_handle_md_t md;
+    ptl_process_t parent;
+    uint64_t csize, deadline;
+};
+
+static struct kop *get_chunk(const struct fetch *f, uint64_t k)
+{
+    const struct yod_load *d = f->d;
+    uint64_t off = k * f->csize, len = d->image_len - off < f->csize ? d->image_len - off : f->csize;
+    struct kop *op = kmalloc(sizeof *op);
+    if (!op)
+        load_error("%s: no kernel memory to fetch the program", d->name);
+    memset(op, 0, sizeof *op);
+    if (PtlGet(f->md, off, len, f->parent, YOD_PT_IMAGE, chunk_bits(d, k), off, op) != PTL_OK)
+        load_error("%s: cannot start fetching the program", d->name);
+    return op;
+}
+
+/* Waits for chunk k, asking again while the parent does not have it yet. */
+static void finish_chunk(const struct fetch *f, uint64_t k, struct kop *op)
+{
+    const struct yod_load *d = f->d;
+    uint64_t off = k * f->csize, len = d->image_len - off < f->csize ? d->image_len - off : f->csize;
+    uint64_t delay = 200000ULL;
+    for (;;) {
+        if (!knode_wait(op, f->deadline))
+            load_error("%s: fetching the program from nid %u took longer than %lu s", d->name,
+                       d->parent_nid, (unsigned long)(FETCH_TIMEOUT_NS / 1000000000ULL));
+        ptl_ni_fail_t fail = op->fail;
+        uint64_t got = op->mlength;
+        kfree(op);
+        if (fail == PTL_NI_OK && got == len)
+            return;
+        if (fail == PTL_NI_OK)
+            load_error("%s: got %lu of %lu program bytes from nid %u", d->name, got, len,
+                       d->parent_nid);
+        if (fail == PTL_NI_UNDELIVERABLE)
+            load_error("%s: nid %u (pid %u), where the program comes from, does not answer",
+                       d->name, d->parent_nid, d->parent_pid);
+        if (time_monotonic_ns() >= f->deadline)
+            load_error("%s: nid %u never offered the program", d->name, d->parent_nid);
+        pause_ns(delay);
+        if (delay < RETRY_MAX_NS)
+            delay *= 2;
+        op = get_chunk(f, k);
+    }
+}
+
+/* Fetches the file chunk by chunk from the parent, the next chunk already
+ * on its way while this one is hashed and offered to this node's children;
+ * fills sum. */
+static void fetch_image(const struct yod_load *d, uint8_t *dst, uint8_t sum[32])
+{
+    struct fetch f = {.d = d, .csize = chunk_size(d->image_len),
+                      .deadline = time_monotonic_ns() + FETCH_TIMEOUT_NS};
+    f.parent.phys.nid = d->parent_nid;
+    f.parent.phys.pid = d->parent_pid;
+    ptl_md_t mdd = {.start = dst, .length = d->image_len, .options = 0,
+                    .eq_handle = knode.eq, .ct_handle = PTL_CT_NONE};
+    if (PtlMDBind(knode.ni, &mdd, &f.md) != PTL_OK)
+        load_error("%s: no kernel memory to fetch the program", d->name);
+    struct sha256 h;
+    sha256_init(&h);
+    uint64_t n = (d->image_len + f.csize - 1) / f.csize;
+    struct kop *next = get_chunk(&f, 0);
+    for (uint64_t k = 0; k < n; k++) {
+        finish_chunk(&f, k, next);
+        if (k + 1 < n)
+            next = get_chunk(&f, k + 1);
+        uint64_t off = k * f.csize;
+        sha256_update(&h, dst + off, d->image_len - off < f.csize ? d->image_len - off : f.csize);
+        serve_chunk(d, dst, k);
+    }
+    PtlMDRelease(f.md);
+    sha256_final(&h, sum);
 }
 
 /* Checks the descriptor before anything is done with it; NULL or why not. */
@@ -303,12 +365,13 @@ static void run_job(struct load_slot *s)
     uint64_t stage_pa = top - len;
     uint8_t *image = phys_to_virt(stage_pa);
 
-    fetch_image(d, image);
+    uint64_t t0 = time_monotonic_ns();
     uint8_t sum[32];
-    sha256(image, d->image_len, sum);
+    fetch_image(d, image, sum);
     if (memcmp(sum, d->image_sha256, 32))
         load_error("%s: the program arrived corrupted (SHA-256 differs from yod's)", d->name);
-    serve_image(d, image);
+    kprintf("job %u: program fetched from nid %u and checked in %lu ms\n", d->job, d->parent_nid,
+            (time_monotonic_ns() - t0) / 1000000);
 
     int envc;
     int argc = build_args(d, &envc);
