@@ -298,8 +298,9 @@ static void ping_nodes(void)
 {
     for (int i = 0; i < db.n; i++) {
         struct node *nd = &db.nodes[i];
-        if ((nd->state != NODE_FREE && nd->state != NODE_ALLOCATED) || nd->nid > NODEDB_MAX ||
-            ping_outstanding[nd->nid])
+        /* Down nodes too: one that was only slow (a busy host) comes back. */
+        if (nd->state == NODE_BOOTING || nd->nid > NODEDB_MAX || ping_outstanding[nd->nid] ||
+            (nd->state == NODE_DOWN && !nd->last_seen))
             continue;
         struct op *op = calloc(1, sizeof *op);
         if (!op)
@@ -357,6 +358,13 @@ static void on_ack(const ptl_event_t *ev)
             save();
         } else if (nd && ev->ni_fail_type != PTL_NI_UNDELIVERABLE) {
             nd->last_seen = time(NULL);
+            if (nd->state == NODE_DOWN) {
+                if (!nd->job || !find_job(nd->job))
+                    nd->job = 0;      /* its job ended while it was silent */
+                nd->state = nd->job ? NODE_ALLOCATED : NODE_FREE;
+                logmsg("node %u answers again: %s", nd->nid, node_state_name(nd->state));
+                save();
+            }
         }
     } else if (ev->ni_fail_type != PTL_NI_OK) {
         logmsg("reply to nid %u not delivered (failure %d)", ev->initiator.phys.nid,

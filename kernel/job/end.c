@@ -8,9 +8,12 @@
 #include "job.h"
 #include "mem.h"
 #include "process.h"
+#include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "time.h"
 #include "../../yod/yod_proto.h"
+
+#define ZERO_SLICE (4u << 20)
 
 extern char boot_stack_top[];
 static char fault_line[200];
@@ -53,7 +56,19 @@ static void reset_node(void)
     job_stdio_reset();
     job_control_reset();
     user_unmap_all();
-    memset(phys_to_virt(app_region.start), 0, app_region.end - app_region.start);
+    /* In slices, answering the network in between: on a busy host zeroing
+     * a large region takes long enough for the allocator to think a silent
+     * node has died. */
+    uint8_t *p = phys_to_virt(app_region.start);
+    uint64_t left = app_region.end - app_region.start;
+    while (left) {
+        uint64_t n = left < ZERO_SLICE ? left : ZERO_SLICE;
+        memset(p, 0, n);
+        p += n;
+        left -= n;
+        ptl_kernel_poll();
+        ptl_lib_progress();
+    }
     memset(&proc, 0, sizeof proc);
     clear_vector_registers();
     fault_line[0] = 0;

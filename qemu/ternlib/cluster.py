@@ -178,14 +178,18 @@ class Cluster:
 
     def _qemu(self, node, mem, nic, boot, mode, node_os="tern"):
         device = {"virtio": "virtio-net-pci", "e1000": "e1000"}[nic]
-        cmd = ["qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
+        cmd = ["qemu-system-x86_64", "-nodefaults", "-display", "none",
                "-m", mem, *accel.qemu_accel_args(mode),
                "-netdev", f"tap,id=n0,ifname={node['tap']},script=no,downscript=no",
                "-device", f"{device},netdev=n0,mac={node['mac']}",
                "-serial", f"file:{node['log']}"]
         if boot == "pxe":
-            cmd += ["-boot", "n"]
-        elif node_os == "linux":
+            # A network boot that fails (DHCP unanswered while many nodes
+            # boot at once) is tried again by the BIOS after 2 s.
+            cmd += ["-boot", "n,reboot-timeout=2000"]
+        else:
+            cmd += ["-no-reboot"]
+        if boot != "pxe" and node_os == "linux":
             # The uncompressed ELF kernel boots by its PVH entry (no 9 s of XZ under TCG).
             kernel = os.path.join(LINUX_NODE, "vmlinux")
             if not os.path.exists(kernel):
@@ -193,7 +197,7 @@ class Cluster:
             cmd += ["-kernel", kernel, "-initrd", os.path.join(LINUX_NODE, "initramfs.cpio.gz"),
                     "-append", f"console=ttyS0 quiet nid={node['nid']} "
                                f"ip4={node_ip(node['nid'])}/24"]
-        else:
+        elif boot != "pxe":
             cmd += ["-kernel", os.path.join(ROOT, "build", "tern.elf"),
                     "-append", f"nid={node['nid']}"]
         out = open(node["log"] + ".qemu", "w")
