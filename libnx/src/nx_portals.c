@@ -19,8 +19,14 @@
 #include "nx.h"
 #include "nx_impl.h"
 #include "nx_ptl.h"
+#include "ptl_lib.h"
 
 #define TERN_APP_PID 16
+
+/* The Linux-host library's counters (absent on Tern: weak). */
+extern int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out) __attribute__((weak));
+struct ptl_linux_stats;
+extern int ptl_linux_get_stats(struct ptl_linux_stats *out) __attribute__((weak));
 
 struct nx_state nx = {.rank = 0, .size = 1};
 long nx_info_last[4];
@@ -148,13 +154,13 @@ static void dispatch(const ptl_event_t *ev)
 
 /* Handle every event that is there; with block, first wait (bounded) for
  * one.  Callers loop until their condition holds. */
-void nx_progress(bool block)
+void nx_progress_ms(unsigned ms)
 {
     ptl_handle_eq_t eqs[2] = {nx.eq_data, nx.eq_misc};
     for (int n = 0;; n++) {
         ptl_event_t ev;
         unsigned which;
-        ptl_time_t timeout = block && n == 0 ? (nx.starved ? 1 : 50) : 0;
+        ptl_time_t timeout = n == 0 ? (nx.starved && ms > 1 ? 1 : ms) : 0;
         int rc = PtlEQPoll(eqs, 2, timeout, &ev, &which);
         if (rc == PTL_EQ_EMPTY)
             break;
@@ -167,6 +173,8 @@ void nx_progress(bool block)
     if (nx.starved)
         nx_kick();
 }
+
+void nx_progress(bool block) { nx_progress_ms(block ? 50 : 0); }
 
 /* ---- start-up ----------------------------------------------------------- */
 
@@ -232,6 +240,20 @@ static void print_stats(void)
                 nx.rank, (unsigned long long)nx.st_eager, (unsigned long long)nx.st_rdv,
                 (unsigned long long)nx.st_unexpected, (unsigned long long)nx.st_recoveries,
                 (unsigned long long)nx.st_resent, (unsigned long long)nx.st_drained);
+    struct ptl_lib_stats st;
+    if (nx_env_long("TERN_NX_STATS", 0) > 1 && ptl_lib_get_stats && !ptl_lib_get_stats(0, &st))
+        fprintf(stderr,
+                "portals stats node %ld: tx=%llu retransmits=%llu timeouts=%llu "
+                "no_resources=%llu ooo_dropped=%llu dup=%llu\n",
+                nx.rank, (unsigned long long)st.tx_frames, (unsigned long long)st.tx_retransmits,
+                (unsigned long long)st.tx_timeouts, (unsigned long long)st.rx_no_resources,
+                (unsigned long long)st.rx_ooo_dropped, (unsigned long long)st.rx_dup);
+    uint64_t h[9];
+    if (nx_env_long("TERN_NX_STATS", 0) > 1 && ptl_linux_get_stats &&
+        !ptl_linux_get_stats((struct ptl_linux_stats *)h))
+        fprintf(stderr, "linux host stats node %ld: rx=%llu ring_drops=%llu tx_busy=%llu tx_errors=%llu\n",
+                nx.rank, (unsigned long long)h[0], (unsigned long long)h[3],
+                (unsigned long long)h[5], (unsigned long long)h[6]);
 }
 
 /* At exit: every message this rank sent must be accepted by its target
@@ -242,17 +264,33 @@ static void finish(void)
 {
     if (!nx.up || nx.aborting)
         return;
+    double t0 = now();
     while (!nx_sends_idle() || nx.recovering)
         nx_progress(true);
+    double t1 = now();
     nx.exiting = true;
+    /* Not to ranks that announced their own exit: they may be gone (a put
+     * to them would wait for Portals' give-up), and they need nothing from
+     * us.  Whoever we do tell is alive: it has not announced, or it did
+     * and is waiting for our acknowledgement.  So we wait for every
+     * acknowledgement of ours, and two ranks leaving at once each stay
+     * until the other's library has taken its message. */
     for (long r = 0; r < nx.size; r++)
-        if (r != nx.rank)
+        if (r != nx.rank && !nx.peers[r].exiting)
             nx_ctl_send(r, CTL_HD(CTL_EXITING, 0), false);
-    /* Wait for the acknowledgements of peers still running; those that
-     * announced their own exit may be gone already.  Bounded anyway. */
-    double until = now() + 10.0;
-    while ((!nx_ctl_idle() || nx.recovering || !nx_sends_idle()) && now() < until)
+    /* Wait for the acknowledgements of peers still running.  Bounded. */
+    double until = now() + nx_env_long("TERN_NX_EXIT_WAIT", 10);
+    while ((nx.exit_pending || !nx_ctl_idle() || nx.recovering || !nx_sends_idle()) &&
+           now() < until)
         nx_progress(true);
+    /* Linger a little: acknowledgements our library has queued (for the
+     * EXITING of a peer that is waiting for it) leave only when Portals
+     * runs again. */
+    for (double end = now() + 0.01; now() < end;)
+        nx_progress_ms(1);
+    if (nx_env_long("TERN_NX_STATS", 0))
+        fprintf(stderr, "libnx exit node %ld: sends settled in %.3f s, exit handshake %.3f s\n",
+                nx.rank, t1 - t0, now() - t1);
     print_stats();
     nx.up = false;
 }
@@ -339,5 +377,8 @@ __attribute__((constructor)) static void nx_start(void)
     nx_flow_init();   /* data portal and unexpected space */
     nx.up = true;
     atexit(finish);
+    double t0 = now();
     startup_barrier();
+    if (nx_env_long("TERN_NX_STATS", 0))
+        fprintf(stderr, "libnx start node %ld: start-up barrier %.3f s\n", nx.rank, now() - t0);
 }

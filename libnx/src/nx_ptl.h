@@ -130,6 +130,7 @@ struct nx_state {
     size_t eager_max;
     struct nx_peer *peers;
     int ops_inflight, ops_max;
+    int exit_pending;     /* our EXITING messages not yet acknowledged */
     bool starved;         /* something waits for an operation slot */
     long rdv_active;      /* rendezvous sends not yet pulled */
     uint64_t rdv_next;
@@ -146,6 +147,7 @@ extern struct nx_state nx;
 
 /* nx_portals.c */
 void nx_progress(bool block);
+void nx_progress_ms(unsigned ms); /* wait at most ms for a first event */
 _Noreturn void nx_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 long nx_env_long(const char *name, long dflt);
 

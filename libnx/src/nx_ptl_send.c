@@ -35,6 +35,12 @@ static char zero_byte[8];
 /* Per target: the first message not yet issued (NULL: none). */
 static struct nx_msg **cursor;
 
+/* Puts in flight per target.  A Portals target holds a response slot per
+ * request until its ACK is acknowledged (64 per peer, 512 in all) and
+ * drops requests it has no slot for; the gap that leaves in the sender's
+ * stream costs a retransmission timeout.  So stay below both limits. */
+static int window;
+
 struct ctl {
     int kind; /* OBJ_CTL */
     long target;
@@ -73,6 +79,8 @@ void nx_send_init(void)
     must(PtlMEAppend(nx.ni, PT_CTL, &me, PTL_PRIORITY_LIST, NULL, &h), "PtlMEAppend(control)");
     must(PtlPTAlloc(nx.ni, 0, nx.eq_misc, PT_RDV, &pt), "PtlPTAlloc(rendezvous)");
 
+    long share = 400 / (nx.size > 1 ? nx.size - 1 : 1);
+    window = (int)nx_env_long("TERN_NX_WINDOW", share < 4 ? 4 : share > 32 ? 32 : share);
     big_slot = nx.eager_max > SMALL_SLOT ? nx.eager_max : SMALL_SLOT;
     size_t bytes = (size_t)N_SMALL * SMALL_SLOT + (size_t)N_BIG * big_slot;
     arena = malloc(bytes);
@@ -129,6 +137,8 @@ static void kick_peer(long t)
     for (; m; m = m->next) {
         if (m->state != MSG_QUEUED && m->state != MSG_REJECTED)
             continue;
+        if (p->inflight >= window)
+            break; /* the ACK that frees a place kicks again */
         if (nx.ops_inflight >= nx.ops_max) {
             nx.starved = true;
             break;
@@ -278,6 +288,8 @@ void nx_send_ack(struct nx_msg *m, const ptl_event_t *ev)
                  (int)ev->ni_fail_type);
     }
     answer_pause(t);
+    if (cursor[t])
+        kick_peer(t);
 }
 
 void nx_rdv_pulled(struct nx_msg *m, const ptl_event_t *ev)
@@ -390,6 +402,8 @@ void nx_ctl_send(long target, uint64_t hd, bool retry)
     c->target = target;
     c->hd = hd;
     c->retry = retry;
+    if ((hd >> 56) == CTL_EXITING)
+        nx.exit_pending++;
     ctl_queue(c);
     kick_ctl();
 }
@@ -398,6 +412,8 @@ void nx_ctl_ack(void *rec, const ptl_event_t *ev)
 {
     struct ctl *c = rec;
     nx.peers[c->target].ctl_inflight--;
+    if ((c->hd >> 56) == CTL_EXITING)
+        nx.exit_pending--; /* acknowledged, or failed: either way settled */
     if (ev->ni_fail_type != PTL_NI_OK && c->retry) {
         /* Start-up: the peer's portals are not there yet.  Try again. */
         c->due = now() + 0.002;
