@@ -135,8 +135,19 @@ def launch(ns, n, argv, timeout=60, env=None, grace=3.0):
     return res
 
 
+def cleanup_on_sigterm():
+    """Let SIGTERM (timeout(1), a CI runner) unwind through the finally
+    clauses, so the ranks are killed and the namespace deleted."""
+    import signal
+
+    def _raise(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, _raise)
+
+
 if __name__ == "__main__":
     # python3 tests/nxlaunch.py N prog [args...]
+    cleanup_on_sigterm()
     with Netns() as netns:
         r = launch(netns, int(sys.argv[1]), sys.argv[2:], timeout=300)
     sys.stdout.write(r.out)

@@ -248,11 +248,18 @@ static void print_stats(void)
                 nx.rank, (unsigned long long)st.tx_frames, (unsigned long long)st.tx_retransmits,
                 (unsigned long long)st.tx_timeouts, (unsigned long long)st.rx_no_resources,
                 (unsigned long long)st.rx_ooo_dropped, (unsigned long long)st.rx_dup);
+    if (nx_env_long("TERN_NX_STATS", 0) > 2 && ptl_lib_get_stats && !ptl_lib_get_stats(0, &st)) {
+        const uint64_t *v = (const uint64_t *)&st;
+        fprintf(stderr, "portals raw node %ld:", nx.rank);
+        for (size_t i = 0; i < sizeof st / 8; i++)
+            fprintf(stderr, " %llu", (unsigned long long)v[i]);
+        fprintf(stderr, "\n");
+    }
     uint64_t h[9];
     if (nx_env_long("TERN_NX_STATS", 0) > 1 && ptl_linux_get_stats &&
         !ptl_linux_get_stats((struct ptl_linux_stats *)h))
-        fprintf(stderr, "linux host stats node %ld: rx=%llu ring_drops=%llu tx_busy=%llu tx_errors=%llu\n",
-                nx.rank, (unsigned long long)h[0], (unsigned long long)h[3],
+        fprintf(stderr, "linux host stats node %ld: rx=%llu skipped=%llu truncated=%llu ring_drops=%llu tx_busy=%llu tx_errors=%llu\n",
+                nx.rank, (unsigned long long)h[0], (unsigned long long)h[1], (unsigned long long)h[2], (unsigned long long)h[3],
                 (unsigned long long)h[5], (unsigned long long)h[6]);
 }
 
