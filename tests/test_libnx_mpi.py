@@ -21,6 +21,8 @@ def mpirun(n, prog, *args, timeout=120):
     ("types", 3, "types ok"),
     ("unexpected", 4, "unexpected ok: 6000 messages"),
     ("bigmsg", 2, "bigmsg ok"),
+    ("order", 3, "order ok on 3 nodes"),
+    ("barrier", 8, "barrier ok on 8 nodes"),
 ])
 def test_point_to_point(prog, n, expect):
     r = mpirun(n, prog)

@@ -1,0 +1,105 @@
+/* NX micro-benchmarks, the same source for every build of libnx (Portals on
+ * Linux or Tern, libnx-mpi).  Node 0 prints one line per repetition:
+ *     R <kind> <size> <unit> <value>
+ * Modes (argv[1]):
+ *   lat  REPS ITERS SIZES   ping-pong 0 <-> 1, one-way latency in us
+ *   ring REPS BYTES SIZES   every node sends to its right neighbour and
+ *                           receives from its left (irecv, csend, msgwait),
+ *                           MB/s (10^6) each node sends; about BYTES per
+ *                           size (4 to 2000 steps)
+ *   gsync REPS ITERS        us per gsync
+ * SIZES: comma-separated byte counts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <nx.h>
+
+static int sizes(const char *s, long *out)
+{
+    int n = 0;
+    for (char *end; *s && n < 32; s = *end ? end + 1 : end)
+        out[n++] = strtol(s, &end, 0);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: see the header of nxbench.c\n");
+        return 2;
+    }
+    long me = mynode(), n = numnodes(), sz[32];
+    int reps = atoi(argv[2]);
+    long arg = atol(argv[3]);
+    int ns = argc > 4 ? sizes(argv[4], sz) : 0;
+    long max = 8;
+    for (int i = 0; i < ns; i++)
+        if (sz[i] > max)
+            max = sz[i];
+    char *a = calloc(1, (size_t)max), *b = calloc(1, (size_t)max);
+    if (!a || !b)
+        return 1;
+    if (!strcmp(argv[1], "lat")) {
+        for (long k = 0; k < 2000 && me < 2 && n > 1; k++) { /* warm up */
+            if (me == 0) {
+                csend(1, a, 8, 1, 0);
+                crecv(2, b, 8);
+            } else {
+                crecv(1, b, 8);
+                csend(2, a, 8, 0, 0);
+            }
+        }
+        for (int i = 0; i < ns; i++)
+            for (int r = 0; r <= reps; r++) { /* rep 0 warms up */
+                gsync();
+                double t0 = dclock();
+                for (long k = 0; k < arg && me < 2 && n > 1; k++) {
+                    if (me == 0) {
+                        csend(1, a, sz[i], 1, 0);
+                        crecv(2, b, sz[i]);
+                    } else {
+                        crecv(1, b, sz[i]);
+                        csend(2, a, sz[i], 0, 0);
+                    }
+                }
+                double us = (dclock() - t0) / (double)arg / 2 * 1e6;
+                if (me == 0 && r)
+                    printf("R nx-lat %ld us_oneway %.3f\n", sz[i], us);
+            }
+    } else if (!strcmp(argv[1], "ring")) {
+        long right = (me + 1) % n;
+        for (int i = 0; i < ns; i++) {
+            long iters = arg / sz[i] < 4 ? 4 : arg / sz[i] > 2000 ? 2000 : arg / sz[i];
+            for (int r = 0; r <= reps; r++) {
+                gsync();
+                double t0 = dclock();
+                for (long k = 0; k < iters; k++) {
+                    long mid = irecv(3, b, sz[i]);
+                    csend(3, a, sz[i], right, 0);
+                    msgwait(mid);
+                }
+                double secs = dclock() - t0, mbs = (double)sz[i] * iters / secs / 1e6;
+                double w;
+                gdlow(&mbs, 1, &w); /* the slowest node sets the figure */
+                if (me == 0 && r)
+                    printf("R nx-ring%ld %ld MBps %.2f\n", n, sz[i], mbs);
+            }
+        }
+    } else if (!strcmp(argv[1], "gsync")) {
+        for (int r = 0; r <= reps; r++) {
+            gsync();
+            double t0 = dclock();
+            for (long k = 0; k < arg; k++)
+                gsync();
+            double us = (dclock() - t0) / (double)arg * 1e6, w;
+            gdhigh(&us, 1, &w);
+            if (me == 0 && r)
+                printf("R nx-gsync %ld us %.3f\n", n, us);
+        }
+    } else {
+        fprintf(stderr, "unknown mode %s\n", argv[1]);
+        return 2;
+    }
+    fflush(stdout);
+    return 0;
+}

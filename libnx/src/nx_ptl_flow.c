@@ -1,0 +1,298 @@
+/*
+ * Unexpected space and the receiver's half of flow control.
+ *
+ * Unexpected space: a few overflow MEs (MANAGE_LOCAL, min_free = the eager
+ * limit) that take any message no posted receive matched.  Portals retires a
+ * buffer when less than an eager message is left in it (AUTO_UNLINK) and
+ * tells us when nothing refers to it any more (AUTO_FREE); then it goes back
+ * on the overflow list.
+ *
+ * When Portals runs short (no overflow buffer, no unexpected-header slot, or
+ * the data EQ nearly full) it disables PT_DATA, refuses the message with
+ * PTL_NI_PT_DISABLED in its ACK and posts PTL_EVENT_PT_DISABLED.  Then:
+ *   1. drain: PtlMESearch(SEARCH_DELETE) takes every unexpected message off
+ *      Portals' list into the library's saved queue (heap copies), which
+ *      frees the headers and the overflow buffers;
+ *   2. PAUSE every rank; each answers once nothing of its own is in flight
+ *      to us, so everything it sent after its first refusal was refused too;
+ *   3. PtlPTEnable and UNPAUSE: senders resend their refused messages in
+ *      order.  Nothing is lost and pair-wise order holds.
+ * Receives look at the saved queue before posting to Portals: what was
+ * drained is older than anything Portals still holds from the same sender.
+ *
+ * A drained message may still be arriving (its unexpected header existed,
+ * its data not all there).  It is saved as pending, keyed by where its data
+ * lands; the overflow buffer's PUT event for that address completes it.
+ * To tell the two cases apart we keep the set of complete, unclaimed
+ * messages (by address) from the overflow PUT events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nx.h"
+#include "nx_impl.h"
+#include "nx_ptl.h"
+
+#define N_OVF 8
+
+struct ovf {
+    int kind; /* OBJ_OVF */
+    char *buf;
+    size_t size;
+    bool linked;
+};
+static struct ovf ovfs[N_OVF];
+static struct { int kind; } drain_mark = {OBJ_DRAIN}, drain_end = {OBJ_DRAIN_END};
+
+/* Pending drained messages: at most one per sender is ever incomplete. */
+static struct saved **pending;
+static int n_pending, cap_pending;
+
+/* ---- set of complete unexpected messages, by address ------------------ */
+static void **set;
+static size_t set_cap; /* power of two */
+
+static size_t slot_of(const void *p) { return ((uintptr_t)p * 0x9E3779B97F4A7C15ULL >> 20) & (set_cap - 1); }
+
+static void set_add(void *p)
+{
+    size_t i = slot_of(p);
+    while (set[i])
+        i = (i + 1) & (set_cap - 1);
+    set[i] = p;
+}
+
+static bool set_remove(const void *p)
+{
+    size_t i = slot_of(p);
+    while (set[i] && set[i] != p)
+        i = (i + 1) & (set_cap - 1);
+    if (!set[i])
+        return false;
+    set[i] = NULL;
+    /* Backward-shift deletion keeps probe chains intact. */
+    for (size_t j = (i + 1) & (set_cap - 1); set[j]; j = (j + 1) & (set_cap - 1)) {
+        size_t h = slot_of(set[j]);
+        bool between = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+        if (!between) {
+            set[i] = set[j];
+            set[j] = NULL;
+            i = j;
+        }
+    }
+    return true;
+}
+
+/* ---- unexpected space --------------------------------------------------- */
+
+static void ovf_link(struct ovf *o)
+{
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.start = o->buf;
+    me.length = o->size;
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.options = PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_EVENT_LINK_DISABLE;
+    me.match_id.rank = PTL_RANK_ANY;
+    me.ignore_bits = ~0ULL;
+    me.min_free = nx.eager_max;
+    ptl_handle_me_t h;
+    int rc = PtlMEAppend(nx.ni, PT_DATA, &me, PTL_OVERFLOW_LIST, o, &h);
+    if (rc != PTL_OK)
+        nx_fatal("cannot post unexpected space (Portals error %d)", rc);
+    o->linked = true;
+}
+
+void nx_flow_init(void)
+{
+    ptl_pt_index_t pt;
+    int rc = PtlPTAlloc(nx.ni, PTL_PT_FLOWCTRL, nx.eq_data, PT_DATA, &pt);
+    if (rc != PTL_OK)
+        nx_fatal("PtlPTAlloc(data) failed (%d)", rc);
+    size_t total = (size_t)nx_env_long("TERN_NX_UNEXPECTED", 4L << 20);
+    size_t each = total / N_OVF;
+    if (each < 2 * nx.eager_max + 64)
+        each = 2 * nx.eager_max + 64;
+    set_cap = 1024;
+    while (set_cap < 4 * (size_t)nx.lim.max_unexpected_headers)
+        set_cap <<= 1;
+    set = calloc(set_cap, sizeof *set);
+    cap_pending = (int)nx.size + 1;
+    pending = calloc((size_t)cap_pending, sizeof *pending);
+    if (!set || !pending)
+        nx_fatal("no memory for the unexpected-message tables");
+    for (int i = 0; i < N_OVF; i++) {
+        ovfs[i].kind = OBJ_OVF;
+        ovfs[i].size = each;
+        ovfs[i].buf = malloc(each);
+        if (!ovfs[i].buf)
+            nx_fatal("no memory for %zu bytes of unexpected space", total);
+        ovf_link(&ovfs[i]);
+    }
+}
+
+/* ---- flow control ------------------------------------------------------- */
+
+static void start_recovery(void)
+{
+    if (nx.recovering)
+        return;
+    nx.recovering = nx.draining = true;
+    nx.epoch++;
+    nx.st_recoveries++;
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.options = PTL_ME_OP_PUT;
+    me.match_id.rank = PTL_RANK_ANY;
+    me.ignore_bits = ~0ULL;
+    int rc = PtlMESearch(nx.ni, PT_DATA, &me, PTL_SEARCH_DELETE, &drain_mark);
+    /* A search for bits nobody sends posts one NO_MATCH event after all
+     * the drain's events: the end marker. */
+    me.ignore_bits = 0;
+    me.match_bits = MB_NEVER;
+    if (rc == PTL_OK)
+        rc = PtlMESearch(nx.ni, PT_DATA, &me, PTL_SEARCH_ONLY, &drain_end);
+    if (rc != PTL_OK)
+        nx_fatal("PtlMESearch failed (%d)", rc);
+}
+
+static void save(struct saved *s)
+{
+    s->next = NULL;
+    if (nx.saved_tail)
+        nx.saved_tail->next = s;
+    else
+        nx.saved_head = s;
+    nx.saved_tail = s;
+}
+
+static void drained(const ptl_event_t *ev)
+{
+    struct saved *s = calloc(1, sizeof *s);
+    if (!s)
+        nx_fatal("no memory to keep an unexpected message");
+    s->src = (long)ev->initiator.rank;
+    s->bits = ev->match_bits;
+    s->hd = ev->hdr_data;
+    if (!(s->hd & HD_RDV) && ev->mlength) {
+        s->len = ev->mlength;
+        s->data = malloc(s->len);
+        if (!s->data)
+            nx_fatal("no memory to keep an unexpected message of %llu bytes",
+                     (unsigned long long)s->len);
+        if (set_remove(ev->start)) {
+            memcpy(s->data, ev->start, s->len);
+        } else {
+            s->pending = true;
+            s->ovf_start = ev->start;
+            if (n_pending == cap_pending)
+                nx_fatal("more incomplete unexpected messages than senders");
+            pending[n_pending++] = s;
+        }
+    }
+    nx.st_drained++;
+    save(s);
+}
+
+static void check_enable(void)
+{
+    if (!nx.recovering || nx.draining)
+        return;
+    for (long r = 0; r < nx.size; r++)
+        if (nx.peers[r].acked_epoch != nx.epoch && !nx.peers[r].exiting)
+            return;
+    int rc = PtlPTEnable(nx.ni, PT_DATA);
+    if (rc != PTL_OK)
+        nx_fatal("PtlPTEnable failed (%d)", rc);
+    nx.recovering = false;
+    for (long r = 0; r < nx.size; r++)
+        if (!nx.peers[r].exiting)
+            nx_ctl_send(r, CTL_HD(CTL_UNPAUSE, nx.epoch), false);
+}
+
+static void drain_done(void)
+{
+    /* Overflow buffers the drain freed were re-posted by their AUTO_FREE
+     * events, which came before this marker. */
+    nx.draining = false;
+    for (long r = 0; r < nx.size; r++)
+        if (!nx.peers[r].exiting)
+            nx_ctl_send(r, CTL_HD(CTL_PAUSE, nx.epoch), false);
+    check_enable();
+}
+
+/* Data of an unexpected message is complete in an overflow buffer. */
+static void arrived(const ptl_event_t *ev)
+{
+    nx.st_unexpected++;
+    if (!ev->mlength)
+        return;
+    for (int i = 0; i < n_pending; i++)
+        if (pending[i]->ovf_start == ev->start) {
+            struct saved *s = pending[i];
+            pending[i] = pending[--n_pending];
+            memcpy(s->data, ev->start, s->len);
+            s->pending = false;
+            s->ovf_start = NULL;
+            if (s->waiter)
+                nx_recv_take_saved(s->waiter, s);
+            return;
+        }
+    set_add(ev->start);
+}
+
+void nx_flow_event(const ptl_event_t *ev)
+{
+    int kind = ev->user_ptr ? *(const int *)ev->user_ptr : 0;
+    switch (ev->type) {
+    case PTL_EVENT_PT_DISABLED:
+        if (ev->pt_index == PT_DATA)
+            start_recovery();
+        break;
+    case PTL_EVENT_PUT:
+        if (kind == OBJ_OVF)
+            arrived(ev);
+        break;
+    case PTL_EVENT_PUT_OVERFLOW:
+        if (kind == OBJ_DRAIN)
+            drained(ev);
+        break;
+    case PTL_EVENT_SEARCH:
+        if (kind == OBJ_DRAIN_END)
+            drain_done();
+        break;
+    case PTL_EVENT_AUTO_UNLINK:
+        if (kind == OBJ_OVF)
+            ((struct ovf *)ev->user_ptr)->linked = false;
+        break;
+    case PTL_EVENT_AUTO_FREE:
+        if (kind == OBJ_OVF)
+            ovf_link(ev->user_ptr);
+        break;
+    default:
+        break;
+    }
+}
+
+void nx_ovf_claimed(const ptl_event_t *ev)
+{
+    if (ev->mlength)
+        set_remove(ev->start);
+}
+
+void nx_flow_pause_ack(long from, uint64_t epoch)
+{
+    if (!nx.recovering || epoch != nx.epoch)
+        return;
+    nx.peers[from].acked_epoch = epoch;
+    check_enable();
+}
+
+void nx_flow_peer_exiting(long from)
+{
+    (void)from;
+    check_enable();
+}

@@ -1,0 +1,445 @@
+/*
+ * Sends.  A message up to the eager limit is copied into a bounce slot and
+ * put at once; csend returns right after the copy (NX: "when buf may be
+ * reused").  The copy stays until the target's ACK says it was accepted,
+ * because a refused message (PTL_NI_PT_DISABLED) must be sent again.  A
+ * longer message is announced by a zero-byte put whose hdr_data carries its
+ * length and a rendezvous id; the buffer is exposed on PT_RDV and the
+ * receiver pulls it with PtlGet straight into the posted buffer.
+ *
+ * Per target, messages stay in send order in one list (queued, in flight,
+ * refused).  Refusals only ever hit a suffix of that list: the target keeps
+ * its PT disabled until every rank has answered its PAUSE, and a rank
+ * answers only when nothing of its own is in flight to it.  On UNPAUSE the
+ * refused suffix goes again, in order, so pair-wise ordering holds.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nx.h"
+#include "nx_impl.h"
+#include "nx_ptl.h"
+
+#define SMALL_SLOT 256
+#define N_SMALL 2048
+#define N_BIG 64
+#define RDV_MAX_ACTIVE 512
+
+static char *arena;
+static size_t big_slot;
+static int free_small[N_SMALL], n_free_small;
+static int free_big[N_BIG], n_free_big;
+static char zero_byte[8];
+
+/* Per target: the first message not yet issued (NULL: none). */
+static struct nx_msg **cursor;
+
+/* Puts in flight per target.  A Portals target holds a response slot per
+ * request until its ACK is acknowledged (64 per peer, 512 in all) and
+ * drops requests it has no slot for; the gap that leaves in the sender's
+ * stream costs a retransmission timeout.  So stay below both limits. */
+static int window;
+
+struct ctl {
+    int kind; /* OBJ_CTL */
+    long target;
+    uint64_t hd;
+    bool retry;
+    double due;
+    struct ctl *next;
+};
+static struct ctl *ctl_head, *ctl_tail;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void must(int rc, const char *what)
+{
+    if (rc != PTL_OK)
+        nx_fatal("%s failed (Portals error %d)", what, rc);
+}
+
+void nx_send_init(void)
+{
+    ptl_pt_index_t pt;
+    must(PtlPTAlloc(nx.ni, 0, nx.eq_misc, PT_CTL, &pt), "PtlPTAlloc(control)");
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE;
+    me.match_id.rank = PTL_RANK_ANY;
+    me.ignore_bits = ~0ULL;
+    ptl_handle_me_t h;
+    must(PtlMEAppend(nx.ni, PT_CTL, &me, PTL_PRIORITY_LIST, NULL, &h), "PtlMEAppend(control)");
+    must(PtlPTAlloc(nx.ni, 0, nx.eq_misc, PT_RDV, &pt), "PtlPTAlloc(rendezvous)");
+
+    long share = 400 / (nx.size > 1 ? nx.size - 1 : 1);
+    window = (int)nx_env_long("TERN_NX_WINDOW", share < 4 ? 4 : share > 32 ? 32 : share);
+    big_slot = nx.eager_max > SMALL_SLOT ? nx.eager_max : SMALL_SLOT;
+    size_t bytes = (size_t)N_SMALL * SMALL_SLOT + (size_t)N_BIG * big_slot;
+    arena = malloc(bytes);
+    cursor = calloc((size_t)nx.size, sizeof *cursor);
+    if (!arena || !cursor)
+        nx_fatal("no memory for %zu bytes of send buffers", bytes);
+    for (int i = 0; i < N_SMALL; i++)
+        free_small[n_free_small++] = i;
+    for (int i = 0; i < N_BIG; i++)
+        free_big[n_free_big++] = N_SMALL + i;
+    ptl_md_t md = {.start = arena, .length = bytes, .options = PTL_MD_EVENT_SEND_DISABLE,
+                   .eq_handle = nx.eq_misc, .ct_handle = PTL_CT_NONE};
+    must(PtlMDBind(nx.ni, &md, &nx.md_bounce), "PtlMDBind(send buffers)");
+    md.start = zero_byte;
+    md.length = sizeof zero_byte;
+    must(PtlMDBind(nx.ni, &md, &nx.md_zero), "PtlMDBind");
+}
+
+static char *slot_addr(int s)
+{
+    return s < N_SMALL ? arena + (size_t)s * SMALL_SLOT
+                       : arena + (size_t)N_SMALL * SMALL_SLOT + (size_t)(s - N_SMALL) * big_slot;
+}
+
+static int slot_alloc(size_t len)
+{
+    for (;;) {
+        if (len <= SMALL_SLOT && n_free_small)
+            return free_small[--n_free_small];
+        if (n_free_big)
+            return free_big[--n_free_big];
+        nx_progress(true); /* wait for ACKs to free one */
+    }
+}
+
+static void slot_free(int s)
+{
+    if (s < 0)
+        return;
+    if (s < N_SMALL)
+        free_small[n_free_small++] = s;
+    else
+        free_big[n_free_big++] = s;
+}
+
+/* ---- data messages -------------------------------------------------- */
+
+static void kick_peer(long t)
+{
+    struct nx_peer *p = &nx.peers[t];
+    if (p->paused)
+        return;
+    struct nx_msg *m = cursor[t];
+    for (; m; m = m->next) {
+        if (m->state != MSG_QUEUED && m->state != MSG_REJECTED)
+            continue;
+        if (p->inflight >= window)
+            break; /* the ACK that frees a place kicks again */
+        if (nx.ops_inflight >= nx.ops_max) {
+            nx.starved = true;
+            break;
+        }
+        ptl_process_t to = {.rank = (ptl_rank_t)t};
+        int rc = m->data ? PtlPut(nx.md_bounce, (ptl_size_t)((char *)m->data - arena), m->len,
+                                  PTL_ACK_REQ, to, PT_DATA, m->bits, 0, m, m->hd)
+                         : PtlPut(nx.md_zero, 0, 0, PTL_ACK_REQ, to, PT_DATA, m->bits, 0, m,
+                                  m->hd);
+        if (rc == PTL_NO_SPACE) {
+            nx.starved = true;
+            break;
+        }
+        must(rc, "PtlPut");
+        if (m->state == MSG_REJECTED)
+            nx.st_resent++;
+        m->state = MSG_INFLIGHT;
+        p->inflight++;
+        nx.ops_inflight++;
+    }
+    cursor[t] = m;
+}
+
+static void enqueue(struct nx_msg *m)
+{
+    struct nx_peer *p = &nx.peers[m->target];
+    m->state = MSG_QUEUED;
+    m->next = NULL;
+    if (p->tail)
+        p->tail->next = m;
+    else
+        p->head = m;
+    p->tail = m;
+    if (!cursor[m->target])
+        cursor[m->target] = m;
+    kick_peer(m->target);
+}
+
+static void unlink_msg(struct nx_peer *p, struct nx_msg *m)
+{
+    struct nx_msg *prev = NULL;
+    for (struct nx_msg *x = p->head; x; prev = x, x = x->next)
+        if (x == m) {
+            if (prev)
+                prev->next = m->next;
+            else
+                p->head = m->next;
+            if (p->tail == m)
+                p->tail = prev;
+            return;
+        }
+}
+
+struct nx_req *nx_send_raw(const char *call, long node, uint64_t bits, const void *buf, long len,
+                           struct nx_req *r)
+{
+    struct nx_msg *m = calloc(1, sizeof *m);
+    if (!m) {
+        nx_fail(call, EQMEM, "no memory for a message descriptor");
+        return NULL;
+    }
+    m->kind = OBJ_MSG;
+    m->target = node;
+    m->bits = bits;
+    m->slot = -1;
+    if ((size_t)len <= nx.eager_max) {
+        if (len > 0) {
+            m->slot = slot_alloc((size_t)len);
+            m->data = slot_addr(m->slot);
+            memcpy(m->data, buf, (size_t)len);
+        }
+        m->len = (size_t)len;
+        m->hd = (uint64_t)len;
+        r->done = true;
+        nx.st_eager++;
+        enqueue(m);
+        return r;
+    }
+    while (nx.rdv_active >= RDV_MAX_ACTIVE)
+        nx_progress(true);
+    uint64_t id = nx.rdv_next++ & HD_ID_MASK;
+    m->rdv = true;
+    m->rdv_buf = buf;
+    m->rdv_len = (uint64_t)len;
+    m->req = r;
+    m->hd = HD_RDV | (id << HD_ID_SHIFT) | (uint64_t)len;
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.start = (void *)buf;
+    me.length = (ptl_size_t)len;
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    /* One get takes it all unless it exceeds Portals' message limit. */
+    me.options = PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
+                 ((uint64_t)len <= nx.lim.max_msg_size ? PTL_ME_USE_ONCE : 0);
+    me.match_id.rank = (ptl_rank_t)node;
+    me.match_bits = id;
+    int rc = PtlMEAppend(nx.ni, PT_RDV, &me, PTL_PRIORITY_LIST, m, &m->rdv_me);
+    if (rc != PTL_OK) {
+        free(m);
+        nx_fail(call, EQMEM, "cannot expose a %ld-byte buffer (Portals error %d)", len, rc);
+        return NULL;
+    }
+    r->done = false;
+    nx.rdv_active++;
+    nx.st_rdv++;
+    enqueue(m);
+    return r;
+}
+
+static void settle_rdv(struct nx_msg *m)
+{
+    if (m->pulled && m->state == MSG_ACCEPTED)
+        free(m);
+}
+
+static void answer_pause(long t)
+{
+    struct nx_peer *p = &nx.peers[t];
+    if (p->pause_owed && p->inflight == 0) {
+        p->pause_owed = false;
+        nx_ctl_send(t, CTL_HD(CTL_PAUSE_ACK, p->pause_epoch), false);
+    }
+}
+
+void nx_send_ack(struct nx_msg *m, const ptl_event_t *ev)
+{
+    long t = m->target;
+    struct nx_peer *p = &nx.peers[t];
+    p->inflight--;
+    if (ev->ni_fail_type == PTL_NI_OK) {
+        unlink_msg(p, m);
+        m->state = MSG_ACCEPTED;
+        if (m->rdv) {
+            settle_rdv(m);
+        } else {
+            slot_free(m->slot);
+            free(m);
+        }
+    } else if (ev->ni_fail_type == PTL_NI_PT_DISABLED) {
+        /* The target ran out of unexpected space: keep the message, send
+         * nothing more until it says UNPAUSE. */
+        m->state = MSG_REJECTED;
+        p->paused = true;
+    } else {
+        nx_fatal("a message to node %ld could not be delivered (Portals failure %d)", t,
+                 (int)ev->ni_fail_type);
+    }
+    answer_pause(t);
+    if (cursor[t])
+        kick_peer(t);
+}
+
+void nx_rdv_pulled(struct nx_msg *m, const ptl_event_t *ev)
+{
+    if (ev->ni_fail_type != PTL_NI_OK)
+        nx_fatal("node %ld failed to pull a message (Portals failure %d)", m->target,
+                 (int)ev->ni_fail_type);
+    m->rdv_got += ev->mlength;
+    bool once = m->rdv_len <= nx.lim.max_msg_size;
+    if (!once && m->rdv_got < m->rdv_len)
+        return;
+    if (!once)
+        PtlMEUnlink(m->rdv_me);
+    m->pulled = true;
+    nx.rdv_active--;
+    struct nx_req *r = m->req;
+    r->done = true;
+    if (r->ignored)
+        nx_req_free(r);
+    settle_rdv(m);
+}
+
+void nx_peer_pause(long t, uint64_t epoch)
+{
+    struct nx_peer *p = &nx.peers[t];
+    p->paused = true;
+    p->pause_owed = true;
+    p->pause_epoch = epoch;
+    answer_pause(t);
+}
+
+void nx_peer_unpause(long t)
+{
+    struct nx_peer *p = &nx.peers[t];
+    p->paused = false;
+    struct nx_msg *m = p->head;
+    while (m && m->state != MSG_REJECTED && m->state != MSG_QUEUED)
+        m = m->next;
+    cursor[t] = m;
+    kick_peer(t);
+}
+
+bool nx_sends_idle(void)
+{
+    if (nx.rdv_active)
+        return false;
+    for (long t = 0; t < nx.size; t++)
+        if (nx.peers[t].head)
+            return false;
+    return true;
+}
+
+/* ---- control messages ----------------------------------------------- */
+
+static void kick_ctl(void)
+{
+    double t = 0;
+    struct ctl *prev = NULL, *c = ctl_head;
+    while (c) {
+        struct ctl *next = c->next;
+        if (c->due) {
+            if (!t)
+                t = now();
+            if (c->due > t) {
+                nx.starved = true; /* come back soon */
+                prev = c;
+                c = next;
+                continue;
+            }
+        }
+        if (nx.ops_inflight >= nx.ops_max) {
+            nx.starved = true;
+            return;
+        }
+        ptl_process_t to = {.rank = (ptl_rank_t)c->target};
+        int rc = PtlPut(nx.md_zero, 0, 0, PTL_ACK_REQ, to, PT_CTL, 0, 0, c, c->hd);
+        if (rc == PTL_NO_SPACE) {
+            nx.starved = true;
+            return;
+        }
+        must(rc, "PtlPut(control)");
+        nx.ops_inflight++;
+        nx.peers[c->target].ctl_inflight++;
+        if (prev)
+            prev->next = next;
+        else
+            ctl_head = next;
+        if (ctl_tail == c)
+            ctl_tail = prev;
+        c = next;
+    }
+}
+
+static void ctl_queue(struct ctl *c)
+{
+    c->next = NULL;
+    if (ctl_tail)
+        ctl_tail->next = c;
+    else
+        ctl_head = c;
+    ctl_tail = c;
+}
+
+void nx_ctl_send(long target, uint64_t hd, bool retry)
+{
+    struct ctl *c = calloc(1, sizeof *c);
+    if (!c)
+        nx_fatal("no memory for a control message");
+    c->kind = OBJ_CTL;
+    c->target = target;
+    c->hd = hd;
+    c->retry = retry;
+    if ((hd >> 56) == CTL_EXITING)
+        nx.exit_pending++;
+    ctl_queue(c);
+    kick_ctl();
+}
+
+void nx_ctl_ack(void *rec, const ptl_event_t *ev)
+{
+    struct ctl *c = rec;
+    nx.peers[c->target].ctl_inflight--;
+    if ((c->hd >> 56) == CTL_EXITING)
+        nx.exit_pending--; /* acknowledged, or failed: either way settled */
+    if (ev->ni_fail_type != PTL_NI_OK && c->retry) {
+        /* Start-up: the peer's portals are not there yet.  Try again. */
+        c->due = now() + 0.002;
+        ctl_queue(c);
+        nx.starved = true;
+        return;
+    }
+    /* A lost PAUSE/UNPAUSE/EXITING can only be for a rank that is gone. */
+    free(c);
+}
+
+bool nx_ctl_idle(void)
+{
+    if (ctl_head)
+        return false;
+    for (long t = 0; t < nx.size; t++)
+        if (nx.peers[t].ctl_inflight && !nx.peers[t].exiting)
+            return false;
+    return true;
+}
+
+void nx_kick(void)
+{
+    nx.starved = false;
+    kick_ctl();
+    for (long t = 0; t < nx.size; t++)
+        if (cursor[t])
+            kick_peer(t);
+}

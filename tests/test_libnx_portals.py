@@ -1,0 +1,132 @@
+"""libnx on Portals 4 (the Tern build), run on the Linux-host Portals: the
+tests/nx programs as N processes on one veth end inside a network namespace
+each test creates and deletes (tests/nxlaunch.py), one nid, one Portals pid
+per rank.  The same programs run under libnx-mpi in test_libnx_mpi.py, so
+the two libraries are held to the same answers.  Also checks that lwkcc
+makes static Tern binaries.  Needs root (namespaces, CAP_NET_RAW)."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from nodes import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from nxlaunch import Netns, launch, sh  # noqa: E402
+
+BIN = os.path.join(ROOT, "build", "nx-portals")
+LWKCC = os.path.join(ROOT, "build", "bin", "lwkcc")
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="needs root for network namespaces")
+
+
+@pytest.fixture
+def ns():
+    n = Netns()
+    try:
+        yield n
+    finally:
+        n.close()
+        assert n.name not in sh("ip", "netns", "list").stdout
+
+
+def run(ns, n, prog, *args, timeout=90, env=None):
+    return launch(ns, n, [os.path.join(BIN, prog), *args], timeout=timeout,
+                  env=env)
+
+
+@pytest.mark.parametrize("prog,n,expect", [
+    ("pingpong", 2, "pingpong ok"),
+    ("ring", 4, "ring ok on 4 nodes"),
+    ("types", 3, "types ok"),
+    ("order", 3, "order ok on 3 nodes"),
+    ("order", 5, "order ok on 5 nodes"),
+    ("bigmsg", 2, "bigmsg ok"),
+    ("unexpected", 16, "unexpected ok: 30000 messages"),
+    ("barrier", 8, "barrier ok on 8 nodes"),
+])
+def test_point_to_point_and_sync(ns, prog, n, expect):
+    r = run(ns, n, prog)
+    assert r.status == 0, r
+    assert expect in r.out, r
+    assert all(s == 0 for s in r.statuses), r
+
+
+def stats(r, node):
+    m = re.search(rf"libnx stats node {node}: (.*)", r.err)
+    assert m, r
+    return {k: int(v) for k, v in (w.split("=") for w in m.group(1).split())}
+
+
+def test_unexpected_space_runs_out_nothing_lost(ns):
+    """32 KiB of unexpected space and 64 unexpected headers for 14000
+    messages: Portals disables the PT again and again; the library drains,
+    pauses the senders, re-enables and they resend.  Every message arrives,
+    in order per sender (the program checks), and the fallback really
+    ran."""
+    r = run(ns, 8, "unexpected", env=dict(TERN_NX_UNEXPECTED="32768",
+                                          TERN_NX_UH="64", TERN_NX_STATS="1"))
+    assert r.status == 0, r
+    assert "unexpected ok: 14000 messages" in r.out
+    s0 = stats(r, 0)
+    assert s0["recoveries"] >= 3 and s0["drained"] > 1000, s0
+    assert sum(stats(r, k)["resent"] for k in range(1, 8)) > 0
+
+
+def test_order_holds_through_flow_control_and_all_rendezvous(ns):
+    r = run(ns, 3, "order", env=dict(TERN_NX_UNEXPECTED="32768",
+                                     TERN_NX_UH="64", TERN_NX_EAGER="64"))
+    assert r.status == 0 and "order ok on 3 nodes" in r.out, r
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 16])
+def test_every_reduction_against_the_serial_answer(ns, n):
+    r = run(ns, n, "reduce")
+    assert r.status == 0, r
+    assert f"reduce ok on {n} nodes" in r.out
+
+
+@pytest.mark.parametrize("case,message", [
+    ("msglong", "NX error in crecv on node 1: EQMSGLONG: message of 8 bytes"),
+    ("badnode", "NX error in csend on node 0: EQNODE: node 2 is not in 0..1"),
+    ("badmid", "NX error in msgwait on node 0: EQMID: message id 12345"),
+])
+def test_errors_end_the_job_with_a_message(ns, case, message):
+    r = run(ns, 2, "errors", case, timeout=30)
+    # Every rank ends with status 1 by itself (the failing one broadcasts
+    # its abort), well before the launcher's grace period.
+    assert r.statuses == [1, 1], r
+    assert message in r.err
+    assert "not reached" not in r.out
+    assert r.secs < 3, r
+
+
+def test_underscore_variants_return_errors(ns):
+    r = run(ns, 2, "errors", "soft")
+    assert r.status == 0 and "soft errors ok" in r.out, r
+
+
+def test_lwkcc_makes_static_tern_binaries(tmp_path):
+    src = tmp_path / "hello.c"
+    src.write_text('#include <nx.h>\n#include <stdio.h>\n'
+                   'int main(void) { double x = mynode() + 1.0, w;\n'
+                   '  gdsum(&x, 1, &w); printf("%g\\n", x); return 0; }\n')
+    for flags in ([], ["--glibc"]):
+        exe = tmp_path / ("hello" + "".join(flags))
+        subprocess.run([LWKCC, *flags, "-O2", "-Wall", "-Werror", str(src),
+                        "-o", str(exe)], check=True, timeout=60)
+        # Static (no program interpreter), linked with the Tern system-call
+        # Portals, not the AF_PACKET host.
+        hdr = subprocess.run(["readelf", "-lh", str(exe)], capture_output=True,
+                             text=True, check=True).stdout
+        assert "EXEC" in hdr and "INTERP" not in hdr
+        syms = subprocess.run(["nm", str(exe)], capture_output=True, text=True,
+                              check=True).stdout
+        assert "ptl_tern_nop" in syms and "lh_packet_send" not in syms
+        assert " T gdsum" in syms and " T PtlNIInit" in syms
+    # -c compiles only.
+    subprocess.run([LWKCC, "-c", str(src), "-o", str(tmp_path / "h.o")],
+                   check=True, timeout=60)
