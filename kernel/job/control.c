@@ -80,6 +80,10 @@ void job_service_from_wait(void)
     if (!job.active || in_service || !knode.open)
         return;
     in_service = true;
+    /* Reached from inside the program's Portals call too, where the
+     * library only lets the program's interface be named: the kernel's
+     * own work here names its own. */
+    uint32_t restricted = ptl_lib_restrict(0);
     if (!knode_waiting) {
         kernel_frames_arrived = false;
         knode_dispatch_pending();
@@ -87,6 +91,7 @@ void job_service_from_wait(void)
     }
     in_service = false;
     act();
+    ptl_lib_restrict(restricted);
 }
 
 void job_control_reset(void)

@@ -20,7 +20,7 @@ void ptl_lib_progress(void);
  * application beside its own NIs): until called again with 0, handles of
  * NIs on interfaces outside iface_mask (bit i = interface i) are invalid and
  * PtlNIInit refuses those interfaces. */
-void ptl_lib_restrict(uint32_t iface_mask);
+uint32_t ptl_lib_restrict(uint32_t iface_mask);     /* returns the mask it replaces */
 /* Releases every NI of an interface and everything on it, however many
  * PtlNIInit references it has (a kernel ending an application's job). */
 void ptl_lib_iface_reset(unsigned iface);

@@ -6,7 +6,12 @@ struct ptl_lib ptl_g;
 
 bool ptl_api_ready(void) { return ptl_g.init_refs > 0; }
 
-void ptl_lib_restrict(uint32_t iface_mask) { ptl_g.caller_ifaces = iface_mask; }
+uint32_t ptl_lib_restrict(uint32_t iface_mask)
+{
+    uint32_t old = ptl_g.caller_ifaces;
+    ptl_g.caller_ifaces = iface_mask;
+    return old;
+}
 
 bool ptl_iface_allowed(unsigned iface)
 {
