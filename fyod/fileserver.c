@@ -556,7 +556,7 @@ static void start_xfer(uint32_t nid, const struct fio_req *r, struct file *f, bo
 /* ---- requests ----------------------------------------------------------------- */
 
 #define OPEN_FLAGS_OK (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | \
-                       O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECTORY | O_NOFOLLOW | O_LARGEFILE | \
+                       O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECTORY | O_NOFOLLOW | 0100000 /* O_LARGEFILE */ | \
                        O_CLOEXEC | O_NOATIME | O_DIRECT)
 
 static void handle_request(const struct fio_req *r, uint64_t len, uint32_t nid)
