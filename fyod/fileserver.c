@@ -380,6 +380,7 @@ static bool issue_read(struct xfer *x, int s)
                     .options = PTL_MD_EVENT_SEND_DISABLE, .eq_handle = cfg.eq,
                     .ct_handle = PTL_CT_NONE};
     if (!op || PtlMDBind(cfg.ni, &mdd, &op->md) != PTL_OK) {
+        logmsg("no operation for a transfer (%s)", op ? "MD" : "ops");
         if (op)
             op->kind = OP_FREE;
         x->err = ENOMEM;

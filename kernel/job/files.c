@@ -226,8 +226,18 @@ static int post(ptl_pt_index_t pt, void *start, uint64_t len, unsigned op, const
  * the job's end. */
 static void unpost(void)
 {
-    if (bulk_linked && PtlMEUnlink(bulk_me) == PTL_OK)
-        bulk_linked = false;
+    /* The entry is busy until the acknowledgement of the server's last
+     * operation on it has itself been acknowledged: a moment. */
+    uint64_t until = time_monotonic_ns() + 2 * 1000000000ULL;
+    while (bulk_linked) {
+        int rc = PtlMEUnlink(bulk_me);
+        if (rc == PTL_OK)
+            bulk_linked = false;
+        else if (rc != PTL_IN_USE || time_monotonic_ns() >= until)
+            break;
+        else
+            knode_wait(NULL, time_monotonic_ns() + 1000000ULL);
+    }
     if (reply_linked) {
         if (reply_op->done || PtlMEUnlink(reply_me) == PTL_OK)
             kfree(reply_op);      /* else the entry keeps it: left to the library */
@@ -272,6 +282,12 @@ long fio_call(int srv, struct fio_req *req, const char *path, const char *path2,
     struct server *s = &servers[srv];
     if (s->dead)
         return -EIO;
+    if (bulk_linked)
+        unpost();       /* what a failed exchange left */
+    if (bulk_linked) {
+        kprintf("job %u: an old transfer entry is still busy\n", job.id);
+        return -EAGAIN;
+    }
     uint32_t pl = path ? (uint32_t)strlen(path) + 1 : 0, pl2 = path2 ? (uint32_t)strlen(path2) + 1 : 0;
     if (pl > FIO_PATH_MAX || pl2 > FIO_PATH_MAX)
         return -ENAMETOOLONG;
@@ -295,16 +311,19 @@ long fio_call(int srv, struct fio_req *req, const char *path, const char *path2,
     if (!reply_op)
         return -ENOMEM;
     memset(reply_op, 0, sizeof *reply_op);
-    if (post(FIO_PT_REPLY, &replybuf, sizeof replybuf, PTL_ME_OP_PUT, s, req->id, reply_op, true,
-             &reply_me) != PTL_OK) {
+    int prc;
+    if ((prc = post(FIO_PT_REPLY, &replybuf, sizeof replybuf, PTL_ME_OP_PUT, s, req->id, reply_op,
+                    true, &reply_me)) != PTL_OK) {
+        kprintf("job %u: cannot post a reply entry (%d)\n", job.id, prc);
         kfree(reply_op);
         reply_op = NULL;
         return -ENOMEM;
     }
     reply_linked = true;
     if (ubuf && req->len) {
-        if (post(FIO_PT_BULK, (void *)ubuf, req->len, into ? PTL_ME_OP_PUT : PTL_ME_OP_GET, s,
-                 req->id, NULL, false, &bulk_me) != PTL_OK) {
+        if ((prc = post(FIO_PT_BULK, (void *)ubuf, req->len, into ? PTL_ME_OP_PUT : PTL_ME_OP_GET,
+                        s, req->id, NULL, false, &bulk_me)) != PTL_OK) {
+            kprintf("job %u: cannot post a transfer entry (%d)\n", job.id, prc);
             unpost();
             return -ENOMEM;
         }

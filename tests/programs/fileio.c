@@ -81,9 +81,12 @@ static int fails;
 #define CHECK(c, ...) do { if (!(c)) { printf("FAIL %s:%d: ", __func__, __LINE__); \
     printf(__VA_ARGS__); printf(" (errno %d %s)\n", errno, ename(errno)); fails++; } } while (0)
 
-static int basic(const char *dir)
+static int basic(const char *top)
 {
-    char a[4096], b[4096], sub[4096];
+    char a[4096], b[4096], sub[4096], dir[3000];
+    const char *r = getenv("TERN_RANK");
+    snprintf(dir, sizeof dir, "%s/basic.%s", top, r ? r : "0");
+    CHECK(mkdir(dir, 0755) == 0, "mkdir %s", dir);
     snprintf(a, sizeof a, "%s/basic-a.txt", dir);
     snprintf(b, sizeof b, "%s/basic-b.txt", dir);
     snprintf(sub, sizeof sub, "%s/basic-sub", dir);
@@ -145,6 +148,7 @@ static int basic(const char *dir)
     CHECK(rmdir(sub) == 0, "rmdir");
     CHECK(unlink(b) == 0, "unlink");
     CHECK(stat(b, &st) == -1 && errno == ENOENT, "gone");
+    CHECK(rmdir(dir) == 0, "rmdir %s", dir);
     printf("basic %s: %s\n", dir, fails ? "FAILED" : "ok");
     return fails != 0;
 }
@@ -175,10 +179,10 @@ static int rankfile(const char *dir, long mib)
 static int big(const char *path, long mib, long block)
 {
     size_t total = (size_t)mib << 20, bs = (size_t)block;
-    unsigned char *buf = malloc(bs), *pat = malloc(total < (64u << 20) ? total : (64u << 20));
+    unsigned char *buf = malloc(bs), *pat = malloc(total < (16u << 20) ? total : (16u << 20));
     if (!buf || !pat)
         return 2;
-    size_t patn = total < (64u << 20) ? total : (64u << 20);
+    size_t patn = total < (16u << 20) ? total : (16u << 20);
     fill(pat, patn, 7);
     uint32_t cw = 0, cr = 0;
     int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
