@@ -176,8 +176,15 @@ static int rankfile(const char *dir, long mib)
     return fails != 0;
 }
 
-static int big(const char *path, long mib, long block)
+static int big(const char *tmpl, long mib, long block)
 {
+    /* "%r" in the path: this rank's number */
+    char path[4096];
+    const char *r = getenv("TERN_RANK"), *pr = strstr(tmpl, "%r");
+    if (pr)
+        snprintf(path, sizeof path, "%.*s%s%s", (int)(pr - tmpl), tmpl, r ? r : "0", pr + 2);
+    else
+        snprintf(path, sizeof path, "%s", tmpl);
     size_t total = (size_t)mib << 20, bs = (size_t)block;
     unsigned char *buf = malloc(bs), *pat = malloc(total < (16u << 20) ? total : (16u << 20));
     if (!buf || !pat)
