@@ -15,6 +15,7 @@ include portals/Makefile.inc
 include libnx/Makefile.inc
 include service-node/Makefile.inc
 include yod/Makefile.inc
+include fyod/Makefile.inc
 include bench/programs/Makefile.inc
 include boot/linux-node/Makefile.inc
 

@@ -33,7 +33,7 @@ static bool have_secret;
 static unsigned char slots[SLOTS][TERN_MSG_MAX];
 static volatile sig_atomic_t stopping;
 
-enum op_kind { OP_REPLY, OP_PING, OP_LAUNCHER_PING, OP_KILL_NOTICE };
+enum op_kind { OP_REPLY, OP_PING, OP_LAUNCHER_PING, OP_KILL_NOTICE, OP_FYOD_PING };
 struct op {                      /* an outgoing put, until its ACK */
     enum op_kind kind;
     ptl_handle_md_t md;
@@ -101,6 +101,25 @@ static uint32_t take_job_id(void)
     }
     return j;
 }
+/* File servers (fyod) and the prefixes they serve; kept in memory (they
+ * register again every few seconds) and forgotten when they stop answering. */
+#define MAX_FYODS 64
+static struct fyod {
+    struct tern_fyod f;
+    bool ping_outstanding;
+} fyods[MAX_FYODS];
+static int nfyods;
+
+static struct fyod *find_fyod(uint32_t nid, uint32_t pid)
+{
+    for (int i = 0; i < nfyods; i++)
+        if (fyods[i].f.nid == nid && fyods[i].f.pid == pid)
+            return &fyods[i];
+    return NULL;
+}
+
+static void forget_fyod(struct fyod *f) { *f = fyods[--nfyods]; }
+
 static uint32_t node_pid[NODEDB_MAX + 1];   /* pid it registered from; 0: NODE_PID */
 
 static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -161,6 +180,9 @@ static void reply_job(const struct tern_hdr *req, uint32_t nid, int status, cons
             memcpy(s->mac, db.nodes[i].mac, 6);
             s->state = (uint8_t)db.nodes[i].state;
         }
+    } else if (nids == NULL && n == UINT32_MAX) {
+        for (int i = 0; i < nfyods; i++)
+            r->u.fyods[r->n++] = fyods[i].f;
     } else if (nids) {
         memcpy(r->u.nids, nids, n * sizeof nids[0]);
         r->n = n;
@@ -267,6 +289,44 @@ static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
     case TERN_STATUS:
         reply(h, nid, 0, "status", NULL, 0, true);
         return;
+    case TERN_FYODS:
+        reply(h, nid, 0, "fyods", NULL, UINT32_MAX, false);
+        return;
+    case TERN_FYOD_REGISTER: {
+        const struct tern_fyod_register *r = (const void *)buf;
+        size_t pl = len >= sizeof *r ? strnlen(r->prefix, sizeof r->prefix) : 0;
+        if (pl == 0 || pl == sizeof r->prefix || r->prefix[0] != '/' || pl < 2 ||
+            r->prefix[pl - 1] == '/' || strstr(r->prefix, "//") || strstr(r->prefix, "/./") ||
+            strstr(r->prefix, "/../") || !strcmp(r->prefix + pl - 2, "/.") ||
+            (pl >= 3 && !strcmp(r->prefix + pl - 3, "/.."))) {
+            reply(h, nid, 22, "bad FYOD_REGISTER request (prefix: absolute, normalised, "
+                  "not /)", NULL, 0, false);
+            return;
+        }
+        struct fyod *f = find_fyod(nid, h->reply_pid);
+        if (r->leaving) {
+            if (f) {
+                logmsg("fyod at nid %u pid %u (%s) left", nid, h->reply_pid, f->f.prefix);
+                forget_fyod(f);
+            }
+            reply(h, nid, 0, "forgotten", NULL, 0, false);
+            return;
+        }
+        if (!f) {
+            if (nfyods >= MAX_FYODS) {
+                reply(h, nid, 28, "too many fyods", NULL, 0, false);
+                return;
+            }
+            f = &fyods[nfyods++];
+            memset(f, 0, sizeof *f);
+            logmsg("fyod at nid %u pid %u serves %s", nid, h->reply_pid, r->prefix);
+        }
+        f->f.nid = nid;
+        f->f.pid = h->reply_pid;
+        memcpy(f->f.prefix, r->prefix, pl + 1);
+        reply(h, nid, 0, "registered", NULL, 0, false);
+        return;
+    }
     case TERN_KILL: {
         const struct tern_release *r = (const void *)buf;
         struct launcher *l = len >= sizeof *r ? find_job(r->job) : NULL;
@@ -330,12 +390,38 @@ static void ping_launchers(void)
     }
 }
 
+static void ping_fyods(void)
+{
+    for (int i = 0; i < nfyods; i++) {
+        if (fyods[i].ping_outstanding)
+            continue;
+        struct op *op = calloc(1, sizeof *op);
+        if (!op)
+            return;
+        op->kind = OP_FYOD_PING;
+        op->nid = fyods[i].f.nid;
+        op->job = fyods[i].f.pid;
+        fyods[i].ping_outstanding = true;
+        put_op(op, &op->reply, 0, fyods[i].f.nid, fyods[i].f.pid, TERN_PT_SERVICE, 0);
+    }
+}
+
 static void on_ack(const ptl_event_t *ev)
 {
     struct op *op = ev->user_ptr;
     if (!op)
         return;
-    if (op->kind == OP_LAUNCHER_PING) {
+    if (op->kind == OP_FYOD_PING) {
+        struct fyod *f = find_fyod(op->nid, op->job);
+        if (f) {
+            f->ping_outstanding = false;
+            if (ev->ni_fail_type == PTL_NI_UNDELIVERABLE) {
+                logmsg("fyod at nid %u pid %u (%s) stopped answering: forgotten", f->f.nid,
+                       f->f.pid, f->f.prefix);
+                forget_fyod(f);
+            }
+        }
+    } else if (op->kind == OP_LAUNCHER_PING) {
         struct launcher *l = find_job(op->job);
         if (l) {
             l->ping_outstanding = false;
@@ -443,6 +529,7 @@ int main(int argc, char **argv)
         if (svc_now() >= next_ping) {
             ping_nodes();
             ping_launchers();
+            ping_fyods();
             next_ping = svc_now() + period;
         }
     }

@@ -26,6 +26,8 @@ enum tern_msg_type {
     TERN_RELEASE = 3,    /* a job has ended */
     TERN_STATUS = 4,     /* nodes and jobs, for -show */
     TERN_KILL = 5,       /* yod -kill: ask the job's launcher to end it */
+    TERN_FYOD_REGISTER = 6, /* an fyod serves a prefix (again now and then; leaving: gone) */
+    TERN_FYODS = 7,      /* the fyods and their prefixes: reply u.fyods */
     TERN_REPLY = 0x80,
 };
 
@@ -66,6 +68,21 @@ struct tern_node_status {
     uint8_t pad;
 };
 
+#define TERN_PREFIX_MAX 120               /* with the NUL */
+
+struct tern_fyod {
+    uint32_t nid, pid;
+    char prefix[TERN_PREFIX_MAX];        /* absolute, not "/", no trailing '/' */
+};
+
+/* The sender (its nid, h.reply_pid) serves prefix; the allocator pings it
+ * and forgets it when it stops answering. */
+struct tern_fyod_register {
+    struct tern_hdr h;
+    uint32_t leaving, pad;
+    char prefix[TERN_PREFIX_MAX];
+};
+
 /* status 0: done; otherwise an errno-style code and a message for the user. */
 struct tern_reply {
     struct tern_hdr h;
@@ -76,6 +93,7 @@ struct tern_reply {
     union {
         uint32_t nids[TERN_MAX_LIST];
         struct tern_node_status nodes[(TERN_MSG_MAX - 512) / sizeof(struct tern_node_status)];
+        struct tern_fyod fyods[(TERN_MSG_MAX - 512) / sizeof(struct tern_fyod)];
     } u;
 };
 

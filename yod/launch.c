@@ -70,7 +70,9 @@ static int build_descriptor(int r, char *err, size_t errlen)
     uint32_t envc = 0;
     for (char **e = environ; *e; e++)
         envc++;
-    size_t len = sizeof(struct yod_load) + (size_t)Y.size * 4 + args + envlen;
+    size_t files_len = sizeof(struct yod_files) + (size_t)Y.nmounts * sizeof(struct yod_mount) +
+                       strlen(Y.cwd) + 1;
+    size_t len = sizeof(struct yod_load) + (size_t)Y.size * 4 + args + envlen + files_len;
     if (len > YOD_LOAD_MAX) {
         snprintf(err, errlen, "arguments, environment and node map take %zu bytes; a node "
                  "accepts %u (unset some environment variables)", len, YOD_LOAD_MAX);
@@ -113,7 +115,15 @@ static int build_descriptor(int r, char *err, size_t errlen)
         memcpy(s, g->argv[i], l);
         s += l;
     }
-    env_strings(s);
+    s += env_strings(s);
+    d->files_len = (uint32_t)files_len;
+    struct yod_files fh = {YOD_FILES_MAGIC, YOD_FILES_VERSION, (uint32_t)files_len,
+                           (uint32_t)Y.nmounts, Y.umask, (uint32_t)strlen(Y.cwd) + 1};
+    memcpy(s, &fh, sizeof fh);
+    s += sizeof fh;
+    memcpy(s, Y.mounts, (size_t)Y.nmounts * sizeof(struct yod_mount));
+    s += (size_t)Y.nmounts * sizeof(struct yod_mount);
+    memcpy(s, Y.cwd, strlen(Y.cwd) + 1);
     rk->desc = buf;
     rk->desc_len = len;
     return 0;

@@ -389,8 +389,11 @@ int main(int argc, char **argv)
     if (yod_portals_open(err, sizeof err))
         return fail(2, "%s", err);
     install_signals();
+    if (files_setup(err, sizeof err))
+        return fail(2, "cannot serve files: %s", err);
     if ((rc = allocate()))
         return rc;
+    files_mounts();
     if (post_receive_buffers()) {
         release();
         return fail(2, "out of memory");
@@ -409,6 +412,7 @@ int main(int argc, char **argv)
         return yod_interrupted ? 1 : 2;
     }
     rc = monitor();
+    files_end();
     release();
     PtlNIFini(Y.ni);
     PtlFini();

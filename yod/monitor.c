@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileserver.h"
 #include "tern_proto.h"
 #include "yod.h"
 
@@ -196,6 +197,8 @@ static void on_ack(const ptl_event_t *ev)
 
 void handle_event(const ptl_event_t *ev)
 {
+    if (fs_event(ev))       /* a file request of a rank, or its transfers */
+        return;
     switch (ev->type) {
     case PTL_EVENT_PUT:
         if (ev->pt_index == YOD_PT_REPORT)

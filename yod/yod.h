@@ -79,6 +79,10 @@ struct yod {
     uint8_t secret[32];
     bool have_secret;
     double t_start, t_loaded, t_end;
+    struct yod_mount mounts[YOD_MOUNTS_MAX];   /* fyods, from the allocator */
+    int nmounts;
+    char cwd[4096];
+    uint32_t umask;
 };
 extern struct yod Y;
 
@@ -93,6 +97,12 @@ int yod_portals_open(char *err, size_t errlen);
 struct tern_reply;
 int alloc_request(void *req, size_t len, uint16_t type, struct tern_reply *rep, char *err,
                   size_t errlen);
+
+/* files.c: the fyods the allocator knows (mount table), yod's own file
+ * server for the other paths. */
+int files_setup(char *err, size_t errlen);
+void files_mounts(void);
+void files_end(void);
 
 /* launch.c: loads every rank; 0 when all have loaded, else -1 (reported). */
 int launch(void);

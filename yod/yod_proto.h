@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #define YOD_MAGIC 0x21444F59u            /* "YOD!" */
-#define YOD_PROTO_VERSION 1
+#define YOD_PROTO_VERSION 2
 #define YOD_NODE_PID 1                   /* the node kernel's own Portals pid */
 #define TERN_APP_PID 16                  /* the application's Portals pid */
 
@@ -56,8 +56,9 @@ static inline uint64_t yod_output_bits(uint32_t job, uint32_t rank, uint32_t fd)
 }
 
 /* yod -> node: one per rank.  Followed by nids[size] (uint32_t, rank
- * order) and then strings_len bytes: argc NUL-terminated arguments, then
- * envc NUL-terminated "NAME=value" words. */
+ * order), then strings_len bytes: argc NUL-terminated arguments, then
+ * envc NUL-terminated "NAME=value" words, then files_len bytes: the job's
+ * file section (struct yod_files), 0 for none. */
 struct yod_load {
     uint32_t magic, version;
     uint32_t job, rank, size;
@@ -70,6 +71,29 @@ struct yod_load {
     uint8_t image_sha256[32];
     uint64_t heap, stack;                /* bytes; 0: the node's defaults */
     char name[64];                       /* program name for messages */
+    uint32_t files_len, files_pad;
+};
+
+/* Forwarded file I/O (fyod/fio_proto.h): where a job's paths go.  A path
+ * under a mount's prefix goes to one of that prefix's fyods (rank % count,
+ * in table order), every other path to yod (yod_nid, yod_pid).  Followed
+ * by nmounts struct yod_mount and cwd_len bytes: the working directory,
+ * absolute, NUL-terminated. */
+#define YOD_FILES_MAGIC 0x53454C46u      /* "FLES" */
+#define YOD_FILES_VERSION 1
+#define YOD_MOUNTS_MAX 32
+#define YOD_PREFIX_MAX 120               /* with the NUL */
+
+struct yod_files {
+    uint32_t magic, version;
+    uint32_t len;                        /* this header, the mounts and the cwd */
+    uint32_t nmounts;
+    uint32_t umask, cwd_len;
+};
+
+struct yod_mount {
+    char prefix[YOD_PREFIX_MAX];         /* absolute, normalised, not "/" */
+    uint32_t nid, pid;                   /* one fyod serving it */
 };
 
 enum yod_ctl_type {
@@ -100,4 +124,6 @@ struct yod_report {
 };
 
 _Static_assert(sizeof(struct yod_report) == 272, "report layout");
+_Static_assert(sizeof(struct yod_mount) == 128, "mount layout");
+_Static_assert(sizeof(struct yod_files) == 24, "files layout");
 #endif

@@ -15,6 +15,7 @@
 #define EFAULT 14
 #define EBUSY 16
 #define EEXIST 17
+#define EXDEV 18
 #define ENODEV 19
 #define ENOTDIR 20
 #define EISDIR 21
@@ -32,5 +33,6 @@
 #define ENOSYS 38
 #define ENOTSUP 95
 #define EOPNOTSUPP 95
+#define ELOOP 40
 #define ETIMEDOUT 110
 #endif

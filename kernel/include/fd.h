@@ -1,5 +1,6 @@
-/* The application's file descriptors.  For now every descriptor is the
- * console (0, 1, 2 at start); file forwarding adds remote files later. */
+/* The application's file descriptors: the console (0, 1, 2 at start; yod's
+ * streams under a job) and, under a job, files forwarded to a file server
+ * (kernel/job/files.c, kernel/sys/file.c, docs/fileio.md). */
 #ifndef TERN_FD_H
 #define TERN_FD_H
 #include <stdbool.h>
@@ -7,14 +8,30 @@
 
 #define MAX_FDS 256
 
-enum fd_kind { FD_NONE, FD_CONSOLE_IN, FD_CONSOLE_OUT, FD_CONSOLE_ERR };
+enum fd_kind { FD_NONE, FD_CONSOLE_IN, FD_CONSOLE_OUT, FD_CONSOLE_ERR, FD_FILE };
+
+/* An open file on a server: shared by the descriptors dup() made of it. */
+struct ofile {
+    uint32_t refs;
+    int srv;                       /* files.c server index */
+    bool dir;
+    uint64_t handle;               /* the server's */
+    char *path;                    /* absolute, normalised: for *at() and fchdir */
+};
 
 struct fd {
     enum fd_kind kind;
     bool cloexec;
     uint32_t flags;                /* O_* status flags (F_GETFL) */
+    struct ofile *of;              /* FD_FILE */
 };
 
 void fd_init(void);
 struct fd *fd_get(uint64_t fd);    /* NULL if not open */
+/* Installs a new file at the lowest free descriptor: the descriptor, or
+ * -EMFILE (the file is not released). */
+long fd_install(struct ofile *of, uint32_t flags, bool cloexec);
+bool fd_any_free(void);
+/* Forgets every descriptor (the job is over: no server is told). */
+void fd_reset(void);
 #endif

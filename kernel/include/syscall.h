@@ -3,6 +3,7 @@
  * on failure).  sys/table.c maps numbers to handlers. */
 #ifndef TERN_SYSCALL_H
 #define TERN_SYSCALL_H
+#include <stdbool.h>
 #include <stdint.h>
 #include "cpu.h"
 
@@ -14,11 +15,19 @@ typedef uint64_t u64;
 extern struct regs *syscall_regs;
 
 /* sys/io.c */
-SYSCALL(read); SYSCALL(write); SYSCALL(readv); SYSCALL(writev); SYSCALL(pread64);
-SYSCALL(pwrite64); SYSCALL(lseek); SYSCALL(ioctl); SYSCALL(fstat); SYSCALL(newfstatat);
-SYSCALL(stat); SYSCALL(open); SYSCALL(openat); SYSCALL(access); SYSCALL(faccessat);
-SYSCALL(close); SYSCALL(dup); SYSCALL(dup2); SYSCALL(dup3); SYSCALL(fcntl); SYSCALL(getcwd);
-SYSCALL(poll); SYSCALL(readlink); SYSCALL(readlinkat);
+SYSCALL(read); SYSCALL(write); SYSCALL(readv); SYSCALL(writev); SYSCALL(ioctl);
+SYSCALL(close); SYSCALL(dup); SYSCALL(dup2); SYSCALL(dup3); SYSCALL(fcntl); SYSCALL(poll);
+/* sys/file.c */
+SYSCALL(pread64); SYSCALL(pwrite64); SYSCALL(lseek); SYSCALL(fstat); SYSCALL(newfstatat);
+SYSCALL(stat); SYSCALL(lstat); SYSCALL(statx); SYSCALL(open); SYSCALL(openat); SYSCALL(creat);
+SYSCALL(access); SYSCALL(faccessat); SYSCALL(faccessat2); SYSCALL(getcwd); SYSCALL(chdir);
+SYSCALL(fchdir); SYSCALL(readlink); SYSCALL(readlinkat); SYSCALL(getdents64); SYSCALL(unlink);
+SYSCALL(unlinkat); SYSCALL(rmdir); SYSCALL(mkdir); SYSCALL(mkdirat); SYSCALL(rename);
+SYSCALL(renameat); SYSCALL(renameat2); SYSCALL(truncate); SYSCALL(ftruncate); SYSCALL(fsync);
+SYSCALL(fdatasync); SYSCALL(umask); SYSCALL(link_unsupported);
+struct fd;
+long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing);
+long file_setfl(struct fd *f, uint32_t flags);
 /* sys/mem.c */
 SYSCALL(brk); SYSCALL(mmap); SYSCALL(munmap); SYSCALL(mremap); SYSCALL(mprotect);
 SYSCALL(madvise); SYSCALL(sysinfo);

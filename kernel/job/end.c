@@ -5,6 +5,7 @@
  * next job on a fresh kernel stack.  The node stays registered. */
 #include "cpu.h"
 #include "fd.h"
+#include "files.h"
 #include "job.h"
 #include "mem.h"
 #include "process.h"
@@ -54,6 +55,7 @@ static void reset_node(void)
     ptl_lib_iface_reset(0);
     portals_syscall_reset();
     job_stdio_reset();
+    files_reset();
     job_control_reset();
     user_unmap_all();
     /* In slices, answering the network in between: on a busy host zeroing
@@ -100,6 +102,10 @@ void job_end(enum end_kind kind, int code, const char *why)
             r.type = YOD_LOAD_FAILED;
             strlcpy(r.message, why ? why : "load failed", sizeof r.message);
         }
+        /* The servers close the rank's files (the allocator's view and the
+         * next job from this node make fyod close them too, if this fails). */
+        if (job.running)
+            files_job_end();
         /* Silent ends: yod said ABORT (it knows), or yod is gone. */
         bool tell = !job.yod_gone && (job.running || job.go || why);
         if (tell && knode_put(&r, sizeof r, job.yod_nid, job.yod_pid, YOD_PT_REPORT, job.id,

@@ -8,6 +8,7 @@
 #include "time.h"
 #include "../../service-node/tern_proto.h"
 #include "../../yod/yod_proto.h"
+#include "../../fyod/fio_proto.h"
 
 #define EQ_SIZE 1024
 #define CTL_BUF 16384
@@ -44,7 +45,7 @@ static int post_ctl(struct me_tag *t)
 int knode_open(void)
 {
     static const ptl_pt_index_t pts[] = {TERN_PT_SERVICE, TERN_PT_REPLY, YOD_PT_JOB,
-                                         YOD_PT_IMAGE, YOD_PT_STDIN};
+                                         YOD_PT_IMAGE, YOD_PT_STDIN, FIO_PT_REPLY, FIO_PT_BULK};
     if (PtlInit() != PTL_OK ||
         PtlNIInit(TERN_KERNEL_IFACE, PTL_NI_MATCHING | PTL_NI_PHYSICAL, YOD_NODE_PID, NULL, NULL,
                   &knode.ni) != PTL_OK ||

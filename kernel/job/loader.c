@@ -6,6 +6,7 @@
  * kernel runs on the node. */
 #include "boot.h"
 #include "fd.h"
+#include "files.h"
 #include "job.h"
 #include "kmalloc.h"
 #include "mem.h"
@@ -255,7 +256,8 @@ static const char *check(const struct load_slot *s, const struct yod_load *d)
         return "descriptor longer than the node accepts (64 KiB)";
     if (d->size == 0 || d->rank >= d->size || d->size > (YOD_LOAD_MAX - sizeof *d) / 4)
         return "bad rank or size";
-    if ((uint64_t)sizeof *d + (uint64_t)d->size * 4 + d->strings_len != s->mlength)
+    if ((uint64_t)sizeof *d + (uint64_t)d->size * 4 + d->strings_len + d->files_len !=
+        s->mlength)
         return "descriptor length does not add up";
     if (d->argc == 0 || (uint64_t)d->argc + d->envc + 8 >= MAX_ARGS)
         return "too many arguments and environment words (limit 500)";
@@ -269,7 +271,8 @@ static const char *check(const struct load_slot *s, const struct yod_load *d)
         words += *q == 0;
     if (words != d->argc + d->envc || (d->strings_len && end[-1] != 0))
         return "argument strings malformed";
-    return NULL;
+    /* Last: it takes the job's mount table and working directory. */
+    return files_job_setup(end, d->files_len, d->rank, d->yod_nid, d->yod_pid);
 }
 
 static char *argv[MAX_ARGS], *envp[MAX_ARGS];

@@ -1,10 +1,13 @@
-/* Descriptor and I/O system calls.  The console writes to the host link when
- * one is configured (stdout and stderr kept apart), else to COM1. */
+/* Descriptors and I/O system calls.  The console writes to the host link
+ * when one is configured (stdout and stderr kept apart), else to COM1, and
+ * under a job to yod.  Files (under a job) are forwarded: sys/file.c. */
 #include "boot.h"
 #include "fd.h"
+#include "files.h"
 #include "hostlink.h"
 #include "job.h"
 #include "kernel.h"
+#include "kmalloc.h"
 #include "serial.h"
 #include "syscall.h"
 #include "uaccess.h"
@@ -12,23 +15,54 @@
 #define O_ACCMODE 3
 #define O_WRONLY 1
 #define O_RDWR 2
-#define O_CREAT 0100
-#define O_TRUNC 01000
-#define O_APPEND 02000
 #define O_CLOEXEC 02000000
-#define AT_FDCWD (-100)
-#define AT_EMPTY_PATH 0x1000
 #define MAX_RW 0x7FFFF000ULL       /* Linux caps one transfer at this */
-#define PATH_MAX 4096
 
 static struct fd fds[MAX_FDS];
 
+void fd_reset(void)
+{
+    for (int i = 0; i < MAX_FDS; i++)
+        if (fds[i].kind == FD_FILE && --fds[i].of->refs == 0) {
+            kfree(fds[i].of->path);
+            kfree(fds[i].of);
+        }
+    memset(fds, 0, sizeof fds);
+}
+
 void fd_init(void)
 {
-    memset(fds, 0, sizeof fds);
-    fds[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR};
-    fds[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR};
-    fds[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR};
+    fd_reset();
+    fds[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR, NULL};
+    fds[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR, NULL};
+    fds[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR, NULL};
+}
+
+bool fd_any_free(void)
+{
+    for (int i = 0; i < MAX_FDS; i++)
+        if (fds[i].kind == FD_NONE)
+            return true;
+    return false;
+}
+
+long fd_install(struct ofile *of, uint32_t flags, bool cloexec)
+{
+    for (int i = 0; i < MAX_FDS; i++)
+        if (fds[i].kind == FD_NONE) {
+            fds[i] = (struct fd){FD_FILE, cloexec, flags, of};
+            return i;
+        }
+    return -EMFILE;
+}
+
+/* A descriptor goes away: the file with its last descriptor. */
+static void fd_drop(struct fd *f)
+{
+    if (f->kind == FD_FILE && --f->of->refs == 0)
+        fio_release(f->of);
+    f->kind = FD_NONE;
+    f->of = NULL;
 }
 
 struct fd *fd_get(uint64_t fd)
@@ -63,6 +97,8 @@ static long do_write(uint64_t fd, uint64_t buf, uint64_t len)
         return -EBADF;
     if (len > MAX_RW)
         len = MAX_RW;
+    if (f->kind == FD_FILE)
+        return file_rw(f, buf, len, -1, true);
     if (!user_ok(buf, len))
         return -EFAULT;
     console_write(f, (const void *)buf, len);
@@ -74,6 +110,8 @@ static long do_read(uint64_t fd, uint64_t buf, uint64_t len)
     struct fd *f = fd_get(fd);
     if (!f)
         return -EBADF;
+    if (f->kind == FD_FILE)
+        return file_rw(f, buf, len, -1, false);
     if (len > MAX_RW)
         len = MAX_RW;
     if (!user_ok(buf, len))
@@ -121,14 +159,6 @@ static long do_vector(uint64_t fd, uint64_t iov_va, uint64_t cnt, bool writing)
 SYSCALL(writev) { UNUSED_ARGS(); return do_vector(a0, a1, a2, true); }
 SYSCALL(readv) { UNUSED_ARGS(); return do_vector(a0, a1, a2, false); }
 
-SYSCALL(pread64)
-{
-    UNUSED_ARGS();
-    return fd_get(a0) ? -ESPIPE : -EBADF;
-}
-SYSCALL(pwrite64) { UNUSED_ARGS(); return fd_get(a0) ? -ESPIPE : -EBADF; }
-SYSCALL(lseek) { UNUSED_ARGS(); return fd_get(a0) ? -ESPIPE : -EBADF; }
-
 #define TCGETS 0x5401
 #define TCSETS 0x5402
 #define TCSETSW 0x5403
@@ -170,87 +200,13 @@ SYSCALL(ioctl)
     }
 }
 
-struct linux_stat {
-    uint64_t dev, ino, nlink;
-    uint32_t mode, uid, gid, pad0;
-    uint64_t rdev;
-    int64_t size, blksize, blocks;
-    uint64_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns;
-    int64_t unused[3];
-};
-
-static long stat_fd(uint64_t fd, uint64_t buf)
-{
-    struct fd *f = fd_get(fd);
-    if (!f)
-        return -EBADF;
-    struct linux_stat st = {0};
-    st.dev = 5;
-    st.ino = 3 + fd;
-    st.nlink = 1;
-    st.mode = 0020620;             /* character device, rw--w---- like a tty */
-    st.uid = options.uid;
-    st.gid = options.gid;
-    st.rdev = (4 << 8) | 64;       /* ttyS0 */
-    st.blksize = 1024;
-    return copy_to_user(buf, &st, sizeof st);
-}
-
-/* No file system on a compute node yet: every path lookup fails cleanly. */
-static long path_lookup(uint64_t path_va)
-{
-    static char path[PATH_MAX];
-    long n = string_from_user(path, path_va, sizeof path);
-    if (n < 0)
-        return n;
-    return -ENOENT;
-}
-
-SYSCALL(fstat) { UNUSED_ARGS(); return stat_fd(a0, a1); }
-SYSCALL(stat)
-{
-    UNUSED_ARGS();
-    long r = path_lookup(a0);
-    if (r == -ENOENT && !user_ok(a1, sizeof(struct linux_stat)))
-        return -EFAULT;
-    return r;
-}
-
-SYSCALL(newfstatat)
-{
-    UNUSED_ARGS();
-    if (a3 & AT_EMPTY_PATH) {
-        char c;
-        if (copy_from_user(&c, a1, 1))
-            return -EFAULT;
-        if (c == 0)
-            return stat_fd(a0, a2);
-    }
-    return path_lookup(a1);
-}
-
-static long do_open(uint64_t path, uint64_t flags)
-{
-    long r = path_lookup(path);
-    if (r == -ENOENT && ((flags & O_ACCMODE) != 0 || (flags & (O_CREAT | O_TRUNC | O_APPEND))))
-        return -EROFS;  /* nothing to create files on */
-    return r;
-}
-
-SYSCALL(open) { UNUSED_ARGS(); return do_open(a0, a1); }
-SYSCALL(openat) { UNUSED_ARGS(); return do_open(a1, a2); }
-SYSCALL(access) { UNUSED_ARGS(); return path_lookup(a0); }
-SYSCALL(readlink) { UNUSED_ARGS(); return path_lookup(a0); }
-SYSCALL(readlinkat) { UNUSED_ARGS(); return path_lookup(a1); }
-SYSCALL(faccessat) { UNUSED_ARGS(); return path_lookup(a1); }
-
 SYSCALL(close)
 {
     UNUSED_ARGS();
     struct fd *f = fd_get(a0);
     if (!f)
         return -EBADF;
-    f->kind = FD_NONE;
+    fd_drop(f);
     return 0;
 }
 
@@ -261,7 +217,11 @@ static long dup_to(uint64_t old, uint64_t newfd, bool cloexec)
         return -EBADF;
     if (newfd >= MAX_FDS)
         return -EBADF;
-    fds[newfd] = *f;
+    struct fd copy = *f;
+    if (copy.kind == FD_FILE)
+        copy.of->refs++;
+    fd_drop(&fds[newfd]);
+    fds[newfd] = copy;
     fds[newfd].cloexec = cloexec;
     return (long)newfd;
 }
@@ -311,17 +271,17 @@ SYSCALL(fcntl)
     case F_GETFD: return f->cloexec ? 1 : 0;
     case F_SETFD: f->cloexec = a2 & 1; return 0;
     case F_GETFL: return f->flags;
-    case F_SETFL: f->flags = (f->flags & O_ACCMODE) | ((uint32_t)a2 & ~(uint32_t)O_ACCMODE); return 0;
+    case F_SETFL: {
+        if (f->kind == FD_FILE) {
+            long rc = file_setfl(f, (uint32_t)a2);
+            if (rc < 0)
+                return rc;
+        }
+        f->flags = (f->flags & O_ACCMODE) | ((uint32_t)a2 & ~(uint32_t)O_ACCMODE);
+        return 0;
+    }
     default: return -EINVAL;
     }
-}
-
-SYSCALL(getcwd)
-{
-    UNUSED_ARGS();
-    if (a1 < 2)
-        return -ERANGE;
-    return copy_to_user(a0, "/", 2) ? -EFAULT : 2;
 }
 
 /* poll: console output is always writable; console input is at end of file. */
@@ -343,7 +303,8 @@ SYSCALL(poll)
         if (!f)
             p[i].revents = 0x20; /* POLLNVAL */
         else
-            p[i].revents = (int16_t)(p[i].events & (f->kind == FD_CONSOLE_IN ? 0x1 : 0x4));
+            p[i].revents = (int16_t)(p[i].events & (f->kind == FD_FILE ? 0x5 :
+                                                    f->kind == FD_CONSOLE_IN ? 0x1 : 0x4));
         if (p[i].revents)
             ready++;
     }

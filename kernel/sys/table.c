@@ -10,12 +10,18 @@ typedef long (*syscall_fn)(u64, u64, u64, u64, u64, u64);
 
 static const syscall_fn table[] = {
     [0] = sys_read, [1] = sys_write, [2] = sys_open, [3] = sys_close, [4] = sys_stat,
-    [5] = sys_fstat, [6] = sys_stat /* lstat */, [7] = sys_poll, [8] = sys_lseek,
+    [5] = sys_fstat, [6] = sys_lstat, [7] = sys_poll, [8] = sys_lseek,
     [9] = sys_mmap, [10] = sys_mprotect, [11] = sys_munmap, [12] = sys_brk,
     [13] = sys_rt_sigaction, [14] = sys_rt_sigprocmask, [15] = sys_rt_sigreturn,
     [16] = sys_ioctl, [17] = sys_pread64, [18] = sys_pwrite64, [19] = sys_readv,
     [20] = sys_writev, [21] = sys_access, [24] = sys_sched_yield, [25] = sys_mremap,
-    [28] = sys_madvise, [32] = sys_dup, [33] = sys_dup2, [35] = sys_nanosleep,
+    [28] = sys_madvise, [74] = sys_fsync, [75] = sys_fdatasync, [76] = sys_truncate,
+    [77] = sys_ftruncate, [80] = sys_chdir, [81] = sys_fchdir, [82] = sys_rename,
+    [83] = sys_mkdir, [84] = sys_rmdir, [85] = sys_creat, [86] = sys_link_unsupported,
+    [87] = sys_unlink, [88] = sys_link_unsupported, [95] = sys_umask, [217] = sys_getdents64,
+    [258] = sys_mkdirat, [263] = sys_unlinkat, [264] = sys_renameat,
+    [265] = sys_link_unsupported, [266] = sys_link_unsupported, [316] = sys_renameat2,
+    [332] = sys_statx, [32] = sys_dup, [33] = sys_dup2, [35] = sys_nanosleep,
     [39] = sys_getpid, [60] = sys_exit, [62] = sys_kill, [63] = sys_uname, [72] = sys_fcntl,
     [79] = sys_getcwd, [89] = sys_readlink, [267] = sys_readlinkat, [96] = sys_gettimeofday, [97] = sys_getrlimit, [98] = sys_getrusage,
     [99] = sys_sysinfo, [100] = sys_times, [102] = sys_getuid, [104] = sys_getgid,
@@ -26,7 +32,7 @@ static const syscall_fn table[] = {
     [229] = sys_clock_getres, [230] = sys_clock_nanosleep, [231] = sys_exit_group,
     [234] = sys_tgkill, [257] = sys_openat, [262] = sys_newfstatat, [269] = sys_faccessat,
     [273] = sys_set_robust_list, [292] = sys_dup3, [302] = sys_prlimit64, [318] = sys_getrandom,
-    [334] = sys_enosys_quiet /* rseq: glibc copes */, [439] = sys_faccessat /* faccessat2 */,
+    [334] = sys_enosys_quiet /* rseq: glibc copes */, [439] = sys_faccessat2,
     [1024] = sys_tern_portals /* Tern-specific, ptl_syscall.h */,
 };
 

@@ -1,0 +1,114 @@
+/*
+ * Forwarded file I/O: the protocol between a compute-node kernel (the
+ * client, on its own NI: pid YOD_NODE_PID on TERN_KERNEL_IFACE) and a file
+ * server (yod for everything outside the fyod prefixes, or an fyod).  One
+ * header for the kernel, yod and fyod: fixed-size little-endian structs,
+ * nothing but <stdint.h>.
+ *
+ *   node kernel                             server (nid, pid)
+ *   post ME over the program's buffer on
+ *     FIO_PT_BULK, bits = request id
+ *     (PUT for read, GET for write)
+ *   post ME for the reply on FIO_PT_REPLY,
+ *     bits = request id
+ *   put struct fio_req (+ paths)  ------>   FIO_PT_REQ, bits FIO_MB_REQ
+ *                                 <------   write: Get the bytes straight
+ *                                           from the program's buffer;
+ *                                           read: Put them straight into it
+ *                                           (one operation per piece of at
+ *                                           most FIO_PIECE bytes, several in
+ *                                           flight)
+ *                                 <------   put struct fio_reply, after every
+ *                                           bulk operation has completed
+ *   while it waits: a zero-byte put with bits FIO_MB_PING now and then; a
+ *   server that does not acknowledge it (Portals gives up after ~5 s) is
+ *   dead and the call returns EIO.
+ *
+ * Results are Linux errno values (negated); offsets, flags and modes are the
+ * Linux x86-64 ABI's.  Paths are relative to the server's root ("." for the
+ * root itself), NUL-terminated, normalised by the kernel (no "." or ".."
+ * components); the server still refuses anything that would leave its root.
+ */
+#ifndef FIO_PROTO_H
+#define FIO_PROTO_H
+#include <stdint.h>
+
+#define FIO_MAGIC 0x4F494646u            /* "FFIO" */
+#define FIO_VERSION 1
+
+#define FIO_PT_REPLY 15                  /* node: replies, bits = request id */
+#define FIO_PT_REQ 16                    /* server: requests */
+#define FIO_PT_BULK 17                   /* node: program buffers, bits = request id */
+
+#define FIO_MB_REQ 1                     /* match bits on FIO_PT_REQ */
+#define FIO_MB_PING 2
+
+#define FIO_PATH_MAX 4096                /* with the NUL */
+#define FIO_INLINE_MAX 4096              /* reply data (readlink) */
+#define FIO_PIECE (4u << 20)             /* largest bulk operation */
+#define FIO_PING_S 2                     /* a silent server is probed this often */
+
+enum fio_op {
+    FIO_OPEN = 1,        /* path, flags, mode -> handle, is_dir */
+    FIO_CLOSE = 2,       /* handle */
+    FIO_READ = 3,        /* handle, offset (-1: file position), len -> bytes put */
+    FIO_WRITE = 4,       /* handle, offset (-1: file position), len -> bytes got */
+    FIO_LSEEK = 5,       /* handle, offset, whence (flags) -> new position */
+    FIO_FSTAT = 6,       /* handle -> st */
+    FIO_STAT = 7,        /* path -> st */
+    FIO_LSTAT = 8,       /* path -> st (a symlink itself) */
+    FIO_ACCESS = 9,      /* path, mode (R_OK...) */
+    FIO_UNLINK = 10,     /* path */
+    FIO_RMDIR = 11,      /* path */
+    FIO_MKDIR = 12,      /* path, mode */
+    FIO_RENAME = 13,     /* path -> path2 (same server) */
+    FIO_GETDENTS = 14,   /* handle, len -> linux_dirent64 records put into the buffer */
+    FIO_FTRUNCATE = 15,  /* handle, len */
+    FIO_TRUNCATE = 16,   /* path, len */
+    FIO_FSYNC = 17,      /* handle */
+    FIO_FDATASYNC = 18,  /* handle */
+    FIO_READLINK = 19,   /* path -> data */
+    FIO_CHDIR = 20,      /* path: is it a directory this user may enter? */
+    FIO_SETFL = 21,      /* handle, flags (O_APPEND, O_NONBLOCK) */
+    FIO_CLOSE_ALL = 22,  /* the rank's job has ended: close all its files */
+};
+
+struct fio_req {
+    uint32_t magic;
+    uint16_t version, op;
+    uint64_t id;                         /* request id: reply and bulk match bits */
+    uint32_t job, rank;
+    uint32_t uid, gid;                   /* the job's owner */
+    uint64_t handle;
+    int64_t offset;
+    uint64_t len;
+    uint32_t flags, mode;
+    uint32_t path_len, path2_len;        /* bytes that follow, each with its NUL */
+};
+#define FIO_REQ_MAX (sizeof(struct fio_req) + 2 * FIO_PATH_MAX)
+
+/* struct stat of Linux x86-64. */
+struct fio_stat {
+    uint64_t dev, ino, nlink;
+    uint32_t mode, uid, gid, pad0;
+    uint64_t rdev;
+    int64_t size, blksize, blocks;
+    uint64_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns;
+    int64_t unused[3];
+};
+
+struct fio_reply {
+    uint32_t magic;
+    uint16_t version, op;
+    uint64_t id;
+    int64_t result;                      /* >= 0, or -errno */
+    uint64_t handle;                     /* OPEN */
+    uint32_t is_dir, data_len;
+    struct fio_stat st;                  /* FSTAT, STAT, LSTAT */
+    char data[FIO_INLINE_MAX];           /* READLINK */
+};
+
+_Static_assert(sizeof(struct fio_req) == 72, "request layout");
+_Static_assert(sizeof(struct fio_stat) == 144, "stat layout");
+_Static_assert(sizeof(struct fio_reply) == 184 + FIO_INLINE_MAX, "reply layout");
+#endif

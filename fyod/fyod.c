@@ -1,0 +1,218 @@
+/*
+ * fyod: serves files to the programs of jobs (fyod/fio_proto.h).
+ *
+ *   fyod --root DIR --prefix /scratch [--fabric IFACE]
+ *
+ * Compute-node programs see DIR under the path /scratch.  fyod registers
+ * with the allocator (service-node/tern_proto.h TERN_FYOD_REGISTER, again
+ * every few seconds), which tells every yod; requests run with the identity
+ * of the job's owner (fsuid/fsgid and groups, so fyod runs as root) and
+ * cannot leave DIR.  Files of jobs that are over (the allocator no longer
+ * lists their nodes for them) are closed even when no node said so.
+ * Environment: TERN_IFACE (or --fabric), TERN_SECRET_FILE, TERN_ALLOC_NID.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fileserver.h"
+#include "fio_proto.h"
+#include "nodedb.h"
+#include "secret.h"
+#include "svc_portals.h"
+#include "tern_proto.h"
+
+#define REGISTER_S 5.0
+#define REAP_S 10.0
+
+static struct svc svc;
+static uint8_t secret[TERN_SECRET_BYTES];
+static uint32_t alloc_nid;
+static char prefix[TERN_PREFIX_MAX];
+static volatile sig_atomic_t stopping;
+static struct tern_reply status;          /* the allocator's last STATUS */
+static bool status_valid;
+static uint32_t status_gen;               /* files opened since are not judged by it */
+
+static void on_signal(int sig) { (void)sig; stopping = 1; }
+
+/* Requests to the allocator go out without waiting: the answer is an
+ * event like any other. */
+static struct tern_reply answers[2];      /* [0] register, [1] status */
+static struct { struct tern_fyod_register reg; struct tern_hdr st; } out;
+static ptl_handle_md_t out_md;
+static bool md_bound;
+
+static void request(void *h_, size_t len, uint16_t type, int slot)
+{
+    struct tern_hdr *h = h_;
+    static uint64_t seq;
+    h->magic = TERN_MAGIC;
+    h->version = TERN_PROTO_VERSION;
+    h->type = type;
+    h->request_id = (uint64_t)time(NULL) << 24 ^ ((uint64_t)svc.me.phys.pid << 8) ^ ++seq << 32;
+    h->reply_pid = svc.me.phys.pid;
+    h->reply_pt = TERN_PT_REPLY;
+    memcpy(h->secret, secret, sizeof h->secret);
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.start = &answers[slot];
+    me.length = sizeof answers[slot];
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                 PTL_ME_EVENT_UNLINK_DISABLE;
+    me.match_id.phys.nid = alloc_nid;
+    me.match_id.phys.pid = TERN_ALLOC_PID;
+    me.match_bits = h->request_id;
+    ptl_handle_me_t meh;
+    if (PtlMEAppend(svc.ni, TERN_PT_REPLY, &me, PTL_PRIORITY_LIST, &answers[slot], &meh) !=
+        PTL_OK)
+        return;
+    ptl_process_t to;
+    to.phys.nid = alloc_nid;
+    to.phys.pid = TERN_ALLOC_PID;
+    PtlPut(out_md, (ptl_size_t)((char *)h - (char *)&out), len, PTL_NO_ACK_REQ, to,
+           TERN_PT_SERVICE, 0, 0, NULL, 0);
+}
+
+static void register_now(bool leaving)
+{
+    memset(&out.reg, 0, sizeof out.reg);
+    out.reg.leaving = leaving;
+    snprintf(out.reg.prefix, sizeof out.reg.prefix, "%s", prefix);
+    request(&out.reg, sizeof out.reg, TERN_FYOD_REGISTER, 0);
+}
+
+static bool alive(uint32_t nid, uint32_t job)
+{
+    for (uint32_t i = 0; i < status.n; i++)
+        if (status.u.nodes[i].nid == nid)
+            return status.u.nodes[i].job == job && status.u.nodes[i].state == NODE_ALLOCATED;
+    return false;
+}
+
+static void on_answer(const ptl_event_t *ev)
+{
+    if (ev->user_ptr == &answers[0]) {
+        static bool said;
+        if (answers[0].status)
+            fprintf(stderr, "fyod: the allocator refused the registration: %s\n",
+                    answers[0].message);
+        else if (!said)
+            fprintf(stderr, "fyod: registered with the allocator: serving %s\n", prefix);
+        said = !answers[0].status;
+    } else if (!answers[1].status) {
+        status = answers[1];
+        status_valid = true;
+        int n = fs_reap(alive, status_gen);
+        if (n)
+            fprintf(stderr, "fyod: closed %d files of jobs that have ended\n", n);
+    }
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: fyod --root DIR --prefix /PATH [--fabric IFACE]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = NULL, *pfx = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 >= argc)
+            usage();
+        if (!strcmp(argv[i], "--root"))
+            root = argv[++i];
+        else if (!strcmp(argv[i], "--prefix"))
+            pfx = argv[++i];
+        else if (!strcmp(argv[i], "--fabric"))
+            setenv("TERN_IFACE", argv[++i], 1);
+        else
+            usage();
+    }
+    if (!root || !pfx)
+        usage();
+    size_t pl = strlen(pfx);
+    if (pfx[0] != '/' || pl < 2 || pl >= sizeof prefix || pfx[pl - 1] == '/' ||
+        strstr(pfx, "//") || strstr(pfx, "/./") || strstr(pfx, "/../")) {
+        fprintf(stderr, "fyod: --prefix wants an absolute path other than /, without "
+                "trailing '/', '.' or '..' (at most %zu bytes)\n", sizeof prefix - 1);
+        return 2;
+    }
+    strcpy(prefix, pfx);
+    setvbuf(stderr, NULL, _IOLBF, 0);
+    char err[256];
+    if (secret_load(getenv("TERN_SECRET_FILE"), secret, err, sizeof err)) {
+        fprintf(stderr, "fyod: %s (TERN_SECRET_FILE names the cluster's secret)\n", err);
+        return 1;
+    }
+    const char *a = getenv("TERN_ALLOC_NID");
+    alloc_nid = a ? (uint32_t)strtoul(a, NULL, 10) : 0;
+    if (svc_open(&svc, PTL_PID_ANY, TERN_PT_REPLY, err, sizeof err)) {
+        fprintf(stderr, "fyod: %s\n", err);
+        return 1;
+    }
+    ptl_pt_index_t got;
+    PtlPTAlloc(svc.ni, 0, svc.eq, TERN_PT_SERVICE, &got);   /* the allocator's pings */
+    struct fs_config cfg = {.root = root, .confine = true, .ni = svc.ni, .eq = svc.eq,
+                            .allow = NULL, .name = "fyod"};
+    if (fs_init(&cfg, err, sizeof err)) {
+        fprintf(stderr, "fyod: %s\n", err);
+        return 1;
+    }
+    ptl_md_t mdd = {.start = &out, .length = sizeof out, .options = PTL_MD_EVENT_SEND_DISABLE,
+                    .eq_handle = svc.eq, .ct_handle = PTL_CT_NONE};
+    if (PtlMDBind(svc.ni, &mdd, &out_md) != PTL_OK) {
+        fprintf(stderr, "fyod: Portals set-up failed\n");
+        return 1;
+    }
+    md_bound = true;
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    fprintf(stderr, "fyod: nid %u pid %u serves %s as %s\n", svc.me.phys.nid, svc.me.phys.pid,
+            root, prefix);
+    double next_reg = 0, next_reap = svc_now() + REAP_S;
+    while (!stopping) {
+        double now = svc_now();
+        if (now >= next_reg) {
+            register_now(false);
+            next_reg = now + REGISTER_S;
+        }
+        if (now >= next_reap) {
+            memset(&out.st, 0, sizeof out.st);
+            status_gen = fs_generation();
+            request(&out.st, sizeof out.st, TERN_STATUS, 1);
+            next_reap = now + REAP_S;
+        }
+        ptl_event_t ev;
+        unsigned which;
+        int rc = PtlEQPoll(&svc.eq, 1, 500, &ev, &which);
+        while (rc == PTL_OK || rc == PTL_EQ_DROPPED) {
+            if (ev.type == PTL_EVENT_PUT && ev.pt_index == TERN_PT_REPLY)
+                on_answer(&ev);
+            else
+                fs_event(&ev);
+            rc = PtlEQGet(svc.eq, &ev);
+        }
+    }
+    register_now(true);
+    double end = svc_now() + 0.5;
+    while (svc_now() < end) {
+        ptl_event_t ev;
+        unsigned which;
+        if (PtlEQPoll(&svc.eq, 1, 50, &ev, &which) == PTL_OK)
+            fs_event(&ev);
+    }
+    fprintf(stderr, "fyod: stopped (%d files were open)\n", fs_open_files());
+    (void)status_valid;
+    (void)md_bound;
+    PtlNIFini(svc.ni);
+    PtlFini();
+    return 0;
+}

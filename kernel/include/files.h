@@ -1,0 +1,42 @@
+/* Forwarded file I/O, the compute node's side (docs/fileio.md): the job's
+ * mount table (prefix -> fyod) and working directory from yod's load
+ * descriptor, path resolution and routing, and the request/reply exchange
+ * with a server over the kernel's own Portals NI (fyod/fio_proto.h). */
+#ifndef TERN_FILES_H
+#define TERN_FILES_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "fd.h"
+#include "../../fyod/fio_proto.h"
+
+#define FILES_PATH_MAX 4096
+
+extern uint32_t files_umask;
+
+/* loader.c: the descriptor's file section (len bytes at sec, any
+ * alignment); NULL, or why it is refused. */
+const char *files_job_setup(const void *sec, uint64_t len, uint32_t rank, uint32_t yod_nid,
+                            uint32_t yod_pid);
+/* end.c: tells every server the job used that its files are to be closed
+ * (bounded wait); then files_reset forgets everything. */
+void files_job_end(void);
+void files_reset(void);
+
+const char *files_cwd(void);
+void files_set_cwd(const char *abs);
+/* Joins path to base (an absolute directory) and normalises: "." and ".."
+ * and repeated '/' removed.  0, or -ENAMETOOLONG. */
+long files_normalise(const char *base, const char *path, char *out);
+/* Which server serves abs, and the path to send it (relative to its root). */
+int files_route(const char *abs, const char **spath);
+
+/* One request: req's op, handle, offset, len, flags, mode are the caller's;
+ * paths may be NULL.  ubuf: the program's buffer of req->len bytes the
+ * server Puts into (into = true) or Gets from, or 0.  The reply lands in
+ * *rep.  Returns the server's result (>= 0 or -errno), -EIO when the server
+ * does not answer (then it is marked dead: later calls fail at once). */
+long fio_call(int srv, struct fio_req *req, const char *path, const char *path2, uint64_t ubuf,
+              bool into, struct fio_reply *rep);
+/* The server's file goes away (the last descriptor was closed). */
+void fio_release(struct ofile *of);
+#endif

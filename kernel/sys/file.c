@@ -1,0 +1,549 @@
+/* File system calls.  Under a job every path and every file descriptor
+ * that is not the console is forwarded to a file server (kernel/job/files.c,
+ * docs/fileio.md); without a job (qemu/run-node) a node has no file system:
+ * lookups fail with ENOENT, creation with EROFS, as always. */
+#include "boot.h"
+#include "errno.h"
+#include "fd.h"
+#include "files.h"
+#include "job.h"
+#include "kernel.h"
+#include "kmalloc.h"
+#include "syscall.h"
+#include "uaccess.h"
+
+#define O_ACCMODE 3
+#define O_RDONLY 0
+#define O_WRONLY 1
+#define O_RDWR 2
+#define O_CREAT 0100
+#define O_TRUNC 01000
+#define O_APPEND 02000
+#define O_NONBLOCK 04000
+#define O_DIRECTORY 0200000
+#define O_CLOEXEC 02000000
+#define AT_FDCWD (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_REMOVEDIR 0x200
+#define AT_EMPTY_PATH 0x1000
+#define MAX_RW 0x7FFFF000ULL
+
+static char abs1[FILES_PATH_MAX], abs2[FILES_PATH_MAX], upath[FILES_PATH_MAX];
+static struct fio_reply rep;
+
+/* ---- without a job: no file system --------------------------------------- */
+
+static long no_fs_lookup(uint64_t path_va)
+{
+    long n = string_from_user(upath, path_va, sizeof upath);
+    return n < 0 ? n : -ENOENT;
+}
+
+/* ---- paths ------------------------------------------------------------------ */
+
+/* The absolute, normalised path of a user path relative to dirfd, in out.
+ * *empty (when the caller allows it): the path was "". */
+static long resolve(int64_t dirfd, uint64_t uptr, char *out, bool *empty)
+{
+    long n = string_from_user(upath, uptr, sizeof upath);
+    if (n < 0)
+        return n;
+    if (n == 0) {
+        if (empty) {
+            *empty = true;
+            return 0;
+        }
+        return -ENOENT;
+    }
+    if (empty)
+        *empty = false;
+    const char *base = files_cwd();
+    if (upath[0] != '/' && (int32_t)dirfd != AT_FDCWD) {
+        struct fd *f = fd_get((uint64_t)(int64_t)(int32_t)dirfd);
+        if (!f)
+            return -EBADF;
+        if (f->kind != FD_FILE || !f->of->dir)
+            return -ENOTDIR;
+        base = f->of->path;
+    }
+    return files_normalise(base, upath, out);
+}
+
+static long path_op(int op, const char *abs, uint32_t mode, uint64_t len)
+{
+    const char *sp;
+    int srv = files_route(abs, &sp);
+    struct fio_req r;
+    memset(&r, 0, sizeof r);
+    r.op = (uint16_t)op;
+    r.mode = mode;
+    r.len = len;
+    return fio_call(srv, &r, sp, NULL, 0, false, &rep);
+}
+
+static long file_op(struct ofile *of, int op, int64_t off, uint64_t len, uint32_t flags,
+                    uint64_t ubuf, bool into)
+{
+    struct fio_req r;
+    memset(&r, 0, sizeof r);
+    r.op = (uint16_t)op;
+    r.handle = of->handle;
+    r.offset = off;
+    r.len = len;
+    r.flags = flags;
+    return fio_call(of->srv, &r, NULL, NULL, ubuf, into, &rep);
+}
+
+/* ---- open, close ------------------------------------------------------------ */
+
+static long do_open(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode)
+{
+    if (!job.running) {
+        long r = no_fs_lookup(path);
+        if (r == -ENOENT && ((flags & O_ACCMODE) != 0 || (flags & (O_CREAT | O_TRUNC | O_APPEND))))
+            return -EROFS;  /* nothing to create files on */
+        return r;
+    }
+    long rc = resolve(dirfd, path, abs1, NULL);
+    if (rc)
+        return rc;
+    if (!fd_any_free())
+        return -EMFILE;
+    const char *sp;
+    int srv = files_route(abs1, &sp);
+    struct fio_req r;
+    memset(&r, 0, sizeof r);
+    r.op = FIO_OPEN;
+    r.flags = (uint32_t)flags & ~(uint32_t)O_CLOEXEC;
+    r.mode = (uint32_t)mode & 07777 & ~files_umask;
+    rc = fio_call(srv, &r, sp, NULL, 0, false, &rep);
+    if (rc < 0)
+        return rc;
+    struct ofile *of = kmalloc(sizeof *of);
+    char *p = kmalloc(strlen(abs1) + 1);
+    if (!of || !p) {
+        kfree(of);
+        kfree(p);
+        struct ofile tmp = {1, srv, false, rep.handle, NULL};
+        file_op(&tmp, FIO_CLOSE, 0, 0, 0, 0, false);
+        return -ENOMEM;
+    }
+    memcpy(p, abs1, strlen(abs1) + 1);
+    *of = (struct ofile){1, srv, rep.is_dir != 0, rep.handle, p};
+    long fd = fd_install(of, (uint32_t)flags & ~(uint32_t)(O_CLOEXEC | O_CREAT | O_TRUNC), flags & O_CLOEXEC);
+    if (fd < 0)
+        fio_release(of);
+    return fd;
+}
+
+SYSCALL(open) { UNUSED_ARGS(); return do_open(AT_FDCWD, a0, a1, a2); }
+SYSCALL(openat) { UNUSED_ARGS(); return do_open((int64_t)a0, a1, a2, a3); }
+SYSCALL(creat) { UNUSED_ARGS(); return do_open(AT_FDCWD, a0, O_CREAT | O_WRONLY | O_TRUNC, a1); }
+
+/* ---- data ------------------------------------------------------------------- */
+
+long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing)
+{
+    if (len > MAX_RW)
+        len = MAX_RW;
+    if (!user_ok(buf, len))
+        return -EFAULT;
+    uint32_t acc = f->flags & O_ACCMODE;
+    if ((writing && acc == O_RDONLY) || (!writing && acc == O_WRONLY))
+        return -EBADF;
+    if (f->of->dir)
+        return -EISDIR;
+    if (len == 0)
+        return 0;
+    return file_op(f->of, writing ? FIO_WRITE : FIO_READ, off, len, 0, buf, !writing);
+}
+
+static long positional(uint64_t fd, uint64_t buf, uint64_t len, uint64_t off, bool writing)
+{
+    struct fd *f = fd_get(fd);
+    if (!f)
+        return -EBADF;
+    if (f->kind != FD_FILE)
+        return -ESPIPE;
+    if ((int64_t)off < 0)
+        return -EINVAL;
+    return file_rw(f, buf, len, (int64_t)off, writing);
+}
+
+SYSCALL(pread64) { UNUSED_ARGS(); return positional(a0, a1, a2, a3, false); }
+SYSCALL(pwrite64) { UNUSED_ARGS(); return positional(a0, a1, a2, a3, true); }
+
+SYSCALL(lseek)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    if (f->kind != FD_FILE)
+        return -ESPIPE;
+    if (a2 > 4)
+        return -EINVAL;
+    return file_op(f->of, FIO_LSEEK, (int64_t)a1, 0, (uint32_t)a2, 0, false);
+}
+
+SYSCALL(getdents64)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    if (f->kind != FD_FILE || !f->of->dir)
+        return -ENOTDIR;
+    if (!user_ok(a1, a2))
+        return -EFAULT;
+    if (a2 == 0)
+        return -EINVAL;
+    return file_op(f->of, FIO_GETDENTS, 0, a2, 0, a1, true);
+}
+
+static long sync_fd(uint64_t fd, int op)
+{
+    struct fd *f = fd_get(fd);
+    if (!f)
+        return -EBADF;
+    if (f->kind != FD_FILE)
+        return -EINVAL;
+    return file_op(f->of, op, 0, 0, 0, 0, false);
+}
+
+SYSCALL(fsync) { UNUSED_ARGS(); return sync_fd(a0, FIO_FSYNC); }
+SYSCALL(fdatasync) { UNUSED_ARGS(); return sync_fd(a0, FIO_FDATASYNC); }
+
+SYSCALL(ftruncate)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    if (f->kind != FD_FILE || f->of->dir || (f->flags & O_ACCMODE) == O_RDONLY)
+        return f->kind != FD_FILE || f->of->dir ? -EINVAL : -EBADF;
+    if ((int64_t)a1 < 0)
+        return -EINVAL;
+    return file_op(f->of, FIO_FTRUNCATE, 0, a1, 0, 0, false);
+}
+
+SYSCALL(truncate)
+{
+    UNUSED_ARGS();
+    if (!job.running)
+        return no_fs_lookup(a0);
+    if ((int64_t)a1 < 0)
+        return -EINVAL;
+    long rc = resolve(AT_FDCWD, a0, abs1, NULL);
+    return rc ? rc : path_op(FIO_TRUNCATE, abs1, 0, a1);
+}
+
+/* fcntl(F_SETFL) on a file: the server's file takes O_APPEND too. */
+long file_setfl(struct fd *f, uint32_t flags)
+{
+    return file_op(f->of, FIO_SETFL, 0, 0, flags & (O_APPEND | O_NONBLOCK), 0, false);
+}
+
+/* ---- status ----------------------------------------------------------------- */
+
+struct linux_stat {
+    uint64_t dev, ino, nlink;
+    uint32_t mode, uid, gid, pad0;
+    uint64_t rdev;
+    int64_t size, blksize, blocks;
+    uint64_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns;
+    int64_t unused[3];
+};
+_Static_assert(sizeof(struct linux_stat) == sizeof(struct fio_stat), "stat layouts");
+
+static long console_stat(uint64_t fd, struct fio_stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->dev = 5;
+    st->ino = 3 + fd;
+    st->nlink = 1;
+    st->mode = 0020620;             /* character device, rw--w---- like a tty */
+    st->uid = options.uid;
+    st->gid = options.gid;
+    st->rdev = (4 << 8) | 64;       /* ttyS0 */
+    st->blksize = 1024;
+    return 0;
+}
+
+/* Status of a descriptor or (at dirfd) a path into rep.st. */
+static long get_stat(int64_t dirfd, uint64_t path, uint64_t flags, bool use_path)
+{
+    bool empty = false;
+    if (use_path) {
+        if (!job.running) {
+            if (flags & AT_EMPTY_PATH) {
+                char c;
+                if (copy_from_user(&c, path, 1))
+                    return -EFAULT;
+                if (c == 0)
+                    goto by_fd;
+            }
+            return no_fs_lookup(path);
+        }
+        long rc = resolve(dirfd, path, abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
+        if (rc)
+            return rc;
+        if (!empty)
+            return path_op((flags & AT_SYMLINK_NOFOLLOW) ? FIO_LSTAT : FIO_STAT, abs1, 0, 0);
+        if ((int32_t)dirfd == AT_FDCWD)
+            return path_op(FIO_STAT, files_cwd(), 0, 0);
+    }
+by_fd:;
+    struct fd *f = fd_get((uint64_t)(int64_t)(int32_t)dirfd);
+    if (!f)
+        return -EBADF;
+    if (f->kind != FD_FILE)
+        return console_stat((uint64_t)(int32_t)dirfd, &rep.st);
+    return file_op(f->of, FIO_FSTAT, 0, 0, 0, 0, false);
+}
+
+static long stat_out(long rc, uint64_t buf)
+{
+    if (rc < 0)
+        return rc;
+    return copy_to_user(buf, &rep.st, sizeof rep.st);
+}
+
+SYSCALL(fstat)
+{
+    UNUSED_ARGS();
+    if (!user_ok(a1, sizeof(struct linux_stat)))
+        return fd_get(a0) ? -EFAULT : -EBADF;
+    return stat_out(get_stat((int64_t)a0, 0, 0, false), a1);
+}
+
+SYSCALL(stat)
+{
+    UNUSED_ARGS();
+    if (!user_ok(a1, sizeof(struct linux_stat)))
+        return -EFAULT;
+    return stat_out(get_stat(AT_FDCWD, a0, 0, true), a1);
+}
+
+SYSCALL(lstat)
+{
+    UNUSED_ARGS();
+    if (!user_ok(a1, sizeof(struct linux_stat)))
+        return -EFAULT;
+    return stat_out(get_stat(AT_FDCWD, a0, AT_SYMLINK_NOFOLLOW, true), a1);
+}
+
+SYSCALL(newfstatat)
+{
+    UNUSED_ARGS();
+    if (!user_ok(a2, sizeof(struct linux_stat)))
+        return -EFAULT;
+    if (a3 & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 /* AT_NO_AUTOMOUNT */))
+        return -EINVAL;
+    return stat_out(get_stat((int64_t)a0, a1, a3, true), a2);
+}
+
+struct statx_ts { int64_t sec; uint32_t nsec; int32_t pad; };
+struct linux_statx {
+    uint32_t mask, blksize;
+    uint64_t attributes;
+    uint32_t nlink, uid, gid;
+    uint16_t mode, pad0;
+    uint64_t ino, size, blocks, attributes_mask;
+    struct statx_ts atime, btime, ctime, mtime;
+    uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+    uint64_t spare[14];
+};
+_Static_assert(sizeof(struct linux_statx) == 256, "statx layout");
+
+static uint32_t dev_major(uint64_t d) { return (uint32_t)(((d >> 8) & 0xfff) | ((d >> 32) & ~0xfffULL)); }
+static uint32_t dev_minor(uint64_t d) { return (uint32_t)((d & 0xff) | ((d >> 12) & ~0xffULL)); }
+
+SYSCALL(statx)
+{
+    UNUSED_ARGS();
+    if (!user_ok(a4, sizeof(struct linux_statx)))
+        return -EFAULT;
+    long rc = get_stat((int64_t)a0, a1, a2 & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), true);
+    if (rc < 0)
+        return rc;
+    const struct fio_stat *s = &rep.st;
+    struct linux_statx x;
+    memset(&x, 0, sizeof x);
+    x.mask = 0x7ff;                 /* STATX_BASIC_STATS */
+    x.blksize = (uint32_t)s->blksize;
+    x.nlink = (uint32_t)s->nlink;
+    x.uid = s->uid;
+    x.gid = s->gid;
+    x.mode = (uint16_t)s->mode;
+    x.ino = s->ino;
+    x.size = (uint64_t)s->size;
+    x.blocks = (uint64_t)s->blocks;
+    x.atime = (struct statx_ts){(int64_t)s->atime, (uint32_t)s->atime_ns, 0};
+    x.mtime = (struct statx_ts){(int64_t)s->mtime, (uint32_t)s->mtime_ns, 0};
+    x.ctime = (struct statx_ts){(int64_t)s->ctime, (uint32_t)s->ctime_ns, 0};
+    x.rdev_major = dev_major(s->rdev);
+    x.rdev_minor = dev_minor(s->rdev);
+    x.dev_major = dev_major(s->dev);
+    x.dev_minor = dev_minor(s->dev);
+    return copy_to_user(a4, &x, sizeof x);
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+static long access_at(int64_t dirfd, uint64_t path, uint64_t mode, uint64_t flags)
+{
+    if (!job.running)
+        return no_fs_lookup(path);
+    if (mode & ~7ULL)
+        return -EINVAL;
+    bool empty = false;
+    long rc = resolve(dirfd, path, abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
+    if (rc)
+        return rc;
+    if (empty) {
+        struct fd *f = (int32_t)dirfd == AT_FDCWD ? NULL : fd_get((uint64_t)(int32_t)dirfd);
+        if ((int32_t)dirfd == AT_FDCWD)
+            strlcpy(abs1, files_cwd(), sizeof abs1);
+        else if (!f)
+            return -EBADF;
+        else if (f->kind != FD_FILE)
+            return 0;
+        else
+            strlcpy(abs1, f->of->path, sizeof abs1);
+    }
+    return path_op(FIO_ACCESS, abs1, (uint32_t)mode, 0);
+}
+
+SYSCALL(access) { UNUSED_ARGS(); return access_at(AT_FDCWD, a0, a1, 0); }
+SYSCALL(faccessat) { UNUSED_ARGS(); return access_at((int64_t)a0, a1, a2, 0); }
+SYSCALL(faccessat2) { UNUSED_ARGS(); return access_at((int64_t)a0, a1, a2, a3); }
+
+static long name_op(int64_t dirfd, uint64_t path, int op, uint32_t mode)
+{
+    if (!job.running) {
+        long r = no_fs_lookup(path);
+        return r == -ENOENT && op == FIO_MKDIR ? -EROFS : r;
+    }
+    long rc = resolve(dirfd, path, abs1, NULL);
+    if (rc)
+        return rc;
+    return path_op(op, abs1, mode, 0);
+}
+
+SYSCALL(unlink) { UNUSED_ARGS(); return name_op(AT_FDCWD, a0, FIO_UNLINK, 0); }
+SYSCALL(rmdir) { UNUSED_ARGS(); return name_op(AT_FDCWD, a0, FIO_RMDIR, 0); }
+SYSCALL(unlinkat)
+{
+    UNUSED_ARGS();
+    if (a2 & ~(uint64_t)AT_REMOVEDIR)
+        return -EINVAL;
+    return name_op((int64_t)a0, a1, (a2 & AT_REMOVEDIR) ? FIO_RMDIR : FIO_UNLINK, 0);
+}
+SYSCALL(mkdir) { UNUSED_ARGS(); return name_op(AT_FDCWD, a0, FIO_MKDIR, (uint32_t)a1 & 07777 & ~files_umask); }
+SYSCALL(mkdirat)
+{
+    UNUSED_ARGS();
+    return name_op((int64_t)a0, a1, FIO_MKDIR, (uint32_t)a2 & 07777 & ~files_umask);
+}
+
+static long rename_at(int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)
+{
+    if (!job.running)
+        return no_fs_lookup(oldp);
+    if (flags)
+        return -EINVAL;      /* RENAME_NOREPLACE and friends: not forwarded */
+    long rc = resolve(olddir, oldp, abs1, NULL);
+    if (rc)
+        return rc;
+    if ((rc = resolve(newdir, newp, abs2, NULL)))
+        return rc;
+    const char *sp1, *sp2;
+    int s1 = files_route(abs1, &sp1), s2 = files_route(abs2, &sp2);
+    if (s1 != s2)
+        return -EXDEV;
+    struct fio_req r;
+    memset(&r, 0, sizeof r);
+    r.op = FIO_RENAME;
+    return fio_call(s1, &r, sp1, sp2, 0, false, &rep);
+}
+
+SYSCALL(rename) { UNUSED_ARGS(); return rename_at(AT_FDCWD, a0, AT_FDCWD, a1, 0); }
+SYSCALL(renameat) { UNUSED_ARGS(); return rename_at((int64_t)a0, a1, (int64_t)a2, a3, 0); }
+SYSCALL(renameat2) { UNUSED_ARGS(); return rename_at((int64_t)a0, a1, (int64_t)a2, a3, a4); }
+
+static long readlink_at(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len)
+{
+    if (!job.running)
+        return no_fs_lookup(path);
+    if ((int64_t)len <= 0)
+        return -EINVAL;
+    long rc = resolve(dirfd, path, abs1, NULL);
+    if (rc)
+        return rc;
+    rc = path_op(FIO_READLINK, abs1, 0, 0);
+    if (rc < 0)
+        return rc;
+    uint64_t n = rep.data_len < len ? rep.data_len : len;
+    return copy_to_user(buf, rep.data, n) ? -EFAULT : (long)n;
+}
+
+SYSCALL(readlink) { UNUSED_ARGS(); return readlink_at(AT_FDCWD, a0, a1, a2); }
+SYSCALL(readlinkat) { UNUSED_ARGS(); return readlink_at((int64_t)a0, a1, a2, a3); }
+
+/* link and symlink: the servers do not make links (EPERM: "the file system
+ * does not support links"). */
+SYSCALL(link_unsupported)
+{
+    UNUSED_ARGS();
+    return job.running ? -EPERM : -EROFS;
+}
+
+/* ---- working directory, umask ----------------------------------------------- */
+
+SYSCALL(getcwd)
+{
+    UNUSED_ARGS();
+    const char *c = job.running ? files_cwd() : "/";
+    uint64_t n = strlen(c) + 1;
+    if (a1 < n)
+        return -ERANGE;
+    return copy_to_user(a0, c, n) ? -EFAULT : (long)n;
+}
+
+static long change_dir(const char *abs)
+{
+    long rc = path_op(FIO_CHDIR, abs, 0, 0);
+    if (rc == 0)
+        files_set_cwd(abs);
+    return rc;
+}
+
+SYSCALL(chdir)
+{
+    UNUSED_ARGS();
+    if (!job.running)
+        return no_fs_lookup(a0);
+    long rc = resolve(AT_FDCWD, a0, abs1, NULL);
+    return rc ? rc : change_dir(abs1);
+}
+
+SYSCALL(fchdir)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    if (f->kind != FD_FILE || !f->of->dir)
+        return -ENOTDIR;
+    strlcpy(abs1, f->of->path, sizeof abs1);
+    return change_dir(abs1);
+}
+
+SYSCALL(umask)
+{
+    UNUSED_ARGS();
+    uint32_t old = files_umask;
+    files_umask = (uint32_t)a0 & 0777;
+    return old;
+}

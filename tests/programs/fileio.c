@@ -1,0 +1,357 @@
+/* File I/O from a compute node (tests/test_fyod.py, bench/fileio.py): an
+ * ordinary program using the C library's file calls.
+ *   fileio basic DIR            write, read back, seek, stat, readdir, rename,
+ *                               unlink, mkdir/rmdir, chdir/getcwd in DIR
+ *   fileio rankfile DIR MIB     every rank writes DIR/rank.N, reads it back:
+ *                               prints crc32 of both
+ *   fileio big PATH MIB BLOCK   writes MIB MiB in BLOCK-byte writes, reads it
+ *                               back: crc32s and times
+ *   fileio open PATH MODE       open (r, w, a, d = O_WRONLY on a directory):
+ *                               prints OK or the errno's name
+ *   fileio errors DIR           ENOENT, EISDIR, EBADF
+ *   fileio fill PATH            writes until an error: its name
+ *   fileio slow PATH N          a line every 0.5 s, N times: EIO and when
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *ename(int e)
+{
+    switch (e) {
+    case 0: return "OK";
+    case ENOENT: return "ENOENT";
+    case EACCES: return "EACCES";
+    case EISDIR: return "EISDIR";
+    case EBADF: return "EBADF";
+    case ENOSPC: return "ENOSPC";
+    case EIO: return "EIO";
+    case EXDEV: return "EXDEV";
+    case ENOTDIR: return "ENOTDIR";
+    case EEXIST: return "EEXIST";
+    case ELOOP: return "ELOOP";
+    case EPERM: return "EPERM";
+    default: return "OTHER";
+    }
+}
+
+static uint32_t crc_table[256];
+static uint32_t crc32_update(uint32_t c, const unsigned char *p, size_t n)
+{
+    if (!crc_table[1])
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t v = i;
+            for (int k = 0; k < 8; k++)
+                v = v & 1 ? 0xEDB88320u ^ (v >> 1) : v >> 1;
+            crc_table[i] = v;
+        }
+    c = ~c;
+    while (n--)
+        c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
+    return ~c;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void fill(unsigned char *b, size_t n, uint64_t seed)
+{
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        b[i] = (unsigned char)x;
+    }
+}
+
+static int fails;
+#define CHECK(c, ...) do { if (!(c)) { printf("FAIL %s:%d: ", __func__, __LINE__); \
+    printf(__VA_ARGS__); printf(" (errno %d %s)\n", errno, ename(errno)); fails++; } } while (0)
+
+static int basic(const char *top)
+{
+    char a[4096], b[4096], sub[4096], dir[3000];
+    const char *r = getenv("TERN_RANK");
+    snprintf(dir, sizeof dir, "%s/basic.%s", top, r ? r : "0");
+    CHECK(mkdir(dir, 0755) == 0, "mkdir %s", dir);
+    snprintf(a, sizeof a, "%s/basic-a.txt", dir);
+    snprintf(b, sizeof b, "%s/basic-b.txt", dir);
+    snprintf(sub, sizeof sub, "%s/basic-sub", dir);
+    FILE *f = fopen(a, "w");
+    CHECK(f, "fopen w %s", a);
+    if (!f)
+        return 1;
+    for (int i = 0; i < 1000; i++)
+        fprintf(f, "line %d\n", i);
+    CHECK(fclose(f) == 0, "fclose");
+    struct stat st;
+    CHECK(stat(a, &st) == 0 && S_ISREG(st.st_mode), "stat");
+    long want = 0;
+    for (int i = 0; i < 1000; i++)
+        want += snprintf(NULL, 0, "line %d\n", i);
+    CHECK(st.st_size == want, "size %ld want %ld", (long)st.st_size, want);
+    int fd = open(a, O_RDONLY);
+    CHECK(fd >= 0, "open r");
+    char buf[64];
+    CHECK(lseek(fd, 7 * 10, SEEK_SET) == 70, "lseek");
+    CHECK(read(fd, buf, 7) == 7 && !memcmp(buf, "line 10", 7), "read after seek");
+    CHECK(pread(fd, buf, 8, 0) == 8 && !memcmp(buf, "line 0\nl", 8), "pread");
+    CHECK(lseek(fd, 0, SEEK_CUR) == 77, "position after pread");
+    CHECK(lseek(fd, -4, SEEK_END) == want - 4, "SEEK_END");
+    CHECK(read(fd, buf, 64) == 4 && !memcmp(buf, "999\n", 4), "read tail");
+    CHECK(read(fd, buf, 64) == 0, "eof");
+    struct stat fst;
+    CHECK(fstat(fd, &fst) == 0 && fst.st_ino == st.st_ino, "fstat");
+    int fd2 = dup(fd);
+    CHECK(fd2 > fd && lseek(fd2, 0, SEEK_CUR) == want, "dup shares the position");
+    close(fd2);
+    close(fd);
+    fd = open(a, O_RDWR);
+    CHECK(pwrite(fd, "LINE", 4, 0) == 4, "pwrite");
+    CHECK(ftruncate(fd, 20) == 0 && fstat(fd, &fst) == 0 && fst.st_size == 20, "ftruncate");
+    CHECK(read(fd, buf, 64) == 20 && !memcmp(buf, "LINE 0\n", 7), "read after pwrite");
+    CHECK(fsync(fd) == 0, "fsync");
+    close(fd);
+    CHECK(mkdir(sub, 0755) == 0, "mkdir");
+    CHECK(rename(a, b) == 0, "rename");
+    CHECK(access(a, F_OK) == -1 && errno == ENOENT, "old name gone");
+    CHECK(access(b, R_OK) == 0, "new name");
+    int seen = 0;
+    DIR *d = opendir(dir);
+    CHECK(d, "opendir");
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        seen |= (!strcmp(e->d_name, "basic-b.txt")) | (!strcmp(e->d_name, "basic-sub")) << 1;
+    if (d)
+        closedir(d);
+    CHECK(seen == 3, "readdir saw %d", seen);
+    char cwd[4096];
+    CHECK(chdir(sub) == 0 && getcwd(cwd, sizeof cwd) && !strcmp(cwd, sub), "chdir %s", cwd);
+    f = fopen("rel.txt", "w");
+    CHECK(f && fputs("relative\n", f) >= 0 && fclose(f) == 0, "relative create");
+    CHECK(chdir("..") == 0 && stat("basic-sub/rel.txt", &st) == 0 && st.st_size == 9,
+          "relative stat");
+    CHECK(unlink("basic-sub/rel.txt") == 0, "unlink relative");
+    CHECK(rmdir(sub) == 0, "rmdir");
+    CHECK(unlink(b) == 0, "unlink");
+    CHECK(stat(b, &st) == -1 && errno == ENOENT, "gone");
+    CHECK(rmdir(dir) == 0, "rmdir %s", dir);
+    printf("basic %s: %s\n", dir, fails ? "FAILED" : "ok");
+    return fails != 0;
+}
+
+static int rankfile(const char *dir, long mib)
+{
+    const char *r = getenv("TERN_RANK");
+    int rank = r ? atoi(r) : 0;
+    size_t n = (size_t)mib << 20;
+    unsigned char *buf = malloc(n), *back = malloc(n);
+    if (!buf || !back)
+        return 2;
+    fill(buf, n, (uint64_t)rank + 1);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/rank.%d", dir, rank);
+    int fd = open(p, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    CHECK(fd >= 0, "open %s", p);
+    CHECK(write(fd, buf, n) == (ssize_t)n, "write");
+    close(fd);
+    fd = open(p, O_RDONLY);
+    memset(back, 0, n);
+    CHECK(read(fd, back, n) == (ssize_t)n, "read");
+    close(fd);
+    printf("rank %d crc %08x back %08x\n", rank, crc32_update(0, buf, n), crc32_update(0, back, n));
+    return fails != 0;
+}
+
+static int big(const char *tmpl, long mib, long block)
+{
+    /* "%r" in the path: this rank's number */
+    char path[4096];
+    const char *r = getenv("TERN_RANK"), *pr = strstr(tmpl, "%r");
+    if (pr)
+        snprintf(path, sizeof path, "%.*s%s%s", (int)(pr - tmpl), tmpl, r ? r : "0", pr + 2);
+    else
+        snprintf(path, sizeof path, "%s", tmpl);
+    size_t total = (size_t)mib << 20, bs = (size_t)block;
+    unsigned char *buf = malloc(bs), *pat = malloc(total < (16u << 20) ? total : (16u << 20));
+    if (!buf || !pat)
+        return 2;
+    size_t patn = total < (16u << 20) ? total : (16u << 20);
+    fill(pat, patn, 7);
+    uint32_t cw = 0, cr = 0;
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    CHECK(fd >= 0, "open w");
+    double t0 = now();
+    for (size_t off = 0; off < total; off += bs) {
+        size_t k = total - off < bs ? total - off : bs;
+        const unsigned char *src = pat + (off % patn);
+        if ((off % patn) + k > patn) {
+            memcpy(buf, pat + (off % patn), patn - off % patn);
+            src = buf;
+        }
+        if (write(fd, src, k) != (ssize_t)k) {
+            CHECK(0, "write at %zu", off);
+            break;
+        }
+    }
+    close(fd);
+    double t1 = now();
+    fd = open(path, O_RDONLY);
+    CHECK(fd >= 0, "open r");
+    size_t got = 0;
+    double t2 = now();
+    for (;;) {
+        ssize_t k = read(fd, buf, bs);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    double t3 = now();
+    close(fd);
+    /* crc of what was written and of what came back (outside the timing) */
+    for (size_t off = 0; off < total; off += patn)
+        cw = crc32_update(cw, pat, total - off < patn ? total - off : patn);
+    fd = open(path, O_RDONLY);
+    for (ssize_t k; (k = read(fd, buf, bs)) > 0;)
+        cr = crc32_update(cr, buf, (size_t)k);
+    close(fd);
+    printf("big bytes=%zu got=%zu write_s=%.6f read_s=%.6f crc_w=%08x crc_r=%08x\n", total, got,
+           t1 - t0, t3 - t2, cw, cr);
+    return fails != 0 || got != total;
+}
+
+static int try_open(const char *path, const char *mode)
+{
+    int flags = mode[0] == 'r' ? O_RDONLY : mode[0] == 'd' ? O_WRONLY :
+                mode[0] == 'a' ? O_WRONLY | O_APPEND | O_CREAT : O_WRONLY | O_CREAT | O_TRUNC;
+    errno = 0;
+    int fd = open(path, flags, 0644);
+    char buf[256] = "";
+    if (fd >= 0 && mode[0] == 'r') {
+        ssize_t k = read(fd, buf, sizeof buf - 1);
+        buf[k > 0 ? k : 0] = 0;
+        if (k < 0)
+            printf("read %s: %s\n", path, ename(errno));
+    }
+    printf("open %s: %s%s%s\n", path, ename(fd >= 0 ? 0 : errno), buf[0] ? " " : "", buf);
+    return 0;
+}
+
+static int errors(const char *dir)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/no/such/file", dir);
+    errno = 0;
+    printf("missing: %s\n", ename(open(p, O_RDONLY) < 0 ? errno : 0));
+    errno = 0;
+    printf("dir for writing: %s\n", ename(open(dir, O_WRONLY) < 0 ? errno : 0));
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    char c;
+    errno = 0;
+    printf("read a directory: %s\n", ename(read(fd, &c, 1) < 0 ? errno : 0));
+    close(fd);
+    errno = 0;
+    printf("read a closed fd: %s\n", ename(read(fd, &c, 1) < 0 ? errno : 0));
+    snprintf(p, sizeof p, "%s/errors-ro.txt", dir);
+    fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    close(fd);
+    fd = open(p, O_RDONLY);
+    errno = 0;
+    printf("write a read-only fd: %s\n", ename(write(fd, "x", 1) < 0 ? errno : 0));
+    close(fd);
+    unlink(p);
+    errno = 0;
+    printf("rmdir missing: %s\n", ename(rmdir(p) < 0 ? errno : 0));
+    errno = 0;
+    struct stat st;
+    printf("stat bad pointer: %s\n", stat((char *)16, &st) < 0 && errno == EFAULT ? "EFAULT" : "?");
+    return 0;
+}
+
+static int fillup(const char *path)
+{
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0) {
+        printf("fill: open %s\n", ename(errno));
+        return 1;
+    }
+    static char buf[1 << 20];
+    memset(buf, 'x', sizeof buf);
+    size_t total = 0;
+    for (int i = 0; i < 1000; i++) {
+        ssize_t k = write(fd, buf, sizeof buf);
+        if (k < 0) {
+            printf("fill: %s after %zu bytes\n", ename(errno), total);
+            close(fd);
+            unlink(path);
+            return 0;
+        }
+        total += (size_t)k;
+    }
+    printf("fill: no error after %zu bytes\n", total);
+    return 1;
+}
+
+static int slow(const char *path, int n)
+{
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "slow: open %s\n", ename(errno));
+        return 1;
+    }
+    double t0 = now();
+    for (int i = 0; i < n; i++) {
+        char line[64];
+        int k = snprintf(line, sizeof line, "line %d\n", i);
+        double a = now();
+        if (write(fd, line, (size_t)k) < 0) {
+            int e = errno;
+            double b = now();
+            fprintf(stderr, "slow: write %d: %s after %.1f s (call took %.1f s)\n", i, ename(e),
+                    b - t0, b - a);
+            /* the next call fails at once */
+            a = now();
+            int e2 = write(fd, line, (size_t)k) < 0 ? errno : 0;
+            fprintf(stderr, "slow: again: %s in %.1f s\n", ename(e2), now() - a);
+            return 3;
+        }
+        fsync(fd);
+        struct timespec ts = {0, 500000000};
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "slow: no error\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && !strcmp(argv[1], "basic"))
+        return basic(argv[2]);
+    if (argc >= 4 && !strcmp(argv[1], "rankfile"))
+        return rankfile(argv[2], atol(argv[3]));
+    if (argc >= 5 && !strcmp(argv[1], "big"))
+        return big(argv[2], atol(argv[3]), atol(argv[4]));
+    if (argc >= 4 && !strcmp(argv[1], "open"))
+        return try_open(argv[2], argv[3]);
+    if (argc >= 3 && !strcmp(argv[1], "errors"))
+        return errors(argv[2]);
+    if (argc >= 3 && !strcmp(argv[1], "fill"))
+        return fillup(argv[2]);
+    if (argc >= 4 && !strcmp(argv[1], "slow"))
+        return slow(argv[2], atoi(argv[3]));
+    fprintf(stderr, "usage: see tests/programs/fileio.c\n");
+    return 2;
+}

@@ -1,0 +1,222 @@
+"""Forwarded file I/O on the virtual cluster (docs/fileio.md): programs on
+compute nodes use ordinary libc file calls; yod serves paths outside the fyod
+prefixes, fyods serve theirs."""
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+import zlib
+
+import pytest
+
+from clusters import CLUSTER, NOTHING, cluster, leftovers  # noqa: F401
+from nodes import ROOT
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps, mounts)")
+
+PROG = os.path.join(ROOT, "build", "programs")
+FILEIO = os.path.join(PROG, "fileio-musl")
+FILEIO_GLIBC = os.path.join(PROG, "fileio-glibc")
+
+
+def yod(name, *args, timeout=120, pre=(), cwd="/tmp"):
+    return subprocess.run([CLUSTER, "--name", name, "exec", *pre, "yod", *args],
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def public_dir(prefix):
+    d = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    os.chmod(d, 0o755)
+    return d
+
+
+class Fyod:
+    def __init__(self, name, root, prefix):
+        self.log = tempfile.NamedTemporaryFile(prefix="fyod-log-", delete=False)
+        self.p = subprocess.Popen([CLUSTER, "--name", name, "exec", "fyod", "--root", root,
+                                   "--prefix", prefix], stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if "registered with the allocator" in self.text():
+                return
+            assert self.p.poll() is None, self.text()
+            time.sleep(0.1)
+        raise AssertionError("fyod did not register: " + self.text())
+
+    def text(self):
+        with open(self.log.name) as f:
+            return f.read()
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        os.unlink(self.log.name)
+
+
+@pytest.fixture(scope="module")
+def fc():
+    """A 4-node cluster with fyods: /scratch (one), /spread (two), /tiny (1 MiB tmpfs)."""
+    name = "fy" + uuid.uuid4().hex[:7]
+    dirs = {k: public_dir("fyod-" + k + "-") for k in ("scratch", "spreada", "spreadb", "tiny",
+                                                       "yod")}
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "tmpfs", dirs["tiny"]],
+                   check=True)
+    fyods = []
+    try:
+        cluster(name, "up", "-n", "4", "--boot", "direct")
+        fyods.append(Fyod(name, dirs["scratch"], "/scratch"))
+        fyods.append(Fyod(name, dirs["spreada"], "/spread"))
+        fyods.append(Fyod(name, dirs["spreadb"], "/spread"))
+        fyods.append(Fyod(name, dirs["tiny"], "/tiny"))
+        yield name, dirs, fyods
+    finally:
+        for f in fyods:
+            f.stop()
+        subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True)
+        subprocess.run(["umount", dirs["tiny"]])
+        for d in dirs.values():
+            shutil.rmtree(d, ignore_errors=True)
+        assert leftovers(name) == NOTHING
+
+
+def crc(path):
+    with open(path, "rb") as f:
+        return "%08x" % zlib.crc32(f.read())
+
+
+@pytest.mark.parametrize("prog", [FILEIO, FILEIO_GLIBC], ids=["musl", "glibc"])
+def test_basic_through_yod_and_fyod(fc, prog):
+    name, dirs, _ = fc
+    r = yod(name, "-sz", "2", prog, "basic", dirs["yod"])           # yod serves it
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [f"basic {dirs['yod']}/basic.{i}: ok" for i in (0, 1)]
+    r = yod(name, "-sz", "2", prog, "basic", "/scratch")          # an fyod serves it
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [f"basic /scratch/basic.{i}: ok" for i in (0, 1)]
+    assert os.listdir(dirs["scratch"]) == []
+
+
+def test_every_rank_its_own_file(fc):
+    name, dirs, _ = fc
+    r = yod(name, "-sz", "4", FILEIO, "rankfile", "/scratch", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = sorted(r.stdout.splitlines())
+    assert len(lines) == 4
+    for line in lines:
+        _, rank, _, c, _, back = line.split()
+        assert c == back == crc(os.path.join(dirs["scratch"], f"rank.{rank}")), line
+
+
+def test_ranks_spread_over_two_fyods(fc):
+    name, dirs, _ = fc
+    r = yod(name, "-sz", "4", FILEIO, "rankfile", "/spread", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    a, b = sorted(os.listdir(dirs["spreada"])), sorted(os.listdir(dirs["spreadb"]))
+    assert len(a) == 2 and len(b) == 2 and sorted(a + b) == [f"rank.{i}" for i in range(4)]
+    for line in r.stdout.splitlines():
+        _, rank, _, c, _, back = line.split()
+        where = dirs["spreada"] if f"rank.{rank}" in a else dirs["spreadb"]
+        assert c == back == crc(os.path.join(where, f"rank.{rank}"))
+
+
+def test_64_mib_file(fc):
+    name, dirs, _ = fc
+    r = yod(name, FILEIO, "big", "/scratch/big", "64", str(4 << 20), timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    f = dict(w.split("=") for w in r.stdout.split()[1:])
+    path = os.path.join(dirs["scratch"], "big")
+    assert f["got"] == f["bytes"] == str(64 << 20) == str(os.path.getsize(path))
+    assert f["crc_w"] == f["crc_r"] == crc(path)
+    os.unlink(path)
+
+
+def test_errors(fc):
+    name, dirs, _ = fc
+    for d in ("/scratch", dirs["yod"]):
+        r = yod(name, FILEIO, "errors", d)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.splitlines() == [
+            "missing: ENOENT", "dir for writing: EISDIR", "read a directory: EISDIR",
+            "read a closed fd: EBADF", "write a read-only fd: EBADF", "rmdir missing: ENOENT",
+            "stat bad pointer: EFAULT"], (d, r.stdout)
+    r = yod(name, FILEIO, "fill", "/tiny/fill")
+    assert r.returncode == 0 and r.stdout.startswith("fill: ENOSPC after "), r.stdout + r.stderr
+
+
+def test_paths_cannot_leave_the_root(fc):
+    name, dirs, _ = fc
+    os.symlink("/etc/hostname", os.path.join(dirs["scratch"], "out"))
+    os.symlink("../../../../../../etc", os.path.join(dirs["scratch"], "up"))
+    try:
+        r = yod(name, FILEIO, "open", "/scratch/out", "r")
+        assert r.stdout.strip() == "open /scratch/out: EACCES", r.stdout + r.stderr
+        r = yod(name, FILEIO, "open", "/scratch/up/hostname", "r")
+        assert r.stdout.strip() == "open /scratch/up/hostname: EACCES", r.stdout + r.stderr
+        # '..' is resolved by the node first: /scratch/../etc is yod's /etc.
+        r = yod(name, FILEIO, "open", "/scratch/../etc/hostname", "r")
+        assert r.stdout.startswith("open /scratch/../etc/hostname: OK"), r.stdout + r.stderr
+    finally:
+        os.unlink(os.path.join(dirs["scratch"], "out"))
+        os.unlink(os.path.join(dirs["scratch"], "up"))
+
+
+def test_owner_identity(fc, tmp_path):
+    """yod run by an unprivileged user: neither yod nor fyod reads root's file for it."""
+    name, dirs, _ = fc
+    secret = os.path.join(dirs["yod"], "secret-copy")
+    shutil.copy(f"/tmp/tern-clusters/{name}/secret", secret)
+    os.chown(secret, 65534, 65534)
+    for d in (dirs["yod"], dirs["scratch"]):
+        for f, mode in (("root-only", 0o600), ("public", 0o644)):
+            with open(os.path.join(d, f), "w") as fh:
+                fh.write(f + "\n")
+            os.chmod(os.path.join(d, f), mode)
+    nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+              "--inh-caps=+net_raw", "--ambient-caps=+net_raw", "env",
+              f"TERN_SECRET_FILE={secret}")
+    try:
+        for d in (dirs["yod"], "/scratch"):
+            r = yod(name, FILEIO, "open", f"{d}/root-only", "r", pre=nobody)
+            assert r.stdout.strip() == f"open {d}/root-only: EACCES", r.stdout + r.stderr
+            r = yod(name, FILEIO, "open", f"{d}/public", "r", pre=nobody)
+            assert r.stdout.strip() == f"open {d}/public: OK public", r.stdout + r.stderr
+            r = yod(name, FILEIO, "open", f"{d}/new", "w", pre=nobody)
+            assert r.stdout.strip() == f"open {d}/new: EACCES", r.stdout + r.stderr
+            r = yod(name, FILEIO, "open", f"{d}/root-only", "r")       # root may
+            assert r.stdout.strip() == f"open {d}/root-only: OK root-only", r.stdout + r.stderr
+    finally:
+        for d in (dirs["yod"], dirs["scratch"]):
+            for f in ("root-only", "public"):
+                os.unlink(os.path.join(d, f))
+        os.unlink(secret)
+
+
+def test_fyod_killed_mid_job(fc):
+    name, _, _ = fc
+    d = public_dir("fyod-victim-")
+    victim = Fyod(name, d, "/victim")
+    try:
+        p = subprocess.Popen([CLUSTER, "--name", name, "exec", "yod", FILEIO, "slow",
+                              "/victim/slow", "120"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd="/tmp")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not os.path.exists(os.path.join(d, "slow")):
+            time.sleep(0.2)
+        time.sleep(1)
+        victim.p.kill()
+        t0 = time.monotonic()
+        out, err = p.communicate(timeout=60)
+        took = time.monotonic() - t0
+        assert "EIO after" in err and "again: EIO in 0.0 s" in err, err
+        assert p.returncode == 1 and took < 30, (took, err)
+    finally:
+        victim.stop()
+        shutil.rmtree(d, ignore_errors=True)
