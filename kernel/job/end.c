@@ -7,6 +7,7 @@
 #include "fd.h"
 #include "files.h"
 #include "job.h"
+#include "kmalloc.h"
 #include "mem.h"
 #include "process.h"
 #include "ptl_kernel.h"
@@ -52,6 +53,7 @@ static void reset_node(void)
 {
     job_tick_stop();
     job_unserve_image();
+    job_free_loader_memory();
     ptl_lib_iface_reset(0);
     portals_syscall_reset();
     job_stdio_reset();
@@ -114,9 +116,13 @@ void job_end(enum end_kind kind, int code, const char *why)
     }
     uint64_t t0 = time_monotonic_ns();
     uint32_t id = job.id;
+    /* This job's yod will not come back (a new yod is a new process). */
+    ptl_lib_forget_peer(TERN_KERNEL_IFACE, job.yod_nid, job.yod_pid);
     reset_node();
-    kprintf("job %u: ended; node cleaned in %lu ms and free\n", id,
-            (time_monotonic_ns() - t0) / 1000000);
+    struct kmem_stats km;
+    kmem_get_stats(&km);
+    kprintf("job %u: ended; node cleaned in %lu ms and free (kernel heap %lu of %lu KiB in use)\n",
+            id, (time_monotonic_ns() - t0) / 1000000, km.used >> 10, km.size >> 10);
     ending = false;
     __asm__ volatile("cli; mov %0, %%rsp; xor %%ebp, %%ebp; call job_loop; ud2"
                      :: "r"(boot_stack_top) : "memory");

@@ -46,8 +46,14 @@ int knode_open(void)
 {
     static const ptl_pt_index_t pts[] = {TERN_PT_SERVICE, TERN_PT_REPLY, YOD_PT_JOB,
                                          YOD_PT_IMAGE, YOD_PT_STDIN, FIO_PT_REPLY, FIO_PT_BULK};
+    /* Sized for what the kernel does (a few entries per job, one load, its
+     * output and file calls): the library's defaults would take half of a
+     * small node's kernel heap, which the program's own NIs need. */
+    ptl_ni_limits_t want = {.max_entries = 512, .max_unexpected_headers = 64, .max_mds = 256,
+                            .max_cts = 8, .max_eqs = 4, .max_iovecs = 16,
+                            .max_triggered_ops = 8};
     if (PtlInit() != PTL_OK ||
-        PtlNIInit(TERN_KERNEL_IFACE, PTL_NI_MATCHING | PTL_NI_PHYSICAL, YOD_NODE_PID, NULL, NULL,
+        PtlNIInit(TERN_KERNEL_IFACE, PTL_NI_MATCHING | PTL_NI_PHYSICAL, YOD_NODE_PID, &want, NULL,
                   &knode.ni) != PTL_OK ||
         PtlEQAlloc(knode.ni, EQ_SIZE, &knode.eq) != PTL_OK)
         return -1;

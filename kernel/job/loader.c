@@ -276,6 +276,17 @@ static const char *check(const struct load_slot *s, const struct yod_load *d)
 }
 
 static char *argv[MAX_ARGS], *envp[MAX_ARGS];
+/* Kernel memory the job holds until it ends (job_free_loader_memory). */
+static char *job_map;
+static struct yod_load *job_desc;
+
+void job_free_loader_memory(void)
+{
+    kfree(job_map);
+    kfree(job_desc);
+    job_map = NULL;
+    job_desc = NULL;
+}
 
 static bool ours(const char *e)
 {
@@ -302,7 +313,7 @@ static int build_args(const struct yod_load *d, int *envc)
     snprintf(size, sizeof size, "TERN_SIZE=%u", d->size);
     snprintf(jobid, sizeof jobid, "TERN_JOB=%u", d->job);
     snprintf(pid, sizeof pid, "TERN_PID=%u", TERN_APP_PID);
-    char *map = kmalloc((uint64_t)d->size * 11 + 16);
+    char *map = job_map = kmalloc((uint64_t)d->size * 11 + 16);
     if (!map)
         load_error("%s: no kernel memory for the map of %u ranks", d->name, d->size);
     char *m = map + snprintf(map, 16, "TERN_MAP=");
@@ -341,6 +352,7 @@ static void run_job(struct load_slot *s)
         return;
     }
     memcpy(d, in, s->mlength);
+    job_desc = d;
     post_slot(s);
 
     memset(&job, 0, sizeof job);

@@ -24,6 +24,9 @@ uint32_t ptl_lib_restrict(uint32_t iface_mask);     /* returns the mask it repla
 /* Releases every NI of an interface and everything on it, however many
  * PtlNIInit references it has (a kernel ending an application's job). */
 void ptl_lib_iface_reset(unsigned iface);
+/* Drops the state kept for peer (nid, pid) on an interface's NIs if nothing
+ * is in flight to or from it (its process has ended for good). */
+void ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid);
 
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);

@@ -34,8 +34,8 @@ static uint32_t new_session(void)
     return ptl_g.session_seed | 1u;
 }
 
-/* Peers are never forgotten while the NI lives (their sequence state must
- * persist), so the table only grows: linear probing without deletion. */
+/* Peers are forgotten only on request (ptl_lib_forget_peer), when their
+ * process is gone: their sequence state must persist otherwise. */
 struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
                               bool create)
 {
@@ -64,6 +64,43 @@ struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
         return p;
     }
     return NULL;
+}
+
+/* A process that has gone for good (a job's launcher) would keep its peer
+ * state for the NI's life: a long-lived NI (a node kernel's, serving one
+ * launcher per job) forgets it when told, if nothing is in flight either
+ * way.  Should the process speak again, it is a restarted peer (new
+ * session), which the protocol handles. */
+void ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid)
+{
+    ptl_host_lock();
+    for (unsigned k = iface * 4; k < iface * 4 + 4 && iface < PTL_MAX_IFACES; k++) {
+        struct ptl_ni *ni = &ptl_g.nis[k];
+        if (!ni->in_use)
+            continue;
+        struct ptl_peer *p = ptl_peer_get(ni, nid, pid, false);
+        if (!p || p->q_head || p->snd_una != p->snd_nxt || p->resp_waiting ||
+            p->resp_queued || p->cur.active)
+            continue;
+        for (struct ptl_peer **pp = &ni->peer_list; *pp; pp = &(*pp)->next)
+            if (*pp == p) {
+                *pp = p->next;
+                break;
+            }
+        ni->n_peers--;
+        /* Linear probing has no deletion: build the table again. */
+        memset(ni->peer_tab, 0, sizeof(*ni->peer_tab) * PTL_PEER_SLOTS);
+        for (struct ptl_peer *q = ni->peer_list; q; q = q->next) {
+            uint32_t h = (q->nid * 2654435761u) ^ (q->pid * 40503u);
+            for (unsigned i = 0; i < PTL_PEER_SLOTS; i++)
+                if (!ni->peer_tab[(h + i) % PTL_PEER_SLOTS]) {
+                    ni->peer_tab[(h + i) % PTL_PEER_SLOTS] = q;
+                    break;
+                }
+        }
+        ptl_host_free(p);
+    }
+    ptl_host_unlock();
 }
 
 /* A per-peer cap keeps one silent or hostile peer from holding every
