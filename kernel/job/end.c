@@ -53,6 +53,7 @@ static void reset_node(void)
     job_tick_stop();
     job_unserve_image();
     ptl_lib_iface_reset(0);
+    ptl_kernel_loop_discard();
     portals_syscall_reset();
     job_stdio_reset();
     files_reset();
@@ -72,6 +73,7 @@ static void reset_node(void)
         ptl_lib_progress();
     }
     memset(&proc, 0, sizeof proc);
+    job_loader_reset();               /* after proc: its name lived there */
     clear_vector_registers();
     fault_line[0] = 0;
     memset(&job, 0, sizeof job);
