@@ -47,6 +47,7 @@ def run(ns, n, prog, *args, timeout=90, env=None):
     ("bigmsg", 2, "bigmsg ok"),
     ("unexpected", 16, "unexpected ok: 30000 messages"),
     ("barrier", 8, "barrier ok on 8 nodes"),
+    ("selfsend", 3, "selfsend ok on 3 nodes"),
 ])
 def test_point_to_point_and_sync(ns, prog, n, expect):
     r = run(ns, n, prog)

@@ -3,6 +3,7 @@
 The same programs run under libnx-mpi (test_libnx_mpi.py) and on the
 Linux-host Portals (test_libnx_portals.py): the three must agree."""
 import os
+import re
 import subprocess
 import uuid
 
@@ -27,10 +28,19 @@ def nx():
     assert leftovers(name) == NOTHING
 
 
-def yod(name, n, prog, *args, timeout=300):
-    return subprocess.run([CLUSTER, "--name", name, "exec", "yod", "-timeout", "240", "-sz",
-                           str(n), os.path.join(BIN, prog), *args],
+def yod(name, n, prog, *args, timeout=300, env=None, limit=240, opts=()):
+    """yod passes its environment to the ranks: env goes there; opts are
+    more yod options."""
+    pre = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
+    return subprocess.run([CLUSTER, "--name", name, "exec", *pre, "yod", "-timeout", str(limit),
+                           "-sz", str(n), *opts, os.path.join(BIN, prog), *args],
                           capture_output=True, text=True, timeout=timeout)
+
+
+def stats(r, node):
+    m = re.search(rf"libnx stats node {node}: (.*)", r.stderr)
+    assert m, r.stdout + r.stderr
+    return {k: int(v) for k, v in (w.split("=") for w in m.group(1).split())}
 
 
 @pytest.mark.parametrize("prog,n,args,expect", [
@@ -40,12 +50,58 @@ def yod(name, n, prog, *args, timeout=300):
     ("order", 5, [], "order ok on 5 nodes"),
     ("bigmsg", 2, [], "bigmsg ok"),
     ("unexpected", 16, [], "unexpected ok"),
+    ("selfsend", 3, [], "selfsend ok on 3 nodes"),
     ("barrier", 8, ["noclock"], "barrier ok on 8 nodes"),
 ])
 def test_point_to_point_and_sync(nx, prog, n, args, expect):
     r = yod(nx, n, prog, *args)
     assert r.returncode == 0, r.stdout + r.stderr
     assert expect in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_unexpected_on_a_few_nodes_runs_flow_control(nx, n):
+    """More unexpected messages than Portals has headers for (2048) only
+    from 3 ranks up: rank 0's PT is disabled, it drains and PAUSEs every
+    rank - itself included, a put to its own node.  That put never came
+    back from the wire on a Tern node, so rank 0 waited forever for its own
+    PAUSE_ACK (the job hung on 3+ nodes and passed on 2)."""
+    r = yod(nx, n, "unexpected", env={"TERN_NX_STATS": "1"}, limit=60, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"unexpected ok: {2000 * (n - 1)} messages" in r.stdout
+    assert stats(r, 0)["recoveries"] >= 1
+
+
+def test_flow_control_again_and_again_on_two_nodes(nx):
+    """32 KiB of unexpected space and 64 headers: dozens of drain / PAUSE /
+    re-enable / resend rounds, each with a PAUSE to the receiver itself;
+    nothing lost, order kept (the program checks)."""
+    r = yod(nx, 2, "unexpected", env={"TERN_NX_STATS": "1", "TERN_NX_UH": "64",
+                                      "TERN_NX_UNEXPECTED": "32768"}, limit=90, timeout=150)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "unexpected ok: 2000 messages" in r.stdout
+    s0 = stats(r, 0)
+    assert s0["recoveries"] >= 3 and s0["drained"] > 500, s0
+    assert stats(r, 1)["resent"] > 0
+
+
+def test_jobs_leave_no_kernel_heap_behind(nx):
+    """Each job on a node used to leave 6 KiB of its 4 MiB kernel heap behind
+    (its descriptor and TERN_MAP string, and the kernel NI's peer state for
+    that job's yod, a new Portals process every time).  With ~100 KiB free
+    once libnx is up, a node failed after a few dozen jobs: PtlEQAlloc gave
+    PTL_NO_SPACE, or a 16-rank reduce hung.  The heap in use while the same
+    program runs must not grow from job to job."""
+    used = []
+    for _ in range(4):
+        r = yod(nx, 2, "pingpong", env={"TERN_NX_STATS": "2"}, limit=60, timeout=120,
+                opts=("-list", "15..16"))
+        assert r.returncode == 0, r.stdout + r.stderr
+        m = re.search(r"tern node stats node 0: kmem_used=(\d+) .* kmem_fails=(\d+)", r.stderr)
+        assert m, r.stderr
+        used.append(int(m.group(1)))
+        assert int(m.group(2)) == 0, r.stderr
+    assert len(set(used[1:])) == 1, used
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 8, 16])

@@ -59,7 +59,7 @@ void job_on_ctl_put(const ptl_event_t *ev);
 void job_refuse_busy(void);            /* a second yod's descriptor */
 void job_go(void);                     /* yod said GO */
 void job_unserve_image(void);
-void job_free_loader_memory(void);     /* the descriptor copy and the map string */
+void job_loader_reset(void);           /* frees the ended job's descriptor and map */
 
 /* loader.c: serve jobs forever; entered on a fresh kernel stack. */
 __attribute__((noreturn)) void job_loop(void);

@@ -12,6 +12,12 @@ bool ptl_kernel_available(void);
 uint32_t ptl_kernel_nid(void);
 /* Hands frames that have arrived to the library (every Portals call). */
 void ptl_kernel_poll(void);
+/* Drops the frames the node sent itself that are not yet delivered (the
+ * program's interface is being reset). */
+void ptl_kernel_loop_discard(void);
+/* Frames the node has sent itself; of the attempts, those refused because
+ * the loop ring was full. */
+void ptl_kernel_loop_stats(uint64_t *frames, uint64_t *full);
 /* portals/register.c: a node without a program registers with the
  * allocator, then serves its health pings; does not return unless
  * Portals cannot be opened. */

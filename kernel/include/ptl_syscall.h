@@ -37,5 +37,6 @@ enum tern_ptl_op {
 struct tern_ptl_node_stats {
     uint64_t nic_tx_frames, nic_tx_errors, nic_rx_frames, nic_rx_dropped, nic_interrupts;
     uint64_t kmem_size, kmem_used, kmem_peak, kmem_fails;
+    uint64_t loop_frames, loop_full; /* frames to the node itself; refused, ring full */
 };
 #endif

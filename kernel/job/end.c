@@ -53,8 +53,8 @@ static void reset_node(void)
 {
     job_tick_stop();
     job_unserve_image();
-    job_free_loader_memory();
     ptl_lib_iface_reset(0);
+    ptl_kernel_loop_discard();
     portals_syscall_reset();
     job_stdio_reset();
     files_reset();
@@ -74,6 +74,7 @@ static void reset_node(void)
         ptl_lib_progress();
     }
     memset(&proc, 0, sizeof proc);
+    job_loader_reset();               /* after proc: its name lived there */
     clear_vector_registers();
     fault_line[0] = 0;
     memset(&job, 0, sizeof job);

@@ -12,6 +12,7 @@
 #include "mem.h"
 #include "process.h"
 #include "ptl_kernel.h"
+#include "ptl_lib.h"
 #include "time.h"
 #include "../../yod/sha256.h"
 #include "../../yod/yod_proto.h"
@@ -276,18 +277,6 @@ static const char *check(const struct load_slot *s, const struct yod_load *d)
 }
 
 static char *argv[MAX_ARGS], *envp[MAX_ARGS];
-/* Kernel memory the job holds until it ends (job_free_loader_memory). */
-static char *job_map;
-static struct yod_load *job_desc;
-
-void job_free_loader_memory(void)
-{
-    kfree(job_map);
-    kfree(job_desc);
-    job_map = NULL;
-    job_desc = NULL;
-}
-
 static bool ours(const char *e)
 {
     static const char *const mine[] = {"TERN_RANK=", "TERN_SIZE=", "TERN_JOB=", "TERN_MAP=",
@@ -300,6 +289,20 @@ static bool ours(const char *e)
 
 /* argv and the environment: TERN_* job variables (docs/job-interface.md)
  * first, then yod's environment. */
+/* The running job's descriptor (its name is proc.name) and TERN_MAP string:
+ * kept until the job ends, then freed by job_loader_reset.  They used to be
+ * left behind, 2 KiB or more of the kernel heap per job. */
+static struct yod_load *job_desc;
+static char *job_map;
+
+void job_loader_reset(void)
+{
+    kfree(job_map);
+    kfree(job_desc);
+    job_map = NULL;
+    job_desc = NULL;
+}
+
 static int build_args(const struct yod_load *d, int *envc)
 {
     const uint32_t *nids = (const uint32_t *)(d + 1);
@@ -313,9 +316,10 @@ static int build_args(const struct yod_load *d, int *envc)
     snprintf(size, sizeof size, "TERN_SIZE=%u", d->size);
     snprintf(jobid, sizeof jobid, "TERN_JOB=%u", d->job);
     snprintf(pid, sizeof pid, "TERN_PID=%u", TERN_APP_PID);
-    char *map = job_map = kmalloc((uint64_t)d->size * 11 + 16);
+    char *map = kmalloc((uint64_t)d->size * 11 + 16);
     if (!map)
         load_error("%s: no kernel memory for the map of %u ranks", d->name, d->size);
+    job_map = map;
     char *m = map + snprintf(map, 16, "TERN_MAP=");
     for (uint32_t r = 0; r < d->size; r++)
         m += snprintf(m, 12, r ? ",%u" : "%u", nids[r]);
@@ -352,8 +356,21 @@ static void run_job(struct load_slot *s)
         return;
     }
     memcpy(d, in, s->mlength);
-    job_desc = d;
     post_slot(s);
+    job_loader_reset();           /* nothing should be left, but never leak */
+    job_desc = d;
+    /* Every yod is a new Portals process, and the kernel NI kept a 4 KiB
+     * peer for each one for as long as the node ran: after a few dozen
+     * jobs the kernel heap was full (PtlEQAlloc of the next program failed
+     * with PTL_NO_SPACE, or a peer could not be created).  The previous
+     * job's yod is gone by now; forget it. */
+    static uint32_t last_yod_nid, last_yod_pid;
+    static bool last_yod;
+    if (last_yod && (last_yod_nid != d->yod_nid || last_yod_pid != d->yod_pid))
+        ptl_lib_forget_peer(TERN_KERNEL_IFACE, last_yod_nid, last_yod_pid);
+    last_yod = true;
+    last_yod_nid = d->yod_nid;
+    last_yod_pid = d->yod_pid;
 
     memset(&job, 0, sizeof job);
     job.active = true;

@@ -10,7 +10,15 @@
  * Two interfaces share the NIC: interface 0 is the application's (pid
  * TERN_APP_PID), interface TERN_KERNEL_IFACE the kernel's own (pid
  * YOD_NODE_PID: registration, job loading and control).  A frame goes to the
- * one its destination pid names. */
+ * one its destination pid names.
+ *
+ * A frame to this node's own nid never comes back from the wire (a switch or
+ * bridge does not send a frame out of the port it came in by), so it is
+ * looped here instead, as the Linux host does (lh_loop.c): copied into a
+ * ring in ptl_host_send and handed to the library at the next poll or wait.
+ * Without it a program's message to itself (NX allows one; libnx's
+ * flow-control PAUSE goes to every rank, the receiver included) was
+ * resent until Portals gave up on its own node. */
 #include "boot.h"
 #include "kernel.h"
 #include "kmalloc.h"
@@ -37,6 +45,87 @@ static uint8_t bounce_frame[ETH_HLEN + HDR_MAX + BOUNCE_MAX] __attribute__((alig
  * atomics (fxsave needs 16-byte alignment). */
 static uint8_t fpu_save[512] __attribute__((aligned(16)));
 static int fpu_depth;
+
+/* Frames to this node (see the top): records of {length, frame after the
+ * Ethernet header}, 8-byte aligned, in a circular byte ring; a record that
+ * does not fit before the end is preceded by a wrap marker.  Full: the send
+ * fails and the library resends later (a lost frame). */
+#define LOOP_BYTES (128u * 1024u)
+#define LOOP_WRAP 0xFFFFFFFFu
+static uint8_t loop_ring[LOOP_BYTES] __attribute__((aligned(8)));
+static uint32_t loop_rd, loop_wr, loop_used;
+static uint64_t loop_frames, loop_full;
+
+static uint32_t loop_rec_size(uint32_t len) { return 8 + ((len + 7) & ~7u); }
+
+static int loop_send(const struct ptl_sg *sg, int n_sg)
+{
+    size_t len = 0;
+    for (int i = 0; i < n_sg; i++)
+        len += sg[i].len;
+    if (len > HDR_MAX + BOUNCE_MAX)
+        return -1;
+    uint32_t need = loop_rec_size((uint32_t)len);
+    uint32_t tail = LOOP_BYTES - loop_wr;     /* a multiple of 8, at least 8 */
+    uint32_t skip = tail < need ? tail : 0;
+    if (loop_used + skip + need > LOOP_BYTES) {
+        loop_full++;
+        return -1;
+    }
+    if (skip) {
+        *(uint32_t *)(loop_ring + loop_wr) = LOOP_WRAP;
+        loop_used += skip;
+        loop_wr = 0;
+    }
+    *(uint32_t *)(loop_ring + loop_wr) = (uint32_t)len;
+    uint8_t *d = loop_ring + loop_wr + 8;
+    for (int i = 0; i < n_sg; i++) {
+        memcpy(d, sg[i].base, sg[i].len);
+        d += sg[i].len;
+    }
+    loop_used += need;
+    loop_wr = (loop_wr + need) % LOOP_BYTES;
+    loop_frames++;
+    return 0;
+}
+
+static unsigned iface_of(const uint8_t *ptl, size_t len);
+
+/* Hands the looped frames to the library, those its handling loops as well
+ * (a put's ACK).  A record is freed only after ptl_lib_rx returns: frames
+ * sent meanwhile go elsewhere in the ring.  Returns the frames delivered. */
+static int loop_deliver(void)
+{
+    int n = 0;
+    while (loop_used) {
+        uint32_t len = *(uint32_t *)(loop_ring + loop_rd);
+        if (len == LOOP_WRAP) {
+            loop_used -= LOOP_BYTES - loop_rd;
+            loop_rd = 0;
+            continue;
+        }
+        const uint8_t *f = loop_ring + loop_rd + 8;
+        ptl_lib_rx(iface_of(f, len), f, len);
+        uint32_t sz = loop_rec_size(len);
+        loop_used -= sz;
+        loop_rd = (loop_rd + sz) % LOOP_BYTES;
+        n++;
+    }
+    if (!loop_used)
+        loop_rd = loop_wr = 0;
+    return n;
+}
+
+void ptl_kernel_loop_discard(void)
+{
+    loop_rd = loop_wr = loop_used = 0;
+}
+
+void ptl_kernel_loop_stats(uint64_t *frames, uint64_t *full)
+{
+    *frames = loop_frames;
+    *full = loop_full;
+}
 
 void ptl_kernel_init(void)
 {
@@ -89,6 +178,8 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int
         return -1;
     if (ETH_HLEN + sg[0].len > NETDEV_COPY_MAX)
         return -1;
+    if (dst_nid == my_nid)
+        return loop_send(sg, n_sg);
     uint8_t h[ETH_HLEN + HDR_MAX];
     const uint8_t *src = netdev_mac();
     h[0] = 0x02, h[1] = 0, h[2] = 0;
@@ -120,24 +211,27 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int
     return netdev_send(out, 1) == 0 ? 0 : -1;
 }
 
+/* Destination pid at byte 28 of the Portals header (ptl_wire.h); a frame
+ * too short to hold it goes to interface 0, whose library counts it. */
+static unsigned iface_of(const uint8_t *ptl, size_t len)
+{
+    if (len < 32)
+        return 0;
+    const uint8_t *d = ptl + 28;
+    uint32_t pid = d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
+    if (pid != YOD_NODE_PID)
+        return 0;
+    kernel_frames_arrived = true;
+    return TERN_KERNEL_IFACE;
+}
+
 static void rx_frame(const void *frame, size_t len, void *arg)
 {
     (void)arg;
     const uint8_t *f = frame;
     if (len <= ETH_HLEN || f[12] != ETHERTYPE_PORTALS >> 8 || f[13] != (ETHERTYPE_PORTALS & 0xFF))
         return;
-    /* Destination pid at byte 28 of the Portals header (ptl_wire.h); a frame
-     * too short to hold it goes to interface 0, whose library counts it. */
-    unsigned iface = 0;
-    if (len >= ETH_HLEN + 32) {
-        const uint8_t *d = f + ETH_HLEN + 28;
-        uint32_t pid = d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
-        if (pid == YOD_NODE_PID) {
-            iface = TERN_KERNEL_IFACE;
-            kernel_frames_arrived = true;
-        }
-    }
-    ptl_lib_rx(iface, f + ETH_HLEN, len - ETH_HLEN);
+    ptl_lib_rx(iface_of(f + ETH_HLEN, len - ETH_HLEN), f + ETH_HLEN, len - ETH_HLEN);
 }
 
 /* The library takes frames only in ptl_host_wait, and a program that keeps
@@ -147,8 +241,10 @@ static void rx_frame(const void *frame, size_t len, void *arg)
  * nothing has. */
 void ptl_kernel_poll(void)
 {
-    if (netdev_present())
+    if (netdev_present()) {
+        loop_deliver();
         netdev_poll(rx_frame, NULL);
+    }
 }
 
 void ptl_host_wait(uint64_t deadline_ns)
@@ -158,7 +254,8 @@ void ptl_host_wait(uint64_t deadline_ns)
             time_sleep_until(deadline_ns);
         return;
     }
-    if (netdev_poll(rx_frame, NULL) > 0) {
+    int got = loop_deliver();
+    if (netdev_poll(rx_frame, NULL) + got > 0) {
         job_service_from_wait();
         return;
     }

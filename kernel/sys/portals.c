@@ -317,8 +317,11 @@ static int stats(uint64_t ulib, uint64_t unode)
     ptl_lib_get_stats(0, &lib);
     netdev_get_stats(&nd);
     kmem_get_stats(&km);
+    uint64_t loop_frames, loop_full;
+    ptl_kernel_loop_stats(&loop_frames, &loop_full);
     node = (struct tern_ptl_node_stats){nd.tx_frames, nd.tx_errors, nd.rx_frames, nd.rx_dropped,
-                                        nd.interrupts, km.size, km.used, km.peak, km.fails};
+                                        nd.interrupts, km.size, km.used, km.peak, km.fails,
+                                        loop_frames, loop_full};
     if (ulib)
         copy_to_user(ulib, &lib, sizeof lib);
     if (unode)
@@ -340,8 +343,10 @@ static int dispatch(uint64_t op, const ptl_args_t a)
     case TPO_FINI:
         /* Only the program's own references: the kernel keeps its NI. */
         if (app_init_refs) {
-            if (--app_init_refs == 0)
+            if (--app_init_refs == 0) {
                 ptl_lib_iface_reset(0);
+                ptl_kernel_loop_discard();
+            }
             PtlFini();
         }
         iov_collect();

@@ -27,6 +27,10 @@
 extern int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out) __attribute__((weak));
 struct ptl_linux_stats;
 extern int ptl_linux_get_stats(struct ptl_linux_stats *out) __attribute__((weak));
+/* Tern: the library's and the node's counters (TPO_STATS). */
+struct tern_ptl_node_stats;
+extern int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node)
+    __attribute__((weak));
 
 struct nx_state nx = {.rank = 0, .size = 1};
 long nx_info_last[4];
@@ -152,6 +156,62 @@ static void dispatch(const ptl_event_t *ev)
     }
 }
 
+/* TERN_NX_DEBUG=S: every S seconds spent in the event loop, one line of
+ * this rank's flow-control state and counters on stderr (hang diagnosis). */
+static void debug_dump(void)
+{
+    static double every = -1, next;
+    if (every < 0) {
+        every = (double)nx_env_long("TERN_NX_DEBUG", 0);
+        next = now() + every;
+    }
+    if (every <= 0 || now() < next)
+        return;
+    next = now() + every;
+    long saved = 0;
+    for (struct saved *s = nx.saved_head; s; s = s->next)
+        saved++;
+    fprintf(stderr,
+            "nxdbg node %ld: recovering=%d draining=%d epoch=%llu ops=%d/%d starved=%d "
+            "saved=%ld unexpected=%llu recoveries=%llu resent=%llu drained=%llu\n",
+            nx.rank, nx.recovering, nx.draining, (unsigned long long)nx.epoch, nx.ops_inflight,
+            nx.ops_max, nx.starved, saved, (unsigned long long)nx.st_unexpected,
+            (unsigned long long)nx.st_recoveries, (unsigned long long)nx.st_resent,
+            (unsigned long long)nx.st_drained);
+    for (long r = 0; r < nx.size; r++) {
+        struct nx_peer *p = &nx.peers[r];
+        long q = 0, st[4] = {0, 0, 0, 0};
+        for (struct nx_msg *m = p->head; m; m = m->next)
+            q++, st[m->state & 3]++;
+        fprintf(stderr,
+                "nxdbg node %ld peer %ld: msgs=%ld (queued %ld inflight %ld rejected %ld) "
+                "inflight=%d ctl_inflight=%d paused=%d pause_owed=%d pause_epoch=%llu "
+                "acked_epoch=%llu exiting=%d\n",
+                nx.rank, r, q, st[MSG_QUEUED], st[MSG_INFLIGHT], st[MSG_REJECTED], p->inflight,
+                p->ctl_inflight, p->paused, p->pause_owed, (unsigned long long)p->pause_epoch,
+                (unsigned long long)p->acked_epoch, p->exiting);
+    }
+    struct ptl_lib_stats ls;
+    uint64_t ns[11];
+    memset(&ls, 0, sizeof ls);
+    memset(ns, 0, sizeof ns);
+    if (ptl_tern_stats && ptl_tern_stats(&ls, (struct tern_ptl_node_stats *)ns) == PTL_OK)
+        fprintf(stderr,
+                "nxdbg node %ld: lib rx=%llu tx=%llu retx=%llu timeouts=%llu no_res=%llu "
+                "ooo_drop=%llu dup=%llu window=%llu host_busy=%llu peer_fail=%llu | nic tx=%llu "
+                "txerr=%llu rx=%llu rxdrop=%llu irq=%llu | kmem used=%llu peak=%llu/%llu "
+                "fails=%llu | self frames=%llu refused=%llu\n",
+                nx.rank, (unsigned long long)ls.rx_frames, (unsigned long long)ls.tx_frames,
+                (unsigned long long)ls.tx_retransmits, (unsigned long long)ls.tx_timeouts,
+                (unsigned long long)ls.rx_no_resources, (unsigned long long)ls.rx_ooo_dropped,
+                (unsigned long long)ls.rx_dup, (unsigned long long)ls.rx_window,
+                (unsigned long long)ls.tx_host_busy, (unsigned long long)ls.peer_failures,
+                (unsigned long long)ns[0], (unsigned long long)ns[1], (unsigned long long)ns[2],
+                (unsigned long long)ns[3], (unsigned long long)ns[4], (unsigned long long)ns[6],
+                (unsigned long long)ns[7], (unsigned long long)ns[5], (unsigned long long)ns[8],
+                (unsigned long long)ns[9], (unsigned long long)ns[10]);
+}
+
 /* Handle every event that is there; with block, first wait (bounded) for
  * one.  Callers loop until their condition holds. */
 void nx_progress_ms(unsigned ms)
@@ -172,6 +232,7 @@ void nx_progress_ms(unsigned ms)
     }
     if (nx.starved)
         nx_kick();
+    debug_dump();
 }
 
 void nx_progress(bool block) { nx_progress_ms(block ? 50 : 0); }
@@ -255,6 +316,15 @@ static void print_stats(void)
             fprintf(stderr, " %llu", (unsigned long long)v[i]);
         fprintf(stderr, "\n");
     }
+    uint64_t ns[11] = {0};
+    if (nx_env_long("TERN_NX_STATS", 0) > 1 && ptl_tern_stats &&
+        ptl_tern_stats(NULL, (struct tern_ptl_node_stats *)ns) == PTL_OK)
+        fprintf(stderr,
+                "tern node stats node %ld: kmem_used=%llu kmem_peak=%llu kmem_size=%llu "
+                "kmem_fails=%llu self_frames=%llu self_refused=%llu\n",
+                nx.rank, (unsigned long long)ns[6], (unsigned long long)ns[7],
+                (unsigned long long)ns[5], (unsigned long long)ns[8], (unsigned long long)ns[9],
+                (unsigned long long)ns[10]);
     uint64_t h[9];
     if (nx_env_long("TERN_NX_STATS", 0) > 1 && ptl_linux_get_stats &&
         !ptl_linux_get_stats((struct ptl_linux_stats *)h))

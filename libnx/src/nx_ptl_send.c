@@ -421,7 +421,15 @@ void nx_ctl_ack(void *rec, const ptl_event_t *ev)
         nx.starved = true;
         return;
     }
-    /* A lost PAUSE/UNPAUSE/EXITING can only be for a rank that is gone. */
+    /* A lost PAUSE/UNPAUSE/EXITING can only be for a rank that is gone: one
+     * that announced its exit.  To any other rank it would leave flow
+     * control waiting forever (a put to one's own node was lost that way on
+     * Tern nodes before they looped such frames): say so instead. */
+    int op = (int)(c->hd >> 56);
+    if (ev->ni_fail_type != PTL_NI_OK && !nx.peers[c->target].exiting && !nx.aborting &&
+        (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE))
+        nx_fatal("flow-control message %d to node %ld was not delivered (Portals failure %d)",
+                 op, c->target, (int)ev->ni_fail_type);
     free(c);
 }
 

@@ -24,9 +24,13 @@ uint32_t ptl_lib_restrict(uint32_t iface_mask);     /* returns the mask it repla
 /* Releases every NI of an interface and everything on it, however many
  * PtlNIInit references it has (a kernel ending an application's job). */
 void ptl_lib_iface_reset(unsigned iface);
-/* Drops the state kept for peer (nid, pid) on an interface's NIs if nothing
- * is in flight to or from it (its process has ended for good). */
-void ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid);
+/* Forgets the state kept for the process nid/pid on every NI of an interface
+ * (peers are otherwise kept as long as the NI), where nothing is pending
+ * with it: no message queued or unacknowledged either way, no operation of
+ * ours referring to it, no ACK/REPLY of ours to it outstanding.  For a host
+ * whose long-lived NI talks to a stream of short-lived processes (a kernel
+ * and each job's launcher).  Returns how many peers were freed. */
+int ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid);
 
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);

@@ -34,8 +34,8 @@ static uint32_t new_session(void)
     return ptl_g.session_seed | 1u;
 }
 
-/* Peers are forgotten only on request (ptl_lib_forget_peer), when their
- * process is gone: their sequence state must persist otherwise. */
+/* Peers are never forgotten while the NI lives (their sequence state must
+ * persist), so the table only grows: linear probing without deletion. */
 struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
                               bool create)
 {
@@ -66,41 +66,69 @@ struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
     return NULL;
 }
 
-/* A process that has gone for good (a job's launcher) would keep its peer
- * state for the NI's life: a long-lived NI (a node kernel's, serving one
- * launcher per job) forgets it when told, if nothing is in flight either
- * way.  Should the process speak again, it is a restarted peer (new
- * session), which the protocol handles. */
-void ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid)
+static bool peer_idle(struct ptl_ni *ni, const struct ptl_peer *p)
 {
+    if (p->q_head || p->snd_una != p->snd_nxt || p->cur.active || p->resp_waiting ||
+        p->resp_queued)
+        return false;
+    for (uint32_t i = 0; i < ni->n_ops; i++)
+        if (ni->ops[i].in_use && ni->ops[i].peer == p)
+            return false;
+    return true;
+}
+
+/* Removes slot i of the linear-probing table, moving later members of its
+ * probe run back so that every lookup still finds them (no tombstones). */
+static void peer_tab_delete(struct ptl_ni *ni, unsigned i)
+{
+    ni->peer_tab[i] = NULL;
+    for (unsigned j = (i + 1) % PTL_PEER_SLOTS; ni->peer_tab[j]; j = (j + 1) % PTL_PEER_SLOTS) {
+        struct ptl_peer *q = ni->peer_tab[j];
+        unsigned h = ((q->nid * 2654435761u) ^ (q->pid * 40503u)) % PTL_PEER_SLOTS;
+        /* q may move to the hole i unless its home h lies cyclically in (i, j]. */
+        bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+        if (!stays) {
+            ni->peer_tab[i] = q;
+            ni->peer_tab[j] = NULL;
+            i = j;
+        }
+    }
+}
+
+int ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid)
+{
+    int n = 0;
+    if (iface >= PTL_MAX_IFACES)
+        return 0;
     ptl_host_lock();
-    for (unsigned k = iface * 4; k < iface * 4 + 4 && iface < PTL_MAX_IFACES; k++) {
+    for (unsigned k = iface * 4; k < iface * 4 + 4; k++) {
         struct ptl_ni *ni = &ptl_g.nis[k];
-        if (!ni->in_use)
+        if (!ni->in_use || !ni->peer_tab)
             continue;
-        struct ptl_peer *p = ptl_peer_get(ni, nid, pid, false);
-        if (!p || p->q_head || p->snd_una != p->snd_nxt || p->resp_waiting ||
-            p->resp_queued || p->cur.active)
-            continue;
-        for (struct ptl_peer **pp = &ni->peer_list; *pp; pp = &(*pp)->next)
-            if (*pp == p) {
-                *pp = p->next;
+        uint32_t key = (nid * 2654435761u) ^ (pid * 40503u);
+        for (unsigned i = 0; i < PTL_PEER_SLOTS; i++) {
+            unsigned slot = (key + i) % PTL_PEER_SLOTS;
+            struct ptl_peer *p = ni->peer_tab[slot];
+            if (!p)
                 break;
-            }
-        ni->n_peers--;
-        /* Linear probing has no deletion: build the table again. */
-        memset(ni->peer_tab, 0, sizeof(*ni->peer_tab) * PTL_PEER_SLOTS);
-        for (struct ptl_peer *q = ni->peer_list; q; q = q->next) {
-            uint32_t h = (q->nid * 2654435761u) ^ (q->pid * 40503u);
-            for (unsigned i = 0; i < PTL_PEER_SLOTS; i++)
-                if (!ni->peer_tab[(h + i) % PTL_PEER_SLOTS]) {
-                    ni->peer_tab[(h + i) % PTL_PEER_SLOTS] = q;
+            if (p->nid != nid || p->pid != pid)
+                continue;
+            if (!peer_idle(ni, p))
+                break;
+            peer_tab_delete(ni, slot);
+            for (struct ptl_peer **pp = &ni->peer_list; *pp; pp = &(*pp)->next)
+                if (*pp == p) {
+                    *pp = p->next;
                     break;
                 }
+            ni->n_peers--;
+            ptl_host_free(p);
+            n++;
+            break;
         }
-        ptl_host_free(p);
     }
     ptl_host_unlock();
+    return n;
 }
 
 /* A per-peer cap keeps one silent or hostile peer from holding every
