@@ -17,7 +17,13 @@ With --mpi also libnx-mpi (MPICH, shared memory on this host: not the same
 wire, only a reference) for latency and the 2-node ring.
 All processes share the machine's cores (2 here, with other work), so
 several ranks per core cost scheduling, not network time.
-CSV: bench/results/<date>/nx_linux.csv."""
+--cpus LIST pins every process (taskset), default: not pinned.  Some runs
+show Portals streams between two local processes stalling: the receiver
+counts frames out of order (rx_ooo_dropped, no ring drops) and the sender
+repairs them by retransmission timeouts, 50-200 ms each.  That is below
+libnx (docs/libnx.md, Known limits); the medians hide single stalls, not a
+run that stalls throughout, so look at min/max in the CSV.
+CSV: bench/results/<date>/nx_linux.csv (and the console table)."""
 import argparse
 import csv
 import datetime
@@ -47,8 +53,11 @@ def parse(out, rows):
             rows.setdefault((p[1], int(p[2])), []).append(float(p[-1]))
 
 
+CPUS = None
+
+
 def nx(ns, n, args, rows, timeout=300):
-    r = launch(ns, n, [NXB, *map(str, args)], timeout=timeout)
+    r = launch(ns, n, [NXB, *map(str, args)], timeout=timeout, cpus=CPUS)
     if r.status:
         sys.exit(f"nxbench {args} on {n} nodes failed:\n{r}")
     parse(r.out, rows)
@@ -56,7 +65,9 @@ def nx(ns, n, args, rows, timeout=300):
 
 def raw_portals(ns, a, rows):
     env = dict(os.environ, TERN_IFACE=ns.dev, TERN_RING_KB="16384")
-    pong = subprocess.Popen(["ip", "netns", "exec", ns.name, PLB, "ptl-pong"],
+    pin = ["taskset", "-c", CPUS] if CPUS else []
+    pong = subprocess.Popen(["ip", "netns", "exec", ns.name, *pin, PLB,
+                             "ptl-pong"],
                             env=dict(env, TERN_PID="10"), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -65,7 +76,7 @@ def raw_portals(ns, a, rows):
         join = lambda xs: ",".join(map(str, xs))  # noqa: E731
         for argv in (["ptl-ping", NID, 10, a.iters, a.reps, join(LAT)],
                      ["ptl-bw", NID, 10, 64 << 20, a.reps, join(RING[1:])]):
-            r = subprocess.run(["ip", "netns", "exec", ns.name, PLB,
+            r = subprocess.run(["ip", "netns", "exec", ns.name, *pin, PLB,
                                 *map(str, argv)], env=dict(env, TERN_PID="20"),
                                capture_output=True, text=True, timeout=600)
             if r.returncode:
@@ -79,7 +90,8 @@ def raw_portals(ns, a, rows):
 def mpi(a, rows):
     for n, args in ((2, ["lat", a.reps, a.iters, ",".join(map(str, LAT))]),
                     (2, ["ring", a.reps, 16 << 20, ",".join(map(str, RING))])):
-        r = subprocess.run(["mpiexec", "-n", str(n), MPIB, *map(str, args)],
+        pin = ["taskset", "-c", CPUS] if CPUS else []
+        r = subprocess.run([*pin, "mpiexec", "-n", str(n), MPIB, *map(str, args)],
                            capture_output=True, text=True, timeout=600)
         if r.returncode:
             sys.exit(f"libnx-mpi nxbench failed:\n{r.stdout}{r.stderr}")
@@ -95,7 +107,10 @@ def main():
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--iters", type=int, default=2000)
     ap.add_argument("--mpi", action="store_true")
+    ap.add_argument("--cpus", default="all")
     a = ap.parse_args()
+    global CPUS
+    CPUS = None if a.cpus == "all" else a.cpus
     cleanup_on_sigterm()
     subprocess.run(["make", "-s", "libnx", "portals"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
@@ -127,7 +142,8 @@ def main():
                         f"{min(v):.2f}", f"{max(v):.2f}", len(v)])
     med = {k: statistics.median(v) for k, v in rows.items()}
     cell = lambda k, s: f"{med[(k, s)]:.2f}" if (k, s) in med else "-"  # noqa
-    print(f"one-way latency (us), median of {a.reps}; one veth end, MTU 9000")
+    print(f"one-way latency (us), median of {a.reps}; one veth end, MTU 9000, "
+          f"cpus {a.cpus}")
     print(f"{'size':>9} {'NX':>9} {'Portals':>9} {'NX-mpi':>9}")
     for s in LAT:
         print(f"{s:>9} {cell('nx-lat', s):>9} {cell('ptl-lat', s):>9} "

@@ -74,12 +74,12 @@ class Result:
                 f"{self.err}")
 
 
-def launch(ns, n, argv, timeout=60, env=None, grace=3.0):
+def launch(ns, n, argv, timeout=60, env=None, grace=3.0, cpus=None):
     """Run argv as an n-rank job; return a Result.  A rank that fails makes
     the others end on their own (libnx broadcasts its abort); whatever is
     still running `grace` seconds later, or at the timeout, is killed.
     The job status is the first non-zero exit status (a kill counts as
-    -signal), else 0."""
+    -signal), else 0.  cpus: a taskset(1) CPU list for every rank."""
     pids = [BASE_PID + r for r in range(n)]
     tmap = ",".join(f"{NID}:{p}" for p in pids)
     procs, files = [], []
@@ -100,7 +100,9 @@ def launch(ns, n, argv, timeout=60, env=None, grace=3.0):
             fe = tempfile.TemporaryFile(mode="w+")
             files.append((fo, fe))
             procs.append(subprocess.Popen(
-                ["ip", "netns", "exec", ns.name, *argv], env=e, stdout=fo,
+                ["ip", "netns", "exec", ns.name,
+                 *(["taskset", "-c", cpus] if cpus else []), *argv],
+                env=e, stdout=fo,
                 stderr=fe, stdin=subprocess.DEVNULL))
         deadline = t0 + timeout
         first_fail = None

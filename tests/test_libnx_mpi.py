@@ -24,6 +24,7 @@ def mpirun(n, prog, *args, timeout=120):
     ("order", 3, "order ok on 3 nodes"),
     ("barrier", 8, "barrier ok on 8 nodes"),
     ("selfsend", 3, "selfsend ok on 3 nodes"),
+    ("self", 2, "self ok on 2 nodes"),
 ])
 def test_point_to_point(prog, n, expect):
     r = mpirun(n, prog)

@@ -6,7 +6,7 @@
  *   ring REPS BYTES SIZES   every node sends to its right neighbour and
  *                           receives from its left (irecv, csend, msgwait),
  *                           MB/s (10^6) each node sends; about BYTES per
- *                           size (4 to 2000 steps)
+ *                           size (4 to 1000 steps)
  *   gsync REPS ITERS        us per gsync
  * SIZES: comma-separated byte counts. */
 #include <stdio.h>
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[1], "ring")) {
         long right = (me + 1) % n;
         for (int i = 0; i < ns; i++) {
-            long iters = arg / sz[i] < 4 ? 4 : arg / sz[i] > 2000 ? 2000 : arg / sz[i];
+            long iters = arg / sz[i] < 4 ? 4 : arg / sz[i] > 1000 ? 1000 : arg / sz[i];
             for (int r = 0; r <= reps; r++) {
                 gsync();
                 double t0 = dclock();

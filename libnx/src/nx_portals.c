@@ -81,13 +81,12 @@ long infoptype(void) { return nx_info_last[3]; }
 
 /* ---- the event loop --------------------------------------------------- */
 
-static void control(const ptl_event_t *ev)
+void nx_control(long from, uint64_t hd)
 {
-    long from = (long)ev->initiator.rank;
-    uint64_t arg = ev->hdr_data & ((1ULL << 56) - 1);
+    uint64_t arg = hd & ((1ULL << 56) - 1);
     if (from < 0 || from >= nx.size)
         return;
-    switch ((int)(ev->hdr_data >> 56)) {
+    switch ((int)(hd >> 56)) {
     case CTL_PAUSE: nx_peer_pause(from, arg); break;
     case CTL_PAUSE_ACK: nx_flow_pause_ack(from, arg); break;
     case CTL_UNPAUSE: nx_peer_unpause(from); break;
@@ -126,7 +125,7 @@ static void dispatch(const ptl_event_t *ev)
         return;
     case PTL_EVENT_PUT:
         if (ev->pt_index == PT_CTL)
-            control(ev);
+            nx_control((long)ev->initiator.rank, ev->hdr_data);
         else if (kind == OBJ_REQ)
             nx_recv_event(ev->user_ptr, ev);
         else
@@ -400,6 +399,7 @@ __attribute__((constructor)) static void nx_start(void)
         exit(1);
     }
     nx.eager_max = (size_t)nx_env_long("TERN_NX_EAGER", 8192);
+    nx.verbose = (int)nx_env_long("TERN_NX_STATS", 0);
     if (nx.eager_max > (1 << 20)) {
         fprintf(stderr, "libnx: TERN_NX_EAGER above 1 MiB\n");
         exit(1);

@@ -70,6 +70,7 @@ struct nx_req {
     long *info_out;       /* irecvx's info[] */
     long info[4];         /* type, count, node, ptype of the message */
     bool posted;          /* an ME is on the priority list */
+    uint64_t post_seq;    /* posting order, for messages to oneself */
     ptl_handle_me_t me;
     struct saved *wait_saved; /* drained message still arriving */
     ptl_handle_md_t get_md;   /* rendezvous pull */
@@ -122,6 +123,7 @@ struct saved {
 
 struct nx_state {
     bool up, aborting, exiting;
+    int verbose;          /* TERN_NX_STATS: 1 counters at exit, 2 also trace recoveries */
     long rank, size;
     ptl_handle_ni_t ni;
     ptl_handle_eq_t eq_data, eq_misc;
@@ -151,6 +153,8 @@ void nx_progress_ms(unsigned ms); /* wait at most ms for a first event */
 _Noreturn void nx_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 long nx_env_long(const char *name, long dflt);
 
+void nx_control(long from, uint64_t hd); /* a control message arrived */
+
 /* nx_ptl_send.c */
 void nx_send_init(void);
 struct nx_req *nx_send_raw(const char *call, long node, uint64_t bits, const void *buf, long len,
@@ -177,6 +181,7 @@ void nx_wait(struct nx_req *r);
 struct nx_req *nx_coll_isend(long node, uint64_t bits, const void *buf, long len);
 struct nx_req *nx_coll_irecv(long node, uint64_t bits, void *buf, long len);
 void nx_coll_wait(struct nx_req *r); /* and release it */
+void nx_self_send(uint64_t bits, const void *buf, long len);
 
 /* nx_ptl_flow.c */
 void nx_flow_init(void);
@@ -184,4 +189,5 @@ void nx_flow_event(const ptl_event_t *ev);
 void nx_flow_pause_ack(long from, uint64_t epoch);
 void nx_flow_peer_exiting(long from);
 void nx_ovf_claimed(const ptl_event_t *ev);
+void nx_saved_append(struct saved *s);
 #endif

@@ -26,6 +26,7 @@
  * To tell the two cases apart we keep the set of complete, unclaimed
  * messages (by address) from the overflow PUT events.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,9 @@ static void start_recovery(void)
     nx.recovering = nx.draining = true;
     nx.epoch++;
     nx.st_recoveries++;
+    if (nx.verbose > 1)
+        fprintf(stderr, "libnx node %ld: PT disabled, recovery %llu\n", nx.rank,
+                (unsigned long long)nx.epoch);
     ptl_me_t me;
     memset(&me, 0, sizeof me);
     me.ct_handle = PTL_CT_NONE;
@@ -159,7 +163,7 @@ static void start_recovery(void)
         nx_fatal("PtlMESearch failed (%d)", rc);
 }
 
-static void save(struct saved *s)
+void nx_saved_append(struct saved *s)
 {
     s->next = NULL;
     if (nx.saved_tail)
@@ -194,7 +198,7 @@ static void drained(const ptl_event_t *ev)
         }
     }
     nx.st_drained++;
-    save(s);
+    nx_saved_append(s);
 }
 
 static void check_enable(void)
@@ -208,6 +212,9 @@ static void check_enable(void)
     if (rc != PTL_OK)
         nx_fatal("PtlPTEnable failed (%d)", rc);
     nx.recovering = false;
+    if (nx.verbose > 1)
+        fprintf(stderr, "libnx node %ld: recovery %llu done, %llu drained so far\n", nx.rank,
+                (unsigned long long)nx.epoch, (unsigned long long)nx.st_drained);
     for (long r = 0; r < nx.size; r++)
         if (!nx.peers[r].exiting)
             nx_ctl_send(r, CTL_HD(CTL_UNPAUSE, nx.epoch), false);
@@ -218,6 +225,8 @@ static void drain_done(void)
     /* Overflow buffers the drain freed were re-posted by their AUTO_FREE
      * events, which came before this marker. */
     nx.draining = false;
+    if (nx.verbose > 1)
+        fprintf(stderr, "libnx node %ld: drained, pausing every node\n", nx.rank);
     for (long r = 0; r < nx.size; r++)
         if (!nx.peers[r].exiting)
             nx_ctl_send(r, CTL_HD(CTL_PAUSE, nx.epoch), false);
