@@ -144,14 +144,27 @@ def launch(run, name, os_name):
     system = "tern-yod" if os_name == "tern" else "linux-mpiexec"
     run.add("launch", system, "wrapper_exec_true", 0, "ms", base)
     for n in sorted({1, *a.nodes}):
-        wall, own = [], []
+        wall, own, failed = [], [], 0
         for _ in range(a.reps):
-            _, err, secs = job(run, name, os_name, n, "nxhello",
-                               yod_opts=("-v",) if os_name == "tern" else ())
+            try:
+                _, err, secs = job(run, name, os_name, n, "nxhello", timeout=180,
+                                   yod_opts=("-v",) if os_name == "tern" else ())
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                failed += 1
+                run.log(f"{os_name}: launch on {n} failed: {str(e)[:300]}")
+                continue
             wall.append(secs * 1000)
             m = YOD_TIMING.search(err)
             if m:
                 own.append(float(m.group(3)))
+        if failed:
+            run.add("launch", system, "failed_jobs", n, "", [failed])
+    if os_name == "tern":
+        # After each job a Tern node zeroes its whole application region
+        # before it is free again: what that costs (node 1's console).
+        con = cl(name, "console", "1", timeout=60).stdout
+        clean = [float(x) for x in re.findall(r"node cleaned in (\d+) ms", con)]
+        run.add("launch", system, "node_clean_after_job", a.mem, "ms", clean)
         run.add("launch", system, "trivial_job_wall", n, "ms", wall)
         run.add("launch", system, "trivial_job_net", n, "ms", [w - b for w in wall])
         if own:
@@ -203,6 +216,48 @@ def network(run, os_name):
         run.log(f"{os_name}: launch done")
     finally:
         down(run, name)
+
+
+def tap_counters(name):
+    """Frames and bytes the nodes sent (the taps' rx), summed over nodes."""
+    r = cl(name, "exec", "sh", "-c",
+           "for t in /sys/class/net/tap*; do echo $(cat $t/statistics/rx_packets) "
+           "$(cat $t/statistics/rx_bytes); done", timeout=60)
+    pk = by = 0
+    for line in r.stdout.split("\n"):
+        p = line.split()
+        if len(p) == 2:
+            pk, by = pk + int(p[0]), by + int(p[1])
+    return pk, by
+
+
+def frames(run):
+    """Why bandwidth differs: the frames the nodes put on the bridge during a
+    2-node ring of 1 MiB messages (bytes per frame, frames per MB of
+    payload), read from the taps' counters around the job."""
+    for os_name in ("tern", "linux"):
+        name, _ = up(run, os_name, 2)
+        try:
+            for attempt in range(4):
+                try:
+                    job(run, name, os_name, 2, "nxhello", timeout=300)
+                    break
+                except RuntimeError:
+                    if attempt == 3:
+                        raise
+                    time.sleep(3)
+            p0, b0 = tap_counters(name)
+            out, _, _ = job(run, name, os_name, 2, "nxbench", "ring", 1, 8 << 20, 1 << 20)
+            p1, b1 = tap_counters(name)
+            # nxbench: 8 iterations x 2 reps (warm-up + 1) x 2 nodes x 1 MiB
+            payload = 8 * 2 * 2 * (1 << 20)
+            run.add("frames", SYSTEM[os_name], "bytes_per_frame", 1 << 20, "B",
+                    [(b1 - b0) / max(1, p1 - p0)])
+            run.add("frames", SYSTEM[os_name], "frames_per_MB_payload", 1 << 20, "",
+                    [(p1 - p0) / (payload / 1e6)])
+        finally:
+            down(run, name)
+    run.log("frames done")
 
 
 # ---- raw Portals and the floor (run-node on a bridge of their own) ----------
@@ -368,7 +423,7 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--nodes", help="gsync/launch node counts (default 2,4,8,16)")
-    ap.add_argument("--only", help="comma-separated: network,portals,floor,node,boot,pxe")
+    ap.add_argument("--only", help="comma-separated: network,portals,floor,frames,node,boot,pxe")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
     ap.add_argument("--mem", default="256M", help="memory of cluster nodes (both OSes)")
     ap.add_argument("--node-mem", default="128M",
@@ -389,7 +444,7 @@ def main():
         a.lat_sizes = [0, 8, 64, 512, 1024, 4096, 16384, 65536]
         a.ring_sizes = [8, 64, 512, 4096, 65536, 1 << 20, 8 << 20]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 50, 2000
-        default_only = "network,portals,floor,node,boot,pxe"
+        default_only = "network,portals,floor,frames,node,boot,pxe"
     only = set((a.only or default_only).split(","))
     a.out = a.out or (os.path.join(ROOT, "build", "bench-smoke") if a.smoke else
                       os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat()))
@@ -413,12 +468,13 @@ def main():
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, stop)
     failed = []
-    steps = [("floor", floor), ("portals", raw_portals),
+    steps = [("floor", floor), ("portals", raw_portals), ("frames", frames),
              ("network", lambda r: network(r, "tern")),
              ("network", lambda r: network(r, "linux")),
              ("node", single_node), ("boot", boot_single),
              ("pxe", lambda r: boot_pxe(r, "tern", 1)),
-             ("pxe", lambda r: boot_pxe(r, "linux", 1))]
+             ("pxe", lambda r: boot_pxe(r, "linux", 1)),
+             ("pxe", lambda r: boot_pxe(r, "tern", max(r.a.nodes)))]
     try:
         for key, fn in steps:
             if key not in only:

@@ -6,7 +6,7 @@ import os
 TERN = ("tern-nx", "tern-yod", "tern")
 LINUX = ("linux-mpich", "linux-mpiexec", "linux")
 ORDER = ["latency", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "boot",
-         "footprint", "floor"]
+         "footprint", "floor", "frames"]
 TITLES = {
     "latency": "1. Ping-pong latency, one-way (us; lower is better)",
     "ring": "2. Ring bandwidth, MB/s each node sends (higher is better)",
@@ -18,6 +18,7 @@ TITLES = {
     "boot": "8a. Boot (s)",
     "footprint": "8b. Kernel footprint",
     "floor": "9. The fabric floor (frame bounce off a nettest=echo node)",
+    "frames": "Frames on the bridge during a 2-node ring of 1 MiB messages",
 }
 HIGHER_BETTER = {"ring", "memcpy"}
 
