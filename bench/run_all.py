@@ -129,7 +129,7 @@ def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=()):
 YOD_TIMING = re.compile(r"loaded in ([\d.]+) ms, ran ([\d.]+) ms, ([\d.]+) ms in all")
 
 
-def launch(run, name, os_name):
+def launch(run, name, os_name, counts):
     """Experiment 5: wall time of `qemu/cluster exec yod -sz N` and of
     `qemu/cluster mpiexec -n N` for nxhello; both go through the same
     namespace wrapper, whose own cost (`exec true`) is measured and taken
@@ -142,8 +142,9 @@ def launch(run, name, os_name):
         base.append((time.monotonic() - t0) * 1000)
     b = statistics.median(base)
     system = "tern-yod" if os_name == "tern" else "linux-mpiexec"
-    run.add("launch", system, "wrapper_exec_true", 0, "ms", base)
-    for n in sorted({1, *a.nodes}):
+    run.add("launch", system, "wrapper_exec_true", counts[0], "ms", base)
+    any_failed = False
+    for n in counts:
         wall, own, failed = [], [], 0
         for _ in range(a.reps):
             try:
@@ -157,21 +158,39 @@ def launch(run, name, os_name):
             m = YOD_TIMING.search(err)
             if m:
                 own.append(float(m.group(3)))
+            if secs > 60:
+                run.log(f"{os_name}: launch on {n} took {secs:.0f} s: one sample only")
+                break
+        run.add("launch", system, "trivial_job_wall", n, "ms", wall)
+        run.add("launch", system, "trivial_job_net", n, "ms", [w - b for w in wall])
+        if own:
+            run.add("launch", system, "yod_v_total", n, "ms", own)
         if failed:
             run.add("launch", system, "failed_jobs", n, "", [failed])
-    if os_name == "tern":
+            any_failed = True
+    if os_name == "tern" and max(counts) == max(a.nodes):
         # After each job a Tern node zeroes its whole application region
         # before it is free again: what that costs (node 1's console).
         con = cl(name, "console", "1", timeout=60).stdout
         clean = [float(x) for x in re.findall(r"node cleaned in (\d+) ms", con)]
         run.add("launch", system, "node_clean_after_job", a.mem, "ms", clean)
-        run.add("launch", system, "trivial_job_wall", n, "ms", wall)
-        run.add("launch", system, "trivial_job_net", n, "ms", [w - b for w in wall])
-        if own:
-            run.add("launch", system, "yod_v_total", n, "ms", own)
+    return any_failed
 
 
 SYSTEM = {"tern": "tern-nx", "linux": "linux-mpich"}
+
+
+def warm_up(run, name, os_name, n):
+    """Warm-up, and a Linux node's first MPI_Init right after `up` can find
+    no route to its peer (UCX): a few tries before measuring."""
+    for attempt in range(4):
+        try:
+            job(run, name, os_name, n, "nxhello", timeout=300)
+            return
+        except (RuntimeError, subprocess.TimeoutExpired):
+            if attempt == 3:
+                raise
+            time.sleep(3)
 
 
 def network(run, os_name):
@@ -183,16 +202,7 @@ def network(run, os_name):
     name, secs = up(run, os_name, nmax)
     run.add("boot", os_name, "cluster_up_direct", nmax, "s", [secs])
     try:
-        # Warm-up, and a Linux node's first MPI_Init right after `up` can
-        # find no route to its peer (UCX): a few tries before measuring.
-        for attempt in range(4):
-            try:
-                job(run, name, os_name, nmax, "nxhello", timeout=300)
-                break
-            except RuntimeError:
-                if attempt == 3:
-                    raise
-                time.sleep(3)
+        warm_up(run, name, os_name, 2)
         out, _, _ = job(run, name, os_name, 2, "nxbench", "lat", a.reps, a.iters,
                      ",".join(map(str, a.lat_sizes)))
         for (kind, size), v in parse_r(out).items():
@@ -208,14 +218,40 @@ def network(run, os_name):
         for n in a.nodes:
             if n < 2:
                 continue
-            out, _, _ = job(run, name, os_name, n, "nxbench", "gsync", a.reps, a.gsync_iters)
+            try:
+                out, _, _ = job(run, name, os_name, n, "nxbench", "gsync", a.reps,
+                                a.gsync_iters, timeout=300)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                run.add("gsync", sysname, "failed_or_over_300s", n, "", [1])
+                run.log(f"{os_name}: gsync on {n} failed, larger counts left out: "
+                        f"{str(e)[:300]}")
+                break
             for (kind, size), v in parse_r(out).items():
                 run.add("gsync", sysname, "gsync", size, "us", v)
         run.log(f"{os_name}: gsync done")
-        launch(run, name, os_name)
-        run.log(f"{os_name}: launch done")
     finally:
         down(run, name)
+
+
+def launch_step(run, os_name):
+    """Experiment 5 on a fresh cluster of its own: a job that fails can
+    leave Tern nodes unusable for the next ones (seen 2026-11-21: after a
+    killed job, every later job failed in PtlEQAlloc), so after a failure
+    the cluster is booted again for the next node count."""
+    nmax = max(run.a.nodes)
+    name = None
+    try:
+        for n in sorted({1, *run.a.nodes}):
+            if name is None:
+                name, _ = up(run, os_name, nmax)
+                warm_up(run, name, os_name, 2)
+            if launch(run, name, os_name, [n]):
+                down(run, name)
+                name = None
+        run.log(f"{os_name}: launch done")
+    finally:
+        if name:
+            down(run, name)
 
 
 def tap_counters(name):
@@ -423,7 +459,8 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--nodes", help="gsync/launch node counts (default 2,4,8,16)")
-    ap.add_argument("--only", help="comma-separated: network,portals,floor,frames,node,boot,pxe")
+    ap.add_argument("--only", help="comma-separated: network,launch,portals,floor,frames,node,"
+                    "boot,pxe; network, launch and pxe also as tern-X or linux-X")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
     ap.add_argument("--mem", default="256M", help="memory of cluster nodes (both OSes)")
     ap.add_argument("--node-mem", default="128M",
@@ -437,14 +474,14 @@ def main():
         a.nodes = [2]
         a.lat_sizes, a.ring_sizes = [8], [4096]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 20, 1 << 16, 20, 200
-        default_only = "network,portals,floor,node"
+        default_only = "network,launch,portals,floor,node"
     else:
         a.reps = a.reps or 5
         a.nodes = [int(x) for x in (a.nodes or "2,4,8,16").split(",")]
         a.lat_sizes = [0, 8, 64, 512, 1024, 4096, 16384, 65536]
         a.ring_sizes = [8, 64, 512, 4096, 65536, 1 << 20, 8 << 20]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 50, 2000
-        default_only = "network,portals,floor,frames,node,boot,pxe"
+        default_only = "network,launch,portals,floor,frames,node,boot,pxe"
     only = set((a.only or default_only).split(","))
     a.out = a.out or (os.path.join(ROOT, "build", "bench-smoke") if a.smoke else
                       os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat()))
@@ -457,7 +494,16 @@ def main():
                 os.remove(os.path.join(a.out, f))
     run = Run(a)
     host = host_info(a)
-    with open(os.path.join(a.out, "host.csv"), "w", newline="") as f:
+    host_csv = os.path.join(a.out, "host.csv")
+    if a.only and os.path.exists(host_csv):
+        # A partial run adds to an earlier whole one: its host line joins
+        # the earlier ones, its experiments replace theirs.
+        with open(host_csv) as f:
+            earlier = dict(list(csv.reader(f))[1:])
+        earlier[f"rerun {a.only}"] = (f"{host['date']}, load {host['loadavg_start']}, "
+                                      f"commit {host['commit']}")
+        host = earlier
+    with open(host_csv, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["key", "value"])
         w.writerows(host.items())
@@ -469,16 +515,18 @@ def main():
     signal.signal(signal.SIGTERM, stop)
     failed = []
     steps = [("floor", floor), ("portals", raw_portals), ("frames", frames),
-             ("network", lambda r: network(r, "tern")),
-             ("network", lambda r: network(r, "linux")),
+             ("tern-network", lambda r: network(r, "tern")),
+             ("linux-network", lambda r: network(r, "linux")),
+             ("tern-launch", lambda r: launch_step(r, "tern")),
+             ("linux-launch", lambda r: launch_step(r, "linux")),
              ("node", single_node), ("boot", boot_single),
-             ("pxe", lambda r: boot_pxe(r, "tern", 1)),
-             ("pxe", lambda r: boot_pxe(r, "linux", 1)),
-             ("pxe", lambda r: boot_pxe(r, "tern", max(r.a.nodes)))]
+             ("tern-pxe", lambda r: boot_pxe(r, "tern", 1)),
+             ("linux-pxe", lambda r: boot_pxe(r, "linux", 1)),
+             ("tern-pxe", lambda r: boot_pxe(r, "tern", max(r.a.nodes)))]
     try:
         for key, fn in steps:
-            if key not in only:
-                continue
+            if key not in only and key.split("-")[-1] not in only:
+                continue      # "network" names both tern-network and linux-network
             try:
                 fn(run)
             except Exception as e:  # noqa: BLE001 (one experiment failing leaves the others)
@@ -494,8 +542,13 @@ def main():
 
 def write(run, host, failed):
     from ternbench import report
+    rows = run.rows
+    if run.a.only:
+        fresh = {(r["experiment"], r["system"]) for r in rows}
+        rows = [r for r in report.rows_from(run.a.out)
+                if (r["experiment"], r["system"]) not in fresh] + rows
     by_exp = {}
-    for r in run.rows:
+    for r in rows:
         by_exp.setdefault(r["experiment"], []).append(r)
     for exp, rows in by_exp.items():
         with open(os.path.join(run.a.out, f"{exp}.csv"), "w", newline="") as f:
@@ -503,10 +556,10 @@ def write(run, host, failed):
             w.writeheader()
             w.writerows(rows)
     try:
-        report.plots_anywhere(run.a.out, run.rows)
+        report.plots_anywhere(run.a.out, rows)
     except (ImportError, subprocess.SubprocessError):
         run.log("no matplotlib (bench/install-deps): plots left out")
-    report.summary(run.a.out, run.rows, host, failed)
+    report.summary(run.a.out, rows, host, failed)
     run.log(f"written to {run.a.out}")
 
 

@@ -202,6 +202,9 @@ def rows_from(out_dir):
                     continue
                 for k in ("median", "min", "max"):
                     r[k] = float(r[k])
+                r["reps"] = int(r["reps"])
+                if r["x"].lstrip("-").isdigit():
+                    r["x"] = int(r["x"])
                 rows.append(r)
     return rows
 
