@@ -35,7 +35,15 @@ test:
 	$(MAKE) all
 	python3 -m pytest -q tests
 
+# Issue 8's benchmarks, Tern against Linux + MPICH (bench/run_all.py, docs/performance.md).
+# BENCH_ARGS: e.g. --smoke, --reps 3, --only network.
+bench:
+	@tools/install-deps
+	@bench/install-deps
+	$(MAKE) all linux-node
+	python3 bench/run_all.py $(BENCH_ARGS)
+
 clean:
 	rm -rf build
 
-.PHONY: all kernel deps demo test clean programs iso
+.PHONY: all kernel deps demo test clean programs iso bench

@@ -1,0 +1,231 @@
+"""summary.md and the plots of bench/run_all.py, from its rows (dicts with
+experiment, system, metric, x, unit, median, min, max, reps)."""
+import math
+import os
+
+TERN = ("tern-nx", "tern-yod", "tern")
+LINUX = ("linux-mpich", "linux-mpiexec", "linux")
+ORDER = ["latency", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "boot",
+         "footprint", "floor", "frames"]
+TITLES = {
+    "latency": "1. Ping-pong latency, one-way (us; lower is better)",
+    "ring": "2. Ring bandwidth, MB/s each node sends (higher is better)",
+    "gsync": "3. gsync / MPI_Barrier (us per call; lower is better)",
+    "memcpy": "4a. memcpy bandwidth on one node (MB/s; higher is better)",
+    "memavail": "4b. Memory availability, seed 003 tests #1 and #2",
+    "noise": "7. OS noise, fixed work quantum (us per quantum)",
+    "launch": "5. Launch of a trivial NX program, wall time of the command (ms)",
+    "boot": "8a. Boot (s)",
+    "footprint": "8b. Kernel footprint",
+    "floor": "9. The fabric floor (frame bounce off a nettest=echo node)",
+    "frames": "Frames on the bridge during a 2-node ring of 1 MiB messages",
+}
+HIGHER_BETTER = {"ring", "memcpy"}
+
+
+def _key(x):
+    try:
+        return (0, float(x))
+    except (TypeError, ValueError):
+        return (1, str(x))
+
+
+def _fmt(v):
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def _size(x):
+    try:
+        n = int(float(x))
+    except (TypeError, ValueError):
+        return str(x)
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B" if n or x == 0 else str(x)
+
+
+def floor_of(rows, exp, x):
+    """The fabric floor for one figure, or None: one-way latency for a frame
+    of x bytes; x node barrier = ceil(log2 x) one-way zero-byte trips (a
+    dissemination barrier); echo bandwidth for bandwidth."""
+    f = {(r["metric"], r["x"]): r["median"] for r in rows if r["experiment"] == "floor"}
+    if exp == "latency":
+        return f.get(("oneway_floor", x))
+    if exp == "gsync" and ("oneway_floor", 0) in f:
+        return math.ceil(math.log2(int(x))) * f[("oneway_floor", 0)]
+    if exp == "ring":
+        return f.get(("echo_bw", 1500))
+    return None
+
+
+def table(rows, exp):
+    rs = [r for r in rows if r["experiment"] == exp]
+    systems = []
+    for r in rs:
+        if r["system"] not in systems:
+            systems.append(r["system"])
+    t = next((s for s in TERN if s in systems), None)
+    lx = next((s for s in LINUX if s in systems), None)
+    cells = {}
+    for r in rs:
+        cells.setdefault((r["metric"], r["x"], r["unit"]), {})[r["system"]] = r
+    has_floor = exp in ("latency", "ring", "gsync") and any(
+        floor_of(rows, exp, x) for (_, x, _) in cells)
+    head = ["metric", "x", "unit", *systems]
+    if t and lx:
+        head.append(f"{t}/{lx}")
+    if has_floor:
+        head += ["floor", "Tern at floor", "Linux at floor"]
+    head.append("reps")
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (metric, x, unit), by in sorted(cells.items(), key=lambda kv: (kv[0][0], _key(kv[0][1]))):
+        line = [metric, _size(x) if exp in ("latency", "ring", "memcpy") else str(x), unit]
+        line += [_fmt(by[s]["median"]) if s in by else "-" for s in systems]
+        if t and lx:
+            tv, lv = by.get(t), by.get(lx)
+            line.append(f"{tv['median'] / lv['median']:.2f}" if tv and lv and lv["median"]
+                        else "-")
+        if has_floor:
+            fl = floor_of(rows, exp, x)
+            line.append(_fmt(fl))
+            for s in (t, lx):
+                v = by.get(s)
+                if fl and v and v["median"]:
+                    frac = (v["median"] / fl if exp in HIGHER_BETTER else fl / v["median"])
+                    line.append(f"{frac * 100:.0f}%")
+                else:
+                    line.append("-")
+        line.append("/".join(sorted({str(by[s]["reps"]) for s in by})))
+        out.append("| " + " | ".join(line) + " |")
+    return out
+
+
+def summary(out_dir, rows, host, failed):
+    lines = ["# Tern against Linux + MPICH: summary", "",
+             "Made by `bench/run_all.py`" + (" --smoke" if host.get("smoke") else "") +
+             "; medians over the repetitions (column reps). Ratios are Tern/Linux of the "
+             "same run. \"at floor\" is the fabric floor as a fraction of the figure "
+             "(latency, barrier) or the figure as a fraction of the floor (bandwidth).", "",
+             "| host | value |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in host.items()]
+    if failed:
+        lines += ["", "**Not measured in this run (failures):**", ""]
+        lines += [f"- {f}" for f in failed]
+    exps = [e for e in ORDER if any(r["experiment"] == e for r in rows)]
+    for exp in exps:
+        lines += ["", f"## {TITLES.get(exp, exp)}", ""] + table(rows, exp)
+    pngs = [p for p in ("latency.png", "ring.png", "gsync.png", "launch.png")
+            if os.path.exists(os.path.join(out_dir, p))]
+    if pngs:
+        lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in pngs]
+    with open(os.path.join(out_dir, "summary.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def plots(out_dir, rows):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def series(exp, metric=None):
+        by = {}
+        for r in rows:
+            if r["experiment"] == exp and (metric is None or r["metric"] == metric):
+                try:
+                    x = float(r["x"])
+                except (TypeError, ValueError):
+                    continue
+                by.setdefault(r["system"], []).append((x, r["median"], r["min"], r["max"]))
+        return {s: sorted(v) for s, v in by.items()}
+
+    def plot(name, exp, xlabel, ylabel, logx, logy, extra=None, metric=None):
+        ss = series(exp, metric)
+        if not ss:
+            return
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        for s, pts in ss.items():
+            xs = [p[0] if p[0] > 0 or not logx else 0.5 for p in pts]
+            ax.errorbar(xs, [p[1] for p in pts],
+                        yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
+                        marker="o", capsize=3, label=s)
+        if extra:
+            extra(ax)
+        if logx:
+            ax.set_xscale("log", base=2)
+        if logy:
+            ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        ax.set_title(TITLES[exp].split(" (")[0])
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, name), dpi=90)
+        plt.close(fig)
+
+    def floor_lat(ax):
+        pts = series("floor", "oneway_floor").get("fabric")
+        if pts:
+            ax.plot([p[0] if p[0] > 0 else 0.5 for p in pts], [p[1] for p in pts], "k--",
+                    label="fabric floor")
+
+    def floor_bw(ax):
+        pts = series("floor", "echo_bw").get("fabric")
+        if pts:
+            ax.axhline(pts[0][1], color="k", linestyle="--", label="fabric floor (echo)")
+
+    plot("latency.png", "latency", "message bytes (0 B drawn at 0.5)", "one-way us", True, True,
+         floor_lat)
+    plot("ring.png", "ring", "message bytes", "MB/s per node", True, True, floor_bw)
+    plot("gsync.png", "gsync", "nodes", "us per barrier", True, True)
+    plot("launch.png", "launch", "nodes", "ms, trivial job (wall, less `exec true`)", True,
+         False, metric="trivial_job_net")
+
+
+def rows_from(out_dir):
+    """The rows back from run_all.py's per-experiment CSVs."""
+    import csv
+    rows = []
+    for name in sorted(os.listdir(out_dir)):
+        if not name.endswith(".csv") or name == "host.csv":
+            continue
+        with open(os.path.join(out_dir, name)) as f:
+            for r in csv.DictReader(f):
+                if "experiment" not in r:
+                    continue
+                for k in ("median", "min", "max"):
+                    r[k] = float(r[k])
+                r["reps"] = int(r["reps"])
+                if r["x"].lstrip("-").isdigit():
+                    r["x"] = int(r["x"])
+                rows.append(r)
+    return rows
+
+
+def plots_anywhere(out_dir, rows):
+    """plots(), or, where this Python has no matplotlib (a pyenv one, say),
+    the system's python3 with Debian's python3-matplotlib on the CSVs."""
+    import subprocess
+    import sys
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        system = "/usr/bin/python3"
+        if os.path.realpath(sys.executable) == os.path.realpath(system) or \
+                not os.path.exists(system):
+            raise
+        subprocess.run([system, os.path.abspath(__file__), out_dir], check=True, timeout=300)
+        return
+    plots(out_dir, rows)
+
+
+if __name__ == "__main__":
+    import sys
+    plots(sys.argv[1], rows_from(sys.argv[1]))

@@ -1,0 +1,45 @@
+"""The benchmark scripts keep working: `bench/run_all.py --smoke` (one size,
+two nodes, one repetition, Tern and Linux + MPICH) writes its CSVs and
+summary with numbers in them.  Not a performance test: no figure is judged."""
+import csv
+import os
+import re
+import subprocess
+
+import pytest
+
+from nodes import ROOT
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
+OUT = os.path.join(ROOT, "build", "bench-smoke")
+
+
+def test_smoke_run_writes_csvs_and_summary():
+    if not os.path.exists(os.path.join(ROOT, "build", "linux-node", "initramfs.cpio.gz")):
+        subprocess.run(["make", "-s", "linux-node"], cwd=ROOT, check=True, timeout=900)
+    subprocess.run(["make", "-s", "build/bench-host/floorping", "build/nx-tern/nxhello",
+                    "build/nx-mpi/nxhello", "build/nx-tern/nxbench", "build/nx-mpi/nxbench"],
+                   cwd=ROOT, check=True, timeout=300)
+    r = subprocess.run(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--smoke",
+                        "--out", OUT], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for exp, systems in {"latency": {"tern-nx", "tern-portals", "linux-mpich"},
+                         "ring": {"tern-nx", "linux-mpich"},
+                         "gsync": {"tern-nx", "linux-mpich"},
+                         "launch": {"tern-yod", "linux-mpiexec"},
+                         "memcpy": {"tern", "linux"},
+                         "floor": {"fabric"}}.items():
+        with open(os.path.join(OUT, f"{exp}.csv")) as f:
+            rows = list(csv.DictReader(f))
+        assert {row["system"] for row in rows} >= systems, (exp, rows)
+        for row in rows:
+            assert float(row["median"]) >= 0 and int(row["reps"]) >= 1, row
+    summary = open(os.path.join(OUT, "summary.md")).read()
+    for title in ("Ping-pong latency", "Ring bandwidth", "gsync", "Launch", "fabric floor"):
+        assert title in summary
+    # A table row with a Tern/Linux ratio: a number in it.
+    assert re.search(r"\| oneway \| 8 B \| us \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|", summary), \
+        summary
+    with open(os.path.join(OUT, "host.csv")) as f:
+        host = dict(csv.reader(f))
+    assert host["accel"] and host["nproc"] and host["loadavg_start"]
