@@ -550,11 +550,11 @@ def write(run, host, failed):
     by_exp = {}
     for r in rows:
         by_exp.setdefault(r["experiment"], []).append(r)
-    for exp, rows in by_exp.items():
+    for exp, exp_rows in by_exp.items():
         with open(os.path.join(run.a.out, f"{exp}.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=FIELDS)
             w.writeheader()
-            w.writerows(rows)
+            w.writerows(exp_rows)
     try:
         report.plots_anywhere(run.a.out, rows)
     except (ImportError, subprocess.SubprocessError):

@@ -51,6 +51,7 @@ def stats(r, node):
     ("bigmsg", 2, [], "bigmsg ok"),
     ("unexpected", 16, [], "unexpected ok"),
     ("selfsend", 3, [], "selfsend ok on 3 nodes"),
+    ("self", 2, [], "self ok on 2 nodes"),
     ("barrier", 8, ["noclock"], "barrier ok on 8 nodes"),
 ])
 def test_point_to_point_and_sync(nx, prog, n, args, expect):
