@@ -121,9 +121,34 @@ def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=()):
                timeout=timeout)
     secs = time.monotonic() - t0
     if r.returncode:
-        raise RuntimeError(f"{prog} {args} on {n} {os_name} nodes failed ({r.returncode}):\n"
-                           f"{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        raise JobFailed(f"{prog} {args} on {n} {os_name} nodes failed ({r.returncode}):\n"
+                        f"{r.stdout[-2000:]}{r.stderr[-2000:]}", r.stdout)
     return r.stdout, r.stderr, secs
+
+
+class JobFailed(RuntimeError):
+    """A benchmark job that failed or ran out of time; .stdout keeps what it
+    printed, whose complete result lines still count."""
+
+    def __init__(self, msg, stdout=""):
+        super().__init__(msg)
+        self.stdout = stdout
+
+
+def measured(run, name, os_name, n, what, *args, timeout=900):
+    """stdout of an nxbench job; if the job fails after printing results
+    (seen: mpiexec hitting its time limit in MPI_Finalize after the last
+    line), the lines it printed, and the failure is recorded."""
+    try:
+        return job(run, name, os_name, n, "nxbench", what, *args, timeout=timeout)[0]
+    except (JobFailed, subprocess.TimeoutExpired) as e:
+        out = getattr(e, "stdout", "") or ""
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+        run.add({"lat": "latency"}.get(what, what), SYSTEM[os_name], "failed_job", n, "", [1])
+        run.log(f"{os_name}: nxbench {what} on {n} failed; keeping its "
+                f"{len(parse_r(out))} complete results: {str(e)[:300]}")
+        return out
 
 
 YOD_TIMING = re.compile(r"loaded in ([\d.]+) ms, ran ([\d.]+) ms, ([\d.]+) ms in all")
@@ -203,15 +228,15 @@ def network(run, os_name):
     run.add("boot", os_name, "cluster_up_direct", nmax, "s", [secs])
     try:
         warm_up(run, name, os_name, 2)
-        out, _, _ = job(run, name, os_name, 2, "nxbench", "lat", a.reps, a.iters,
-                     ",".join(map(str, a.lat_sizes)))
+        out = measured(run, name, os_name, 2, "lat", a.reps, a.iters,
+                       ",".join(map(str, a.lat_sizes)))
         for (kind, size), v in parse_r(out).items():
             run.add("latency", sysname, "oneway", size, "us", v)
         run.log(f"{os_name}: latency done")
         if nmax >= 4 or a.smoke:
             rn = 4 if nmax >= 4 else 2
-            out, _, _ = job(run, name, os_name, rn, "nxbench", "ring", a.reps, a.ring_bytes,
-                         ",".join(map(str, a.ring_sizes)))
+            out = measured(run, name, os_name, rn, "ring", a.reps, a.ring_bytes,
+                           ",".join(map(str, a.ring_sizes)))
             for (kind, size), v in parse_r(out).items():
                 run.add("ring", sysname, f"per_node_{rn}nodes", size, "MBps", v)
             run.log(f"{os_name}: ring done")
