@@ -247,10 +247,11 @@ def network(run, os_name):
                 out, _, _ = job(run, name, os_name, n, "nxbench", "gsync", a.reps,
                                 a.gsync_iters, timeout=300)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
+                # The other counts are still tried: Linux + MPICH jobs here
+                # fail now and then without being slow throughout.
                 run.add("gsync", sysname, "failed_or_over_300s", n, "", [1])
-                run.log(f"{os_name}: gsync on {n} failed, larger counts left out: "
-                        f"{str(e)[:300]}")
-                break
+                run.log(f"{os_name}: gsync on {n} failed: {str(e)[:300]}")
+                continue
             for (kind, size), v in parse_r(out).items():
                 run.add("gsync", sysname, "gsync", size, "us", v)
         run.log(f"{os_name}: gsync done")
@@ -505,7 +506,7 @@ def main():
         a.nodes = [int(x) for x in (a.nodes or "2,4,8,16").split(",")]
         a.lat_sizes = [0, 8, 64, 512, 1024, 4096, 16384, 65536]
         a.ring_sizes = [8, 64, 512, 4096, 65536, 1 << 20, 8 << 20]
-        a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 50, 2000
+        a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 20, 2000
         default_only = "network,launch,portals,floor,frames,node,boot,pxe"
     only = set((a.only or default_only).split(","))
     a.out = a.out or (os.path.join(ROOT, "build", "bench-smoke") if a.smoke else

@@ -93,7 +93,8 @@ def table(rows, exp):
             line.append(f"{tv['median'] / lv['median']:.2f}" if tv and lv and lv["median"]
                         else "-")
         if has_floor:
-            fl = floor_of(rows, exp, x)
+            # Rows that count failures (no unit) are not figures.
+            fl = floor_of(rows, exp, x) if unit else None
             line.append(_fmt(fl))
             for s in (t, lx):
                 v = by.get(s)
