@@ -204,6 +204,7 @@ EXPORT {{
     }}
     CLIENT {{
         Clients = {SERVICE_IP.rsplit(".", 1)[0]}.0/24;
+        Protocols = 3;
         Access_Type = RW;
     }}
 }}
