@@ -596,10 +596,7 @@ def main():
         earlier[f"rerun {a.only}"] = (f"{host['date']}, load {host['loadavg_start']}, "
                                       f"commit {host['commit']}")
         host = earlier
-    with open(host_csv, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["key", "value"])
-        w.writerows(host.items())
+    write_host(host_csv, host)
     run.log(f"host {host['cpu']} x{host['nproc']}, load {host['loadavg_start']}, "
             f"{host['accel']}, out {a.out}")
 
@@ -631,8 +628,24 @@ def main():
         for name in list(run.clusters):
             run.log(f"taking down {name}")
             down(run, name)
+        # The load at the end too: a 2-core host shared with other work can
+        # change a great deal during a run.
+        end = " ".join(open("/proc/loadavg").read().split()[:3])
+        rerun = f"rerun {a.only}"
+        if rerun in host:
+            host[rerun] += f", load at end {end}"
+        else:
+            host["loadavg_end"] = end
+        write_host(host_csv, host)
         write(run, host, failed)
     sys.exit(1 if failed else 0)
+
+
+def write_host(path, host):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["key", "value"])
+        w.writerows(host.items())
 
 
 def write(run, host, failed):
