@@ -328,7 +328,7 @@ def frames(run):
     run.log("frames done")
 
 
-def io(run, os_name):
+def io(run, systems):
     """Experiment 6: every rank writes its own file of --io-mib MiB in
     BLOCK-byte write() calls, closes it and reads it back (fileio-musl, the
     same static program on both systems); aggregate MB/s = all bytes / the
@@ -336,37 +336,51 @@ def io(run, os_name):
     one fyod.  Linux: mpiexec, one rank per node, into the directory the
     service node exports by NFSv3 (`up --nfs`), reads cold (the node's cached
     copy dropped first).  fyod's root and the export are under /tmp alike.
-    One warm-up job first, not counted."""
+
+    Both clusters are up together (idle nodes of either OS cost the host
+    next to nothing) and their jobs alternate, repetition by repetition, the
+    first system changing each time: on a host shared with other work both
+    see the same load.  One warm-up job each first, not counted."""
     import fileio
     from ternbench import report
     a = run.a
-    system = {"tern": "tern-fyod", "linux": "linux-nfs"}[os_name]
-    top = tempfile.mkdtemp(prefix="io-bench-", dir="/tmp")
-    fy = log = name = None
+    label = {"tern": "tern-fyod", "linux": "linux-nfs"}
+    fn = {"tern": fileio.run_tern, "linux": fileio.run_linux}
+    tops, names, path = {}, {}, {}
+    fy = log = None
     try:
-        if os_name == "tern":
-            name, _ = up(run, os_name, max(a.io_nodes))
-            log = open(top + "-fyod.log", "w")
-            fy = fileio.start_fyod(name, top, "/io", log)
-            path, job_fn = "/io/f.%r", fileio.run_tern
-        else:
-            name, _ = up(run, os_name, max(a.io_nodes), extra=("--nfs", top))
-            path, job_fn = top + "/f.%r", fileio.run_linux
-        job_fn(name, 1, path, a.io_mib, a.io_blocks[0])
+        for os_name in systems:
+            tops[os_name] = top = tempfile.mkdtemp(prefix=f"io-{os_name}-", dir="/tmp")
+            if os_name == "tern":
+                names[os_name], _ = up(run, os_name, max(a.io_nodes))
+                log = open(top + "-fyod.log", "w")
+                fy = fileio.start_fyod(names[os_name], top, "/io", log)
+                path[os_name] = "/io/f.%r"
+            else:
+                names[os_name], _ = up(run, os_name, max(a.io_nodes), extra=("--nfs", top))
+                path[os_name] = top + "/f.%r"
+        for s in systems:
+            fn[s](names[s], 1, path[s], a.io_mib, a.io_blocks[0])
         for block in a.io_blocks:
             blk = report._size(block).replace(" ", "")
             for n in a.io_nodes:
-                res = [job_fn(name, n, path, a.io_mib, block) for _ in range(a.reps)]
-                run.add("io", system, f"write_{blk}_blocks", n, "MBps", [r[0] for r in res])
-                run.add("io", system, f"read_{blk}_blocks", n, "MBps", [r[1] for r in res])
+                res = {s: [] for s in systems}
+                for rep in range(a.reps):
+                    for s in (systems if rep % 2 == 0 else systems[::-1]):
+                        res[s].append(fn[s](names[s], n, path[s], a.io_mib, block))
+                for s in systems:
+                    run.add("io", label[s], f"write_{blk}_blocks", n, "MBps",
+                            [r[0] for r in res[s]])
+                    run.add("io", label[s], f"read_{blk}_blocks", n, "MBps",
+                            [r[1] for r in res[s]])
                 # Tern's files go between counts.  NFS clients cache names and
                 # handles: a file removed behind their back is written through
                 # a stale handle (Ganesha keeps the old inode open) and then not
                 # found, so Linux ranks reuse theirs (opened O_TRUNC).
-                if os_name == "tern":
-                    for f in os.listdir(top):
-                        os.unlink(os.path.join(top, f))
-            run.log(f"{os_name}: io, {report._size(block)} blocks done")
+                if "tern" in tops:
+                    for f in os.listdir(tops["tern"]):
+                        os.unlink(os.path.join(tops["tern"], f))
+                run.log(f"io: {n} nodes, {report._size(block)} blocks done")
     finally:
         if fy:
             fy.send_signal(signal.SIGTERM)
@@ -378,9 +392,10 @@ def io(run, os_name):
         if log:
             log.close()
             os.remove(log.name)
-        if name:
+        for name in names.values():
             down(run, name)
-        shutil.rmtree(top, ignore_errors=True)
+        for top in tops.values():
+            shutil.rmtree(top, ignore_errors=True)
 
 
 # ---- raw Portals and the floor (run-node on a bridge of their own) ----------
@@ -609,16 +624,18 @@ def main():
              ("linux-network", lambda r: network(r, "linux")),
              ("tern-launch", lambda r: launch_step(r, "tern")),
              ("linux-launch", lambda r: launch_step(r, "linux")),
-             ("tern-io", lambda r: io(r, "tern")),
-             ("linux-io", lambda r: io(r, "linux")),
+             ("io", lambda r: io(r, [s for s in ("tern", "linux")
+                                     if "io" in only or f"{s}-io" in only])),
              ("node", single_node), ("boot", boot_single),
              ("tern-pxe", lambda r: boot_pxe(r, "tern", 1)),
              ("linux-pxe", lambda r: boot_pxe(r, "linux", 1)),
              ("tern-pxe", lambda r: boot_pxe(r, "tern", max(r.a.nodes)))]
     try:
         for key, fn in steps:
-            if key not in only and key.split("-")[-1] not in only:
-                continue      # "network" names both tern-network and linux-network
+            if key not in only and key.split("-")[-1] not in only and \
+                    not any(k.endswith("-" + key) for k in only):
+                continue      # "network" names both tern-network and linux-network;
+                # "tern-io" selects step "io" with Tern alone
             try:
                 fn(run)
             except Exception as e:  # noqa: BLE001 (one experiment failing leaves the others)
