@@ -32,8 +32,11 @@ mib_per_rank, write_MBps, read_MBps; where = local, fyod or nfs; fyods = 0
 for local and nfs rows) and prints a table.  On a 2-core machine 16 TCG nodes
 share two CPUs with the servers: the 2026-11-21 results ran 1 and 4 nodes
 with every block size (fileio.csv) and 16 nodes with 1 MiB blocks only
-(fileio_16.csv, --nodes 16 --blocks 1048576 --runs 1 --out ...).
-bench/run_all.py's experiment "io" uses run_tern and run_linux from here."""
+(fileio_16.csv, --nodes 16 --blocks 1048576 --runs 1 --out ...);
+fileio_nfs.csv is --systems local,tern,linux --nodes 1,4 --out fileio_nfs.csv.
+Here the systems run one after the other; bench/run_all.py's experiment "io"
+(one fyod against NFS, 1 MiB blocks) uses run_tern and run_linux from here
+with the two systems' jobs interleaved, fairer on a shared host."""
 import argparse
 import csv
 import datetime
