@@ -17,8 +17,7 @@ OUT = os.path.join(ROOT, "build", "bench-smoke")
 
 def test_smoke_run_writes_csvs_and_summary():
     # Always: the nodes' initramfs carries the MPI programs, and an older one
-    # lacks the benchmark programs added since
-    # (fileio) or the NFS client modules.
+    # lacks the benchmark programs added since (fileio) or the NFS modules.
     subprocess.run(["make", "-s", "linux-node"], cwd=ROOT, check=True, timeout=900)
     subprocess.run(["make", "-s", "build/bench-host/floorping", "build/nx-tern/nxhello",
                     "build/nx-mpi/nxhello", "build/nx-tern/nxbench", "build/nx-mpi/nxbench",
