@@ -34,9 +34,9 @@ import datetime
 import os
 import platform
 import re
+import shutil
 import signal
 import statistics
-import shutil
 import subprocess
 import sys
 import tempfile
