@@ -8,16 +8,21 @@ measured in one run (`make bench`):
   3 gsync     gsync (MPI_Barrier under libnx-mpi) against node count
   4 node      memcpy bandwidth, memory availability (bench/node.py)
   5 launch    `yod -sz N` against `mpiexec -n N` of a trivial NX program
+  6 io        file write/read throughput, 1 to 16 nodes, each rank its own
+              file (bench/fileio.py's program and figures): Tern through one
+              fyod against Linux nodes writing to the service node over NFS
+              (NFS-Ganesha, `qemu/cluster up --nfs`)
   7 noise     fixed-work-quantum loop (bench/node.py)
   8 boot      single-node boot (bench/boot_time.py), cluster `up` to ready,
               kernel footprint
   9 floor     frames bounced off a nettest=echo node (bench/floor/floorping.c)
-  (6, I/O against NFS, is not here: bench/fileio.py measures the Tern side.)
 
     python3 bench/run_all.py [--reps 5] [--nodes 2,4,8,16] [--only EXP,...]
+                             [--io-nodes 1,4,16] [--io-mib 8] [--io-blocks 1048576]
                              [--out DIR] [--smoke]
 
---smoke: one size, two nodes, one repetition (CI: tests/test_bench_smoke.py).
+--smoke: one size, two nodes (io: one), one repetition (CI:
+tests/test_bench_smoke.py).
 Writes DIR (default bench/results/<date>/, smoke: build/bench-smoke/) with one
 CSV per experiment (columns experiment, system, metric, x, unit, median, min,
 max, reps), host.csv, summary.md and plots (bench/ternbench/report.py).
@@ -29,10 +34,12 @@ import datetime
 import os
 import platform
 import re
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -90,13 +97,13 @@ def cl(name, *args, timeout=600):
                           timeout=timeout, env=env)
 
 
-def up(run, os_name, n, boot="direct"):
+def up(run, os_name, n, boot="direct", extra=()):
     """Boots a cluster; returns (name, seconds from `up` to every node ready)."""
     name = "bn" + os_name[0] + uuid.uuid4().hex[:6]
     run.clusters.append(name)
     t0 = time.monotonic()
     r = cl(name, "up", "-n", str(n), "--os", os_name, "--boot", boot, "--mem", run.a.mem,
-           f"--{run.a.accel}", timeout=900)
+           f"--{run.a.accel}", *extra, timeout=900)
     secs = time.monotonic() - t0
     if r.returncode:
         raise RuntimeError(f"{os_name} cluster of {n} did not come up:\n{r.stdout}{r.stderr}")
@@ -322,6 +329,76 @@ def frames(run):
     run.log("frames done")
 
 
+def io(run, systems):
+    """Experiment 6: every rank writes its own file of --io-mib MiB in
+    BLOCK-byte write() calls, closes it and reads it back (fileio-musl, the
+    same static program on both systems); aggregate MB/s = all bytes / the
+    slowest rank's time (bench/fileio.py).  Tern: yod, the calls forwarded to
+    one fyod.  Linux: mpiexec, one rank per node, into the directory the
+    service node exports by NFSv3 (`up --nfs`), reads cold (the node's cached
+    copy dropped first).  fyod's root and the export are under /tmp alike.
+
+    Both clusters are up together (idle nodes of either OS cost the host
+    next to nothing) and their jobs alternate, repetition by repetition, the
+    first system changing each time: on a host shared with other work both
+    see the same load.  One warm-up job each first, not counted."""
+    import fileio
+    from ternbench import report
+    a = run.a
+    label = {"tern": "tern-fyod", "linux": "linux-nfs"}
+    fn = {"tern": fileio.run_tern, "linux": fileio.run_linux}
+    tops, names, path = {}, {}, {}
+    fy = log = None
+    try:
+        for os_name in systems:
+            tops[os_name] = top = tempfile.mkdtemp(prefix=f"io-{os_name}-", dir="/tmp")
+            if os_name == "tern":
+                names[os_name], _ = up(run, os_name, max(a.io_nodes))
+                log = open(top + "-fyod.log", "w")
+                fy = fileio.start_fyod(names[os_name], top, "/io", log)
+                path[os_name] = "/io/f.%r"
+            else:
+                names[os_name], _ = up(run, os_name, max(a.io_nodes), extra=("--nfs", top))
+                path[os_name] = top + "/f.%r"
+        for s in systems:
+            fn[s](names[s], 1, path[s], a.io_mib, a.io_blocks[0])
+        for block in a.io_blocks:
+            blk = report._size(block).replace(" ", "")
+            for n in a.io_nodes:
+                res = {s: [] for s in systems}
+                for rep in range(a.reps):
+                    for s in (systems if rep % 2 == 0 else systems[::-1]):
+                        res[s].append(fn[s](names[s], n, path[s], a.io_mib, block))
+                for s in systems:
+                    run.add("io", label[s], f"write_{blk}_blocks", n, "MBps",
+                            [r[0] for r in res[s]])
+                    run.add("io", label[s], f"read_{blk}_blocks", n, "MBps",
+                            [r[1] for r in res[s]])
+                # Tern's files go between counts.  NFS clients cache names and
+                # handles: a file removed behind their back is written through
+                # a stale handle (Ganesha keeps the old inode open) and then not
+                # found, so Linux ranks reuse theirs (opened O_TRUNC).
+                if "tern" in tops:
+                    for f in os.listdir(tops["tern"]):
+                        os.unlink(os.path.join(tops["tern"], f))
+                run.log(f"io: {n} nodes, {report._size(block)} blocks done")
+    finally:
+        if fy:
+            fy.send_signal(signal.SIGTERM)
+            try:
+                fy.wait(10)
+            except subprocess.TimeoutExpired:
+                fy.kill()
+                fy.wait(5)
+        if log:
+            log.close()
+            os.remove(log.name)
+        for name in names.values():
+            down(run, name)
+        for top in tops.values():
+            shutil.rmtree(top, ignore_errors=True)
+
+
 # ---- raw Portals and the floor (run-node on a bridge of their own) ----------
 
 def raw_portals(run):
@@ -485,12 +562,15 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--nodes", help="gsync/launch node counts (default 2,4,8,16)")
-    ap.add_argument("--only", help="comma-separated: network,launch,portals,floor,frames,node,"
-                    "boot,pxe; network, launch and pxe also as tern-X or linux-X")
+    ap.add_argument("--only", help="comma-separated: network,launch,io,portals,floor,frames,"
+                    "node,boot,pxe; network, launch, io and pxe also as tern-X or linux-X")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
     ap.add_argument("--mem", default="256M", help="memory of cluster nodes (both OSes)")
     ap.add_argument("--node-mem", default="128M",
                     help="memory of single-node runs (Debian's kernel needs more than 64M)")
+    ap.add_argument("--io-nodes", help="node counts of experiment 6 (default 1,4,16)")
+    ap.add_argument("--io-mib", type=int, default=8, help="experiment 6: MiB each rank writes")
+    ap.add_argument("--io-blocks", help="experiment 6: write/read sizes (default 1048576)")
     ap.add_argument("--out")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -500,14 +580,17 @@ def main():
         a.nodes = [2]
         a.lat_sizes, a.ring_sizes = [8], [4096]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 20, 1 << 16, 20, 200
-        default_only = "network,launch,portals,floor,node"
+        a.io_nodes = [int(x) for x in (a.io_nodes or "1").split(",")]
+        default_only = "network,launch,io,portals,floor,node"
     else:
         a.reps = a.reps or 5
         a.nodes = [int(x) for x in (a.nodes or "2,4,8,16").split(",")]
         a.lat_sizes = [0, 8, 64, 512, 1024, 4096, 16384, 65536]
         a.ring_sizes = [8, 64, 512, 4096, 65536, 1 << 20, 8 << 20]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 20, 2000
-        default_only = "network,launch,portals,floor,frames,node,boot,pxe"
+        a.io_nodes = [int(x) for x in (a.io_nodes or "1,4,16").split(",")]
+        default_only = "network,launch,io,portals,floor,frames,node,boot,pxe"
+    a.io_blocks = [int(x) for x in (a.io_blocks or "1048576").split(",")]
     only = set((a.only or default_only).split(","))
     a.out = a.out or (os.path.join(ROOT, "build", "bench-smoke") if a.smoke else
                       os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat()))
@@ -529,10 +612,7 @@ def main():
         earlier[f"rerun {a.only}"] = (f"{host['date']}, load {host['loadavg_start']}, "
                                       f"commit {host['commit']}")
         host = earlier
-    with open(host_csv, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["key", "value"])
-        w.writerows(host.items())
+    write_host(host_csv, host)
     run.log(f"host {host['cpu']} x{host['nproc']}, load {host['loadavg_start']}, "
             f"{host['accel']}, out {a.out}")
 
@@ -545,14 +625,18 @@ def main():
              ("linux-network", lambda r: network(r, "linux")),
              ("tern-launch", lambda r: launch_step(r, "tern")),
              ("linux-launch", lambda r: launch_step(r, "linux")),
+             ("io", lambda r: io(r, [s for s in ("tern", "linux")
+                                     if "io" in only or f"{s}-io" in only])),
              ("node", single_node), ("boot", boot_single),
              ("tern-pxe", lambda r: boot_pxe(r, "tern", 1)),
              ("linux-pxe", lambda r: boot_pxe(r, "linux", 1)),
              ("tern-pxe", lambda r: boot_pxe(r, "tern", max(r.a.nodes)))]
     try:
         for key, fn in steps:
-            if key not in only and key.split("-")[-1] not in only:
-                continue      # "network" names both tern-network and linux-network
+            if key not in only and key.split("-")[-1] not in only and \
+                    not any(k.endswith("-" + key) for k in only):
+                continue      # "network" names both tern-network and linux-network;
+                # "tern-io" selects step "io" with Tern alone
             try:
                 fn(run)
             except Exception as e:  # noqa: BLE001 (one experiment failing leaves the others)
@@ -562,8 +646,24 @@ def main():
         for name in list(run.clusters):
             run.log(f"taking down {name}")
             down(run, name)
+        # The load at the end too: a 2-core host shared with other work can
+        # change a great deal during a run.
+        end = " ".join(open("/proc/loadavg").read().split()[:3])
+        rerun = f"rerun {a.only}"
+        if rerun in host:
+            host[rerun] += f", load at end {end}"
+        else:
+            host["loadavg_end"] = end
+        write_host(host_csv, host)
         write(run, host, failed)
     sys.exit(1 if failed else 0)
+
+
+def write_host(path, host):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["key", "value"])
+        w.writerows(host.items())
 
 
 def write(run, host, failed):

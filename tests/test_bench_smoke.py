@@ -1,6 +1,7 @@
 """The benchmark scripts keep working: `bench/run_all.py --smoke` (one size,
-two nodes, one repetition, Tern and Linux + MPICH) writes its CSVs and
-summary with numbers in them.  Not a performance test: no figure is judged."""
+two nodes, one repetition, Tern and Linux + MPICH; file I/O on one node,
+Tern's fyod and Linux's NFS) writes its CSVs and summary with numbers in
+them.  Not a performance test: no figure is judged."""
 import csv
 import os
 import re
@@ -16,19 +17,21 @@ OUT = os.path.join(ROOT, "build", "bench-smoke")
 
 def test_smoke_run_writes_csvs_and_summary():
     # Always: the nodes' initramfs carries the MPI programs, and an older one
-    # lacks the benchmark programs added since.
+    # lacks the benchmark programs added since (fileio) or the NFS modules.
     subprocess.run(["make", "-s", "linux-node"], cwd=ROOT, check=True, timeout=900)
     subprocess.run(["make", "-s", "build/bench-host/floorping", "build/nx-tern/nxhello",
-                    "build/nx-mpi/nxhello", "build/nx-tern/nxbench", "build/nx-mpi/nxbench"],
+                    "build/nx-mpi/nxhello", "build/nx-tern/nxbench", "build/nx-mpi/nxbench",
+                    "build/programs/fileio-musl", "build/bin/fyod"],
                    cwd=ROOT, check=True, timeout=300)
     r = subprocess.run(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--smoke",
-                        "--out", OUT], capture_output=True, text=True, timeout=300)
+                        "--out", OUT], capture_output=True, text=True, timeout=420)
     assert r.returncode == 0, r.stdout + r.stderr
     for exp, systems in {"latency": {"tern-nx", "tern-portals", "linux-mpich"},
                          "ring": {"tern-nx", "linux-mpich"},
                          "gsync": {"tern-nx", "linux-mpich"},
                          "launch": {"tern-yod", "linux-mpiexec"},
                          "memcpy": {"tern", "linux"},
+                         "io": {"tern-fyod", "linux-nfs"},
                          "floor": {"fabric"}}.items():
         with open(os.path.join(OUT, f"{exp}.csv")) as f:
             rows = list(csv.DictReader(f))
@@ -36,11 +39,16 @@ def test_smoke_run_writes_csvs_and_summary():
         for row in rows:
             assert float(row["median"]) >= 0 and int(row["reps"]) >= 1, row
     summary = open(os.path.join(OUT, "summary.md")).read()
-    for title in ("Ping-pong latency", "Ring bandwidth", "gsync", "Launch", "fabric floor"):
+    for title in ("Ping-pong latency", "Ring bandwidth", "gsync", "Launch", "File I/O",
+                  "fabric floor"):
         assert title in summary
     # A table row with a Tern/Linux ratio: a number in it.
     assert re.search(r"\| oneway \| 8 B \| us \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|", summary), \
         summary
+    # File I/O: Tern's fyod, Linux's NFS and their ratio, for writes and reads on one node.
+    for op in ("write", "read"):
+        assert re.search(rf"\| {op}_1MiB_blocks \| 1 \| MBps \| [\d.]+ \| [\d.]+ \| [\d.]+ \|",
+                         summary), summary
     with open(os.path.join(OUT, "host.csv")) as f:
         host = dict(csv.reader(f))
     assert host["accel"] and host["nproc"] and host["loadavg_start"]

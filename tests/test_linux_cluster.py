@@ -1,11 +1,15 @@
 """The Linux comparison cluster (issue 8): Debian kernel + MPICH nodes on the
 same virtual hardware as Tern nodes, MPI jobs started by mpiexec over ssh from
-the service node, teardown that leaves nothing behind."""
+the service node, a service-node directory mounted by NFS (`up --nfs`),
+teardown that leaves nothing behind."""
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 import uuid
+import zlib
 
 import pytest
 
@@ -74,7 +78,67 @@ def test_direct_boot_mpi_across_two_nodes(name):
                 "badnode", check=False, timeout=120)
     assert r.returncode != 0
     assert "EQNODE: node 2 is not in 0..1" in r.stderr, r.stdout + r.stderr
+    # Without --nfs no NFS client is loaded (the node boots as it did before NFS).
+    mods = mpiexec(name, "-n", "1", "/bin/cat", "/proc/modules")
+    assert "virtio_net" in mods and not re.search(r"^(nfs|sunrpc) ", mods, re.M), mods
     cluster(name, "down")
+    assert leftovers(name) == NOTHING
+
+
+FILEIO = os.path.join(ROOT, "build", "programs", "fileio-musl")
+
+
+def test_nfs_files_reach_the_service_node(name):
+    """`up --nfs DIR`: NFS-Ganesha in the cluster's namespace exports DIR, both
+    nodes mount it at the same path; what ranks write there is on the service
+    node byte for byte, what the service node puts there the ranks read; down
+    stops the server (and its rpcbind) with the rest."""
+    export = tempfile.mkdtemp(prefix="nfs-test-", dir="/tmp")
+    sock_before = os.path.exists("/run/rpcbind.sock")
+    try:
+        r = cluster(name, "up", "--os", "linux", "-n", "2", "--boot", "direct", "--nfs", export)
+        assert f"NFS 10.77.0.1:{export}" in r.stdout, r.stdout
+        for nid in (1, 2):
+            assert f"NFS 10.77.0.1:{export}" in cluster(name, "console", str(nid)).stdout
+        server = subprocess.run(["ip", "netns", "pids", f"tern-{name}"], capture_output=True,
+                                text=True).stdout.split()
+        names = {open(f"/proc/{p}/comm").read().strip() for p in server
+                 if os.path.exists(f"/proc/{p}/comm")}
+        assert {"ganesha.nfsd", "rpcbind"} <= names, names
+        # Its rpcbind's socket is in a /run of its own, not the host's.
+        assert os.path.exists("/run/rpcbind.sock") == sock_before
+
+        # Node -> service node: each rank its own 2 MiB file, 64 KiB writes, read back cold.
+        out = mpiexec(name, "-n", "2", FILEIO, "big", export + "/f.%r", "2", "65536", "cold")
+        lines = re.findall(r"big bytes=(\d+) got=(\d+) write_s=\S+ read_s=\S+ "
+                           r"crc_w=(\w+) crc_r=(\w+)", out)
+        assert len(lines) == 2, out
+        for b, got, cw, cr in lines:
+            assert b == got == str(2 << 20) and cw == cr, out
+        for rank in (0, 1):
+            data = open(os.path.join(export, f"f.{rank}"), "rb").read()
+            assert len(data) == 2 << 20
+            assert f"{zlib.crc32(data):08x}" == lines[0][2], "bytes on the server differ"
+        # Service node -> node.
+        with open(os.path.join(export, "from-service-node.txt"), "w") as f:
+            f.write("written on the service node\n")
+        out = mpiexec(name, "-n", "2", FILEIO, "open", export + "/from-service-node.txt", "r")
+        assert out.count("OK written on the service node") == 2, out
+
+        cluster(name, "down")
+        gone = [p for p in server if os.path.exists(f"/proc/{p}") and
+                open(f"/proc/{p}/stat").read().split(")")[-1].split()[0] != "Z"]
+        assert gone == [], gone
+        assert leftovers(name) == NOTHING
+        assert os.path.exists("/run/rpcbind.sock") == sock_before
+    finally:
+        subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True)
+        shutil.rmtree(export, ignore_errors=True)
+
+
+def test_nfs_is_for_linux_nodes(name):
+    r = cluster(name, "up", "-n", "1", "--boot", "direct", "--nfs", "/tmp", check=False)
+    assert r.returncode != 0 and "--nfs is for --os linux" in r.stderr, r.stderr
     assert leftovers(name) == NOTHING
 
 

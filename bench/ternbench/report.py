@@ -3,9 +3,9 @@ experiment, system, metric, x, unit, median, min, max, reps)."""
 import math
 import os
 
-TERN = ("tern-nx", "tern-yod", "tern")
-LINUX = ("linux-mpich", "linux-mpiexec", "linux")
-ORDER = ["latency", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "boot",
+TERN = ("tern-nx", "tern-yod", "tern-fyod", "tern")
+LINUX = ("linux-mpich", "linux-mpiexec", "linux-nfs", "linux")
+ORDER = ["latency", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "io", "boot",
          "footprint", "floor", "frames"]
 TITLES = {
     "latency": "1. Ping-pong latency, one-way (us; lower is better)",
@@ -15,12 +15,14 @@ TITLES = {
     "memavail": "4b. Memory availability, seed 003 tests #1 and #2",
     "noise": "7. OS noise, fixed work quantum (us per quantum)",
     "launch": "5. Launch of a trivial NX program, wall time of the command (ms)",
+    "io": "6. File I/O, aggregate MB/s of all ranks by node count, each rank its own file "
+          "(Tern: one fyod; Linux: NFSv3 to the service node; higher is better)",
     "boot": "8a. Boot (s)",
     "footprint": "8b. Kernel footprint",
     "floor": "9. The fabric floor (frame bounce off a nettest=echo node)",
     "frames": "Frames on the bridge during a 2-node ring of 1 MiB messages",
 }
-HIGHER_BETTER = {"ring", "memcpy"}
+HIGHER_BETTER = {"ring", "memcpy", "io"}
 
 
 def _key(x):

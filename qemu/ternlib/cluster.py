@@ -3,7 +3,9 @@ the service node's interface, one tap per node, dnsmasq (DHCP + TFTP), and
 one QEMU per compute node.  Everything a cluster owns is recorded in its run
 directory so `down`, a failed `up`, or the next `up` after a crash removes it
 all.  Nodes run Tern, or (os "linux", issue 8) the Linux comparison node of
-`make linux-node` on the same virtual hardware."""
+`make linux-node` on the same virtual hardware; Linux nodes can mount a
+service-node directory by NFS (`nfs=`: qemu/nfs-serve, NFS-Ganesha)."""
+import glob
 import json
 import os
 import shutil
@@ -24,6 +26,12 @@ READY = {"tern": "registered with the allocator", "linux": "linux node ready"}
 LINUX_NODE = os.path.join(ROOT, "build", "linux-node")
 # A Linux node's root (Debian kernel + MPICH initramfs) does not fit in Tern's 64M.
 LINUX_DEFAULT_MEM = "256M"
+# The NFS server of `up --nfs` (qemu/nfs-serve): NFSv3 over TCP at fixed
+# ports, so a node mounts without asking rpcbind, and without NLM (nolock).
+NFS_PORT = 2049
+NFS_MOUNT_PORT = 20048
+NFS_MOUNT_OPTS = (f"vers=3,proto=tcp,port={NFS_PORT},mountport={NFS_MOUNT_PORT},"
+                  f"mountproto=tcp,nolock,addr={SERVICE_IP}")
 
 
 def node_mac(nid):
@@ -71,11 +79,20 @@ class Cluster:
 
     # --- up ----------------------------------------------------------------
     def up(self, n, mem=None, nic="virtio", boot="pxe", mode=None, timeout=None, log=print,
-           node_os="tern"):
+           node_os="tern", nfs=None):
+        """nfs: a service-node directory to export by NFS; every (Linux) node
+        mounts it at the same absolute path before it says it is ready."""
         if node_os not in READY:
             raise SystemExit(f"cluster: unknown node OS '{node_os}'")
         if node_os == "linux":
             self._check_linux_node()
+        if nfs:
+            nfs = os.path.realpath(nfs)
+            if node_os != "linux":
+                raise SystemExit("cluster: --nfs is for --os linux (Tern nodes use fyod)")
+            if not os.path.isdir(nfs) or not all(c.isalnum() or c in "/._-+" for c in nfs):
+                raise SystemExit(f"cluster: --nfs {nfs}: not a directory, or a path with "
+                                 "characters a kernel command line cannot carry")
         mem = mem or (LINUX_DEFAULT_MEM if node_os == "linux" else "64M")
         if self.load() or self.netns_exists() or os.path.isdir(self.dir):
             log(f"cluster '{self.name}': cleaning up a previous run")
@@ -84,16 +101,19 @@ class Cluster:
         mode = mode or accel.default_accel()
         state = {"name": self.name, "netns": self.netns, "nodes": [], "pids": [],
                  "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time(),
-                 "os": node_os}
+                 "os": node_os, "nfs": nfs}
         self.save(state)
         try:
             self._fabric()
+            if nfs:
+                state["pids"].append(self._nfs(nfs))
+                self.save(state)
             nodes = [{"nid": i, "mac": node_mac(i), "tap": f"tap{i}",
                       "log": os.path.join(self.dir, f"node{i}.log")} for i in range(1, n + 1)]
             state["nodes"] = nodes
             self.save(state)
             if boot == "pxe":
-                state["pids"].append(self._dnsmasq(nodes, node_os))
+                state["pids"].append(self._dnsmasq(nodes, node_os, self._node_options(nfs)))
                 self.save(state)
             if node_os == "tern":
                 state["pids"].append(self._allocd())
@@ -101,7 +121,8 @@ class Cluster:
             for node in nodes:
                 sh(*self.in_ns("ip", "tuntap", "add", node["tap"], "mode", "tap"))
                 sh(*self.in_ns("ip", "link", "set", node["tap"], "master", BRIDGE, "up"))
-                node["pid"] = self._qemu(node, mem, nic, boot, mode, node_os)
+                node["pid"] = self._qemu(node, mem, nic, boot, mode, node_os,
+                                         self._node_options(nfs))
                 state["pids"].append(node["pid"])
                 self.save(state)
             if node_os == "tern":
@@ -114,7 +135,8 @@ class Cluster:
             self.down(log=lambda *_: None)
             raise
         log(f"cluster '{self.name}': {n} nodes ready ({boot} boot, {nic}, {mem}, {mode}"
-            + (", linux)" if node_os == "linux" else ")"))
+            + (", linux" if node_os == "linux" else "")
+            + (f", NFS {SERVICE_IP}:{nfs})" if nfs else ")"))
 
     @staticmethod
     def _check_linux_node():
@@ -133,7 +155,87 @@ class Cluster:
         sh(*self.in_ns("ip", "addr", "add", f"{SERVICE_IP}/24", "dev", SERVICE_IFACE))
         sh(*self.in_ns("ip", "link", "set", SERVICE_IFACE, "up"))
 
-    def _dnsmasq(self, nodes, node_os="tern"):
+    @staticmethod
+    def _node_options(nfs):
+        """Kernel options every node gets besides nid (Linux: /etc/rc reads them)."""
+        return f"nfs={SERVICE_IP}:{nfs} nfsopts={NFS_MOUNT_OPTS}" if nfs else ""
+
+    def _nfs(self, export):
+        """NFS-Ganesha exporting `export` read-write to the cluster's nodes (root
+        not squashed: ranks run as root on Linux nodes), NFSv3 over TCP only,
+        on SERVICE_IP at fixed ports (qemu/nfs-serve).  Returns when it serves."""
+        plugins = sorted(glob.glob("/usr/lib/*/ganesha/libfsalvfs.so") +
+                         glob.glob("/usr/lib*/ganesha/libfsalvfs.so"))
+        if not shutil.which("ganesha.nfsd") or not plugins or not shutil.which("rpcbind"):
+            raise SystemExit("cluster: --nfs needs nfs-ganesha, nfs-ganesha-vfs and rpcbind "
+                             "(boot/linux-node/install-deps)")
+        conf = os.path.join(self.dir, "ganesha.conf")
+        log_path = os.path.join(self.dir, "nfs.log")
+        with open(conf, "w") as f:
+            f.write(f"""# Written by qemu/ternlib/cluster.py for cluster '{self.name}'.
+NFS_CORE_PARAM {{
+    Protocols = 3;
+    Bind_addr = {SERVICE_IP};
+    NFS_Port = {NFS_PORT};
+    MNT_Port = {NFS_MOUNT_PORT};
+    Enable_NLM = false;
+    Enable_RQUOTA = false;
+    Enable_UDP = false;
+    Plugins_Dir = {os.path.dirname(plugins[0])};
+}}
+NFSv4 {{
+    Graceless = true;
+    RecoveryRoot = {os.path.join(self.dir, "nfs-recovery")};
+}}
+NFS_KRB5 {{
+    Active_krb5 = false;
+}}
+EXPORT {{
+    Export_Id = 1;
+    Path = {export};
+    Pseudo = {export};
+    Protocols = 3;
+    Transports = TCP;
+    Access_Type = RW;
+    Squash = No_Root_Squash;
+    SecType = sys;
+    FSAL {{
+        Name = VFS;
+    }}
+    CLIENT {{
+        Clients = {SERVICE_IP.rsplit(".", 1)[0]}.0/24;
+        Protocols = 3;
+        Access_Type = RW;
+    }}
+}}
+LOG {{
+    Default_Log_Level = EVENT;
+}}
+""")
+        out = open(os.path.join(self.dir, "nfs.out"), "w")
+        p = subprocess.Popen(self.in_ns(os.path.join(ROOT, "qemu", "nfs-serve"), conf, log_path),
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                text = open(log_path).read()
+            except OSError:
+                text = ""
+            if "NFS SERVER INITIALIZED" in text:
+                return p.pid
+            if p.poll() is not None or "FATAL" in text:
+                break
+            time.sleep(0.2)
+        kill_group(p.pid, signal.SIGKILL)
+        p.wait()
+        tail = ""
+        for path in (os.path.join(self.dir, "nfs.out"), log_path):
+            if os.path.exists(path):
+                tail += "".join(open(path).readlines()[-10:])
+        raise RuntimeError("the NFS server did not start:\n" + tail)
+
+    def _dnsmasq(self, nodes, node_os="tern", cmdline=""):
         tftp = os.path.join(self.dir, "tftp")
         node_file = os.path.join(self.dir, "nodes.txt")
         with open(node_file, "w") as f:
@@ -141,7 +243,8 @@ class Cluster:
                 f.write(f"{node['nid']} {node['mac']}\n")
         sh(os.path.join(ROOT, "boot", "mkdnsmasq"), "--iface", SERVICE_IFACE,
            "--server-ip", SERVICE_IP, "--tftp-root", tftp, "--run-dir", self.dir,
-           "--nodes", node_file, *(["--os", "linux"] if node_os == "linux" else []))
+           "--nodes", node_file, *(["--os", "linux"] if node_os == "linux" else []),
+           *(["--cmdline", cmdline] if cmdline else []))
         os.chmod(self.dir, 0o755)
         out = open(os.path.join(self.dir, "dnsmasq.out"), "w")
         p = subprocess.Popen(self.in_ns("dnsmasq", "--conf-file=" + os.path.join(self.dir,
@@ -176,7 +279,7 @@ class Cluster:
                                open(os.path.join(self.dir, "allocd.log")).read())
         return p.pid
 
-    def _qemu(self, node, mem, nic, boot, mode, node_os="tern"):
+    def _qemu(self, node, mem, nic, boot, mode, node_os="tern", cmdline=""):
         device = {"virtio": "virtio-net-pci", "e1000": "e1000"}[nic]
         cmd = ["qemu-system-x86_64", "-nodefaults", "-display", "none",
                "-m", mem, *accel.qemu_accel_args(mode),
@@ -196,7 +299,7 @@ class Cluster:
                 kernel = os.path.join(LINUX_NODE, "vmlinuz")
             cmd += ["-kernel", kernel, "-initrd", os.path.join(LINUX_NODE, "initramfs.cpio.gz"),
                     "-append", f"console=ttyS0 quiet nid={node['nid']} "
-                               f"ip4={node_ip(node['nid'])}/24"]
+                               f"ip4={node_ip(node['nid'])}/24 {cmdline}".rstrip()]
         elif boot != "pxe":
             cmd += ["-kernel", os.path.join(ROOT, "build", "tern.elf"),
                     "-append", f"nid={node['nid']}"]

@@ -4,13 +4,18 @@
  *                               unlink, mkdir/rmdir, chdir/getcwd in DIR
  *   fileio rankfile DIR MIB     every rank writes DIR/rank.N, reads it back:
  *                               prints crc32 of both
- *   fileio big PATH MIB BLOCK   writes MIB MiB in BLOCK-byte writes, reads it
- *                               back: crc32s and times
+ *   fileio big PATH MIB BLOCK [cold]
+ *                               writes MIB MiB in BLOCK-byte writes, reads it
+ *                               back: crc32s and times; cold: the reading
+ *                               first drops this node's cached copy
+ *                               (posix_fadvise DONTNEED: a Linux NFS client
+ *                               would otherwise read its own page cache)
  *   fileio open PATH MODE       open (r, w, a, d = O_WRONLY on a directory):
  *                               prints OK or the errno's name
  *   fileio errors DIR           ENOENT, EISDIR, EBADF
  *   fileio fill PATH            writes until an error: its name
  *   fileio slow PATH N          a line every 0.5 s, N times: EIO and when
+ * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -77,6 +82,13 @@ static void fill(unsigned char *b, size_t n, uint64_t seed)
     }
 }
 
+/* This rank's number: yod's TERN_RANK, or MPICH hydra's PMI_RANK on Linux. */
+static const char *rank_env(void)
+{
+    const char *r = getenv("TERN_RANK");
+    return r ? r : getenv("PMI_RANK");
+}
+
 static int fails;
 #define CHECK(c, ...) do { if (!(c)) { printf("FAIL %s:%d: ", __func__, __LINE__); \
     printf(__VA_ARGS__); printf(" (errno %d %s)\n", errno, ename(errno)); fails++; } } while (0)
@@ -84,7 +96,7 @@ static int fails;
 static int basic(const char *top)
 {
     char a[4096], b[4096], sub[4096], dir[3000];
-    const char *r = getenv("TERN_RANK");
+    const char *r = rank_env();
     snprintf(dir, sizeof dir, "%s/basic.%s", top, r ? r : "0");
     CHECK(mkdir(dir, 0755) == 0, "mkdir %s", dir);
     snprintf(a, sizeof a, "%s/basic-a.txt", dir);
@@ -155,7 +167,7 @@ static int basic(const char *top)
 
 static int rankfile(const char *dir, long mib)
 {
-    const char *r = getenv("TERN_RANK");
+    const char *r = rank_env();
     int rank = r ? atoi(r) : 0;
     size_t n = (size_t)mib << 20;
     unsigned char *buf = malloc(n), *back = malloc(n);
@@ -176,11 +188,11 @@ static int rankfile(const char *dir, long mib)
     return fails != 0;
 }
 
-static int big(const char *tmpl, long mib, long block)
+static int big(const char *tmpl, long mib, long block, int cold)
 {
     /* "%r" in the path: this rank's number */
     char path[4096];
-    const char *r = getenv("TERN_RANK"), *pr = strstr(tmpl, "%r");
+    const char *r = rank_env(), *pr = strstr(tmpl, "%r");
     if (pr)
         snprintf(path, sizeof path, "%.*s%s%s", (int)(pr - tmpl), tmpl, r ? r : "0", pr + 2);
     else
@@ -211,6 +223,11 @@ static int big(const char *tmpl, long mib, long block)
     double t1 = now();
     fd = open(path, O_RDONLY);
     CHECK(fd >= 0, "open r");
+    if (cold) {
+        int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        errno = e;
+        CHECK(e == 0, "posix_fadvise DONTNEED");
+    }
     size_t got = 0;
     double t2 = now();
     for (;;) {
@@ -343,7 +360,7 @@ int main(int argc, char **argv)
     if (argc >= 4 && !strcmp(argv[1], "rankfile"))
         return rankfile(argv[2], atol(argv[3]));
     if (argc >= 5 && !strcmp(argv[1], "big"))
-        return big(argv[2], atol(argv[3]), atol(argv[4]));
+        return big(argv[2], atol(argv[3]), atol(argv[4]), argc >= 6 && !strcmp(argv[5], "cold"));
     if (argc >= 4 && !strcmp(argv[1], "open"))
         return try_open(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "errors"))
