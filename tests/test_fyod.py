@@ -220,3 +220,42 @@ def test_fyod_killed_mid_job(fc):
     finally:
         victim.stop()
         shutil.rmtree(d, ignore_errors=True)
+
+
+def open_fds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def test_files_closed_when_the_job_ends(fc):
+    """A rank that exits with files open, or is killed in the middle of
+    writing, leaves none open in the fyod that served them."""
+    name, _, _ = fc
+    d = public_dir("fyod-close-")
+    f = Fyod(name, d, "/close")
+    try:
+        with open(f"/proc/{f.p.pid}/comm") as c:
+            assert c.read().strip() == "fyod"
+        before = open_fds(f.p.pid)
+        for i in range(3):      # the program opens and exits without close()
+            r = yod(name, "-sz", "2", FILEIO, "open", f"/close/left-open.{i}", "w")
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert r.stdout.count(f"open /close/left-open.{i}: OK") == 2, r.stdout + r.stderr
+        assert open_fds(f.p.pid) == before, os.listdir(f"/proc/{f.p.pid}/fd")
+        p = subprocess.Popen([CLUSTER, "--name", name, "exec", "yod", "-sz", "2", FILEIO, "slow",
+                              "/close/slow", "120"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd="/tmp")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not os.path.exists(os.path.join(d, "slow")):
+            time.sleep(0.2)
+        time.sleep(1)
+        assert open_fds(f.p.pid) > before
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 1, out + err
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and open_fds(f.p.pid) != before:
+            time.sleep(0.2)
+        assert open_fds(f.p.pid) == before, os.listdir(f"/proc/{f.p.pid}/fd")
+    finally:
+        f.stop()
+        shutil.rmtree(d, ignore_errors=True)
