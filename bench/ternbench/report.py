@@ -88,7 +88,8 @@ def table(rows, exp):
     head.append("reps")
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (metric, x, unit), by in sorted(cells.items(), key=lambda kv: (kv[0][0], _key(kv[0][1]))):
-        line = [metric, _size(x) if exp in ("latency", "ring", "memcpy") else str(x), unit]
+        sized = exp in ("latency", "ring", "memcpy") and unit     # failure counts: x is nodes
+        line = [metric, _size(x) if sized else str(x), unit]
         line += [_fmt(by[s]["median"]) if s in by else "-" for s in systems]
         if t and lx:
             tv, lv = by.get(t), by.get(lx)
