@@ -24,6 +24,7 @@
 #include "fileserver.h"
 #include "fio_proto.h"
 #include "yod_proto.h"
+#include "ptl_me.h"
 
 #define REQ_BUFS 4
 #define REQ_BUF_LEN (1u << 20)
@@ -315,18 +316,12 @@ static void reply_result(uint32_t nid, const struct fio_req *r, int64_t result)
 
 static void post_reqbuf(struct reqbuf *b)
 {
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = b->mem;
-    me.length = REQ_BUF_LEN;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
+    ptl_me_t me = ptl_me_phys(b->mem, REQ_BUF_LEN,
+                              PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_NO_TRUNCATE |
+                              PTL_ME_EVENT_LINK_DISABLE,
+                              FIO_MB_REQ);
     me.min_free = FIO_REQ_MAX;
-    me.options = PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_NO_TRUNCATE |
-                 PTL_ME_EVENT_LINK_DISABLE;
-    me.match_id.phys.nid = PTL_NID_ANY;
     me.match_id.phys.pid = YOD_NODE_PID;
-    me.match_bits = FIO_MB_REQ;
     ptl_handle_me_t h;
     PtlMEAppend(cfg.ni, FIO_PT_REQ, &me, PTL_PRIORITY_LIST, b, &h);
 }
@@ -823,15 +818,11 @@ int fs_init(const struct fs_config *c, char *err, int errlen)
         post_reqbuf(&reqbufs[i]);
     }
     /* Pings from waiting nodes: acknowledged, nothing else. */
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_COMM_DISABLE |
-                 PTL_ME_EVENT_SUCCESS_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE;
-    me.match_id.phys.nid = PTL_NID_ANY;
-    me.match_id.phys.pid = PTL_PID_ANY;
-    me.match_bits = FIO_MB_PING;
+    ptl_me_t me = ptl_me_phys(NULL, 0,
+                              PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE |
+                              PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE |
+                              PTL_ME_EVENT_UNLINK_DISABLE,
+                              FIO_MB_PING);
     ptl_handle_me_t h;
     if (PtlMEAppend(cfg.ni, FIO_PT_REQ, &me, PTL_PRIORITY_LIST, NULL, &h) != PTL_OK) {
         snprintf(err, (size_t)errlen, "cannot post the ping entry");

@@ -24,6 +24,7 @@
 #include "secret.h"
 #include "svc_portals.h"
 #include "tern_proto.h"
+#include "ptl_me.h"
 
 #define REGISTER_S 5.0
 #define REAP_S 10.0
@@ -57,17 +58,12 @@ static void request(void *h_, size_t len, uint16_t type, int slot)
     h->reply_pid = svc.me.phys.pid;
     h->reply_pt = TERN_PT_REPLY;
     memcpy(h->secret, secret, sizeof h->secret);
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = &answers[slot];
-    me.length = sizeof answers[slot];
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
-                 PTL_ME_EVENT_UNLINK_DISABLE;
+    ptl_me_t me = ptl_me_phys(&answers[slot], sizeof answers[slot],
+                              PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                              PTL_ME_EVENT_UNLINK_DISABLE,
+                              h->request_id);
     me.match_id.phys.nid = alloc_nid;
     me.match_id.phys.pid = TERN_ALLOC_PID;
-    me.match_bits = h->request_id;
     ptl_handle_me_t meh;
     if (PtlMEAppend(svc.ni, TERN_PT_REPLY, &me, PTL_PRIORITY_LIST, &answers[slot], &meh) !=
         PTL_OK)

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "svc_portals.h"
+#include "ptl_me.h"
 
 double svc_now(void)
 {
@@ -36,17 +37,10 @@ int svc_open(struct svc *s, ptl_pid_t pid, ptl_pt_index_t pt, char *err, int err
 int svc_post(struct svc *s, ptl_pt_index_t pt, void *buf, uint64_t len, uint64_t bits,
              uint64_t ignore)
 {
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = buf;
-    me.length = len;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
-                 PTL_ME_EVENT_UNLINK_DISABLE;
-    me.match_id.phys.nid = PTL_NID_ANY;
-    me.match_id.phys.pid = PTL_PID_ANY;
-    me.match_bits = bits;
+    ptl_me_t me = ptl_me_phys(buf, len,
+                              PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                              PTL_ME_EVENT_UNLINK_DISABLE,
+                              bits);
     me.ignore_bits = ignore;
     ptl_handle_me_t h;
     return PtlMEAppend(s->ni, pt, &me, PTL_PRIORITY_LIST, NULL, &h) == PTL_OK ? 0 : -1;

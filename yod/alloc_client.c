@@ -10,6 +10,7 @@
 #include "secret.h"
 #include "tern_proto.h"
 #include "yod.h"
+#include "ptl_me.h"
 
 #define EQ_SIZE 16384
 
@@ -72,17 +73,10 @@ int alloc_request(void *reqp, size_t len, uint16_t type, struct tern_reply *rep,
     h->reply_pt = TERN_PT_REPLY;
     memcpy(h->secret, Y.secret, sizeof h->secret);
 
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = rep;
-    me.length = sizeof *rep;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
-                 PTL_ME_EVENT_UNLINK_DISABLE;
-    me.match_id.phys.nid = PTL_NID_ANY;
-    me.match_id.phys.pid = PTL_PID_ANY;
-    me.match_bits = h->request_id;
+    ptl_me_t me = ptl_me_phys(rep, sizeof *rep,
+                              PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                              PTL_ME_EVENT_UNLINK_DISABLE,
+                              h->request_id);
     ptl_handle_me_t meh;
     if (PtlMEAppend(Y.ni, TERN_PT_REPLY, &me, PTL_PRIORITY_LIST, &pending_reply, &meh) != PTL_OK) {
         snprintf(err, errlen, "cannot post a buffer for the allocator's answer");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "yod.h"
+#include "ptl_me.h"
 
 extern char **environ;
 
@@ -20,17 +21,10 @@ static int serve_programs(void)
 {
     for (int g = 0; g < Y.ngroups; g++) {
         struct group *gr = &Y.groups[g];
-        ptl_me_t me;
-        memset(&me, 0, sizeof me);
-        me.start = gr->prog.data;
-        me.length = gr->prog.len;
-        me.ct_handle = PTL_CT_NONE;
-        me.uid = PTL_UID_ANY;
-        me.options = PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
-                     PTL_ME_EVENT_SUCCESS_DISABLE;
-        me.match_id.phys.nid = PTL_NID_ANY;
-        me.match_id.phys.pid = PTL_PID_ANY;
-        me.match_bits = image_bits(g);
+        ptl_me_t me = ptl_me_phys(gr->prog.data, gr->prog.len,
+                                  PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE |
+                                  PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE,
+                                  image_bits(g));
         me.ignore_bits = 0xFFFFull << 48;     /* the chunk number (kernel/job/loader.c) */
         if (PtlMEAppend(Y.ni, YOD_PT_IMAGE, &me, PTL_PRIORITY_LIST, NULL, &gr->image_me) !=
             PTL_OK)

@@ -14,6 +14,7 @@
 #include "fileserver.h"
 #include "tern_proto.h"
 #include "yod.h"
+#include "ptl_me.h"
 
 #define REPORT_BUF (1u << 20)
 #define OUTPUT_BUF (8u << 20)
@@ -50,18 +51,11 @@ static struct rbuf rbufs[6];
 
 static void post_rbuf(struct rbuf *b)
 {
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = b->mem;
-    me.length = b->len;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
+    ptl_me_t me = ptl_me_phys(b->mem, b->len,
+                              PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_NO_TRUNCATE |
+                              PTL_ME_EVENT_LINK_DISABLE,
+                              b->bits);
     me.min_free = b->min_free;
-    me.options = PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_NO_TRUNCATE |
-                 PTL_ME_EVENT_LINK_DISABLE;
-    me.match_id.phys.nid = PTL_NID_ANY;
-    me.match_id.phys.pid = PTL_PID_ANY;
-    me.match_bits = b->bits;
     me.ignore_bits = b->ignore;
     ptl_handle_me_t h;
     PtlMEAppend(Y.ni, b->pt, &me, PTL_PRIORITY_LIST, b, &h);

@@ -12,6 +12,7 @@
 #include "kmalloc.h"
 #include "time.h"
 #include "../../yod/yod_proto.h"
+#include "ptl_me.h"
 
 #define MAX_SERVERS (YOD_MOUNTS_MAX + 1)
 #define REQ_DEADLINE_NS (30 * 1000000000ULL)
@@ -207,17 +208,13 @@ static void pause_ns(uint64_t ns)
 static int post(ptl_pt_index_t pt, void *start, uint64_t len, unsigned op, const struct server *s,
                 uint64_t bits, void *user, bool once, ptl_handle_me_t *h)
 {
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = start;
-    me.length = len;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = op | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
-                 (once ? PTL_ME_USE_ONCE : PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE);
+    unsigned events = once ? PTL_ME_USE_ONCE
+                           : PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE;
+    ptl_me_t me = ptl_me_phys(start, len,
+                              op | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE | events,
+                              bits);
     me.match_id.phys.nid = s->nid;
     me.match_id.phys.pid = s->pid;
-    me.match_bits = bits;
     return PtlMEAppend(knode.ni, pt, &me, PTL_PRIORITY_LIST, user, h);
 }
 

@@ -9,6 +9,7 @@
 #include "../../service-node/tern_proto.h"
 #include "../../yod/yod_proto.h"
 #include "../../fyod/fio_proto.h"
+#include "ptl_me.h"
 
 #define EQ_SIZE 1024
 #define CTL_BUF 16384
@@ -26,18 +27,11 @@ static struct me_tag ctl_tags[2];
 
 static int post_ctl(struct me_tag *t)
 {
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = t->buf;
-    me.length = CTL_BUF;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
+    ptl_me_t me = ptl_me_phys(t->buf, CTL_BUF,
+                              PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_NO_TRUNCATE |
+                              PTL_ME_EVENT_LINK_DISABLE,
+                              YOD_MB_CTL);
     me.min_free = sizeof(struct yod_ctl);
-    me.options = PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_NO_TRUNCATE |
-                 PTL_ME_EVENT_LINK_DISABLE;
-    me.match_id.phys.nid = PTL_NID_ANY;
-    me.match_id.phys.pid = PTL_PID_ANY;
-    me.match_bits = YOD_MB_CTL;
     ptl_handle_me_t h;
     return PtlMEAppend(knode.ni, YOD_PT_JOB, &me, PTL_PRIORITY_LIST, t, &h);
 }

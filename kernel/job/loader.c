@@ -16,6 +16,7 @@
 #include "time.h"
 #include "../../yod/sha256.h"
 #include "../../yod/yod_proto.h"
+#include "ptl_me.h"
 
 #define LOAD_SLOTS 2
 #define FETCH_TIMEOUT_NS (600 * 1000000000ULL)
@@ -33,17 +34,10 @@ static uint64_t default_stack, default_heap;
 
 static int post_slot(struct load_slot *s)
 {
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = s->tag.buf;
-    me.length = YOD_LOAD_MAX;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
-                 PTL_ME_EVENT_UNLINK_DISABLE;
-    me.match_id.phys.nid = PTL_NID_ANY;
-    me.match_id.phys.pid = PTL_PID_ANY;
-    me.match_bits = YOD_MB_LOAD;
+    ptl_me_t me = ptl_me_phys(s->tag.buf, YOD_LOAD_MAX,
+                              PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                              PTL_ME_EVENT_UNLINK_DISABLE,
+                              YOD_MB_LOAD);
     ptl_handle_me_t h;
     s->full = false;
     return PtlMEAppend(knode.ni, YOD_PT_JOB, &me, PTL_PRIORITY_LIST, &s->tag, &h);
@@ -144,17 +138,10 @@ static uint64_t chunk_bits(const struct yod_load *d, uint64_t k)
 
 static void serve_chunk(const struct yod_load *d, void *img, uint64_t k)
 {
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = img;
-    me.length = d->image_len;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
-                 PTL_ME_EVENT_SUCCESS_DISABLE;
-    me.match_id.phys.nid = PTL_NID_ANY;
-    me.match_id.phys.pid = PTL_PID_ANY;
-    me.match_bits = chunk_bits(d, k);
+    ptl_me_t me = ptl_me_phys(img, d->image_len,
+                              PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE |
+                              PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE,
+                              chunk_bits(d, k));
     if (nchunk_me < MAX_CHUNKS &&
         PtlMEAppend(knode.ni, YOD_PT_IMAGE, &me, PTL_PRIORITY_LIST, NULL,
                     &chunk_me[nchunk_me]) == PTL_OK)

@@ -10,6 +10,7 @@
 #include "ptl_kernel.h"
 #include "time.h"
 #include "../../yod/yod_proto.h"
+#include "ptl_me.h"
 
 #define RETRY_MAX_NS 50000000ULL
 #define OUTPUT_DEADLINE_NS (120 * 1000000000ULL)
@@ -63,17 +64,12 @@ long job_read_stdin(uint64_t ubuf, uint64_t len)
         return -12;   /* ENOMEM */
     memset(op, 0, sizeof *op);
     uint64_t seq = ++job.stdin_seq;
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = (void *)ubuf;
-    me.length = len;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
-                 PTL_ME_EVENT_UNLINK_DISABLE;
+    ptl_me_t me = ptl_me_phys((void *)ubuf, len,
+                              PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                              PTL_ME_EVENT_UNLINK_DISABLE,
+                              (uint64_t)job.id << 32 | (seq & 0xFFFFFFFF));
     me.match_id.phys.nid = job.yod_nid;
     me.match_id.phys.pid = job.yod_pid;
-    me.match_bits = (uint64_t)job.id << 32 | (seq & 0xFFFFFFFF);
     ptl_handle_me_t h;
     if (PtlMEAppend(knode.ni, YOD_PT_STDIN, &me, PTL_PRIORITY_LIST, op, &h) != PTL_OK) {
         kfree(op);

@@ -13,6 +13,7 @@
 #include "time.h"
 #include "../../service-node/tern_proto.h"
 #include "../../yod/yod_proto.h"
+#include "ptl_me.h"
 
 #define RETRY_NS 2000000000ULL
 
@@ -36,17 +37,10 @@ static void register_with_allocator(void)
         if (!op)
             panic("out of kernel memory while registering");
         memset(op, 0, sizeof *op);
-        ptl_me_t me;
-        memset(&me, 0, sizeof me);
-        me.start = &reply;
-        me.length = sizeof reply;
-        me.ct_handle = PTL_CT_NONE;
-        me.uid = PTL_UID_ANY;
-        me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
-                     PTL_ME_EVENT_UNLINK_DISABLE;
-        me.match_id.phys.nid = PTL_NID_ANY;
-        me.match_id.phys.pid = PTL_PID_ANY;
-        me.match_bits = reg.h.request_id;
+        ptl_me_t me = ptl_me_phys(&reply, sizeof reply,
+                                  PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                                  PTL_ME_EVENT_UNLINK_DISABLE,
+                                  reg.h.request_id);
         ptl_handle_me_t meh;
         PtlMEAppend(knode.ni, TERN_PT_REPLY, &me, PTL_PRIORITY_LIST, op, &meh);
         uint64_t until = time_monotonic_ns() + RETRY_NS;
