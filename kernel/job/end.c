@@ -117,8 +117,6 @@ void job_end(enum end_kind kind, int code, const char *why)
     }
     uint64_t t0 = time_monotonic_ns();
     uint32_t id = job.id;
-    /* This job's yod will not come back (a new yod is a new process). */
-    ptl_lib_forget_peer(TERN_KERNEL_IFACE, job.yod_nid, job.yod_pid);
     reset_node();
     struct kmem_stats km;
     kmem_get_stats(&km);
