@@ -76,10 +76,6 @@ double dclock(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-long infocount(void) { return nx_info_last[1]; }
-long infonode(void) { return nx_info_last[2]; }
-long infotype(void) { return nx_info_last[0]; }
-long infoptype(void) { return nx_info_last[3]; }
 
 /* Type to tag, or -1 with the error reported. */
 static int send_tag(const char *call, long type)
@@ -126,7 +122,7 @@ static void set_info(const MPI_Status *st, long *info)
         memcpy(info, v, sizeof v);
 }
 
-static long do_send(const char *call, long type, void *buf, long count, long node, long ptype)
+long nx_do_send(const char *call, long type, void *buf, long count, long node, long ptype)
 {
     int tag = send_tag(call, type);
     if (tag < 0 || check_node(call, node, false) || check_buf(call, buf, count))
@@ -137,12 +133,8 @@ static long do_send(const char *call, long type, void *buf, long count, long nod
     return 0;
 }
 
-void csend(long type, void *buf, long count, long node, long ptype)
-{
-    do_send("csend", type, buf, count, node, ptype);
-}
 
-static long do_recv(const char *call, long typesel, void *buf, long count, long nodesel,
+long nx_do_recv(const char *call, long typesel, void *buf, long count, long nodesel,
                     long *info)
 {
     int tag = recv_tag(call, typesel);
@@ -165,13 +157,7 @@ static long do_recv(const char *call, long typesel, void *buf, long count, long 
     return 0;
 }
 
-void crecv(long typesel, void *buf, long count) { do_recv("crecv", typesel, buf, count, -1, NULL); }
 
-void crecvx(long typesel, void *buf, long count, long nodesel, long ptypesel, long info[])
-{
-    (void)ptypesel;
-    do_recv("crecvx", typesel, buf, count, nodesel, info);
-}
 
 static void reap_ignored(void)
 {
@@ -198,7 +184,7 @@ static long new_mid(const char *call)
     return nx_fail(call, EQNOMID, "all %d message ids in use", NX_MAX_MIDS);
 }
 
-static long do_isend(const char *call, long type, void *buf, long count, long node, long ptype)
+long nx_do_isend(const char *call, long type, void *buf, long count, long node, long ptype)
 {
     int tag = send_tag(call, type);
     if (tag < 0 || check_node(call, node, false) || check_buf(call, buf, count))
@@ -211,12 +197,8 @@ static long do_isend(const char *call, long type, void *buf, long count, long no
     return m;
 }
 
-long isend(long type, void *buf, long count, long node, long ptype)
-{
-    return do_isend("isend", type, buf, count, node, ptype);
-}
 
-static long do_irecv(const char *call, long typesel, void *buf, long count, long nodesel,
+long nx_do_irecv(const char *call, long typesel, void *buf, long count, long nodesel,
                      long *info)
 {
     int tag = recv_tag(call, typesel);
@@ -233,13 +215,7 @@ static long do_irecv(const char *call, long typesel, void *buf, long count, long
     return m;
 }
 
-long irecv(long typesel, void *buf, long count) { return do_irecv("irecv", typesel, buf, count, -1, NULL); }
 
-long irecvx(long typesel, void *buf, long count, long nodesel, long ptypesel, long info[])
-{
-    (void)ptypesel;
-    return do_irecv("irecvx", typesel, buf, count, nodesel, info);
-}
 
 static struct mid *get_mid(const char *call, long mid)
 {
@@ -273,7 +249,7 @@ long msgdone(long mid)
     return done ? complete("msgdone", m, rc, &st) : 0;
 }
 
-static long do_wait(const char *call, long mid)
+long nx_do_wait(const char *call, long mid)
 {
     struct mid *m = get_mid(call, mid);
     if (!m)
@@ -283,7 +259,6 @@ static long do_wait(const char *call, long mid)
     return complete(call, m, rc, &st) < 0 ? -1 : 0;
 }
 
-void msgwait(long mid) { do_wait("msgwait", mid); }
 
 void msgignore(long mid)
 {
@@ -303,7 +278,7 @@ long msgcancel(long mid)
     return 0;
 }
 
-static long do_probe(const char *call, long typesel, long nodesel, long *info, bool block)
+long nx_do_probe(const char *call, long typesel, long nodesel, long *info, bool block)
 {
     int tag = recv_tag(call, typesel);
     if ((tag == -1 && typesel != -1) || check_node(call, nodesel, true))
@@ -319,39 +294,8 @@ static long do_probe(const char *call, long typesel, long nodesel, long *info, b
     return flag;
 }
 
-long iprobe(long typesel) { return do_probe("iprobe", typesel, -1, NULL, false); }
-void cprobe(long typesel) { do_probe("cprobe", typesel, -1, NULL, true); }
-long iprobex(long typesel, long nodesel, long ptypesel, long info[])
-{
-    (void)ptypesel;
-    return do_probe("iprobex", typesel, nodesel, info, false);
-}
-void cprobex(long typesel, long nodesel, long ptypesel, long info[])
-{
-    (void)ptypesel;
-    do_probe("cprobex", typesel, nodesel, info, true);
-}
 
-/* The _ variants run the same code with errors turned into errno. */
-#define SOFT(expr)                         \
-    do {                                   \
-        nx_soft_errors = 1;                \
-        long r_ = (expr);                  \
-        nx_soft_errors = 0;                \
-        return r_ < 0 ? -1 : r_;           \
-    } while (0)
 
-long _csend(long type, void *buf, long count, long node, long ptype)
-{
-    SOFT(do_send("_csend", type, buf, count, node, ptype));
-}
-long _crecv(long typesel, void *buf, long count) { SOFT(do_recv("_crecv", typesel, buf, count, -1, NULL)); }
-long _isend(long type, void *buf, long count, long node, long ptype)
-{
-    SOFT(do_isend("_isend", type, buf, count, node, ptype));
-}
-long _irecv(long typesel, void *buf, long count) { SOFT(do_irecv("_irecv", typesel, buf, count, -1, NULL)); }
-long _msgwait(long mid) { SOFT(do_wait("_msgwait", mid)); }
 
 /* Global operations map onto MPI's collectives: what a Linux user gets. */
 void gsync(void) { MPI_Barrier(comm); }

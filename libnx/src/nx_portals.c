@@ -74,10 +74,6 @@ long numnodes(void) { return nx.size; }
 long mypid(void) { return 0; }
 long myptype(void) { return 0; }
 long myhost(void) { return -1; }
-long infocount(void) { return nx_info_last[1]; }
-long infonode(void) { return nx_info_last[2]; }
-long infotype(void) { return nx_info_last[0]; }
-long infoptype(void) { return nx_info_last[3]; }
 
 /* ---- the event loop --------------------------------------------------- */
 

@@ -330,7 +330,7 @@ static long do_isend(const char *call, long type, void *buf, long count, long no
     return r - reqs;
 }
 
-static long do_send(const char *call, long type, void *buf, long count, long node, long ptype)
+long nx_do_send(const char *call, long type, void *buf, long count, long node, long ptype)
 {
     long i = do_isend(call, type, buf, count, node, ptype, true);
     if (i < 0)
@@ -340,15 +340,7 @@ static long do_send(const char *call, long type, void *buf, long count, long nod
     return 0;
 }
 
-void csend(long type, void *buf, long count, long node, long ptype)
-{
-    do_send("csend", type, buf, count, node, ptype);
-}
 
-long isend(long type, void *buf, long count, long node, long ptype)
-{
-    return do_isend("isend", type, buf, count, node, ptype, false);
-}
 
 static long do_irecv(const char *call, long typesel, void *buf, long count, long nodesel,
                      long *info, bool internal_req)
@@ -369,7 +361,18 @@ static long do_irecv(const char *call, long typesel, void *buf, long count, long
     return r - reqs;
 }
 
-static long do_recv(const char *call, long typesel, void *buf, long count, long nodesel,
+long nx_do_isend(const char *call, long type, void *buf, long count, long node, long ptype)
+{
+    return do_isend(call, type, buf, count, node, ptype, false);
+}
+
+long nx_do_irecv(const char *call, long typesel, void *buf, long count, long nodesel,
+                 long *info)
+{
+    return do_irecv(call, typesel, buf, count, nodesel, info, false);
+}
+
+long nx_do_recv(const char *call, long typesel, void *buf, long count, long nodesel,
                     long *info)
 {
     long i = do_irecv(call, typesel, buf, count, nodesel, info, true);
@@ -379,24 +382,9 @@ static long do_recv(const char *call, long typesel, void *buf, long count, long 
     return complete_user(call, &reqs[i]) < 0 ? -1 : 0;
 }
 
-void crecv(long typesel, void *buf, long count) { do_recv("crecv", typesel, buf, count, -1, NULL); }
 
-void crecvx(long typesel, void *buf, long count, long nodesel, long ptypesel, long info[])
-{
-    (void)ptypesel;
-    do_recv("crecvx", typesel, buf, count, nodesel, info);
-}
 
-long irecv(long typesel, void *buf, long count)
-{
-    return do_irecv("irecv", typesel, buf, count, -1, NULL, false);
-}
 
-long irecvx(long typesel, void *buf, long count, long nodesel, long ptypesel, long info[])
-{
-    (void)ptypesel;
-    return do_irecv("irecvx", typesel, buf, count, nodesel, info, false);
-}
 
 static struct nx_req *get_mid(const char *call, long mid)
 {
@@ -418,7 +406,7 @@ long msgdone(long mid)
     return r->done ? complete_user("msgdone", r) : 0;
 }
 
-static long do_wait(const char *call, long mid)
+long nx_do_wait(const char *call, long mid)
 {
     struct nx_req *r = get_mid(call, mid);
     if (!r)
@@ -427,7 +415,6 @@ static long do_wait(const char *call, long mid)
     return complete_user(call, r) < 0 ? -1 : 0;
 }
 
-void msgwait(long mid) { do_wait("msgwait", mid); }
 
 void msgignore(long mid)
 {
@@ -465,7 +452,7 @@ static void probe_info(long *info, long src, uint64_t bits, uint64_t hd, uint64_
         memcpy(info, v, sizeof v);
 }
 
-static long do_probe(const char *call, long typesel, long nodesel, long *info, bool block)
+long nx_do_probe(const char *call, long typesel, long nodesel, long *info, bool block)
 {
     if (check_type(call, typesel, true) || check_node(call, nodesel, true))
         return -1;
@@ -503,42 +490,8 @@ void nx_probe_event(void *probe, const ptl_event_t *ev)
     p->got = true;
 }
 
-long iprobe(long typesel) { return do_probe("iprobe", typesel, -1, NULL, false); }
-void cprobe(long typesel) { do_probe("cprobe", typesel, -1, NULL, true); }
-long iprobex(long typesel, long nodesel, long ptypesel, long info[])
-{
-    (void)ptypesel;
-    return do_probe("iprobex", typesel, nodesel, info, false);
-}
-void cprobex(long typesel, long nodesel, long ptypesel, long info[])
-{
-    (void)ptypesel;
-    do_probe("cprobex", typesel, nodesel, info, true);
-}
 
-/* The _ variants run the same code with errors turned into errno. */
-#define SOFT(expr)                         \
-    do {                                   \
-        nx_soft_errors = 1;                \
-        long r_ = (expr);                  \
-        nx_soft_errors = 0;                \
-        return r_ < 0 ? -1 : r_;           \
-    } while (0)
 
-long _csend(long type, void *buf, long count, long node, long ptype)
-{
-    SOFT(do_send("_csend", type, buf, count, node, ptype));
-}
-long _crecv(long typesel, void *buf, long count) { SOFT(do_recv("_crecv", typesel, buf, count, -1, NULL)); }
-long _isend(long type, void *buf, long count, long node, long ptype)
-{
-    SOFT(do_isend("_isend", type, buf, count, node, ptype, false));
-}
-long _irecv(long typesel, void *buf, long count)
-{
-    SOFT(do_irecv("_irecv", typesel, buf, count, -1, NULL, false));
-}
-long _msgwait(long mid) { SOFT(do_wait("_msgwait", mid)); }
 
 /* ---- for the global operations (nx_ptl_coll.c) ------------------------ */
 
