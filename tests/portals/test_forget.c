@@ -11,16 +11,6 @@ static unsigned home(uint32_t nid, uint32_t pid)
     return ((nid * 2654435761u) ^ (pid * 40503u)) % PTL_PEER_SLOTS;
 }
 
-static void put_ok(struct node *c, ptl_handle_md_t md, ptl_process_t t, ptl_pt_index_t pt,
-                   size_t len)
-{
-    OK(PtlPut(md, 0, len, PTL_ACK_REQ, t, pt, 1, 0, NULL, 0));
-    ptl_event_t ev = EXPECT_EVENT(c->eq, PTL_EVENT_SEND);
-    CHECK(ev.ni_fail_type == PTL_NI_OK);
-    ev = EXPECT_EVENT(c->eq, PTL_EVENT_ACK);
-    CHECK(ev.ni_fail_type == PTL_NI_OK && ev.mlength == len);
-}
-
 int main(void)
 {
     static unsigned char sbuf[1 << 16], cbuf[1 << 16];
@@ -78,7 +68,7 @@ int main(void)
     OK(PtlMEAppend(S.ni, pt, &me, PTL_PRIORITY_LIST, NULL, &hme));
     ptl_handle_md_t md = tp_md(&C, cbuf, sizeof(cbuf), 0, PTL_CT_NONE);
     for (int i = 0; i < 100; i++)
-        put_ok(&C, md, S.id, pt, (size_t)(i * 331) % sizeof(cbuf));
+        tp_put_acked(&C, md, S.id, pt, (size_t)(i * 331) % sizeof(cbuf));
     /* A message of S's own to C still unacknowledged: busy. */
     ptl_handle_md_t smd = tp_md(&S, sbuf, sizeof(sbuf), 0, PTL_CT_NONE);
     ptl_process_t cid = C.id;
@@ -100,12 +90,12 @@ int main(void)
     tp_node(&C, 1, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
     md = tp_md(&C, cbuf, sizeof(cbuf), 0, PTL_CT_NONE);
     uint64_t t0 = ptl_test_now();
-    put_ok(&C, md, S.id, pt, 1234);
+    tp_put_acked(&C, md, S.id, pt, 1234);
     struct ptl_lib_tunables tun;
     ptl_lib_get_tunables(&tun);
     CHECK(ptl_test_now() - t0 < tun.giveup_ns / 10);
     for (int i = 0; i < 80; i++)
-        put_ok(&C, md, S.id, pt, 100 + (size_t)i);
+        tp_put_acked(&C, md, S.id, pt, 100 + (size_t)i);
     printf("test_forget: PASS\n");
     return 0;
 }

@@ -4,16 +4,6 @@
  * (ACK OK) within a few round trips, not fail after giveup_ns. */
 #include "tp.h"
 
-static void put_ok(struct node *c, ptl_handle_md_t md, ptl_process_t t,
-                   ptl_pt_index_t pt, size_t len)
-{
-    OK(PtlPut(md, 0, len, PTL_ACK_REQ, t, pt, 1, 0, NULL, 0));
-    ptl_event_t ev = EXPECT_EVENT(c->eq, PTL_EVENT_SEND);
-    CHECK(ev.ni_fail_type == PTL_NI_OK);
-    ev = EXPECT_EVENT(c->eq, PTL_EVENT_ACK);
-    CHECK(ev.ni_fail_type == PTL_NI_OK && ev.mlength == len);
-}
-
 int main(void)
 {
     static unsigned char sbuf[1 << 20], cbuf[1 << 16];
@@ -34,7 +24,7 @@ int main(void)
      * the sequence numbers a fresh receiver would accept (64). */
     ptl_handle_md_t md = tp_md(&C, cbuf, sizeof(cbuf), 0, PTL_CT_NONE);
     for (int i = 0; i < 100; i++)
-        put_ok(&C, md, S.id, pt, (size_t)(i * 997) % sizeof(cbuf));
+        tp_put_acked(&C, md, S.id, pt, (size_t)(i * 997) % sizeof(cbuf));
 
     for (int round = 0; round < 3; round++) {
         /* Restart: same nid (interface) and pid. */
@@ -42,7 +32,7 @@ int main(void)
         tp_node(&C, 1, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
         md = tp_md(&C, cbuf, sizeof(cbuf), 0, PTL_CT_NONE);
         uint64_t t0 = ptl_test_now();
-        put_ok(&C, md, S.id, pt, 4096 + (size_t)round);
+        tp_put_acked(&C, md, S.id, pt, 4096 + (size_t)round);
         uint64_t took = ptl_test_now() - t0;
         printf("restart %d: first put acked after %.3f ms\n", round,
                took / 1e6);
@@ -52,7 +42,7 @@ int main(void)
         /* And the stream keeps working both ways (gets need replies on
          * the server's new stream). */
         for (int i = 0; i < 80; i++)
-            put_ok(&C, md, S.id, pt, 100 + (size_t)i);
+            tp_put_acked(&C, md, S.id, pt, 100 + (size_t)i);
         ptl_handle_md_t gmd = tp_md(&C, cbuf, sizeof(cbuf), 0, PTL_CT_NONE);
         OK(PtlGet(gmd, 0, 5000, S.id, pt, 1, 0, NULL));
         ptl_event_t ev = EXPECT_EVENT(C.eq, PTL_EVENT_REPLY);

@@ -120,6 +120,17 @@ static inline ptl_event_t tp_expect(ptl_handle_eq_t eq, ptl_event_kind_t kind,
     return ev;
 }
 
+/* A put of len bytes from md that must be sent and acknowledged whole. */
+static inline void tp_put_acked(struct node *c, ptl_handle_md_t md, ptl_process_t t,
+                                ptl_pt_index_t pt, size_t len)
+{
+    OK(PtlPut(md, 0, len, PTL_ACK_REQ, t, pt, 1, 0, NULL, 0));
+    ptl_event_t ev = EXPECT_EVENT(c->eq, PTL_EVENT_SEND);
+    CHECK(ev.ni_fail_type == PTL_NI_OK);
+    ev = EXPECT_EVENT(c->eq, PTL_EVENT_ACK);
+    CHECK(ev.ni_fail_type == PTL_NI_OK && ev.mlength == len);
+}
+
 #define EXPECT_NO_EVENT(eq) tp_expect_none(eq, __FILE__, __LINE__)
 static inline void tp_expect_none(ptl_handle_eq_t eq, const char *file,
                                   int line)
