@@ -246,15 +246,7 @@ long file_setfl(struct fd *f, uint32_t flags)
 
 /* ---- status ----------------------------------------------------------------- */
 
-struct linux_stat {
-    uint64_t dev, ino, nlink;
-    uint32_t mode, uid, gid, pad0;
-    uint64_t rdev;
-    int64_t size, blksize, blocks;
-    uint64_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns;
-    int64_t unused[3];
-};
-_Static_assert(sizeof(struct linux_stat) == sizeof(struct fio_stat), "stat layouts");
+/* The user's struct stat is fio_stat, Linux x86-64's layout (fyod/fio_proto.h). */
 
 static long console_stat(uint64_t fd, struct fio_stat *st)
 {
@@ -312,7 +304,7 @@ static long stat_out(long rc, uint64_t buf)
 SYSCALL(fstat)
 {
     UNUSED_ARGS();
-    if (!user_ok(a1, sizeof(struct linux_stat)))
+    if (!user_ok(a1, sizeof(struct fio_stat)))
         return fd_get(a0) ? -EFAULT : -EBADF;
     return stat_out(get_stat((int64_t)a0, 0, 0, false), a1);
 }
@@ -320,7 +312,7 @@ SYSCALL(fstat)
 SYSCALL(stat)
 {
     UNUSED_ARGS();
-    if (!user_ok(a1, sizeof(struct linux_stat)))
+    if (!user_ok(a1, sizeof(struct fio_stat)))
         return -EFAULT;
     return stat_out(get_stat(AT_FDCWD, a0, 0, true), a1);
 }
@@ -328,7 +320,7 @@ SYSCALL(stat)
 SYSCALL(lstat)
 {
     UNUSED_ARGS();
-    if (!user_ok(a1, sizeof(struct linux_stat)))
+    if (!user_ok(a1, sizeof(struct fio_stat)))
         return -EFAULT;
     return stat_out(get_stat(AT_FDCWD, a0, AT_SYMLINK_NOFOLLOW, true), a1);
 }
@@ -336,7 +328,7 @@ SYSCALL(lstat)
 SYSCALL(newfstatat)
 {
     UNUSED_ARGS();
-    if (!user_ok(a2, sizeof(struct linux_stat)))
+    if (!user_ok(a2, sizeof(struct fio_stat)))
         return -EFAULT;
     if (a3 & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 /* AT_NO_AUTOMOUNT */))
         return -EINVAL;
