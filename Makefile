@@ -13,6 +13,7 @@ include tests/programs/Makefile.inc
 include boot/Makefile.inc
 include portals/Makefile.inc
 include libnx/Makefile.inc
+include common/Makefile.inc
 include service-node/Makefile.inc
 include yod/Makefile.inc
 include fyod/Makefile.inc

@@ -1,10 +1,10 @@
 /*
- * fyod: serves files to the programs of jobs (fyod/fio_proto.h).
+ * fyod: serves files to the programs of jobs (include/tern/fio_proto.h).
  *
  *   fyod --root DIR --prefix /scratch [--fabric IFACE]
  *
  * Compute-node programs see DIR under the path /scratch.  fyod registers
- * with the allocator (service-node/tern_proto.h TERN_FYOD_REGISTER, again
+ * with the allocator (include/tern/tern_proto.h TERN_FYOD_REGISTER, again
  * every few seconds), which tells every yod; requests run with the identity
  * of the job's owner (fsuid/fsgid and groups, so fyod runs as root) and
  * cannot leave DIR.  Files of jobs that are over (the allocator no longer
@@ -18,12 +18,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "fileserver.h"
-#include "fio_proto.h"
-#include "nodedb.h"
-#include "secret.h"
-#include "svc_portals.h"
-#include "tern_proto.h"
+#include <tern/fileserver.h>
+#include <tern/fio_proto.h>
+#include <tern/nodedb.h>
+#include <tern/secret.h>
+#include <tern/svc_portals.h>
+#include <tern/tern_proto.h>
 #include "ptl_me.h"
 
 #define REGISTER_S 5.0

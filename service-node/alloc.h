@@ -1,7 +1,7 @@
 /* Handing sets of free nodes to jobs and taking them back. */
 #ifndef TERN_ALLOC_H
 #define TERN_ALLOC_H
-#include "nodedb.h"
+#include <tern/nodedb.h>
 
 /* Parses a node list like "3..7,12" (Cplant's -list syntax) into nids;
  * returns the count, or -1 with a message in err. */

@@ -18,10 +18,10 @@
 #include <time.h>
 
 #include "alloc.h"
-#include "nodedb.h"
-#include "secret.h"
-#include "svc_portals.h"
-#include "tern_proto.h"
+#include <tern/nodedb.h>
+#include <tern/secret.h>
+#include <tern/svc_portals.h>
+#include <tern/tern_proto.h>
 
 #define SLOTS 32
 #define NODE_PID 1              /* the compute-node kernel's own Portals pid */

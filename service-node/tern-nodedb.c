@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "alloc.h"
-#include "nodedb.h"
+#include <tern/nodedb.h>
 
 static struct nodedb db;
 

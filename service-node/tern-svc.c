@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "nodedb.h"
-#include "secret.h"
-#include "svc_portals.h"
-#include "tern_proto.h"
+#include <tern/nodedb.h>
+#include <tern/secret.h>
+#include <tern/svc_portals.h>
+#include <tern/tern_proto.h>
 
 static struct svc svc;
 static union {

@@ -1,5 +1,5 @@
 /* yod's Portals endpoint and its requests to the allocator (allocd,
- * service-node/tern_proto.h): nodes for the job, their release, status,
+ * include/tern/tern_proto.h): nodes for the job, their release, status,
  * kill. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "secret.h"
-#include "tern_proto.h"
+#include <tern/secret.h>
+#include <tern/tern_proto.h>
 #include "yod.h"
 #include "ptl_me.h"
 

@@ -2,7 +2,7 @@
  * which fyods serve which prefixes and hands that mount table, its working
  * directory and umask to every rank in the load descriptor; every path not
  * under an fyod prefix is served by yod itself, with fyod's code
- * (fyod/fileserver.c) running in yod's event loop as yod's user. */
+ * (common/fileserver.c) running in yod's event loop as yod's user. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileserver.h"
-#include "tern_proto.h"
+#include <tern/fileserver.h>
+#include <tern/tern_proto.h>
 #include "yod.h"
 
 static bool allow(uint32_t nid, uint32_t job, uint32_t rank)

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "nodedb.h"
-#include "tern_proto.h"
+#include <tern/nodedb.h>
+#include <tern/tern_proto.h>
 #include "yod.h"
 
 struct yod Y;

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fileserver.h"
-#include "tern_proto.h"
+#include <tern/fileserver.h>
+#include <tern/tern_proto.h>
 #include "yod.h"
 #include "ptl_me.h"
 

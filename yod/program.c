@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include <tern/sha256.h>
 #include "yod.h"
 
 static int bad(char *err, size_t errlen, const char *path, const char *why)

@@ -2,14 +2,14 @@
  * program.c (reading and checking executables), alloc_client.c (talking to
  * the allocator), launch.c (loading a job on its nodes), monitor.c (the
  * running job: output, input, signals, heartbeats, ends), output.c (line
- * assembly per rank).  Protocol: yod_proto.h. */
+ * assembly per rank).  Protocol: <tern/yod_proto.h>. */
 #ifndef YOD_H
 #define YOD_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "portals4.h"
-#include "yod_proto.h"
+#include <tern/yod_proto.h>
 
 #define YOD_MAX_RANKS 1024
 #define YOD_MAX_GROUPS 64

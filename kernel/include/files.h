@@ -1,13 +1,13 @@
 /* Forwarded file I/O, the compute node's side (docs/fileio.md): the job's
  * mount table (prefix -> fyod) and working directory from yod's load
  * descriptor, path resolution and routing, and the request/reply exchange
- * with a server over the kernel's own Portals NI (fyod/fio_proto.h). */
+ * with a server over the kernel's own Portals NI (include/tern/fio_proto.h). */
 #ifndef TERN_FILES_H
 #define TERN_FILES_H
 #include <stdbool.h>
 #include <stdint.h>
 #include "fd.h"
-#include "../../fyod/fio_proto.h"
+#include <tern/fio_proto.h>
 
 #define FILES_PATH_MAX 4096
 

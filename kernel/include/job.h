@@ -1,6 +1,6 @@
 /* The job a node runs for yod (kernel/job/): loading, control while it
  * runs, its standard streams, and the end that returns the node to the
- * pool.  The protocol is yod/yod_proto.h. */
+ * pool.  The protocol is include/tern/yod_proto.h. */
 #ifndef TERN_JOB_H
 #define TERN_JOB_H
 #include <stdbool.h>

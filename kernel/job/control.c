@@ -11,7 +11,7 @@
 #include "ptl_lib.h"
 #include "signal.h"
 #include "time.h"
-#include "../../yod/yod_proto.h"
+#include <tern/yod_proto.h>
 
 static bool in_service;
 static int signal_from_yod;

@@ -13,7 +13,7 @@
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "time.h"
-#include "../../yod/yod_proto.h"
+#include <tern/yod_proto.h>
 
 #define ZERO_SLICE (4u << 20)
 

@@ -11,7 +11,7 @@
 #include "job.h"
 #include "kmalloc.h"
 #include "time.h"
-#include "../../yod/yod_proto.h"
+#include <tern/yod_proto.h>
 #include "ptl_me.h"
 
 #define MAX_SERVERS (YOD_MOUNTS_MAX + 1)

@@ -6,9 +6,9 @@
 #include "job.h"
 #include "kmalloc.h"
 #include "time.h"
-#include "../../service-node/tern_proto.h"
-#include "../../yod/yod_proto.h"
-#include "../../fyod/fio_proto.h"
+#include <tern/tern_proto.h>
+#include <tern/yod_proto.h>
+#include <tern/fio_proto.h>
 #include "ptl_me.h"
 
 #define EQ_SIZE 1024

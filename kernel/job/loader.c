@@ -14,8 +14,8 @@
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "time.h"
-#include "../../yod/sha256.h"
-#include "../../yod/yod_proto.h"
+#include <tern/sha256.h>
+#include <tern/yod_proto.h>
 #include "ptl_me.h"
 
 #define LOAD_SLOTS 2

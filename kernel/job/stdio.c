@@ -9,7 +9,7 @@
 #include "kmalloc.h"
 #include "ptl_kernel.h"
 #include "time.h"
-#include "../../yod/yod_proto.h"
+#include <tern/yod_proto.h>
 #include "ptl_me.h"
 
 #define RETRY_MAX_NS 50000000ULL

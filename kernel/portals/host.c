@@ -29,7 +29,7 @@
 #include "ptl_lib.h"
 #include "time.h"
 #include "job.h"
-#include "../../yod/yod_proto.h"
+#include <tern/yod_proto.h>
 
 #define ETHERTYPE_PORTALS 0x88B5
 #define HDR_MAX 256                /* the library's header is 144 bytes */

@@ -2,7 +2,7 @@
  * (service-node/allocd), then waits for jobs from yod (kernel/job/).  The
  * allocator's health pings are answered by the Portals library itself (a put
  * to a portal with no entry still gets an acknowledgement), so a node that
- * stops serving is seen as down.  The messages are service-node/tern_proto.h. */
+ * stops serving is seen as down.  The messages are include/tern/tern_proto.h. */
 #include "boot.h"
 #include "job.h"
 #include "kernel.h"
@@ -11,8 +11,8 @@
 #include "netdev.h"
 #include "ptl_kernel.h"
 #include "time.h"
-#include "../../service-node/tern_proto.h"
-#include "../../yod/yod_proto.h"
+#include <tern/tern_proto.h>
+#include <tern/yod_proto.h>
 #include "ptl_me.h"
 
 #define RETRY_NS 2000000000ULL

@@ -246,7 +246,7 @@ long file_setfl(struct fd *f, uint32_t flags)
 
 /* ---- status ----------------------------------------------------------------- */
 
-/* The user's struct stat is fio_stat, Linux x86-64's layout (fyod/fio_proto.h). */
+/* The user's struct stat is fio_stat, Linux x86-64's layout (include/tern/fio_proto.h). */
 
 static long console_stat(uint64_t fd, struct fio_stat *st)
 {

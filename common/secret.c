@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "secret.h"
+#include <tern/secret.h>
 
 int secret_load(const char *path, uint8_t out[TERN_SECRET_BYTES], char *err, int errlen)
 {

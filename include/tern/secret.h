@@ -4,7 +4,7 @@
 #define TERN_SECRET_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "tern_proto.h"
+#include <tern/tern_proto.h>
 
 int secret_load(const char *path, uint8_t out[TERN_SECRET_BYTES], char *err, int errlen);
 bool secret_equal(const uint8_t a[TERN_SECRET_BYTES], const uint8_t b[TERN_SECRET_BYTES]);

@@ -74,7 +74,7 @@ struct yod_load {
     uint32_t files_len, files_pad;
 };
 
-/* Forwarded file I/O (fyod/fio_proto.h): where a job's paths go.  A path
+/* Forwarded file I/O (include/tern/fio_proto.h): where a job's paths go.  A path
  * under a mount's prefix goes to one of that prefix's fyods (rank % count,
  * in table order), every other path to yod (yod_nid, yod_pid).  Followed
  * by nmounts struct yod_mount and cwd_len bytes: the working directory,

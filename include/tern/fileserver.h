@@ -1,4 +1,4 @@
-/* The file server (fyod/fio_proto.h), written once and used by yod (in its
+/* The file server (include/tern/fio_proto.h), written once and used by yod (in its
  * event loop, for everything outside the fyod prefixes) and by the fyod
  * daemon.  It runs on the caller's Portals NI and EQ: the caller hands it
  * every event and it takes those that are its own. */

@@ -1,4 +1,4 @@
-/* The file server: requests from node kernels (fyod/fio_proto.h) carried
+/* The file server: requests from node kernels (include/tern/fio_proto.h) carried
  * out on the service node's file system with the identity of the job's
  * owner, bulk data moved straight between the program's buffer on the node
  * and the server's buffer in pieces of at most FIO_PIECE bytes, FS_DEPTH
@@ -21,9 +21,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fileserver.h"
-#include "fio_proto.h"
-#include "yod_proto.h"
+#include <tern/fileserver.h>
+#include <tern/fio_proto.h>
+#include <tern/yod_proto.h>
 #include "ptl_me.h"
 
 #define REQ_BUFS 4

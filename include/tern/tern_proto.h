@@ -98,7 +98,7 @@ struct tern_reply {
 };
 
 /* TERN_KILL reaches the launcher as this put on its report portal
- * (yod/yod_proto.h YOD_PT_REPORT, match bits = job), from the allocator. */
+ * (include/tern/yod_proto.h YOD_PT_REPORT, match bits = job), from the allocator. */
 #define TERN_KILL_NOTICE 0x4B494C4Cu     /* "KILL", first word */
 
 _Static_assert(sizeof(struct tern_alloc) <= TERN_MSG_MAX, "alloc request too big");

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nodedb.h"
+#include <tern/nodedb.h>
 
 static const char *const state_names[] = {"booting", "free", "allocated", "down"};
 

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "svc_portals.h"
+#include <tern/svc_portals.h>
 #include "ptl_me.h"
 
 double svc_now(void)

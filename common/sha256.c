@@ -1,6 +1,6 @@
 /* SHA-256 per FIPS 180-4.  Plain C with no library calls, so the
  * freestanding kernel builds the same file. */
-#include "sha256.h"
+#include <tern/sha256.h>
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
