@@ -3,10 +3,6 @@
 #define TERN_ALLOC_H
 #include <tern/nodedb.h>
 
-/* Parses a node list like "3..7,12" (Cplant's -list syntax) into nids;
- * returns the count, or -1 with a message in err. */
-int parse_node_list(const char *s, uint32_t *nids, int max, char *err, int errlen);
-
 /* Gives job `job` either `count` free nodes (lowest nids first) or exactly
  * the nodes in list[0..nlist).  All or nothing: returns the number
  * allocated, or -1 with err saying what is missing. */

@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alloc.h"
 #include <tern/nodedb.h>
 #include <tern/tern_proto.h>
 #include "yod.h"

@@ -44,4 +44,8 @@ struct node *nodedb_find_mac(struct nodedb *db, const uint8_t mac[6]);
  * node, or NULL with err when the MAC/nid pair contradicts the database. */
 struct node *nodedb_register(struct nodedb *db, const uint8_t mac[6], uint32_t want_nid,
                              int64_t now, char *err, int errlen);
+
+/* Parses a node list like "3..7,12" (Cplant's -list syntax) into nids;
+ * returns the count, or -1 with a message in err. */
+int parse_node_list(const char *s, uint32_t *nids, int max, char *err, int errlen);
 #endif
