@@ -13,13 +13,14 @@
  * the entries whenever data moves, long after the call, when the application
  * could have rewritten them to point anywhere.  They are copied into the
  * kernel heap, checked there, and the copy lives as long as the MD or entry
- * using it (found out lazily through the library's handle tables). */
+ * using it (found out lazily: ptl_lib_iovec_in_use). */
 #include "errno.h"
 #include "kernel.h"
 #include "kmalloc.h"
 #include "netdev.h"
-#include "ptl_internal.h"
+#include "portals4.h"
 #include "ptl_kernel.h"
+#include "ptl_lib.h"
 #include "ptl_syscall.h"
 #include "job.h"
 #include "syscall.h"
@@ -72,32 +73,16 @@ static ptl_ct_event_t ct_ev(uint64_t s, uint64_t f) { return (ptl_ct_event_t){s,
 struct iov_copy {
     struct iov_copy *next;
     ptl_iovec_t *iov;
-    bool is_md, is_me;
-    unsigned ni, ni_gen, idx, gen;
+    uint32_t handle;                /* the MD, ME or LE using it */
 };
 static struct iov_copy *iov_copies;
 static unsigned app_init_refs;      /* the program's PtlInit calls not yet undone */
-
-static bool iov_in_use(const struct iov_copy *c)
-{
-    if (!ptl_api_ready())
-        return false;
-    struct ptl_ni *ni = &ptl_g.nis[c->ni];
-    if (!ni->in_use || ni->gen != c->ni_gen)
-        return false;
-    if (c->is_md) {
-        struct ptl_md *m = &ni->mds[c->idx];
-        return m->o.in_use && m->o.gen == c->gen && m->r.iov == c->iov;
-    }
-    struct ptl_entry *e = &ni->entries[c->idx];
-    return e->o.in_use && e->o.gen == c->gen && e->is_me == c->is_me && e->r.iov == c->iov;
-}
 
 static void iov_collect(void)
 {
     for (struct iov_copy **pp = &iov_copies; *pp;) {
         struct iov_copy *c = *pp;
-        if (iov_in_use(c)) {
+        if (ptl_lib_iovec_in_use(c->handle, c->iov)) {
             pp = &c->next;
             continue;
         }
@@ -137,7 +122,7 @@ static int buffer_check(void **start, ptl_size_t length, unsigned options, ptl_i
 }
 
 /* Keeps a copy for as long as the object made with it (handle h) lives. */
-static void iov_keep(ptl_iovec_t *iov, int rc, uint32_t h, bool is_md, bool is_me)
+static void iov_keep(ptl_iovec_t *iov, int rc, uint32_t h)
 {
     if (!iov)
         return;
@@ -149,8 +134,7 @@ static void iov_keep(ptl_iovec_t *iov, int rc, uint32_t h, bool is_md, bool is_m
             kfree(iov);
         return;
     }
-    *c = (struct iov_copy){iov_copies, iov, is_md, is_me, PTL_H_NI(h),
-                           ptl_g.nis[PTL_H_NI(h)].gen, PTL_H_IDX(h), PTL_H_GEN(h)};
+    *c = (struct iov_copy){iov_copies, iov, h};
     iov_copies = c;
 }
 
@@ -167,7 +151,7 @@ static int md_bind(uint64_t ni, uint64_t umd, uint64_t uh)
     if (rc != PTL_OK)
         return rc;
     rc = PtlMDBind((ptl_handle_ni_t)ni, &md, h);
-    iov_keep(iov, rc, h ? *h : 0, true, false);
+    iov_keep(iov, rc, h ? *h : 0);
     DONE(h, uh);
     return rc;
 }
@@ -209,7 +193,7 @@ static int entry_op(bool is_me, bool search, const ptl_args_t a)
         return rc;
     rc = is_me ? PtlMEAppend(ni, pt, &me, (ptl_list_t)a[3], user_ptr, h)
                : PtlLEAppend(ni, pt, &le, (ptl_list_t)a[3], user_ptr, h);
-    iov_keep(iov, rc, h ? *h : 0, false, is_me);
+    iov_keep(iov, rc, h ? *h : 0);
     DONE(h, a[5]);
     return rc;
 }

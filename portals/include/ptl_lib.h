@@ -5,6 +5,7 @@
 #ifndef PTL_LIB_H
 #define PTL_LIB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -31,6 +32,12 @@ void ptl_lib_iface_reset(unsigned iface);
  * whose long-lived NI talks to a stream of short-lived processes (a kernel
  * and each job's launcher).  Returns how many peers were freed. */
 int ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid);
+/* Whether the MD, ME or LE that handle h names still exists (an entry
+ * unlinked but still busy counts) and its buffer is the iovec array iov:
+ * for a host that gave the library a copy of a caller's iovec array (a
+ * kernel that cannot let the application rewrite it later) and frees the
+ * copy once nothing uses it. */
+bool ptl_lib_iovec_in_use(uint32_t h, const void *iov);
 
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);

@@ -108,6 +108,36 @@ struct ptl_entry *ptl_entry_get(uint32_t h, bool is_me, struct ptl_ni **nip)
     return e;
 }
 
+static bool iovec_in_use(uint32_t h, const void *iov)
+{
+    unsigned i;
+    unsigned type = PTL_H_TYPE(h);
+    struct ptl_ni *ni = ni_of(h, type, &i);
+    if (!ni)
+        return false;
+    if (type == PTL_OBJ_MD) {
+        if (i >= (unsigned)ni->lim.max_mds)
+            return false;
+        struct ptl_md *m = &ni->mds[i];
+        return m->o.in_use && m->o.gen == PTL_H_GEN(h) && m->r.iov == iov;
+    }
+    if ((type != PTL_OBJ_ME && type != PTL_OBJ_LE) || i >= (unsigned)ni->lim.max_entries)
+        return false;
+    /* Not ptl_entry_get: an unlinked entry that is still busy is still
+     * writing through iov. */
+    struct ptl_entry *e = &ni->entries[i];
+    return e->o.in_use && e->o.gen == PTL_H_GEN(h) && e->is_me == (type == PTL_OBJ_ME) &&
+           e->r.iov == iov;
+}
+
+bool ptl_lib_iovec_in_use(uint32_t h, const void *iov)
+{
+    ptl_host_lock();
+    bool used = iovec_in_use(h, iov);
+    ptl_host_unlock();
+    return used;
+}
+
 ptl_handle_eq_t ptl_eq_handle(struct ptl_ni *ni, struct ptl_eq *eq)
 {
     if (!eq)
