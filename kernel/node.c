@@ -3,13 +3,22 @@
  * the host link as a record, and, under QEMU with exit=qemu, ends the VM. */
 #include "boot.h"
 #include "hostlink.h"
-#include "job.h"
 #include "kernel.h"
 #include "netdev.h"
 #include "ptl_kernel.h"
 #include "serial.h"
 #include "signal.h"
 #include "x86.h"
+
+static const struct node_owner *owner;
+
+void node_set_owner(const struct node_owner *o) { owner = o; }
+
+void node_fault_report(const char *report, uint64_t len)
+{
+    if (owner)
+        owner->fault(report, len);
+}
 
 static void halt_forever(void)
 {
@@ -21,8 +30,8 @@ void node_end(enum end_kind kind, int code)
 {
     static const uint8_t qemu_code[] = {
         [END_EXIT] = 0, [END_SIGNAL] = 1, [END_PANIC] = 2, [END_LOAD_ERROR] = 3};
-    if (job.active && kind != END_PANIC)
-        job_end(kind, code, NULL);     /* the node goes on serving jobs */
+    if (owner && kind != END_PANIC)
+        owner->end(kind, code, NULL);  /* the node goes on serving jobs */
     int32_t c = code;
     switch (kind) {
     case END_EXIT:
@@ -51,8 +60,8 @@ __attribute__((noreturn)) static void end_with_message(enum end_kind kind, enum 
     char msg[400];
     vsnprintf(msg, sizeof msg, fmt, ap);
     kprintf("%s%s\n", what, msg);
-    if (job.active && kind != END_PANIC)
-        job_end(kind, 0, msg);
+    if (owner && kind != END_PANIC)
+        owner->end(kind, 0, msg);
     hostlink_send(hl, msg, (uint32_t)strlen(msg));
     node_end(kind, 0);
 }

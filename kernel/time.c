@@ -1,8 +1,7 @@
 #include "cpu.h"
-#include "job.h"
-#include "ptl_kernel.h"
 #include "kernel.h"
 #include "time.h"
+#include "wait.h"
 #include "x86.h"
 
 #define LAPIC_TIMER_VECTOR 0x40
@@ -184,13 +183,7 @@ void time_halt_until(uint64_t deadline)
 void time_sleep_until(uint64_t deadline)
 {
     while (time_monotonic_ns() < deadline) {
-        uint64_t wake = deadline;
-        if (job.active && wake > time_monotonic_ns() + 1000000000ULL)
-            wake = time_monotonic_ns() + 1000000000ULL;
-        time_halt_until(wake);
-        if (job.active) {
-            ptl_kernel_poll();
-            job_service_from_wait();    /* a signal from yod ends a sleeping program too */
-        }
+        time_halt_until(wait_bound(deadline));
+        wait_serve();       /* a signal from yod ends a sleeping program too */
     }
 }

@@ -4,7 +4,6 @@
  * the fault address and the registers. */
 #include "cpu.h"
 #include "hostlink.h"
-#include "job.h"
 #include "kernel.h"
 #include "process.h"
 #include "signal.h"
@@ -135,10 +134,10 @@ void trap_handler(struct regs *f)
         }
     }
     hostlink_send(HL_REPORT, r.buf, (uint32_t)r.len);
-    if (user && job.running)
-        job_fault_report(r.buf, r.len);
-    if (user)
+    if (user) {
+        node_fault_report(r.buf, r.len);
         node_end(END_SIGNAL, signal_for((int)f->vector));
+    }
     hostlink_send(HL_PANIC, "kernel fault", 12);
     node_end(END_PANIC, 0);
 }

@@ -7,8 +7,7 @@
 #include <stdint.h>
 #include "kernel.h"
 #include "portals4.h"
-
-#define TERN_KERNEL_IFACE 1      /* the kernel's own Portals interface */
+#include "ptl_kernel.h"
 
 struct job_state {
     bool active;                 /* a job is loading or running here */
@@ -69,7 +68,11 @@ void job_service_from_wait(void);      /* in kernel waits: control messages */
 void job_tick_start(void);
 void job_tick_stop(void);
 void job_control_reset(void);
-extern bool kernel_frames_arrived;     /* portals/host.c: frames for the kernel NI */
+/* While a job is active it owns the node's waits (wait.h), a program's end
+ * and its fault reports (kernel.h: node_set_owner) and the application
+ * interface's job id. */
+void job_attach(void);
+void job_detach(void);
 
 /* stdio.c: a rank's standard streams */
 long job_output(unsigned fd, const void *buf, uint64_t len);

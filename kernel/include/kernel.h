@@ -39,6 +39,16 @@ bool parse_size(const char *s, uint64_t *out);
 /* node.c: how a node's run ends */
 enum end_kind { END_EXIT, END_SIGNAL, END_PANIC, END_LOAD_ERROR };
 __attribute__((noreturn)) void node_end(enum end_kind kind, int code);
+/* Who owns the program's end: a job (kernel/job/) while it is active, and
+ * the node goes on serving jobs; nobody under qemu/run-node, where the
+ * program's end is the node's. */
+struct node_owner {
+    void (*fault)(const char *report, uint64_t len);    /* an application fault's report */
+    void (*end)(enum end_kind kind, int code, const char *why);    /* does not return */
+};
+void node_set_owner(const struct node_owner *owner);    /* NULL: none */
+/* trap.c: the report of an application fault, before its end. */
+void node_fault_report(const char *report, uint64_t len);
 __attribute__((noreturn)) void node_wait_for_work(void);
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2))) void load_error(const char *fmt, ...);

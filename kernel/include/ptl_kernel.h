@@ -5,11 +5,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define TERN_KERNEL_IFACE 1      /* the kernel's own Portals interface */
+
 /* Logs the node id; call after netdev_init and kmem_init. */
 void ptl_kernel_init(void);
 /* True when there is a NIC for Portals to use. */
 bool ptl_kernel_available(void);
 uint32_t ptl_kernel_nid(void);
+/* The job id the application's interface (0) stamps on its frames, from
+ * its next PtlNIInit on (0: none). */
+void ptl_kernel_set_app_jid(uint32_t jid);
 /* Hands frames that have arrived to the library (every Portals call). */
 void ptl_kernel_poll(void);
 /* Drops the frames the node sent itself that are not yet delivered (the

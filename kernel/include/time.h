@@ -1,6 +1,7 @@
 /* Time: the TSC, calibrated once at boot against the PIT; wall-clock time
- * from the CMOS RTC at boot.  No periodic tick: the only timer interrupt is a
- * one-shot local-APIC timer armed while the application sleeps. */
+ * from the CMOS RTC at boot.  The one timer is the local APIC's, one-shot:
+ * armed for a halt's deadline (waits, wait.h), and, only while someone asks
+ * for it (a job: once a second), for the tick of a program in user mode. */
 #ifndef TERN_TIME_H
 #define TERN_TIME_H
 #include <stdint.h>

@@ -11,6 +11,7 @@
 #include "ptl_lib.h"
 #include "signal.h"
 #include "time.h"
+#include "wait.h"
 #include <tern/yod_proto.h>
 
 static bool in_service;
@@ -85,7 +86,6 @@ void job_service_from_wait(void)
      * own work here names its own. */
     uint32_t restricted = ptl_lib_restrict(0);
     if (!knode_waiting) {
-        kernel_frames_arrived = false;
         knode_dispatch_pending();
         job_refuse_busy();
     }
@@ -111,6 +111,31 @@ static void tick(struct regs *r)
     job_service_from_wait();
     if (proc.sig.pending & ~proc.sig.blocked)
         signal_deliver(r);
+}
+
+/* In every kernel wait while the job is active (wait.h): what has arrived
+ * is handed over, then yod's messages are acted on. */
+static void serve_in_wait(void)
+{
+    ptl_kernel_poll();
+    job_service_from_wait();
+}
+
+static const struct wait_hook job_wait = {YOD_HEARTBEAT_S * 1000000000ULL, serve_in_wait};
+static const struct node_owner job_owner = {job_fault_report, job_end};
+
+void job_attach(void)
+{
+    wait_set_hook(&job_wait);
+    node_set_owner(&job_owner);
+    ptl_kernel_set_app_jid(job.id);
+}
+
+void job_detach(void)
+{
+    wait_set_hook(NULL);
+    node_set_owner(NULL);
+    ptl_kernel_set_app_jid(0);
 }
 
 void job_tick_start(void) { time_user_tick(tick, YOD_HEARTBEAT_S * 1000000000ULL); }

@@ -78,6 +78,7 @@ static void reset_node(void)
     clear_vector_registers();
     fault_line[0] = 0;
     memset(&job, 0, sizeof job);
+    job_detach();
 }
 
 void job_end(enum end_kind kind, int code, const char *why)

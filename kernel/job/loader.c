@@ -365,6 +365,7 @@ static void run_job(struct load_slot *s)
     job.uid = d->uid, job.gid = d->gid;
     job.yod_nid = d->yod_nid, job.yod_pid = d->yod_pid;
     job.last_heard_ns = time_monotonic_ns();
+    job_attach();
     d->name[sizeof d->name - 1] = 0;
     proc.name = d->name;
     kprintf("job %u: rank %u of %u, %s (%lu KiB) for uid %u from yod at nid %u pid %u\n", d->job,

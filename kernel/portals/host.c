@@ -28,15 +28,14 @@
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "time.h"
-#include "job.h"
+#include "wait.h"
 #include <tern/yod_proto.h>
 
 #define ETHERTYPE_PORTALS 0x88B5
 #define HDR_MAX 256                /* the library's header is 144 bytes */
 #define BOUNCE_MAX 9216            /* one jumbo frame's payload */
 
-static uint32_t my_nid;
-bool kernel_frames_arrived;
+static uint32_t my_nid, app_jid;
 /* For frames with more pieces than the NIC takes (iovec buffers of many
  * small pieces): the frame is gathered here and sent synchronously, so one
  * buffer serves all such frames. */
@@ -141,6 +140,7 @@ void ptl_kernel_init(void)
 }
 
 bool ptl_kernel_available(void) { return netdev_present(); }
+void ptl_kernel_set_app_jid(uint32_t jid) { app_jid = jid; }
 uint32_t ptl_kernel_nid(void) { return my_nid; }
 
 void *ptl_host_alloc(size_t size) { return kmalloc(size); }
@@ -160,8 +160,8 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
         info->jid = 0;
     } else {
         info->pid = TERN_APP_PID;
-        info->uid = job.active ? job.uid : options.uid;
-        info->jid = job.active ? job.id : 0;
+        info->uid = options.uid;
+        info->jid = app_jid;
     }
     info->frame_max = netdev_mtu();
     return 0;
@@ -219,10 +219,7 @@ static unsigned iface_of(const uint8_t *ptl, size_t len)
         return 0;
     const uint8_t *d = ptl + 28;
     uint32_t pid = d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
-    if (pid != YOD_NODE_PID)
-        return 0;
-    kernel_frames_arrived = true;
-    return TERN_KERNEL_IFACE;
+    return pid == YOD_NODE_PID ? TERN_KERNEL_IFACE : 0;
 }
 
 static void rx_frame(const void *frame, size_t len, void *arg)
@@ -256,17 +253,14 @@ void ptl_host_wait(uint64_t deadline_ns)
     }
     int got = loop_deliver();
     if (netdev_poll(rx_frame, NULL) + got > 0) {
-        job_service_from_wait();
+        wait_serve();
         return;
     }
-    /* While a job runs, wake at least every heartbeat period, so that a
-     * program blocked here still sees its yod go silent. */
-    uint64_t cap = time_monotonic_ns() + YOD_HEARTBEAT_S * 1000000000ULL;
-    if (job.active && deadline_ns > cap)
-        deadline_ns = cap;
-    netdev_wait(deadline_ns);
+    /* Woken at least once per the hook's period, so that (while a job
+     * runs) a program blocked here still sees its yod go silent. */
+    netdev_wait(wait_bound(deadline_ns));
     netdev_poll(rx_frame, NULL);
-    job_service_from_wait();
+    wait_serve();
 }
 
 /* The kernel never uses the vector registers, so what is in them belongs to

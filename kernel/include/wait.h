@@ -1,0 +1,33 @@
+/* Waiting in the kernel, and the one hook through which the work that owns
+ * the node runs inside every wait.
+ *
+ * A kernel wait (a sleeping program, a Portals wait, the network's idle
+ * wait) is a loop: halt this CPU until an interrupt or a deadline
+ * (time_halt_until: the local-APIC one-shot timer), look whether what it
+ * waits for has come, and give the wait hook a turn (wait_serve).  The hook
+ * is how kernel/job/, while a job is active, reads yod's control messages
+ * and notices yod's silence in the middle of any wait, without the layers
+ * that wait - time.c, the Portals host, netdev - knowing jobs exist: the
+ * way xv6's sleep/wakeup and Kitten's wait queues keep device code ignorant
+ * of processes.
+ *
+ * Each CPU halts only itself and any interrupt ends its halt, after which
+ * its loop looks again: waking a CPU that waits is sending it an interrupt
+ * (an IPI, once there are several), and a hook is per CPU then. */
+#ifndef TERN_WAIT_H
+#define TERN_WAIT_H
+#include <stdint.h>
+
+struct wait_hook {
+    uint64_t period_ns;        /* a wait halts at most this long between turns */
+    void (*serve)(void);       /* a turn, after each halt; may end the wait by not returning */
+};
+
+/* Installs the hook (NULL: none). */
+void wait_set_hook(const struct wait_hook *hook);
+/* The deadline to halt until: deadline_ns, or sooner when the hook's
+ * period ends first. */
+uint64_t wait_bound(uint64_t deadline_ns);
+/* The hook's turn; nothing without a hook. */
+void wait_serve(void);
+#endif
