@@ -49,6 +49,6 @@ int main(void)
     OK(PtlNIFini(L.ni));
     CHECK(!ptl_lib_iovec_in_use(md, iov));
     PtlFini();
-    printf("PASS\n");
+    printf("test_iovec_in_use: PASS\n");
     return 0;
 }
