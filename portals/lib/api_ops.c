@@ -1,5 +1,5 @@
 /* Data movement and triggered-operation entry points. */
-#include "ptl_internal.h"
+#include "ptl_api.h"
 
 static uint64_t operand_bits(const void *operand, ptl_datatype_t t)
 {
@@ -30,55 +30,45 @@ static int resolve(struct ptl_op_args *a, ptl_handle_md_t put,
 static int issue(struct ptl_op_args *a, ptl_handle_md_t put,
                  ptl_handle_md_t get)
 {
-    int rc;
+    API_ENTER();
     struct ptl_ni *ni;
-    ptl_host_lock();
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if ((rc = resolve(a, put, get, &ni)) == PTL_OK) {
-        ptl_progress_locked();
-        rc = ptl_op_issue(ni, a);
-    }
-    ptl_host_unlock();
-    return rc;
+    int rc = resolve(a, put, get, &ni);
+    if (rc != PTL_OK)
+        API_RETURN(rc);
+    ptl_progress_locked();
+    API_EXIT(ptl_op_issue(ni, a));
 }
 
 static int trig_issue(struct ptl_op_args *a, ptl_handle_md_t put,
                       ptl_handle_md_t get, ptl_handle_ct_t cth,
                       ptl_size_t threshold)
 {
-    int rc;
+    API_ENTER();
     struct ptl_ni *ni, *cni;
-    ptl_host_lock();
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if ((rc = resolve(a, put, get, &ni)) == PTL_OK) {
-        struct ptl_ct *ct = ptl_ct_get(cth, &cni);
-        if (!ct || cni != ni) {
-            rc = PTL_ARG_INVALID;
-        } else if (ct->v.success + ct->v.failure >= threshold) {
-            rc = ptl_op_issue(ni, a);
-        } else if (!ni->trig_free) {
-            rc = PTL_NO_SPACE;
-        } else {
-            struct ptl_trig *t = ni->trig_free;
-            ni->trig_free = t->next;
-            memset(t, 0, sizeof(*t));
-            t->threshold = threshold;
-            t->args = *a;
-            /* The MDs must outlive the wait for the threshold. */
-            if (a->put_md)
-                a->put_md->busy++;
-            if (a->get_md)
-                a->get_md->busy++;
-            struct ptl_trig **pp = &ct->trig;
-            while (*pp)
-                pp = &(*pp)->next;
-            *pp = t;
-        }
-    }
-    ptl_host_unlock();
-    return rc;
+    int rc = resolve(a, put, get, &ni);
+    if (rc != PTL_OK)
+        API_RETURN(rc);
+    struct ptl_ct *ct = ptl_ct_get(cth, &cni);
+    API_CHECK(ct && cni == ni);
+    if (ct->v.success + ct->v.failure >= threshold)
+        API_RETURN(ptl_op_issue(ni, a));
+    if (!ni->trig_free)
+        API_RETURN(PTL_NO_SPACE);
+    struct ptl_trig *t = ni->trig_free;
+    ni->trig_free = t->next;
+    memset(t, 0, sizeof(*t));
+    t->threshold = threshold;
+    t->args = *a;
+    /* The MDs must outlive the wait for the threshold. */
+    if (a->put_md)
+        a->put_md->busy++;
+    if (a->get_md)
+        a->get_md->busy++;
+    struct ptl_trig **pp = &ct->trig;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = t;
+    API_EXIT(PTL_OK);
 }
 
 int PtlPut(ptl_handle_md_t md, ptl_size_t loff, ptl_size_t len,

@@ -1,6 +1,6 @@
 /* Counting events.  Every change goes through ct_changed so triggered
  * operations fire the moment a threshold is reached. */
-#include "ptl_internal.h"
+#include "ptl_api.h"
 #include "ptl_wait.h"
 
 void ptl_ct_add(struct ptl_ni *ni, struct ptl_ct *ct, ptl_size_t s,
@@ -15,100 +15,67 @@ void ptl_ct_add(struct ptl_ni *ni, struct ptl_ct *ct, ptl_size_t s,
 
 int PtlCTAlloc(ptl_handle_ni_t nih, ptl_handle_ct_t *out)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(nih);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ni && out) {
-        rc = PTL_NO_SPACE;
-        for (int i = 0; i < ni->lim.max_cts; i++) {
-            struct ptl_ct *ct = &ni->cts[i];
-            if (ct->o.in_use)
-                continue;
-            ct->v.success = ct->v.failure = 0;
-            ct->trig = NULL;
-            ct->o.in_use = true;
-            ct->o.gen++;
-            *out = ptl_ct_handle(ni, ct);
-            rc = PTL_OK;
-            break;
-        }
+    API_CHECK(ni && out);
+    for (int i = 0; i < ni->lim.max_cts; i++) {
+        struct ptl_ct *ct = &ni->cts[i];
+        if (ct->o.in_use)
+            continue;
+        ct->v.success = ct->v.failure = 0;
+        ct->trig = NULL;
+        ct->o.in_use = true;
+        ct->o.gen++;
+        *out = ptl_ct_handle(ni, ct);
+        API_RETURN(PTL_OK);
     }
-    ptl_host_unlock();
-    return rc;
+    API_EXIT(PTL_NO_SPACE);
 }
 
 int PtlCTFree(ptl_handle_ct_t h)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni;
     struct ptl_ct *ct = ptl_ct_get(h, &ni);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ct) {
-        ptl_trig_cancel_all(ni, ct);
-        ct->o.in_use = false;
-        rc = PTL_OK;
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(ct);
+    ptl_trig_cancel_all(ni, ct);
+    ct->o.in_use = false;
+    API_EXIT(PTL_OK);
 }
 
 int PtlCTCancelTriggered(ptl_handle_ct_t h)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni;
     struct ptl_ct *ct = ptl_ct_get(h, &ni);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ct) {
-        ptl_trig_cancel_all(ni, ct);
-        rc = PTL_OK;
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(ct);
+    ptl_trig_cancel_all(ni, ct);
+    API_EXIT(PTL_OK);
 }
 
 int PtlCTGet(ptl_handle_ct_t h, ptl_ct_event_t *ev)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
-    if (!ptl_api_ready()) {
-        rc = PTL_NO_INIT;
-    } else {
-        ptl_progress_locked();
-        struct ptl_ct *ct = ptl_ct_get(h, NULL);
-        if (ct && ev) {
-            *ev = ct->v;
-            rc = PTL_OK;
-        }
-    }
-    ptl_host_unlock();
-    return rc;
+    API_ENTER();
+    ptl_progress_locked();
+    struct ptl_ct *ct = ptl_ct_get(h, NULL);
+    API_CHECK(ct && ev);
+    *ev = ct->v;
+    API_EXIT(PTL_OK);
 }
 
 static int ct_update(ptl_handle_ct_t h, ptl_ct_event_t v, bool set)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni;
     struct ptl_ct *ct = ptl_ct_get(h, &ni);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ct) {
-        if (set) {
-            ct->v = v;
-            ptl_ct_check_triggers(ni, ct);
-        } else {
-            ptl_ct_add(ni, ct, v.success, v.failure);
-        }
-        rc = PTL_OK;
+    API_CHECK(ct);
+    if (set) {
+        ct->v = v;
+        ptl_ct_check_triggers(ni, ct);
+    } else {
+        ptl_ct_add(ni, ct, v.success, v.failure);
     }
-    ptl_host_unlock();
-    return rc;
+    API_EXIT(PTL_OK);
 }
 
 int PtlCTSet(ptl_handle_ct_t h, ptl_ct_event_t v) { return ct_update(h, v, true); }

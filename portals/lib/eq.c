@@ -1,6 +1,6 @@
 /* Event queues: a ring per EQ.  When full, the oldest event is overwritten
  * and the next PtlEQGet reports PTL_EQ_DROPPED (spec: circular EQ). */
-#include "ptl_internal.h"
+#include "ptl_api.h"
 #include "ptl_wait.h"
 
 void ptl_eq_post(struct ptl_eq *eq, const ptl_event_t *ev)
@@ -18,58 +18,42 @@ void ptl_eq_post(struct ptl_eq *eq, const ptl_event_t *ev)
 
 int PtlEQAlloc(ptl_handle_ni_t nih, ptl_size_t count, ptl_handle_eq_t *out)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(nih);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ni && out && count > 0 && count < (1u << 24)) {
-        rc = PTL_NO_SPACE;
-        for (int i = 0; i < ni->lim.max_eqs; i++) {
-            struct ptl_eq *eq = &ni->eqs[i];
-            if (eq->o.in_use)
-                continue;
-            /* Room for one PT_DISABLED per flow-controlled PT (spec). */
-            uint32_t size = (uint32_t)count + (uint32_t)ni->lim.max_pt_index + 1;
-            eq->ring = ptl_zalloc(sizeof(ptl_event_t) * size);
-            if (!eq->ring)
-                break;
-            eq->size = size;
-            eq->head = eq->count = 0;
-            eq->dropped = false;
-            eq->o.in_use = true;
-            eq->o.gen++;
-            *out = ptl_eq_handle(ni, eq);
-            rc = PTL_OK;
+    API_CHECK(ni && out && count > 0 && count < (1u << 24));
+    for (int i = 0; i < ni->lim.max_eqs; i++) {
+        struct ptl_eq *eq = &ni->eqs[i];
+        if (eq->o.in_use)
+            continue;
+        /* Room for one PT_DISABLED per flow-controlled PT (spec). */
+        uint32_t size = (uint32_t)count + (uint32_t)ni->lim.max_pt_index + 1;
+        eq->ring = ptl_zalloc(sizeof(ptl_event_t) * size);
+        if (!eq->ring)
             break;
-        }
+        eq->size = size;
+        eq->head = eq->count = 0;
+        eq->dropped = false;
+        eq->o.in_use = true;
+        eq->o.gen++;
+        *out = ptl_eq_handle(ni, eq);
+        API_RETURN(PTL_OK);
     }
-    ptl_host_unlock();
-    return rc;
+    API_EXIT(PTL_NO_SPACE);
 }
 
 int PtlEQFree(ptl_handle_eq_t h)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni;
     struct ptl_eq *eq = ptl_eq_get(h, &ni);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (eq) {
-        for (int i = 0; i <= ni->lim.max_pt_index; i++)
-            if (ni->pts[i].allocated && ni->pts[i].eq == eq) {
-                rc = PTL_IN_USE;
-                goto out;
-            }
-        ptl_host_free(eq->ring);
-        eq->ring = NULL;
-        eq->o.in_use = false;
-        rc = PTL_OK;
-    }
-out:
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(eq);
+    for (int i = 0; i <= ni->lim.max_pt_index; i++)
+        if (ni->pts[i].allocated && ni->pts[i].eq == eq)
+            API_RETURN(PTL_IN_USE);
+    ptl_host_free(eq->ring);
+    eq->ring = NULL;
+    eq->o.in_use = false;
+    API_EXIT(PTL_OK);
 }
 
 static int eq_take(struct ptl_eq *eq, ptl_event_t *ev)
@@ -88,18 +72,11 @@ static int eq_take(struct ptl_eq *eq, ptl_event_t *ev)
 
 int PtlEQGet(ptl_handle_eq_t h, ptl_event_t *ev)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
-    if (!ptl_api_ready()) {
-        rc = PTL_NO_INIT;
-    } else {
-        ptl_progress_locked();
-        struct ptl_eq *eq = ptl_eq_get(h, NULL);
-        if (eq && ev)
-            rc = eq_take(eq, ev);
-    }
-    ptl_host_unlock();
-    return rc;
+    API_ENTER();
+    ptl_progress_locked();
+    struct ptl_eq *eq = ptl_eq_get(h, NULL);
+    API_CHECK(eq && ev);
+    API_EXIT(eq_take(eq, ev));
 }
 
 struct poll_arg {

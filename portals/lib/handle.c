@@ -1,6 +1,6 @@
 /* Handle encoding and validation.  A bad handle of any kind yields NULL so
  * the API returns PTL_ARG_INVALID instead of touching memory. */
-#include "ptl_internal.h"
+#include "ptl_api.h"
 
 struct ptl_lib ptl_g;
 
@@ -161,27 +161,20 @@ int PtlHandleIsEqual(ptl_handle_any_t a, ptl_handle_any_t b)
 
 int PtlNIHandle(ptl_handle_any_t h, ptl_handle_ni_t *out)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
-    if (!ptl_api_ready()) {
-        rc = PTL_NO_INIT;
-    } else if (out) {
-        struct ptl_ni *ni = NULL;
-        bool ok = false;
-        switch (PTL_H_TYPE(h)) {
-        case PTL_OBJ_NI: ok = (ni = ptl_ni_get(h)) != NULL; break;
-        case PTL_OBJ_EQ: ok = ptl_eq_get(h, &ni) != NULL; break;
-        case PTL_OBJ_CT: ok = ptl_ct_get(h, &ni) != NULL; break;
-        case PTL_OBJ_MD: ok = ptl_md_get(h, &ni) != NULL; break;
-        case PTL_OBJ_ME: ok = ptl_entry_get(h, true, &ni) != NULL; break;
-        case PTL_OBJ_LE: ok = ptl_entry_get(h, false, &ni) != NULL; break;
-        default: break;
-        }
-        if (ok) {
-            *out = ptl_mkhandle(PTL_OBJ_NI, ni->idx, 0, ni->gen);
-            rc = PTL_OK;
-        }
+    API_ENTER();
+    API_CHECK(out);
+    struct ptl_ni *ni = NULL;
+    bool ok = false;
+    switch (PTL_H_TYPE(h)) {
+    case PTL_OBJ_NI: ok = (ni = ptl_ni_get(h)) != NULL; break;
+    case PTL_OBJ_EQ: ok = ptl_eq_get(h, &ni) != NULL; break;
+    case PTL_OBJ_CT: ok = ptl_ct_get(h, &ni) != NULL; break;
+    case PTL_OBJ_MD: ok = ptl_md_get(h, &ni) != NULL; break;
+    case PTL_OBJ_ME: ok = ptl_entry_get(h, true, &ni) != NULL; break;
+    case PTL_OBJ_LE: ok = ptl_entry_get(h, false, &ni) != NULL; break;
+    default: break;
     }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(ok);
+    *out = ptl_mkhandle(PTL_OBJ_NI, ni->idx, 0, ni->gen);
+    API_EXIT(PTL_OK);
 }

@@ -1,5 +1,5 @@
 /* ME/LE lists: append (with the unexpected-list search), unlink, search. */
-#include "ptl_internal.h"
+#include "ptl_api.h"
 
 void ptl_list_remove(struct ptl_ni *ni, struct ptl_entry *e)
 {
@@ -230,73 +230,57 @@ static ptl_me_t le_as_me(const ptl_le_t *le)
     return me;
 }
 
-#define API_BEGIN(nih)                                   \
-    int rc;                                              \
-    ptl_host_lock();                                     \
-    struct ptl_ni *ni = ptl_ni_get(nih);                 \
-    if (!ptl_api_ready())                                \
-        rc = PTL_NO_INIT;                                \
-    else if (!ni)                                        \
-        rc = PTL_ARG_INVALID;                            \
-    else
-
 int PtlMEAppend(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_me_t *me,
                 ptl_list_t list, void *user_ptr, ptl_handle_me_t *h)
 {
-    API_BEGIN(nih) rc = ptl_append(ni, pt, me, true, list, user_ptr, h);
-    ptl_host_unlock();
-    return rc;
+    API_ENTER();
+    struct ptl_ni *ni = ptl_ni_get(nih);
+    API_CHECK(ni);
+    API_EXIT(ptl_append(ni, pt, me, true, list, user_ptr, h));
 }
 
 int PtlLEAppend(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_le_t *le,
                 ptl_list_t list, void *user_ptr, ptl_handle_le_t *h)
 {
     ptl_me_t me = le_as_me(le);
-    API_BEGIN(nih) rc = le ? ptl_append(ni, pt, &me, false, list, user_ptr, h)
-                           : PTL_ARG_INVALID;
-    ptl_host_unlock();
-    return rc;
+    API_ENTER();
+    struct ptl_ni *ni = ptl_ni_get(nih);
+    API_CHECK(ni && le);
+    API_EXIT(ptl_append(ni, pt, &me, false, list, user_ptr, h));
 }
 
 int PtlMESearch(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_me_t *me,
                 ptl_search_op_t op, void *user_ptr)
 {
-    API_BEGIN(nih) rc = ptl_search(ni, pt, me, true, op, user_ptr);
-    ptl_host_unlock();
-    return rc;
+    API_ENTER();
+    struct ptl_ni *ni = ptl_ni_get(nih);
+    API_CHECK(ni);
+    API_EXIT(ptl_search(ni, pt, me, true, op, user_ptr));
 }
 
 int PtlLESearch(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_le_t *le,
                 ptl_search_op_t op, void *user_ptr)
 {
     ptl_me_t me = le_as_me(le);
-    API_BEGIN(nih) rc = le ? ptl_search(ni, pt, &me, false, op, user_ptr)
-                           : PTL_ARG_INVALID;
-    ptl_host_unlock();
-    return rc;
+    API_ENTER();
+    struct ptl_ni *ni = ptl_ni_get(nih);
+    API_CHECK(ni && le);
+    API_EXIT(ptl_search(ni, pt, &me, false, op, user_ptr));
 }
 
 static int unlink_entry(uint32_t h, bool is_me)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni;
     struct ptl_entry *e = ptl_entry_get(h, is_me, &ni);
-    if (!ptl_api_ready()) {
-        rc = PTL_NO_INIT;
-    } else if (e) {
-        if (e->busy) {
-            rc = PTL_IN_USE;
-        } else {
-            if (e->linked)
-                ptl_list_remove(ni, e);
-            e->freed = true;
-            ptl_entry_settle(ni, e);
-            rc = PTL_OK;
-        }
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(e);
+    if (e->busy)
+        API_RETURN(PTL_IN_USE);
+    if (e->linked)
+        ptl_list_remove(ni, e);
+    e->freed = true;
+    ptl_entry_settle(ni, e);
+    API_EXIT(PTL_OK);
 }
 
 int PtlMEUnlink(ptl_handle_me_t h) { return unlink_entry(h, true); }

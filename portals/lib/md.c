@@ -1,30 +1,20 @@
 /* Memory descriptors (initiator-side buffers). */
-#include "ptl_internal.h"
+#include "ptl_api.h"
 
 int PtlMDBind(ptl_handle_ni_t h, const ptl_md_t *md, ptl_handle_md_t *out)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(h), *o;
-    if (!ptl_api_ready()) {
-        rc = PTL_NO_INIT;
-        goto out;
-    }
-    if (!ni || !md || !out || (md->options & ~(unsigned)PTL_MD_OPTIONS_MASK))
-        goto out;
+    API_CHECK(ni && md && out && !(md->options & ~(unsigned)PTL_MD_OPTIONS_MASK));
     struct ptl_eq *eq = NULL;
     struct ptl_ct *ct = NULL;
-    if (md->eq_handle != PTL_EQ_NONE &&
-        (!(eq = ptl_eq_get(md->eq_handle, &o)) || o != ni))
-        goto out;
-    if (md->ct_handle != PTL_CT_NONE &&
-        (!(ct = ptl_ct_get(md->ct_handle, &o)) || o != ni))
-        goto out;
+    API_CHECK(md->eq_handle == PTL_EQ_NONE ||
+              ((eq = ptl_eq_get(md->eq_handle, &o)) && o == ni));
+    API_CHECK(md->ct_handle == PTL_CT_NONE ||
+              ((ct = ptl_ct_get(md->ct_handle, &o)) && o == ni));
     struct ptl_region r;
-    if (ptl_region_init(&r, md->start, md->length, md->options & PTL_IOVEC,
-                        ni->lim.max_iovecs) != PTL_OK)
-        goto out;
-    rc = PTL_NO_SPACE;
+    API_CHECK(ptl_region_init(&r, md->start, md->length, md->options & PTL_IOVEC,
+                              ni->lim.max_iovecs) == PTL_OK);
     for (int i = 0; i < ni->lim.max_mds; i++) {
         struct ptl_md *m = &ni->mds[i];
         if (m->o.in_use)
@@ -37,30 +27,19 @@ int PtlMDBind(ptl_handle_ni_t h, const ptl_md_t *md, ptl_handle_md_t *out)
         m->o.in_use = true;
         m->o.gen++;
         *out = ptl_mkhandle(PTL_OBJ_MD, ni->idx, (unsigned)i, m->o.gen);
-        rc = PTL_OK;
-        break;
+        API_RETURN(PTL_OK);
     }
-out:
-    ptl_host_unlock();
-    return rc;
+    API_EXIT(PTL_NO_SPACE);
 }
 
 int PtlMDRelease(ptl_handle_md_t h)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_md *md = ptl_md_get(h, NULL);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (md) {
-        ptl_progress_locked();
-        if (md->busy) {
-            rc = PTL_IN_USE;
-        } else {
-            md->o.in_use = false;
-            rc = PTL_OK;
-        }
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(md);
+    ptl_progress_locked();
+    if (md->busy)
+        API_RETURN(PTL_IN_USE);
+    md->o.in_use = false;
+    API_EXIT(PTL_OK);
 }

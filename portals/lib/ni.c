@@ -1,7 +1,7 @@
 /* Library init, network interfaces, logical maps, identity, status
  * registers.  One NI slot per (interface, matching?, logical?) as the spec
  * allows at most one NI of each kind per interface and process. */
-#include "ptl_internal.h"
+#include "ptl_api.h"
 
 static const struct ptl_lib_tunables default_tun = {
     .rto_init_ns = 10000000,     /* 10 ms: until a round trip is measured */
@@ -195,18 +195,15 @@ int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
     if (pid == PTL_PID_ANY)
         pid = info.pid;
 
-    int rc = PTL_OK;
-    ptl_host_lock();
+    API_ENTER();
     unsigned idx = iface * 4 + (m ? 0 : 1) + (lg ? 2 : 0);
     struct ptl_ni *ni = &ptl_g.nis[idx];
     if (ni->in_use) {
         ni->refs++;
     } else {
         for (unsigned k = iface * 4; k < iface * 4 + 4; k++)
-            if (ptl_g.nis[k].in_use && ptl_g.nis[k].id.phys.pid != pid) {
-                rc = PTL_PID_IN_USE;
-                goto out;
-            }
+            if (ptl_g.nis[k].in_use && ptl_g.nis[k].id.phys.pid != pid)
+                API_RETURN(PTL_PID_IN_USE);
         uint8_t gen = ni->gen;
         memset(ni, 0, sizeof(*ni));
         ni->gen = (uint8_t)(gen + 1);
@@ -223,18 +220,16 @@ int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
         set_limits(ni, desired);
         ni->in_use = true;
         ni->refs = 1;
-        rc = ni_alloc_tables(ni);
+        int rc = ni_alloc_tables(ni);
         if (rc != PTL_OK) {
             ni_release(ni);
-            goto out;
+            API_RETURN(rc);
         }
     }
     if (actual)
         *actual = ni->lim;
     *out = ptl_mkhandle(PTL_OBJ_NI, idx, 0, ni->gen);
-out:
-    ptl_host_unlock();
-    return rc;
+    API_EXIT(PTL_OK);
 }
 
 void ptl_lib_iface_reset(unsigned iface)
@@ -250,108 +245,77 @@ void ptl_lib_iface_reset(unsigned iface)
 
 int PtlNIFini(ptl_handle_ni_t h)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(h);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ni) {
-        if (--ni->refs == 0)
-            ni_release(ni);
-        rc = PTL_OK;
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(ni);
+    if (--ni->refs == 0)
+        ni_release(ni);
+    API_EXIT(PTL_OK);
 }
 
 int PtlNIStatus(ptl_handle_ni_t h, ptl_sr_index_t reg, ptl_sr_value_t *v)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(h);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ni && v && (unsigned)reg < PTL_SR_LAST) {
-        ptl_progress_locked();
-        *v = ni->sr[reg];
-        rc = PTL_OK;
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(ni && v && (unsigned)reg < PTL_SR_LAST);
+    ptl_progress_locked();
+    *v = ni->sr[reg];
+    API_EXIT(PTL_OK);
 }
 
 int PtlSetMap(ptl_handle_ni_t h, ptl_size_t n, const ptl_process_t *map)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(h);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ni && !(ni->wni & PTL_WNI_LOGICAL))
-        rc = PTL_NI_NOT_LOGICAL;
-    else if (ni && map && n > 0 && n < (1u << 24)) {
-        ptl_process_t *copy = ptl_zalloc(sizeof(*copy) * (size_t)n);
-        if (!copy) {
-            rc = PTL_NO_SPACE;
-        } else {
-            memcpy(copy, map, sizeof(*copy) * (size_t)n);
-            ptl_host_free(ni->map);
-            ni->map = copy;
-            ni->map_size = n;
-            ni->rank = PTL_RANK_ANY;
-            for (ptl_size_t r = 0; r < n; r++)
-                if (copy[r].phys.nid == ni->id.phys.nid &&
-                    copy[r].phys.pid == ni->id.phys.pid) {
-                    ni->rank = (ptl_rank_t)r;
-                    break;
-                }
-            rc = PTL_OK;
+    API_CHECK(ni);
+    if (!(ni->wni & PTL_WNI_LOGICAL))
+        API_RETURN(PTL_NI_NOT_LOGICAL);
+    API_CHECK(map && n > 0 && n < (1u << 24));
+    ptl_process_t *copy = ptl_zalloc(sizeof(*copy) * (size_t)n);
+    if (!copy)
+        API_RETURN(PTL_NO_SPACE);
+    memcpy(copy, map, sizeof(*copy) * (size_t)n);
+    ptl_host_free(ni->map);
+    ni->map = copy;
+    ni->map_size = n;
+    ni->rank = PTL_RANK_ANY;
+    for (ptl_size_t r = 0; r < n; r++)
+        if (copy[r].phys.nid == ni->id.phys.nid &&
+            copy[r].phys.pid == ni->id.phys.pid) {
+            ni->rank = (ptl_rank_t)r;
+            break;
         }
-    }
-    ptl_host_unlock();
-    return rc;
+    API_EXIT(PTL_OK);
 }
 
 int PtlGetMap(ptl_handle_ni_t h, ptl_size_t n, ptl_process_t *map,
               ptl_size_t *actual)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(h);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ni && !(ni->wni & PTL_WNI_LOGICAL))
-        rc = PTL_NI_NOT_LOGICAL;
-    else if (ni && ni->map && (map || !n)) {
-        ptl_size_t k = n < ni->map_size ? n : ni->map_size;
-        if (k)
-            memcpy(map, ni->map, sizeof(*map) * (size_t)k);
-        if (actual)
-            *actual = ni->map_size;
-        rc = PTL_OK;
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(ni);
+    if (!(ni->wni & PTL_WNI_LOGICAL))
+        API_RETURN(PTL_NI_NOT_LOGICAL);
+    API_CHECK(ni->map && (map || !n));
+    ptl_size_t k = n < ni->map_size ? n : ni->map_size;
+    if (k)
+        memcpy(map, ni->map, sizeof(*map) * (size_t)k);
+    if (actual)
+        *actual = ni->map_size;
+    API_EXIT(PTL_OK);
 }
 
 static int get_id(ptl_handle_ni_t h, ptl_process_t *id, bool phys)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(h);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ni && id) {
-        if (!phys && (ni->wni & PTL_WNI_LOGICAL)) {
-            id->rank = ni->rank;
-            rc = ni->rank == PTL_RANK_ANY ? PTL_FAIL : PTL_OK;
-        } else {
-            *id = ni->id;
-            rc = PTL_OK;
-        }
+    API_CHECK(ni && id);
+    if (!phys && (ni->wni & PTL_WNI_LOGICAL)) {
+        id->rank = ni->rank;
+        API_RETURN(ni->rank == PTL_RANK_ANY ? PTL_FAIL : PTL_OK);
     }
-    ptl_host_unlock();
-    return rc;
+    *id = ni->id;
+    API_EXIT(PTL_OK);
 }
 
 int PtlGetId(ptl_handle_ni_t h, ptl_process_t *id) { return get_id(h, id, false); }
@@ -359,27 +323,19 @@ int PtlGetPhysId(ptl_handle_ni_t h, ptl_process_t *id) { return get_id(h, id, tr
 
 int PtlGetUid(ptl_handle_ni_t h, ptl_uid_t *uid)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(h);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (ni && uid) {
-        *uid = ni->uid;
-        rc = PTL_OK;
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(ni && uid);
+    *uid = ni->uid;
+    API_EXIT(PTL_OK);
 }
 
 /* Bundling is only a hint; frames already leave as soon as possible. */
 static int bundle(ptl_handle_ni_t h)
 {
-    ptl_host_lock();
-    int rc = !ptl_api_ready() ? PTL_NO_INIT
-                               : ptl_ni_get(h) ? PTL_OK : PTL_ARG_INVALID;
-    ptl_host_unlock();
-    return rc;
+    API_ENTER();
+    API_CHECK(ptl_ni_get(h));
+    API_EXIT(PTL_OK);
 }
 int PtlStartBundle(ptl_handle_ni_t h) { return bundle(h); }
 int PtlEndBundle(ptl_handle_ni_t h) { return bundle(h); }

@@ -1,5 +1,5 @@
 /* Portal table entries. */
-#include "ptl_internal.h"
+#include "ptl_api.h"
 
 static struct ptl_pt *pt_of(struct ptl_ni *ni, ptl_pt_index_t i)
 {
@@ -11,42 +11,28 @@ static struct ptl_pt *pt_of(struct ptl_ni *ni, ptl_pt_index_t i)
 int PtlPTAlloc(ptl_handle_ni_t h, unsigned int options, ptl_handle_eq_t eqh,
                ptl_pt_index_t req, ptl_pt_index_t *out)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(h);
     struct ptl_eq *eq = NULL;
-    if (!ptl_api_ready()) {
-        rc = PTL_NO_INIT;
-        goto out;
-    }
-    if (!ni || !out || (options & ~PTL_PT_ALLOC_OPTIONS_MASK))
-        goto out;
+    API_CHECK(ni && out && !(options & ~PTL_PT_ALLOC_OPTIONS_MASK));
     if (eqh != PTL_EQ_NONE) {
         struct ptl_ni *eq_ni;
         eq = ptl_eq_get(eqh, &eq_ni);
-        if (!eq || eq_ni != ni)
-            goto out;
+        API_CHECK(eq && eq_ni == ni);
     }
-    if ((options & PTL_PT_FLOWCTRL) && !eq) {
-        rc = PTL_PT_EQ_NEEDED;
-        goto out;
-    }
+    if ((options & PTL_PT_FLOWCTRL) && !eq)
+        API_RETURN(PTL_PT_EQ_NEEDED);
     ptl_pt_index_t i;
     if (req == PTL_PT_ANY) {
         for (i = 0; i <= (ptl_pt_index_t)ni->lim.max_pt_index; i++)
             if (!ni->pts[i].allocated)
                 break;
-        if (i > (ptl_pt_index_t)ni->lim.max_pt_index) {
-            rc = PTL_PT_FULL;
-            goto out;
-        }
+        if (i > (ptl_pt_index_t)ni->lim.max_pt_index)
+            API_RETURN(PTL_PT_FULL);
     } else {
-        if (req > (ptl_pt_index_t)ni->lim.max_pt_index)
-            goto out;
-        if (ni->pts[req].allocated) {
-            rc = PTL_PT_IN_USE;
-            goto out;
-        }
+        API_CHECK(req <= (ptl_pt_index_t)ni->lim.max_pt_index);
+        if (ni->pts[req].allocated)
+            API_RETURN(PTL_PT_IN_USE);
         i = req;
     }
     struct ptl_pt *pt = &ni->pts[i];
@@ -55,44 +41,27 @@ int PtlPTAlloc(ptl_handle_ni_t h, unsigned int options, ptl_handle_eq_t eqh,
     pt->options = options;
     pt->eq = eq;
     *out = i;
-    rc = PTL_OK;
-out:
-    ptl_host_unlock();
-    return rc;
+    API_EXIT(PTL_OK);
 }
 
 int PtlPTFree(ptl_handle_ni_t h, ptl_pt_index_t i)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_pt *pt = pt_of(ptl_ni_get(h), i);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (pt) {
-        if (pt->head[0] || pt->head[1] || pt->uh_head) {
-            rc = PTL_IN_USE;
-        } else {
-            pt->allocated = false;
-            rc = PTL_OK;
-        }
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(pt);
+    if (pt->head[0] || pt->head[1] || pt->uh_head)
+        API_RETURN(PTL_IN_USE);
+    pt->allocated = false;
+    API_EXIT(PTL_OK);
 }
 
 static int pt_set(ptl_handle_ni_t h, ptl_pt_index_t i, bool on)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_pt *pt = pt_of(ptl_ni_get(h), i);
-    if (!ptl_api_ready())
-        rc = PTL_NO_INIT;
-    else if (pt) {
-        pt->enabled = on;
-        rc = PTL_OK;
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(pt);
+    pt->enabled = on;
+    API_EXIT(PTL_OK);
 }
 
 /* Messages are handled whole inside the lock, so once this returns no

@@ -1,6 +1,6 @@
 /* Triggered operations: kept on their counter in issue order and released
  * when success + failure reaches the threshold. */
-#include "ptl_internal.h"
+#include "ptl_api.h"
 
 static void trig_release_mds(struct ptl_trig *t)
 {
@@ -66,35 +66,27 @@ void ptl_trig_cancel_all(struct ptl_ni *ni, struct ptl_ct *ct)
 static int trig_ct(ptl_handle_ct_t cth, ptl_ct_event_t val, bool set,
                    ptl_handle_ct_t trigh, ptl_size_t threshold)
 {
-    int rc = PTL_ARG_INVALID;
-    ptl_host_lock();
+    API_ENTER();
     struct ptl_ni *n1, *n2;
     struct ptl_ct *dst = ptl_ct_get(cth, &n1);
     struct ptl_ct *trig = ptl_ct_get(trigh, &n2);
-    if (!ptl_api_ready()) {
-        rc = PTL_NO_INIT;
-    } else if (dst && trig && n1 == n2) {
-        if (!n1->trig_free) {
-            rc = PTL_NO_SPACE;
-        } else {
-            struct ptl_trig *t = n1->trig_free;
-            n1->trig_free = t->next;
-            memset(t, 0, sizeof(*t));
-            t->threshold = threshold;
-            t->is_ct = true;
-            t->ct_set = set;
-            t->ct_target = dst;
-            t->ct_val = val;
-            struct ptl_trig **pp = &trig->trig;
-            while (*pp)
-                pp = &(*pp)->next;
-            *pp = t;
-            ptl_ct_check_triggers(n1, trig);
-            rc = PTL_OK;
-        }
-    }
-    ptl_host_unlock();
-    return rc;
+    API_CHECK(dst && trig && n1 == n2);
+    if (!n1->trig_free)
+        API_RETURN(PTL_NO_SPACE);
+    struct ptl_trig *t = n1->trig_free;
+    n1->trig_free = t->next;
+    memset(t, 0, sizeof(*t));
+    t->threshold = threshold;
+    t->is_ct = true;
+    t->ct_set = set;
+    t->ct_target = dst;
+    t->ct_val = val;
+    struct ptl_trig **pp = &trig->trig;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = t;
+    ptl_ct_check_triggers(n1, trig);
+    API_EXIT(PTL_OK);
 }
 
 int PtlTriggeredCTInc(ptl_handle_ct_t ct, ptl_ct_event_t inc,
