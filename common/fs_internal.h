@@ -1,0 +1,65 @@
+/* The file server's parts, behind <tern/fileserver.h>: requests, open
+ * files and Portals (fileserver.c), the calls on the file system
+ * (fs_ops.c), bulk transfers (fs_xfer.c). */
+#ifndef FS_INTERNAL_H
+#define FS_INTERNAL_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <tern/fileserver.h>
+#include <tern/fio_proto.h>
+
+#define FS_DEPTH 2                  /* bulk pieces in flight per transfer */
+
+extern struct fs_config fs_cfg;
+void fs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A file a rank has open. */
+struct file {
+    bool used;
+    uint32_t gen, nid, job, rank;
+    int fd;
+};
+long fs_file_new(int fd, uint32_t nid, const struct fio_req *r, uint64_t *handle);
+void fs_file_close(struct file *f);
+/* A node that starts a new job has forgotten the old one's files. */
+void fs_drop_stale(uint32_t nid, uint32_t job);
+
+/* A put or get of the server's, until its event. */
+struct xfer;
+enum op_kind { OP_FREE, OP_REPLY, OP_PIECE };
+struct op {
+    enum op_kind kind;
+    ptl_handle_md_t md;
+    struct xfer *x;
+    int slot;
+    struct fio_reply *rep;
+};
+struct op *fs_op_new(enum op_kind k);
+/* The node kernel's Portals process on nid. */
+ptl_process_t fs_node(uint32_t nid);
+void fs_reply_result(uint32_t nid, const struct fio_req *r, int64_t result);
+
+/* A request that passed the checks (fileserver.c), for its handler. */
+struct fs_call {
+    const struct fio_req *r;
+    uint32_t nid;
+    const char *path, *path2;       /* as long as path_len, path2_len say */
+    struct file *f;                 /* the calls on an open file */
+};
+
+/* fs_ops.c: how each request is carried out. */
+struct fs_op {
+    bool on_path;                   /* names a path (else an open file) */
+    bool xfer;                      /* moves bulk data: fs_xfer_start */
+    long (*fn)(const struct fs_call *c, struct fio_reply *rep);  /* the result */
+};
+const struct fs_op *fs_op_of(uint16_t op);
+int fs_root_open(const char *root, bool confine, char *err, int errlen);
+/* Takes on the file-system identity of the job's owner: 0 or -errno. */
+int fs_become(uint32_t uid, uint32_t gid);
+
+/* fs_xfer.c */
+void fs_xfer_start(uint32_t nid, const struct fio_req *r, struct file *f, bool writing,
+                   bool getdents);
+void fs_xfer_piece_done(struct op *op, const ptl_event_t *ev);
+#endif

@@ -1,0 +1,319 @@
+/* The file server's calls on the service node's file system: each request
+ * is done with the job owner's identity, on paths resolved beneath the
+ * served root (openat2, RESOLVE_BENEATH when confined). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fs_internal.h"
+
+static int rootfd = -1;
+static uint64_t resolve_flags;
+static bool confine;
+
+/* ---- identity ------------------------------------------------------------ */
+
+static uid_t cur_uid = (uid_t)-1;
+static gid_t cur_gid = (gid_t)-1;
+
+/* Takes on the file-system identity of the job's owner: fsuid, fsgid and
+ * the supplementary groups the service node gives that user.  A server not
+ * running as root serves only its own user. */
+int fs_become(uint32_t uid, uint32_t gid)
+{
+    if (geteuid() != 0)
+        return uid == getuid() && gid == getgid() ? 0 : -EACCES;
+    if (uid == cur_uid && gid == cur_gid)
+        return 0;
+    gid_t groups[256];
+    int ng = 256;
+    struct passwd *pw = getpwuid(uid);
+    if (pw && getgrouplist(pw->pw_name, gid, groups, &ng) >= 0) {
+        if (setgroups((size_t)ng, groups))
+            return -EACCES;
+    } else if (setgroups(1, &gid)) {
+        return -EACCES;
+    }
+    setfsgid(gid);
+    setfsuid(uid);
+    if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
+        return -EACCES;
+    cur_uid = uid;
+    cur_gid = gid;
+    return 0;
+}
+
+/* ---- paths ----------------------------------------------------------------- */
+
+static int open_path(const char *p, int flags, unsigned mode)
+{
+    struct open_how how;
+    memset(&how, 0, sizeof how);
+    how.flags = (uint64_t)(flags | O_CLOEXEC);
+    how.mode = (flags & (O_CREAT | __O_TMPFILE)) ? (mode & 07777) : 0;
+    how.resolve = resolve_flags;
+    long fd = syscall(SYS_openat2, rootfd, p, &how, sizeof how);
+    if (fd < 0)
+        return errno == EXDEV || errno == ELOOP ? (errno == ELOOP && !confine ? -ELOOP
+                                                                                   : -EACCES)
+                                                : -errno;
+    return (int)fd;
+}
+
+/* The directory holding p's last component, and that component.  The
+ * component is then used with *at calls that do not follow it. */
+static int open_parent(const char *p, char *name, size_t namelen)
+{
+    const char *slash = strrchr(p, '/');
+    const char *last = slash ? slash + 1 : p;
+    if (!*last || !strcmp(last, ".") || !strcmp(last, ".."))
+        return -EBUSY;     /* the root itself, or a path the kernel would not send */
+    if (strlen(last) >= namelen)
+        return -ENAMETOOLONG;
+    strcpy(name, last);
+    if (!slash)
+        return open_path(".", O_PATH | O_DIRECTORY, 0);
+    char dir[FIO_PATH_MAX];
+    size_t n = (size_t)(slash - p);
+    memcpy(dir, p, n);
+    dir[n] = 0;
+    return open_path(n ? dir : "/", O_PATH | O_DIRECTORY, 0);
+}
+
+static void to_fio_stat(const struct stat *s, struct fio_stat *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dev = s->st_dev;
+    o->ino = s->st_ino;
+    o->nlink = s->st_nlink;
+    o->mode = s->st_mode;
+    o->uid = s->st_uid;
+    o->gid = s->st_gid;
+    o->rdev = s->st_rdev;
+    o->size = s->st_size;
+    o->blksize = s->st_blksize;
+    o->blocks = s->st_blocks;
+    o->atime = (uint64_t)s->st_atim.tv_sec;
+    o->atime_ns = (uint64_t)s->st_atim.tv_nsec;
+    o->mtime = (uint64_t)s->st_mtim.tv_sec;
+    o->mtime_ns = (uint64_t)s->st_mtim.tv_nsec;
+    o->ctime = (uint64_t)s->st_ctim.tv_sec;
+    o->ctime_ns = (uint64_t)s->st_ctim.tv_nsec;
+}
+
+int fs_root_open(const char *root, bool confine_to_root, char *err, int errlen)
+{
+    rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) {
+        snprintf(err, (size_t)errlen, "%s: %s", root, strerror(errno));
+        return -1;
+    }
+    confine = confine_to_root;
+    resolve_flags = confine ? RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS : 0;
+    return 0;
+}
+
+/* ---- the calls ------------------------------------------------------------- */
+
+#define OPEN_FLAGS_OK (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | \
+                       O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECTORY | O_NOFOLLOW | 0100000 /* O_LARGEFILE */ | \
+                       O_CLOEXEC | O_NOATIME | O_DIRECT)
+
+static long op_open(const struct fs_call *c, struct fio_reply *rep)
+{
+    const struct fio_req *r = c->r;
+    if (r->flags & ~(uint32_t)OPEN_FLAGS_OK)
+        return (r->flags & __O_TMPFILE) == __O_TMPFILE ? -EOPNOTSUPP : -EINVAL;
+    fs_drop_stale(c->nid, r->job);
+    int fd = open_path(c->path, (int)r->flags, r->mode);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    if (fstat(fd, &st)) {
+        long res = -errno;
+        close(fd);
+        return res;
+    }
+    rep->is_dir = S_ISDIR(st.st_mode);
+    return fs_file_new(fd, c->nid, r, &rep->handle);
+}
+
+static long op_close(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    fs_file_close(c->f);
+    return 0;
+}
+
+static long op_lseek(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    off_t o = lseek(c->f->fd, (off_t)c->r->offset, (int)c->r->flags);
+    return o < 0 ? -errno : (long)o;
+}
+
+static long op_fstat(const struct fs_call *c, struct fio_reply *rep)
+{
+    struct stat st;
+    if (fstat(c->f->fd, &st))
+        return -errno;
+    to_fio_stat(&st, &rep->st);
+    return 0;
+}
+
+/* STAT, CHDIR, ACCESS, TRUNCATE: on the file the path names. */
+static long op_on_file_at_path(const struct fs_call *c, struct fio_reply *rep)
+{
+    const struct fio_req *r = c->r;
+    struct stat st;
+    long res = 0;
+    int fd = open_path(c->path, r->op == FIO_TRUNCATE ? O_WRONLY :
+                                r->op == FIO_CHDIR ? O_PATH | O_DIRECTORY : O_PATH, 0);
+    if (fd < 0)
+        return fd;
+    if (r->op == FIO_STAT && fstat(fd, &st) == 0)
+        to_fio_stat(&st, &rep->st);
+    else if (r->op == FIO_STAT)
+        res = -errno;
+    else if (r->op == FIO_TRUNCATE)
+        res = ftruncate(fd, (off_t)r->len) ? -errno : 0;
+    else
+        res = faccessat(fd, "", r->op == FIO_CHDIR ? X_OK : (int)(r->mode & 7),
+                        AT_EMPTY_PATH | AT_EACCESS) ? -errno : 0;
+    close(fd);
+    return res;
+}
+
+/* LSTAT, UNLINK, RMDIR, MKDIR, READLINK: on the last component itself, in
+ * its directory. */
+static long op_on_name_in_parent(const struct fs_call *c, struct fio_reply *rep)
+{
+    const struct fio_req *r = c->r;
+    char name[256];
+    struct stat st;
+    long res;
+    int pfd = open_parent(c->path, name, sizeof name);
+    if (pfd == -EBUSY && r->op == FIO_LSTAT) {          /* the root itself */
+        res = fstat(rootfd, &st) ? -errno : 0;
+        if (!res)
+            to_fio_stat(&st, &rep->st);
+        return res;
+    }
+    if (pfd == -EBUSY && r->op == FIO_READLINK)
+        return -EINVAL;
+    if (pfd == -EBUSY && r->op == FIO_MKDIR)
+        return -EEXIST;
+    if (pfd < 0)
+        return pfd;
+    if (r->op == FIO_LSTAT) {
+        res = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+        if (!res)
+            to_fio_stat(&st, &rep->st);
+    } else if (r->op == FIO_UNLINK) {
+        res = unlinkat(pfd, name, 0) ? -errno : 0;
+    } else if (r->op == FIO_RMDIR) {
+        res = unlinkat(pfd, name, AT_REMOVEDIR) ? -errno : 0;
+    } else if (r->op == FIO_MKDIR) {
+        res = mkdirat(pfd, name, r->mode & 07777) ? -errno : 0;
+    } else {
+        ssize_t k = readlinkat(pfd, name, rep->data, FIO_INLINE_MAX);
+        res = k < 0 ? -errno : k;
+        rep->data_len = k < 0 ? 0 : (uint32_t)k;
+    }
+    close(pfd);
+    return res;
+}
+
+static long op_rename(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    char name[256], name2[256];
+    if (!c->r->path2_len)
+        return -EINVAL;
+    int pfd = open_parent(c->path, name, sizeof name);
+    if (pfd < 0)
+        return pfd;
+    int pfd2 = open_parent(c->path2, name2, sizeof name2);
+    if (pfd2 < 0) {
+        close(pfd);
+        return pfd2;
+    }
+    long res = renameat(pfd, name, pfd2, name2) ? -errno : 0;
+    close(pfd);
+    close(pfd2);
+    return res;
+}
+
+static long op_ftruncate(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    return ftruncate(c->f->fd, (off_t)c->r->len) ? -errno : 0;
+}
+
+static long op_fsync(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    return fsync(c->f->fd) ? -errno : 0;
+}
+
+static long op_fdatasync(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    return fdatasync(c->f->fd) ? -errno : 0;
+}
+
+static long op_setfl(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    int fl = fcntl(c->f->fd, F_GETFL);
+    fl = (fl & ~(O_APPEND | O_NONBLOCK)) | (int)(c->r->flags & (O_APPEND | O_NONBLOCK));
+    return fcntl(c->f->fd, F_SETFL, fl) ? -errno : 0;
+}
+
+static long op_unknown(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)c, (void)rep;
+    return -ENOSYS;
+}
+
+/* FIO_CLOSE_ALL is no call on a file: fileserver.c does it before any. */
+static const struct fs_op table[] = {
+    [FIO_OPEN] = {true, false, op_open},
+    [FIO_CLOSE] = {false, false, op_close},
+    [FIO_READ] = {false, true, NULL},
+    [FIO_WRITE] = {false, true, NULL},
+    [FIO_LSEEK] = {false, false, op_lseek},
+    [FIO_FSTAT] = {false, false, op_fstat},
+    [FIO_STAT] = {true, false, op_on_file_at_path},
+    [FIO_LSTAT] = {true, false, op_on_name_in_parent},
+    [FIO_ACCESS] = {true, false, op_on_file_at_path},
+    [FIO_UNLINK] = {true, false, op_on_name_in_parent},
+    [FIO_RMDIR] = {true, false, op_on_name_in_parent},
+    [FIO_MKDIR] = {true, false, op_on_name_in_parent},
+    [FIO_RENAME] = {true, false, op_rename},
+    [FIO_GETDENTS] = {false, true, NULL},
+    [FIO_FTRUNCATE] = {false, false, op_ftruncate},
+    [FIO_TRUNCATE] = {true, false, op_on_file_at_path},
+    [FIO_FSYNC] = {false, false, op_fsync},
+    [FIO_FDATASYNC] = {false, false, op_fdatasync},
+    [FIO_READLINK] = {true, false, op_on_name_in_parent},
+    [FIO_CHDIR] = {true, false, op_on_file_at_path},
+    [FIO_SETFL] = {false, false, op_setfl},
+};
+
+const struct fs_op *fs_op_of(uint16_t op)
+{
+    static const struct fs_op unknown = {false, false, op_unknown};
+    if (op < sizeof table / sizeof table[0] && (table[op].fn || table[op].xfer))
+        return &table[op];
+    return &unknown;
+}
