@@ -22,9 +22,9 @@
 #include <tern/secret.h>
 #include <tern/svc_portals.h>
 #include <tern/tern_proto.h>
+#include <tern/yod_proto.h>
 
 #define SLOTS 32
-#define NODE_PID 1              /* the compute-node kernel's own Portals pid */
 
 static struct nodedb db;
 static struct svc svc;
@@ -120,7 +120,7 @@ static struct fyod *find_fyod(uint32_t nid, uint32_t pid)
 
 static void forget_fyod(struct fyod *f) { *f = fyods[--nfyods]; }
 
-static uint32_t node_pid[NODEDB_MAX + 1];   /* pid it registered from; 0: NODE_PID */
+static uint32_t node_pid[NODEDB_MAX + 1];   /* pid it registered from; 0: YOD_NODE_PID */
 
 static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logmsg(const char *fmt, ...)
@@ -196,162 +196,207 @@ static void reply(const struct tern_hdr *req, uint32_t nid, int status, const ch
     reply_job(req, nid, status, msg, nids, n, with_status, 0);
 }
 
+/* A request that passed the header check, for the handler of its type. */
+struct request {
+    const unsigned char *buf;
+    uint64_t len;
+    const struct tern_hdr *h;
+    uint32_t nid, pid;                 /* the sender */
+};
+
+static void on_register(const struct request *q)
+{
+    const struct tern_register *r = (const void *)q->buf;
+    char err[256], msg[200];
+    if (q->len < sizeof *r) {
+        reply(q->h, q->nid, 22, "short REGISTER request", NULL, 0, false);
+        return;
+    }
+    if (r->nid != q->nid) {
+        snprintf(msg, sizeof msg, "claims nid %u but sends from nid %u", r->nid, q->nid);
+        reply(q->h, q->nid, 1, msg, NULL, 0, false);
+        return;
+    }
+    struct node *nd = nodedb_register(&db, r->mac, r->nid, time(NULL), err, sizeof err);
+    if (!nd) {
+        reply(q->h, q->nid, 17, err, NULL, 0, false);
+        return;
+    }
+    if (nd->nid <= NODEDB_MAX) {
+        ping_outstanding[nd->nid] = false;
+        node_pid[nd->nid] = q->pid;
+    }
+    save();
+    char mac[18];
+    format_mac(r->mac, mac);
+    logmsg("node %u (%s) registered", nd->nid, mac);
+    snprintf(msg, sizeof msg, "registered as nid %u", nd->nid);
+    reply(q->h, q->nid, 0, msg, NULL, 0, false);
+}
+
+static void on_alloc(const struct request *q)
+{
+    const struct tern_hdr *h = q->h;
+    const struct tern_alloc *a = (const void *)q->buf;
+    static uint32_t out[TERN_MAX_LIST];
+    char err[256];
+    uint64_t len = q->len;
+    uint32_t nid = q->nid;
+    if (len < offsetof(struct tern_alloc, list) || a->nlist > TERN_MAX_LIST ||
+        len < offsetof(struct tern_alloc, list) + a->nlist * sizeof(uint32_t)) {
+        reply(h, nid, 22, "malformed ALLOC request", NULL, 0, false);
+        return;
+    }
+    if (a->count > TERN_MAX_LIST) {
+        reply(h, nid, 22, "more nodes than one request can carry", NULL, 0, false);
+        return;
+    }
+    if (a->job == 0 && njobs >= MAX_JOBS) {
+        reply(h, nid, 11, "too many jobs running", NULL, 0, false);
+        return;
+    }
+    uint32_t job = a->job ? a->job : next_job;
+    int n = alloc_nodes(&db, job, a->count, a->nlist ? a->list : NULL, (int)a->nlist, out,
+                        err, sizeof err);
+    if (n < 0) {
+        reply(h, nid, 28, err, NULL, 0, false);
+        return;
+    }
+    if (a->job == 0) {
+        take_job_id();
+        jobs[njobs++] = (struct launcher){job, nid, h->reply_pid, false};
+    }
+    save();
+    logmsg("job %u: %d nodes for nid %u pid %u", job, n, nid, h->reply_pid);
+    reply_job(h, nid, 0, "allocated", out, (uint32_t)n, false, job);
+}
+
+static void on_release(const struct request *q)
+{
+    const struct tern_release *r = (const void *)q->buf;
+    char msg[200];
+    if (q->len < sizeof *r) {
+        reply(q->h, q->nid, 22, "short RELEASE request", NULL, 0, false);
+        return;
+    }
+    int n = release_job(&db, r->job);
+    forget_job(r->job);
+    save();
+    snprintf(msg, sizeof msg, "%d nodes freed", n);
+    logmsg("job %u: %s", r->job, msg);
+    reply(q->h, q->nid, 0, msg, NULL, 0, false);
+}
+
+static void on_status(const struct request *q)
+{
+    reply(q->h, q->nid, 0, "status", NULL, 0, true);
+}
+
+static void on_fyods(const struct request *q)
+{
+    reply(q->h, q->nid, 0, "fyods", NULL, UINT32_MAX, false);
+}
+
+/* Absolute, normalised, not "/": the prefix an fyod may serve. */
+static bool good_prefix(const char *p, size_t pl, size_t max)
+{
+    return !(pl == 0 || pl == max || p[0] != '/' || pl < 2 || p[pl - 1] == '/' ||
+             strstr(p, "//") || strstr(p, "/./") || strstr(p, "/../") ||
+             !strcmp(p + pl - 2, "/.") || (pl >= 3 && !strcmp(p + pl - 3, "/..")));
+}
+
+static void on_fyod_register(const struct request *q)
+{
+    const struct tern_hdr *h = q->h;
+    const struct tern_fyod_register *r = (const void *)q->buf;
+    uint32_t nid = q->nid;
+    size_t pl = q->len >= sizeof *r ? strnlen(r->prefix, sizeof r->prefix) : 0;
+    if (!good_prefix(r->prefix, pl, sizeof r->prefix)) {
+        reply(h, nid, 22, "bad FYOD_REGISTER request (prefix: absolute, normalised, "
+              "not /)", NULL, 0, false);
+        return;
+    }
+    struct fyod *f = find_fyod(nid, h->reply_pid);
+    if (r->leaving) {
+        if (f) {
+            logmsg("fyod at nid %u pid %u (%s) left", nid, h->reply_pid, f->f.prefix);
+            forget_fyod(f);
+        }
+        reply(h, nid, 0, "forgotten", NULL, 0, false);
+        return;
+    }
+    if (!f) {
+        if (nfyods >= MAX_FYODS) {
+            reply(h, nid, 28, "too many fyods", NULL, 0, false);
+            return;
+        }
+        f = &fyods[nfyods++];
+        memset(f, 0, sizeof *f);
+        logmsg("fyod at nid %u pid %u serves %s", nid, h->reply_pid, r->prefix);
+    }
+    f->f.nid = nid;
+    f->f.pid = h->reply_pid;
+    memcpy(f->f.prefix, r->prefix, pl + 1);
+    reply(h, nid, 0, "registered", NULL, 0, false);
+}
+
+static void on_kill(const struct request *q)
+{
+    const struct tern_hdr *h = q->h;
+    const struct tern_release *r = (const void *)q->buf;
+    uint32_t nid = q->nid;
+    struct launcher *l = q->len >= sizeof *r ? find_job(r->job) : NULL;
+    if (!l) {
+        reply(h, nid, 3, "no such job running", NULL, 0, false);
+        return;
+    }
+    struct op *op = calloc(1, sizeof *op);
+    if (!op) {
+        reply(h, nid, 12, "out of memory", NULL, 0, false);
+        return;
+    }
+    op->kind = OP_KILL_NOTICE;
+    op->job = r->job;
+    uint32_t *w = (uint32_t *)&op->reply;
+    w[0] = TERN_KILL_NOTICE;
+    w[1] = r->job;
+    put_op(op, &op->reply, 8, l->nid, l->pid, YOD_PT_REPORT, r->job);
+    logmsg("job %u: kill asked by nid %u pid %u", r->job, nid, h->reply_pid);
+    reply(h, nid, 0, "the job's yod has been told to kill it", NULL, 0, false);
+}
+
+/* Every type but REGISTER needs the cluster secret. */
+static void (*const handlers[])(const struct request *) = {
+    [TERN_ALLOC] = on_alloc,
+    [TERN_RELEASE] = on_release,
+    [TERN_STATUS] = on_status,
+    [TERN_KILL] = on_kill,
+    [TERN_FYOD_REGISTER] = on_fyod_register,
+    [TERN_FYODS] = on_fyods,
+};
+
 static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
 {
     const struct tern_hdr *h = (const void *)buf;
-    char err[256], msg[200];
-    uint32_t nid = from.phys.nid;
+    struct request q = {buf, len, h, from.phys.nid, from.phys.pid};
     if (len < sizeof *h || h->magic != TERN_MAGIC || h->version != TERN_PROTO_VERSION) {
-        logmsg("ignored a malformed request (%lu bytes) from nid %u", (unsigned long)len, nid);
+        logmsg("ignored a malformed request (%lu bytes) from nid %u", (unsigned long)len, q.nid);
         return;
     }
     if (h->type == TERN_REGISTER) {
-        const struct tern_register *r = (const void *)buf;
-        if (len < sizeof *r) {
-            reply(h, nid, 22, "short REGISTER request", NULL, 0, false);
-            return;
-        }
-        if (r->nid != nid) {
-            snprintf(msg, sizeof msg, "claims nid %u but sends from nid %u", r->nid, nid);
-            reply(h, nid, 1, msg, NULL, 0, false);
-            return;
-        }
-        struct node *nd = nodedb_register(&db, r->mac, r->nid, time(NULL), err, sizeof err);
-        if (!nd) {
-            reply(h, nid, 17, err, NULL, 0, false);
-            return;
-        }
-        if (nd->nid <= NODEDB_MAX) {
-            ping_outstanding[nd->nid] = false;
-            node_pid[nd->nid] = from.phys.pid;
-        }
-        save();
-        char mac[18];
-        format_mac(r->mac, mac);
-        logmsg("node %u (%s) registered", nd->nid, mac);
-        snprintf(msg, sizeof msg, "registered as nid %u", nd->nid);
-        reply(h, nid, 0, msg, NULL, 0, false);
+        on_register(&q);
         return;
     }
     if (!have_secret || !secret_equal(h->secret, secret)) {
-        logmsg("refused request type %u from nid %u pid %u: not authorised", h->type, nid,
-               from.phys.pid);
-        reply(h, nid, 13, "not authorised: wrong or missing cluster secret", NULL, 0, false);
+        logmsg("refused request type %u from nid %u pid %u: not authorised", h->type, q.nid,
+               q.pid);
+        reply(h, q.nid, 13, "not authorised: wrong or missing cluster secret", NULL, 0, false);
         return;
     }
-    switch (h->type) {
-    case TERN_ALLOC: {
-        const struct tern_alloc *a = (const void *)buf;
-        static uint32_t out[TERN_MAX_LIST];
-        if (len < offsetof(struct tern_alloc, list) || a->nlist > TERN_MAX_LIST ||
-            len < offsetof(struct tern_alloc, list) + a->nlist * sizeof(uint32_t)) {
-            reply(h, nid, 22, "malformed ALLOC request", NULL, 0, false);
-            return;
-        }
-        if (a->count > TERN_MAX_LIST) {
-            reply(h, nid, 22, "more nodes than one request can carry", NULL, 0, false);
-            return;
-        }
-        if (a->job == 0 && njobs >= MAX_JOBS) {
-            reply(h, nid, 11, "too many jobs running", NULL, 0, false);
-            return;
-        }
-        uint32_t job = a->job ? a->job : next_job;
-        int n = alloc_nodes(&db, job, a->count, a->nlist ? a->list : NULL, (int)a->nlist, out,
-                            err, sizeof err);
-        if (n < 0) {
-            reply(h, nid, 28, err, NULL, 0, false);
-            return;
-        }
-        if (a->job == 0) {
-            take_job_id();
-            jobs[njobs++] = (struct launcher){job, nid, h->reply_pid, false};
-        }
-        save();
-        logmsg("job %u: %d nodes for nid %u pid %u", job, n, nid, h->reply_pid);
-        reply_job(h, nid, 0, "allocated", out, (uint32_t)n, false, job);
-        return;
-    }
-    case TERN_RELEASE: {
-        const struct tern_release *r = (const void *)buf;
-        if (len < sizeof *r) {
-            reply(h, nid, 22, "short RELEASE request", NULL, 0, false);
-            return;
-        }
-        int n = release_job(&db, r->job);
-        forget_job(r->job);
-        save();
-        snprintf(msg, sizeof msg, "%d nodes freed", n);
-        logmsg("job %u: %s", r->job, msg);
-        reply(h, nid, 0, msg, NULL, 0, false);
-        return;
-    }
-    case TERN_STATUS:
-        reply(h, nid, 0, "status", NULL, 0, true);
-        return;
-    case TERN_FYODS:
-        reply(h, nid, 0, "fyods", NULL, UINT32_MAX, false);
-        return;
-    case TERN_FYOD_REGISTER: {
-        const struct tern_fyod_register *r = (const void *)buf;
-        size_t pl = len >= sizeof *r ? strnlen(r->prefix, sizeof r->prefix) : 0;
-        if (pl == 0 || pl == sizeof r->prefix || r->prefix[0] != '/' || pl < 2 ||
-            r->prefix[pl - 1] == '/' || strstr(r->prefix, "//") || strstr(r->prefix, "/./") ||
-            strstr(r->prefix, "/../") || !strcmp(r->prefix + pl - 2, "/.") ||
-            (pl >= 3 && !strcmp(r->prefix + pl - 3, "/.."))) {
-            reply(h, nid, 22, "bad FYOD_REGISTER request (prefix: absolute, normalised, "
-                  "not /)", NULL, 0, false);
-            return;
-        }
-        struct fyod *f = find_fyod(nid, h->reply_pid);
-        if (r->leaving) {
-            if (f) {
-                logmsg("fyod at nid %u pid %u (%s) left", nid, h->reply_pid, f->f.prefix);
-                forget_fyod(f);
-            }
-            reply(h, nid, 0, "forgotten", NULL, 0, false);
-            return;
-        }
-        if (!f) {
-            if (nfyods >= MAX_FYODS) {
-                reply(h, nid, 28, "too many fyods", NULL, 0, false);
-                return;
-            }
-            f = &fyods[nfyods++];
-            memset(f, 0, sizeof *f);
-            logmsg("fyod at nid %u pid %u serves %s", nid, h->reply_pid, r->prefix);
-        }
-        f->f.nid = nid;
-        f->f.pid = h->reply_pid;
-        memcpy(f->f.prefix, r->prefix, pl + 1);
-        reply(h, nid, 0, "registered", NULL, 0, false);
-        return;
-    }
-    case TERN_KILL: {
-        const struct tern_release *r = (const void *)buf;
-        struct launcher *l = len >= sizeof *r ? find_job(r->job) : NULL;
-        if (!l) {
-            reply(h, nid, 3, "no such job running", NULL, 0, false);
-            return;
-        }
-        struct op *op = calloc(1, sizeof *op);
-        if (!op) {
-            reply(h, nid, 12, "out of memory", NULL, 0, false);
-            return;
-        }
-        op->kind = OP_KILL_NOTICE;
-        op->job = r->job;
-        uint32_t *w = (uint32_t *)&op->reply;
-        w[0] = TERN_KILL_NOTICE;
-        w[1] = r->job;
-        put_op(op, &op->reply, 8, l->nid, l->pid, 12 /* YOD_PT_REPORT */, r->job);
-        logmsg("job %u: kill asked by nid %u pid %u", r->job, nid, h->reply_pid);
-        reply(h, nid, 0, "the job's yod has been told to kill it", NULL, 0, false);
-        return;
-    }
-    default:
-        reply(h, nid, 22, "unknown request type", NULL, 0, false);
-    }
+    if (h->type < sizeof handlers / sizeof handlers[0] && handlers[h->type])
+        handlers[h->type](&q);
+    else
+        reply(h, q.nid, 22, "unknown request type", NULL, 0, false);
 }
 
 static void ping_nodes(void)
@@ -370,7 +415,7 @@ static void ping_nodes(void)
         ping_outstanding[nd->nid] = true;
         /* A zero-byte put: any answer, even "no such entry", proves the node
          * is alive; only silence (PTL_NI_UNDELIVERABLE) marks it down. */
-        put_op(op, &op->reply, 0, nd->nid, node_pid[nd->nid] ? node_pid[nd->nid] : NODE_PID,
+        put_op(op, &op->reply, 0, nd->nid, node_pid[nd->nid] ? node_pid[nd->nid] : YOD_NODE_PID,
                TERN_PT_SERVICE, 0);
     }
 }
