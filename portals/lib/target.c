@@ -178,12 +178,23 @@ static void do_atomic(struct ptl_entry *e, ptl_size_t off, ptl_size_t n,
     ptl_region_write(&e->r, off, tmp, n);
 }
 
-int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
-                     const struct ptl_wire_hdr *h, const uint8_t *payload)
+/* The ME options an operation needs on the entry it matches. */
+static unsigned op_needs(uint8_t op)
 {
-    /* Refuse (unacked, the sender retries) rather than lose a response. */
-    if ((wants_ack(h) || wants_reply(h)) && !ptl_resp_available(ni, peer))
-        return -1;
+    switch (op) {
+    case PTL_WOP_PUT: case PTL_WOP_ATOMIC: return PTL_ME_OP_PUT;
+    case PTL_WOP_GET: return PTL_ME_OP_GET;
+    default: return PTL_ME_OP_PUT | PTL_ME_OP_GET;
+    }
+}
+
+/* The entry a request may use: its portal takes it, an entry matches, the
+ * resources are there, the entry allows the sender and the operation.
+ * NULL when not: the request is then counted and rejected.  *need_uh: the
+ * match is an overflow entry that keeps an unexpected header. */
+static struct ptl_entry *admit(struct ptl_ni *ni, struct ptl_peer *peer,
+                               const struct ptl_wire_hdr *h, bool *need_uh)
+{
     ptl_process_t src;
     if (ni->wni & PTL_WNI_LOGICAL)
         src.rank = h->src_rank;
@@ -195,18 +206,18 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
     if (!pt->allocated) {
         ni->sr[PTL_SR_DROP_COUNT]++;
         reject(ni, peer, h, PTL_NI_DROPPED);
-        return 0;
+        return NULL;
     }
     if (!pt->enabled) {
         ni->sr[PTL_SR_DROP_COUNT]++;
         reject(ni, peer, h, PTL_NI_PT_DISABLED);
-        return 0;
+        return NULL;
     }
     bool fc = pt->options & PTL_PT_FLOWCTRL;
     struct ptl_entry *e = find_match(ni, pt, h, &src);
-    bool need_uh = e && e->list == PTL_OVERFLOW_LIST &&
-                   !(e->me.options & PTL_ME_UNEXPECTED_HDR_DISABLE);
-    if (!e || (need_uh && !ni->uh_free) || (fc && eq_nearly_full(pt->eq))) {
+    *need_uh = e && e->list == PTL_OVERFLOW_LIST &&
+               !(e->me.options & PTL_ME_UNEXPECTED_HDR_DISABLE);
+    if (!e || (*need_uh && !ni->uh_free) || (fc && eq_nearly_full(pt->eq))) {
         /* Resource exhaustion: flow control disables the PT, otherwise the
          * message is dropped; either way it is counted and reported. */
         ni->sr[PTL_SR_DROP_COUNT]++;
@@ -216,25 +227,103 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
         } else {
             reject(ni, peer, h, PTL_NI_DROPPED);
         }
-        return 0;
+        return NULL;
     }
     if (e->me.uid != PTL_UID_ANY && e->me.uid != h->uid) {
         ni->sr[PTL_SR_PERMISSIONS_VIOLATIONS]++;
         reject(ni, peer, h, PTL_NI_PERM_VIOLATION);
-        return 0;
+        return NULL;
     }
-    unsigned need = 0;
-    switch (h->op) {
-    case PTL_WOP_PUT: case PTL_WOP_ATOMIC: need = PTL_ME_OP_PUT; break;
-    case PTL_WOP_GET: need = PTL_ME_OP_GET; break;
-    default: need = PTL_ME_OP_PUT | PTL_ME_OP_GET; break;
-    }
+    unsigned need = op_needs(h->op);
     if ((e->me.options & need) != need) {
         ni->sr[PTL_SR_OPERATIONS_VIOLATIONS]++;
         reject(ni, peer, h, PTL_NI_OP_VIOLATION);
-        return 0;
+        return NULL;
     }
+    return e;
+}
 
+/* The unexpected header of a message landing in overflow entry e, queued
+ * on its portal for a later search or append to find. */
+static struct ptl_uh *uh_record(struct ptl_ni *ni, struct ptl_pt *pt, struct ptl_entry *e,
+                                const ptl_event_t *ev)
+{
+    struct ptl_uh *uh = ni->uh_free;
+    ni->uh_free = uh->next;
+    ni->uh_used++;
+    memset(uh, 0, sizeof(*uh));
+    uh->ovf = e;
+    e->uh_refs++;
+    uh->ev = *ev;
+    if (pt->uh_tail)
+        pt->uh_tail->next = uh;
+    else
+        pt->uh_head = uh;
+    pt->uh_tail = uh;
+    return uh;
+}
+
+/* A GET: the reply reads straight from the entry's buffer. */
+static void start_get(struct ptl_ni *ni, struct ptl_peer *peer, const struct ptl_wire_hdr *h,
+                      struct ptl_entry *e, ptl_size_t off, ptl_size_t mlen,
+                      const ptl_event_t *ev, struct ptl_uh *uh)
+{
+    struct ptl_txmsg *m = ptl_resp_alloc(ni, peer);
+    resp_header(ni, m, h, PTL_WOP_REPLY);
+    m->kind = PTL_TX_REPLY;
+    m->h.msg_len = mlen;
+    m->h.mlength = mlen;
+    m->h.remote_offset = off;
+    m->src = e->r;
+    m->src_off = off;
+    m->len = mlen;
+    /* The GET event waits until the reply is acknowledged: only then
+     * will Portals no longer read the buffer. */
+    m->entry = e;
+    m->ev = *ev;
+    m->post_ev = true;
+    ptl_rel_queue(ni, peer, m);
+    if (uh)
+        ptl_uh_complete(ni, uh);
+}
+
+/* FETCH or SWAP: applied at once; the old bytes go back inline. */
+static void start_fetch(struct ptl_ni *ni, struct ptl_peer *peer, const struct ptl_wire_hdr *h,
+                        struct ptl_entry *e, ptl_size_t off, ptl_size_t mlen,
+                        const ptl_event_t *ev, const uint8_t *payload, struct ptl_uh *uh)
+{
+    struct ptl_txmsg *m = ptl_resp_alloc(ni, peer);
+    if (mlen > sizeof(m->inline_data)) /* rx.c guarantees it cannot */
+        mlen = 0;
+    resp_header(ni, m, h, PTL_WOP_REPLY);
+    m->kind = PTL_TX_REPLY;
+    do_atomic(e, off, mlen, h, payload, m->inline_data);
+    m->h.msg_len = mlen;
+    m->h.mlength = mlen;
+    m->h.remote_offset = off;
+    m->src.start = m->inline_data;
+    m->src.length = mlen;
+    m->len = mlen;
+    ptl_rel_queue(ni, peer, m);
+    ptl_target_event(ni, e, ev, false);
+    if (uh)
+        ptl_uh_complete(ni, uh);
+    e->busy--;
+    ptl_entry_settle(ni, e);
+}
+
+int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
+                     const struct ptl_wire_hdr *h, const uint8_t *payload)
+{
+    /* Refuse (unacked, the sender retries) rather than lose a response. */
+    if ((wants_ack(h) || wants_reply(h)) && !ptl_resp_available(ni, peer))
+        return -1;
+    bool need_uh;
+    struct ptl_entry *e = admit(ni, peer, h, &need_uh);
+    if (!e)
+        return 0;
+
+    /* Where the data goes and how much of it fits. */
     bool local = e->is_me && (e->me.options & PTL_ME_MANAGE_LOCAL);
     ptl_size_t off = local ? e->loff : h->remote_offset;
     ptl_size_t avail = off <= e->r.length ? e->r.length - off : 0;
@@ -253,21 +342,7 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
     ev.remote_offset = off;
     ev.user_ptr = e->user_ptr;
 
-    struct ptl_uh *uh = NULL;
-    if (need_uh) {
-        uh = ni->uh_free;
-        ni->uh_free = uh->next;
-        ni->uh_used++;
-        memset(uh, 0, sizeof(*uh));
-        uh->ovf = e;
-        e->uh_refs++;
-        uh->ev = ev;
-        if (pt->uh_tail)
-            pt->uh_tail->next = uh;
-        else
-            pt->uh_head = uh;
-        pt->uh_tail = uh;
-    }
+    struct ptl_uh *uh = need_uh ? uh_record(ni, &ni->pts[h->pt_index], e, &ev) : NULL;
     if ((e->me.options & PTL_ME_USE_ONCE) ||
         (local && e->me.min_free && e->r.length - e->loff < e->me.min_free))
         ptl_entry_consume(ni, e);
@@ -292,52 +367,17 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
         c->active = true;
         ptl_target_data(ni, peer, h, payload);
         return 0;
-    case PTL_WOP_GET: {
-        struct ptl_txmsg *m = ptl_resp_alloc(ni, peer);
-        resp_header(ni, m, h, PTL_WOP_REPLY);
-        m->kind = PTL_TX_REPLY;
-        m->h.msg_len = mlen;
-        m->h.mlength = mlen;
-        m->h.remote_offset = off;
-        m->src = e->r;
-        m->src_off = off;
-        m->len = mlen;
-        /* The GET event waits until the reply is acknowledged: only then
-         * will Portals no longer read the buffer. */
-        m->entry = e;
-        m->ev = ev;
-        m->post_ev = true;
-        ptl_rel_queue(ni, peer, m);
-        if (uh)
-            ptl_uh_complete(ni, uh);
+    case PTL_WOP_GET:
+        start_get(ni, peer, h, e, off, mlen, &ev, uh);
         return 0;
-    }
     case PTL_WOP_ATOMIC:
         do_atomic(e, off, mlen, h, payload, NULL);
         c->got = h->msg_len;
         finish_put(ni, peer, c);
         return 0;
-    default: { /* FETCH, SWAP */
-        struct ptl_txmsg *m = ptl_resp_alloc(ni, peer);
-        if (mlen > sizeof(m->inline_data)) /* rx.c guarantees it cannot */
-            mlen = 0;
-        resp_header(ni, m, h, PTL_WOP_REPLY);
-        m->kind = PTL_TX_REPLY;
-        do_atomic(e, off, mlen, h, payload, m->inline_data);
-        m->h.msg_len = mlen;
-        m->h.mlength = mlen;
-        m->h.remote_offset = off;
-        m->src.start = m->inline_data;
-        m->src.length = mlen;
-        m->len = mlen;
-        ptl_rel_queue(ni, peer, m);
-        ptl_target_event(ni, e, &ev, false);
-        if (uh)
-            ptl_uh_complete(ni, uh);
-        e->busy--;
-        ptl_entry_settle(ni, e);
+    default: /* FETCH, SWAP */
+        start_fetch(ni, peer, h, e, off, mlen, &ev, payload, uh);
         return 0;
-    }
     }
 }
 
