@@ -271,20 +271,9 @@ static bool probe_start(struct probe *p, const struct server *s)
     return true;
 }
 
-long fio_call(int srv, struct fio_req *req, const char *path, const char *path2, uint64_t ubuf,
-              bool into, struct fio_reply *rep)
+/* The request and its paths, in reqbuf: its length, or -ENAMETOOLONG. */
+static long build_request(struct fio_req *req, const char *path, const char *path2)
 {
-    if (srv < 0 || srv >= nservers)
-        return -EIO;
-    struct server *s = &servers[srv];
-    if (s->dead)
-        return -EIO;
-    if (bulk_linked)
-        unpost();       /* what a failed exchange left */
-    if (bulk_linked) {
-        kprintf("job %u: an old transfer entry is still busy\n", job.id);
-        return -EAGAIN;
-    }
     uint32_t pl = path ? (uint32_t)strlen(path) + 1 : 0, pl2 = path2 ? (uint32_t)strlen(path2) + 1 : 0;
     if (pl > FIO_PATH_MAX || pl2 > FIO_PATH_MAX)
         return -ENAMETOOLONG;
@@ -302,8 +291,14 @@ long fio_call(int srv, struct fio_req *req, const char *path, const char *path2,
         memcpy(reqbuf + sizeof *req, path, pl);
     if (pl2)
         memcpy(reqbuf + sizeof *req + pl, path2, pl2);
-    s->used = true;
+    return (long)(sizeof *req + pl + pl2);
+}
 
+/* The entries the server answers into: the reply's and, for a transfer,
+ * one over the program's buffer.  0, or -ENOMEM. */
+static long post_entries(const struct server *s, const struct fio_req *req, uint64_t ubuf,
+                         bool into)
+{
     reply_op = kmalloc(sizeof *reply_op);
     if (!reply_op)
         return -ENOMEM;
@@ -326,26 +321,40 @@ long fio_call(int srv, struct fio_req *req, const char *path, const char *path2,
         }
         bulk_linked = true;
     }
-    /* The request: a server whose buffers are full for a moment refuses it
-     * (dropped); it is sent again. */
+    return 0;
+}
+
+/* A server that stops answering fails this call and every later one. */
+static long server_dead(struct server *s, const char *how)
+{
+    if (how)
+        kprintf("job %u: file server nid %u pid %u %s: its files fail (EIO)\n", job.id, s->nid,
+                s->pid, how);
+    s->dead = true;
+    unpost();
+    return -EIO;
+}
+
+/* The request: a server whose buffers are full for a moment refuses it
+ * (dropped); it is sent again.  0, or -EIO. */
+static long send_request(struct server *s, uint64_t len)
+{
     uint64_t deadline = time_monotonic_ns() + REQ_DEADLINE_NS, delay = 1000000ULL;
     for (;;) {
-        int rc = knode_put(reqbuf, sizeof *req + pl + pl2, s->nid, s->pid, FIO_PT_REQ, FIO_MB_REQ,
-                           deadline);
+        int rc = knode_put(reqbuf, len, s->nid, s->pid, FIO_PT_REQ, FIO_MB_REQ, deadline);
         if (rc == PTL_NI_OK)
-            break;
-        if (rc == PTL_NI_UNDELIVERABLE || rc == -1 || time_monotonic_ns() >= deadline) {
-            kprintf("job %u: file server nid %u pid %u does not answer: its files fail (EIO)\n",
-                    job.id, s->nid, s->pid);
-            s->dead = true;
-            unpost();
-            return -EIO;
-        }
+            return 0;
+        if (rc == PTL_NI_UNDELIVERABLE || rc == -1 || time_monotonic_ns() >= deadline)
+            return server_dead(s, "does not answer");
         pause_ns(delay);
         if (delay < 100000000ULL)
             delay *= 2;
     }
-    /* The reply, as long as the server keeps answering pings. */
+}
+
+/* The reply, as long as the server keeps answering pings.  0, or -EIO. */
+static long await_reply(struct server *s)
+{
     if (pr.busy && pr.op.done) {
         PtlMDRelease(pr.md);
         pr.busy = false;
@@ -358,22 +367,13 @@ long fio_call(int srv, struct fio_req *req, const char *path, const char *path2,
         if (pr.busy && pr.op.done) {
             pr.busy = false;
             PtlMDRelease(pr.md);
-            if (pr.op.fail == PTL_NI_UNDELIVERABLE) {
-                kprintf("job %u: file server nid %u pid %u stopped answering: its files fail "
-                        "(EIO)\n", job.id, s->nid, s->pid);
-                s->dead = true;
-                unpost();
-                return -EIO;
-            }
+            if (pr.op.fail == PTL_NI_UNDELIVERABLE)
+                return server_dead(s, "stopped answering");
         }
         if (!pr.busy)
             probe_start(&pr, s);
-        else if (!pr.op.done && time_monotonic_ns() > pr_started + 20 * 1000000000ULL) {
-            /* Portals ends every operation by ~20 s: something is wrong. */
-            s->dead = true;
-            unpost();
-            return -EIO;
-        }
+        else if (!pr.op.done && time_monotonic_ns() > pr_started + 20 * 1000000000ULL)
+            return server_dead(s, NULL);    /* Portals ends every operation by ~20 s */
         next_probe = time_monotonic_ns() + (pr.busy ? 100000000ULL : FIO_PING_S * 1000000000ULL);
     }
     if (pr.busy) {
@@ -385,6 +385,12 @@ long fio_call(int srv, struct fio_req *req, const char *path, const char *path2,
             pr.busy = false;
         }
     }
+    return 0;
+}
+
+/* The server's answer, checked: its result, or -EIO. */
+static long take_reply(const struct fio_req *req, struct fio_reply *rep)
+{
     uint64_t got = reply_op->mlength;
     reply_linked = false;         /* use-once: gone with its put */
     kfree(reply_op);
@@ -397,6 +403,32 @@ long fio_call(int srv, struct fio_req *req, const char *path, const char *path2,
     if (rep)
         memcpy(rep, &replybuf, got);
     return replybuf.result;
+}
+
+long fio_call(int srv, struct fio_req *req, const char *path, const char *path2, uint64_t ubuf,
+              bool into, struct fio_reply *rep)
+{
+    if (srv < 0 || srv >= nservers)
+        return -EIO;
+    struct server *s = &servers[srv];
+    if (s->dead)
+        return -EIO;
+    if (bulk_linked)
+        unpost();       /* what a failed exchange left */
+    if (bulk_linked) {
+        kprintf("job %u: an old transfer entry is still busy\n", job.id);
+        return -EAGAIN;
+    }
+    long len = build_request(req, path, path2);
+    if (len < 0)
+        return len;
+    s->used = true;
+    long rc = post_entries(s, req, ubuf, into);
+    if (!rc)
+        rc = send_request(s, (uint64_t)len);
+    if (!rc)
+        rc = await_reply(s);
+    return rc ? rc : take_reply(req, rep);
 }
 
 void fio_release(struct ofile *of)
