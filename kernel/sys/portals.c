@@ -313,120 +313,205 @@ static int stats(uint64_t ulib, uint64_t unode)
     return PTL_OK;
 }
 
+/* ---- one handler per operation -------------------------------------------- */
+
+#define TPO(name) static int tpo_##name(const ptl_args_t a)
+
+TPO(nop) { (void)a; return PTL_OK; }
+TPO(stats) { return stats(a[0], a[1]); }
+
+TPO(init)
+{
+    (void)a;
+    int rc = ptl_kernel_available() ? PtlInit() : PTL_FAIL;
+    if (rc == PTL_OK)
+        app_init_refs++;
+    return rc;
+}
+
+TPO(fini)
+{
+    (void)a;
+    /* Only the program's own references: the kernel keeps its NI. */
+    if (app_init_refs) {
+        if (--app_init_refs == 0) {
+            ptl_lib_iface_reset(0);
+            ptl_kernel_loop_discard();
+        }
+        PtlFini();
+    }
+    iov_collect();
+    return PTL_OK;
+}
+
+TPO(ni_init) { return ni_init(a); }
+
+TPO(ni_fini)
+{
+    int rc = PtlNIFini((ptl_handle_ni_t)a[0]);
+    iov_collect();
+    return rc;
+}
+
+TPO(ni_status)
+{
+    ONE_OUT(ptl_sr_value_t, a[2], PtlNIStatus((ptl_handle_ni_t)a[0], (ptl_sr_index_t)a[1], o));
+}
+TPO(ni_handle) { ONE_OUT(ptl_handle_ni_t, a[1], PtlNIHandle((ptl_handle_any_t)a[0], o)); }
+
+TPO(set_map)
+{
+    if (!array_ok(a[2], a[1], sizeof(ptl_process_t)))
+        return BAD;
+    return PtlSetMap((ptl_handle_ni_t)a[0], a[1], (const ptl_process_t *)a[2]);
+}
+TPO(get_map) { return get_map(a); }
+
+TPO(pt_alloc)
+{
+    ONE_OUT(ptl_pt_index_t, a[4],
+            PtlPTAlloc((ptl_handle_ni_t)a[0], (unsigned)a[1], (ptl_handle_eq_t)a[2],
+                       (ptl_pt_index_t)a[3], o));
+}
+TPO(pt_free) { return PtlPTFree((ptl_handle_ni_t)a[0], (ptl_pt_index_t)a[1]); }
+TPO(pt_disable) { return PtlPTDisable((ptl_handle_ni_t)a[0], (ptl_pt_index_t)a[1]); }
+TPO(pt_enable) { return PtlPTEnable((ptl_handle_ni_t)a[0], (ptl_pt_index_t)a[1]); }
+TPO(get_uid) { ONE_OUT(ptl_uid_t, a[1], PtlGetUid((ptl_handle_ni_t)a[0], o)); }
+TPO(get_id) { ONE_OUT(ptl_process_t, a[1], PtlGetId((ptl_handle_ni_t)a[0], o)); }
+TPO(get_phys_id) { ONE_OUT(ptl_process_t, a[1], PtlGetPhysId((ptl_handle_ni_t)a[0], o)); }
+
+TPO(md_bind) { return md_bind(a[0], a[1], a[2]); }
+TPO(md_release) { return PtlMDRelease((ptl_handle_md_t)a[0]); }
+TPO(le_append) { return entry_op(false, false, a); }
+TPO(le_unlink) { return PtlLEUnlink((ptl_handle_le_t)a[0]); }
+TPO(le_search) { return entry_op(false, true, a); }
+TPO(me_append) { return entry_op(true, false, a); }
+TPO(me_unlink) { return PtlMEUnlink((ptl_handle_me_t)a[0]); }
+TPO(me_search) { return entry_op(true, true, a); }
+
+TPO(ct_alloc) { ONE_OUT(ptl_handle_ct_t, a[1], PtlCTAlloc((ptl_handle_ni_t)a[0], o)); }
+TPO(ct_free) { return PtlCTFree((ptl_handle_ct_t)a[0]); }
+TPO(ct_cancel) { return PtlCTCancelTriggered((ptl_handle_ct_t)a[0]); }
+TPO(ct_get) { ONE_OUT(ptl_ct_event_t, a[1], PtlCTGet((ptl_handle_ct_t)a[0], o)); }
+TPO(ct_wait) { ONE_OUT(ptl_ct_event_t, a[2], PtlCTWait((ptl_handle_ct_t)a[0], a[1], o)); }
+TPO(ct_poll) { return ct_poll(a); }
+TPO(ct_set) { return PtlCTSet((ptl_handle_ct_t)a[0], ct_ev(a[1], a[2])); }
+TPO(ct_inc) { return PtlCTInc((ptl_handle_ct_t)a[0], ct_ev(a[1], a[2])); }
+
+TPO(put)
+{
+    return PtlPut((ptl_handle_md_t)a[0], a[1], a[2], (ptl_ack_req_t)a[3], proc_id(a[4]),
+                  (ptl_pt_index_t)a[5], a[6], a[7], (void *)a[8], a[9]);
+}
+
+TPO(get)
+{
+    return PtlGet((ptl_handle_md_t)a[0], a[1], a[2], proc_id(a[3]), (ptl_pt_index_t)a[4], a[5],
+                  a[6], (void *)a[7]);
+}
+
+TPO(atomic)
+{
+    return PtlAtomic((ptl_handle_md_t)a[0], a[1], a[2], (ptl_ack_req_t)a[3], proc_id(a[4]),
+                     (ptl_pt_index_t)a[5], a[6], a[7], (void *)a[8], a[9], (ptl_op_t)a[10],
+                     (ptl_datatype_t)a[11]);
+}
+
+TPO(fetch_atomic)
+{
+    return PtlFetchAtomic((ptl_handle_md_t)a[0], a[1], (ptl_handle_md_t)a[2], a[3], a[4],
+                          proc_id(a[5]), (ptl_pt_index_t)a[6], a[7], a[8], (void *)a[9], a[10],
+                          (ptl_op_t)a[11], (ptl_datatype_t)a[12]);
+}
+
+TPO(swap) { return swap_op(a, false); }
+TPO(atomic_sync) { (void)a; return PtlAtomicSync(); }
+
+TPO(eq_alloc) { ONE_OUT(ptl_handle_eq_t, a[2], PtlEQAlloc((ptl_handle_ni_t)a[0], a[1], o)); }
+TPO(eq_free) { return PtlEQFree((ptl_handle_eq_t)a[0]); }
+TPO(eq_get) { ONE_OUT(ptl_event_t, a[1], PtlEQGet((ptl_handle_eq_t)a[0], o)); }
+TPO(eq_wait) { ONE_OUT(ptl_event_t, a[1], PtlEQWait((ptl_handle_eq_t)a[0], o)); }
+TPO(eq_poll) { return eq_poll(a); }
+
+TPO(trig_put)
+{
+    return PtlTriggeredPut((ptl_handle_md_t)a[0], a[1], a[2], (ptl_ack_req_t)a[3], proc_id(a[4]),
+                           (ptl_pt_index_t)a[5], a[6], a[7], (void *)a[8], a[9],
+                           (ptl_handle_ct_t)a[10], a[11]);
+}
+
+TPO(trig_get)
+{
+    return PtlTriggeredGet((ptl_handle_md_t)a[0], a[1], a[2], proc_id(a[3]), (ptl_pt_index_t)a[4],
+                           a[5], a[6], (void *)a[7], (ptl_handle_ct_t)a[8], a[9]);
+}
+
+TPO(trig_atomic)
+{
+    return PtlTriggeredAtomic((ptl_handle_md_t)a[0], a[1], a[2], (ptl_ack_req_t)a[3],
+                              proc_id(a[4]), (ptl_pt_index_t)a[5], a[6], a[7], (void *)a[8],
+                              a[9], (ptl_op_t)a[10], (ptl_datatype_t)a[11],
+                              (ptl_handle_ct_t)a[12], a[13]);
+}
+
+TPO(trig_fetch_atomic)
+{
+    return PtlTriggeredFetchAtomic((ptl_handle_md_t)a[0], a[1], (ptl_handle_md_t)a[2], a[3], a[4],
+                                   proc_id(a[5]), (ptl_pt_index_t)a[6], a[7], a[8], (void *)a[9],
+                                   a[10], (ptl_op_t)a[11], (ptl_datatype_t)a[12],
+                                   (ptl_handle_ct_t)a[13], a[14]);
+}
+
+TPO(trig_swap) { return swap_op(a, true); }
+
+TPO(trig_ct_inc)
+{
+    return PtlTriggeredCTInc((ptl_handle_ct_t)a[0], ct_ev(a[1], a[2]), (ptl_handle_ct_t)a[3],
+                             a[4]);
+}
+
+TPO(trig_ct_set)
+{
+    return PtlTriggeredCTSet((ptl_handle_ct_t)a[0], ct_ev(a[1], a[2]), (ptl_handle_ct_t)a[3],
+                             a[4]);
+}
+
+TPO(start_bundle) { return PtlStartBundle((ptl_handle_ni_t)a[0]); }
+TPO(end_bundle) { return PtlEndBundle((ptl_handle_ni_t)a[0]); }
+TPO(handle_is_equal) { return PtlHandleIsEqual((ptl_handle_any_t)a[0], (ptl_handle_any_t)a[1]); }
+
+static int (*const calls[TPO_LAST])(const ptl_args_t) = {
+    [TPO_NOP] = tpo_nop, [TPO_STATS] = tpo_stats,
+    [TPO_INIT] = tpo_init, [TPO_FINI] = tpo_fini,
+    [TPO_NI_INIT] = tpo_ni_init, [TPO_NI_FINI] = tpo_ni_fini,
+    [TPO_NI_STATUS] = tpo_ni_status, [TPO_NI_HANDLE] = tpo_ni_handle,
+    [TPO_SET_MAP] = tpo_set_map, [TPO_GET_MAP] = tpo_get_map,
+    [TPO_PT_ALLOC] = tpo_pt_alloc, [TPO_PT_FREE] = tpo_pt_free,
+    [TPO_PT_DISABLE] = tpo_pt_disable, [TPO_PT_ENABLE] = tpo_pt_enable,
+    [TPO_GET_UID] = tpo_get_uid, [TPO_GET_ID] = tpo_get_id, [TPO_GET_PHYS_ID] = tpo_get_phys_id,
+    [TPO_MD_BIND] = tpo_md_bind, [TPO_MD_RELEASE] = tpo_md_release,
+    [TPO_LE_APPEND] = tpo_le_append, [TPO_LE_UNLINK] = tpo_le_unlink,
+    [TPO_LE_SEARCH] = tpo_le_search, [TPO_ME_APPEND] = tpo_me_append,
+    [TPO_ME_UNLINK] = tpo_me_unlink, [TPO_ME_SEARCH] = tpo_me_search,
+    [TPO_CT_ALLOC] = tpo_ct_alloc, [TPO_CT_FREE] = tpo_ct_free, [TPO_CT_CANCEL] = tpo_ct_cancel,
+    [TPO_CT_GET] = tpo_ct_get, [TPO_CT_WAIT] = tpo_ct_wait, [TPO_CT_POLL] = tpo_ct_poll,
+    [TPO_CT_SET] = tpo_ct_set, [TPO_CT_INC] = tpo_ct_inc,
+    [TPO_PUT] = tpo_put, [TPO_GET] = tpo_get, [TPO_ATOMIC] = tpo_atomic,
+    [TPO_FETCH_ATOMIC] = tpo_fetch_atomic, [TPO_SWAP] = tpo_swap,
+    [TPO_ATOMIC_SYNC] = tpo_atomic_sync,
+    [TPO_EQ_ALLOC] = tpo_eq_alloc, [TPO_EQ_FREE] = tpo_eq_free, [TPO_EQ_GET] = tpo_eq_get,
+    [TPO_EQ_WAIT] = tpo_eq_wait, [TPO_EQ_POLL] = tpo_eq_poll,
+    [TPO_TRIG_PUT] = tpo_trig_put, [TPO_TRIG_GET] = tpo_trig_get,
+    [TPO_TRIG_ATOMIC] = tpo_trig_atomic, [TPO_TRIG_FETCH_ATOMIC] = tpo_trig_fetch_atomic,
+    [TPO_TRIG_SWAP] = tpo_trig_swap, [TPO_TRIG_CT_INC] = tpo_trig_ct_inc,
+    [TPO_TRIG_CT_SET] = tpo_trig_ct_set,
+    [TPO_START_BUNDLE] = tpo_start_bundle, [TPO_END_BUNDLE] = tpo_end_bundle,
+    [TPO_HANDLE_IS_EQUAL] = tpo_handle_is_equal,
+};
+
 static int dispatch(uint64_t op, const ptl_args_t a)
 {
-    switch (op) {
-    case TPO_NOP: return PTL_OK;
-    case TPO_STATS: return stats(a[0], a[1]);
-    case TPO_INIT: {
-        int rc = ptl_kernel_available() ? PtlInit() : PTL_FAIL;
-        if (rc == PTL_OK)
-            app_init_refs++;
-        return rc;
-    }
-    case TPO_FINI:
-        /* Only the program's own references: the kernel keeps its NI. */
-        if (app_init_refs) {
-            if (--app_init_refs == 0) {
-                ptl_lib_iface_reset(0);
-                ptl_kernel_loop_discard();
-            }
-            PtlFini();
-        }
-        iov_collect();
-        return PTL_OK;
-    case TPO_NI_INIT: return ni_init(a);
-    case TPO_NI_FINI: {
-        int rc = PtlNIFini((ptl_handle_ni_t)a[0]);
-        iov_collect();
-        return rc;
-    }
-    case TPO_NI_STATUS:
-        ONE_OUT(ptl_sr_value_t, a[2], PtlNIStatus((ptl_handle_ni_t)a[0], (ptl_sr_index_t)a[1], o));
-    case TPO_NI_HANDLE: ONE_OUT(ptl_handle_ni_t, a[1], PtlNIHandle((ptl_handle_any_t)a[0], o));
-    case TPO_SET_MAP:
-        if (!array_ok(a[2], a[1], sizeof(ptl_process_t)))
-            return BAD;
-        return PtlSetMap((ptl_handle_ni_t)a[0], a[1], (const ptl_process_t *)a[2]);
-    case TPO_GET_MAP: return get_map(a);
-    case TPO_PT_ALLOC:
-        ONE_OUT(ptl_pt_index_t, a[4],
-                PtlPTAlloc((ptl_handle_ni_t)a[0], (unsigned)a[1], (ptl_handle_eq_t)a[2],
-                           (ptl_pt_index_t)a[3], o));
-    case TPO_PT_FREE: return PtlPTFree((ptl_handle_ni_t)a[0], (ptl_pt_index_t)a[1]);
-    case TPO_PT_DISABLE: return PtlPTDisable((ptl_handle_ni_t)a[0], (ptl_pt_index_t)a[1]);
-    case TPO_PT_ENABLE: return PtlPTEnable((ptl_handle_ni_t)a[0], (ptl_pt_index_t)a[1]);
-    case TPO_GET_UID: ONE_OUT(ptl_uid_t, a[1], PtlGetUid((ptl_handle_ni_t)a[0], o));
-    case TPO_GET_ID: ONE_OUT(ptl_process_t, a[1], PtlGetId((ptl_handle_ni_t)a[0], o));
-    case TPO_GET_PHYS_ID: ONE_OUT(ptl_process_t, a[1], PtlGetPhysId((ptl_handle_ni_t)a[0], o));
-    case TPO_MD_BIND: return md_bind(a[0], a[1], a[2]);
-    case TPO_MD_RELEASE: return PtlMDRelease((ptl_handle_md_t)a[0]);
-    case TPO_LE_APPEND: return entry_op(false, false, a);
-    case TPO_LE_UNLINK: return PtlLEUnlink((ptl_handle_le_t)a[0]);
-    case TPO_LE_SEARCH: return entry_op(false, true, a);
-    case TPO_ME_APPEND: return entry_op(true, false, a);
-    case TPO_ME_UNLINK: return PtlMEUnlink((ptl_handle_me_t)a[0]);
-    case TPO_ME_SEARCH: return entry_op(true, true, a);
-    case TPO_CT_ALLOC: ONE_OUT(ptl_handle_ct_t, a[1], PtlCTAlloc((ptl_handle_ni_t)a[0], o));
-    case TPO_CT_FREE: return PtlCTFree((ptl_handle_ct_t)a[0]);
-    case TPO_CT_CANCEL: return PtlCTCancelTriggered((ptl_handle_ct_t)a[0]);
-    case TPO_CT_GET: ONE_OUT(ptl_ct_event_t, a[1], PtlCTGet((ptl_handle_ct_t)a[0], o));
-    case TPO_CT_WAIT: ONE_OUT(ptl_ct_event_t, a[2], PtlCTWait((ptl_handle_ct_t)a[0], a[1], o));
-    case TPO_CT_POLL: return ct_poll(a);
-    case TPO_CT_SET: return PtlCTSet((ptl_handle_ct_t)a[0], ct_ev(a[1], a[2]));
-    case TPO_CT_INC: return PtlCTInc((ptl_handle_ct_t)a[0], ct_ev(a[1], a[2]));
-    case TPO_PUT:
-        return PtlPut((ptl_handle_md_t)a[0], a[1], a[2], (ptl_ack_req_t)a[3], proc_id(a[4]),
-                      (ptl_pt_index_t)a[5], a[6], a[7], (void *)a[8], a[9]);
-    case TPO_GET:
-        return PtlGet((ptl_handle_md_t)a[0], a[1], a[2], proc_id(a[3]), (ptl_pt_index_t)a[4],
-                      a[5], a[6], (void *)a[7]);
-    case TPO_ATOMIC:
-        return PtlAtomic((ptl_handle_md_t)a[0], a[1], a[2], (ptl_ack_req_t)a[3], proc_id(a[4]),
-                         (ptl_pt_index_t)a[5], a[6], a[7], (void *)a[8], a[9], (ptl_op_t)a[10],
-                         (ptl_datatype_t)a[11]);
-    case TPO_FETCH_ATOMIC:
-        return PtlFetchAtomic((ptl_handle_md_t)a[0], a[1], (ptl_handle_md_t)a[2], a[3], a[4],
-                              proc_id(a[5]), (ptl_pt_index_t)a[6], a[7], a[8], (void *)a[9],
-                              a[10], (ptl_op_t)a[11], (ptl_datatype_t)a[12]);
-    case TPO_SWAP: return swap_op(a, false);
-    case TPO_ATOMIC_SYNC: return PtlAtomicSync();
-    case TPO_EQ_ALLOC: ONE_OUT(ptl_handle_eq_t, a[2], PtlEQAlloc((ptl_handle_ni_t)a[0], a[1], o));
-    case TPO_EQ_FREE: return PtlEQFree((ptl_handle_eq_t)a[0]);
-    case TPO_EQ_GET: ONE_OUT(ptl_event_t, a[1], PtlEQGet((ptl_handle_eq_t)a[0], o));
-    case TPO_EQ_WAIT: ONE_OUT(ptl_event_t, a[1], PtlEQWait((ptl_handle_eq_t)a[0], o));
-    case TPO_EQ_POLL: return eq_poll(a);
-    case TPO_TRIG_PUT:
-        return PtlTriggeredPut((ptl_handle_md_t)a[0], a[1], a[2], (ptl_ack_req_t)a[3],
-                               proc_id(a[4]), (ptl_pt_index_t)a[5], a[6], a[7], (void *)a[8],
-                               a[9], (ptl_handle_ct_t)a[10], a[11]);
-    case TPO_TRIG_GET:
-        return PtlTriggeredGet((ptl_handle_md_t)a[0], a[1], a[2], proc_id(a[3]),
-                               (ptl_pt_index_t)a[4], a[5], a[6], (void *)a[7],
-                               (ptl_handle_ct_t)a[8], a[9]);
-    case TPO_TRIG_ATOMIC:
-        return PtlTriggeredAtomic((ptl_handle_md_t)a[0], a[1], a[2], (ptl_ack_req_t)a[3],
-                                  proc_id(a[4]), (ptl_pt_index_t)a[5], a[6], a[7], (void *)a[8],
-                                  a[9], (ptl_op_t)a[10], (ptl_datatype_t)a[11],
-                                  (ptl_handle_ct_t)a[12], a[13]);
-    case TPO_TRIG_FETCH_ATOMIC:
-        return PtlTriggeredFetchAtomic((ptl_handle_md_t)a[0], a[1], (ptl_handle_md_t)a[2], a[3],
-                                       a[4], proc_id(a[5]), (ptl_pt_index_t)a[6], a[7], a[8],
-                                       (void *)a[9], a[10], (ptl_op_t)a[11],
-                                       (ptl_datatype_t)a[12], (ptl_handle_ct_t)a[13], a[14]);
-    case TPO_TRIG_SWAP: return swap_op(a, true);
-    case TPO_TRIG_CT_INC:
-        return PtlTriggeredCTInc((ptl_handle_ct_t)a[0], ct_ev(a[1], a[2]), (ptl_handle_ct_t)a[3],
-                                 a[4]);
-    case TPO_TRIG_CT_SET:
-        return PtlTriggeredCTSet((ptl_handle_ct_t)a[0], ct_ev(a[1], a[2]), (ptl_handle_ct_t)a[3],
-                                 a[4]);
-    case TPO_START_BUNDLE: return PtlStartBundle((ptl_handle_ni_t)a[0]);
-    case TPO_END_BUNDLE: return PtlEndBundle((ptl_handle_ni_t)a[0]);
-    case TPO_HANDLE_IS_EQUAL:
-        return PtlHandleIsEqual((ptl_handle_any_t)a[0], (ptl_handle_any_t)a[1]);
-    }
-    return -EINVAL;
+    return op < TPO_LAST && calls[op] ? calls[op](a) : -EINVAL;
 }
 
 void portals_syscall_reset(void)
