@@ -305,13 +305,18 @@ static int allocate(void)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for besides the job's programs. */
+struct cmdline {
+    const char *show_or_kill, *kill_arg;
+    int first_word;              /* argv index of the program (or of nothing, with -F) */
+    int sz;
+};
+
+/* yod's options into Y.opt and c: -1 to go on, else the exit status (help
+ * was printed, or an option was wrong and said so). */
+static int parse_options(int argc, char **argv, struct cmdline *c)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    Y.t_start = now_s();
-    Y.opt.fanout = 2;
-    const char *show_or_kill = NULL, *kill_arg = NULL;
-    int i = 1, sz = 0;
+    int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -319,7 +324,7 @@ int main(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         } else if (!strcmp(o, "-show")) {
-            show_or_kill = o;
+            c->show_or_kill = o;
         } else if (!strcmp(o, "-label")) {
             Y.opt.label = true;
         } else if (!strcmp(o, "-quiet")) {
@@ -329,7 +334,7 @@ int main(int argc, char **argv)
         } else if (!v) {
             return fail(2, "%s wants a value (yod -help)", o);
         } else if (!strcmp(o, "-sz")) {
-            if (!parse_count(v, &sz))
+            if (!parse_count(v, &c->sz))
                 return fail(2, "-sz wants a number of nodes from 1 to %d", YOD_MAX_RANKS);
             i++;
         } else if (!strcmp(o, "-list")) {
@@ -351,19 +356,22 @@ int main(int argc, char **argv)
         } else if (!strcmp(o, "-F")) {
             Y.opt.loadfile = argv[++i];
         } else if (!strcmp(o, "-kill")) {
-            show_or_kill = o;
-            kill_arg = argv[++i];
+            c->show_or_kill = o;
+            c->kill_arg = argv[++i];
         } else {
             return fail(2, "unknown option %s (yod -help)", o);
         }
     }
+    c->first_word = i;
+    return -1;
+}
+
+/* The job's programs (from the line or the load file), read and hashed,
+ * and its ranks: 0, or the exit status. */
+static int read_programs(int argc, char **argv, const struct cmdline *c)
+{
     char err[512];
-    if (show_or_kill) {
-        if (yod_portals_open(err, sizeof err))
-            return fail(2, "%s", err);
-        return kill_arg ? kill_job(kill_arg) : show();
-    }
-    int rc;
+    int rc, i = c->first_word;
     if (Y.opt.loadfile) {
         if (i < argc)
             return fail(2, "-F takes the programs from the load file; no program on the line");
@@ -372,7 +380,7 @@ int main(int argc, char **argv)
     } else {
         if (i >= argc)
             return fail(2, "no program given (yod -help)");
-        if ((rc = parse_group(&argv[i], argc - i, sz, Y.opt.list, "yod")))
+        if ((rc = parse_group(&argv[i], argc - i, c->sz, Y.opt.list, "yod")))
             return rc;
     }
     for (int g = 0; g < Y.ngroups; g++) {
@@ -385,6 +393,14 @@ int main(int argc, char **argv)
         for (int k = 0; k < gr->count; k++)
             Y.ranks[Y.size++].group = g;
     }
+    return 0;
+}
+
+/* Nodes, launch, the job's life, the end: yod's exit status. */
+static int run_job(void)
+{
+    char err[512];
+    int rc;
     if (yod_portals_open(err, sizeof err))
         return fail(2, "%s", err);
     install_signals();
@@ -416,4 +432,24 @@ int main(int argc, char **argv)
     PtlNIFini(Y.ni);
     PtlFini();
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    Y.t_start = now_s();
+    Y.opt.fanout = 2;
+    struct cmdline c = {0};
+    int rc = parse_options(argc, argv, &c);
+    if (rc >= 0)
+        return rc;
+    if (c.show_or_kill) {
+        char err[512];
+        if (yod_portals_open(err, sizeof err))
+            return fail(2, "%s", err);
+        return c.kill_arg ? kill_job(c.kill_arg) : show();
+    }
+    if ((rc = read_programs(argc, argv, &c)))
+        return rc;
+    return run_job();
 }
