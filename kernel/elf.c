@@ -27,14 +27,9 @@ struct elf64_phdr {
     uint64_t offset, vaddr, paddr, filesz, memsz, align;
 };
 
-void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
+/* The file header: a static x86-64 executable with sane program headers. */
+static void check_header(const struct elf64_ehdr *eh, uint64_t size, const char *name)
 {
-    const char *name = proc.name;
-    if (size < sizeof(struct elf64_ehdr))
-        load_error("%s: not an ELF file (only %lu bytes)", name, size);
-    struct elf64_ehdr ehdr;     /* a copy: the file itself may be moved below */
-    memcpy(&ehdr, image, sizeof ehdr);
-    const struct elf64_ehdr *eh = &ehdr;
     if (memcmp(eh->ident, "\177ELF", 4))
         load_error("%s: not an ELF file", name);
     if (eh->ident[4] != 2)
@@ -46,9 +41,18 @@ void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
     if (eh->phentsize != sizeof(struct elf64_phdr) || eh->phnum == 0 || eh->phnum > 64 ||
         eh->phoff > size || size - eh->phoff < (uint64_t)eh->phnum * sizeof(struct elf64_phdr))
         load_error("%s: truncated or corrupt program headers", name);
+}
 
-    const struct elf64_phdr *ph = (const void *)(image + eh->phoff);
-    uint64_t lo = UINT64_MAX, hi = 0, phdr_vaddr = 0;
+/* What the segments span, before relocation. */
+struct extent {
+    uint64_t lo, hi, phdr_vaddr;
+};
+
+/* Checks every program header; the span of the PT_LOAD segments. */
+static struct extent scan_segments(const struct elf64_ehdr *eh, const struct elf64_phdr *ph,
+                                   uint64_t size, const char *name)
+{
+    struct extent x = {UINT64_MAX, 0, 0};
     bool dynamic = false;
     for (int i = 0; i < eh->phnum; i++) {
         const struct elf64_phdr *p = &ph[i];
@@ -58,7 +62,7 @@ void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
         if (p->type == PT_DYNAMIC)
             dynamic = true;
         if (p->type == PT_PHDR)
-            phdr_vaddr = p->vaddr;
+            x.phdr_vaddr = p->vaddr;
         if (p->type != PT_LOAD || p->memsz == 0)
             continue;
         if (p->filesz > p->memsz || p->offset > size || size - p->offset < p->filesz)
@@ -67,24 +71,31 @@ void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
         if (p->vaddr + p->memsz < p->vaddr || p->vaddr + p->memsz > GiB(256))
             load_error("%s: segment %d at 0x%lx is outside the user address range", name, i,
                        p->vaddr);
-        if (hi && p->vaddr < hi)
+        if (x.hi && p->vaddr < x.hi)
             load_error("%s: segment %d at 0x%lx overlaps or precedes the one before it "
                        "(PT_LOAD segments must ascend)", name, i, p->vaddr);
-        if (p->vaddr < lo)
-            lo = p->vaddr;
-        if (p->vaddr + p->memsz > hi)
-            hi = p->vaddr + p->memsz;
-        if (!phdr_vaddr && eh->phoff >= p->offset && eh->phoff < p->offset + p->filesz)
-            phdr_vaddr = p->vaddr + (eh->phoff - p->offset);
+        if (p->vaddr < x.lo)
+            x.lo = p->vaddr;
+        if (p->vaddr + p->memsz > x.hi)
+            x.hi = p->vaddr + p->memsz;
+        if (!x.phdr_vaddr && eh->phoff >= p->offset && eh->phoff < p->offset + p->filesz)
+            x.phdr_vaddr = p->vaddr + (eh->phoff - p->offset);
     }
-    if (hi == 0)
+    if (x.hi == 0)
         load_error("%s: no loadable segments", name);
     if (eh->type == ET_DYN && !dynamic)
         load_error("%s: a shared object, not a program", name);
+    return x;
+}
 
-    uint64_t bias = eh->type == ET_DYN ? USER_PIE_BASE - ALIGN_DOWN(lo, HUGE_SIZE) : 0;
-    lo += bias;
-    hi += bias;
+/* Where the program goes (proc's layout fields), checked against the
+ * region and, with limit_pa, against the file still lying above it; the
+ * relocation of a static PIE. */
+static uint64_t place(const struct elf64_ehdr *eh, struct extent x, uint64_t size,
+                      uint64_t limit_pa, const char *name)
+{
+    uint64_t bias = eh->type == ET_DYN ? USER_PIE_BASE - ALIGN_DOWN(x.lo, HUGE_SIZE) : 0;
+    uint64_t lo = x.lo + bias, hi = x.hi + bias;
     if (lo < USER_MIN_ADDR)
         load_error("%s: program maps address 0x%lx; Tern keeps the first 64 KiB unmapped", name,
                    lo);
@@ -97,7 +108,7 @@ void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
     proc.image_end = ALIGN_UP(hi, PAGE_SIZE);
     proc.vend = proc.vbase + (app_region.end - app_region.start);
     proc.entry = entry;
-    proc.phdr_va = phdr_vaddr ? phdr_vaddr + bias : 0;
+    proc.phdr_va = x.phdr_vaddr ? x.phdr_vaddr + bias : 0;
     proc.phnum = eh->phnum;
 
     uint64_t img_pa_end = app_region.start + (proc.image_end - proc.vbase);
@@ -111,19 +122,14 @@ void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
         load_error("%s: program needs %lu KiB; this node has %lu KiB for applications", name,
                    (img_pa_end - app_region.start + copy_bytes) >> 10,
                    (app_region.end - app_region.start) >> 10);
+    return bias;
+}
 
-    /* The boot loader may have put the file where the program goes: move it
-     * to the top of the region first (the stack and heap reclaim it later). */
-    uint64_t file_pa = (uint64_t)image - PHYS_BASE;
-    if (file_pa < img_pa_end && file_pa + size > app_region.start) {
-        uint64_t dst = app_region.end - copy_bytes;
-        memmove(phys_to_virt(dst), image, size);
-        image = phys_to_virt(dst);
-        ph = (const void *)(image + eh->phoff);
-    }
-
-    /* Each byte is written once: file bytes copied, everything else in the
-     * image (gaps between segments, bss) zeroed. */
+/* Each byte is written once: file bytes copied, everything else in the
+ * image (gaps between segments, bss) zeroed. */
+static void copy_segments(const struct elf64_ehdr *eh, const struct elf64_phdr *ph,
+                          const uint8_t *image, uint64_t bias)
+{
     uint8_t *base = phys_to_virt(app_region.start) - proc.vbase;
     uint64_t cursor = proc.map_lo;
     for (int i = 0; i < eh->phnum; i++) {
@@ -137,4 +143,31 @@ void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
         cursor = start + p->memsz;
     }
     memset(base + cursor, 0, proc.image_end - cursor);
+}
+
+void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
+{
+    const char *name = proc.name;
+    if (size < sizeof(struct elf64_ehdr))
+        load_error("%s: not an ELF file (only %lu bytes)", name, size);
+    struct elf64_ehdr ehdr;     /* a copy: the file itself may be moved below */
+    memcpy(&ehdr, image, sizeof ehdr);
+    const struct elf64_ehdr *eh = &ehdr;
+    check_header(eh, size, name);
+    const struct elf64_phdr *ph = (const void *)(image + eh->phoff);
+    struct extent x = scan_segments(eh, ph, size, name);
+    uint64_t bias = place(eh, x, size, limit_pa, name);
+
+    /* The boot loader may have put the file where the program goes: move it
+     * to the top of the region first (the stack and heap reclaim it later). */
+    uint64_t img_pa_end = app_region.start + (proc.image_end - proc.vbase);
+    uint64_t copy_bytes = ALIGN_UP(size, PAGE_SIZE);
+    uint64_t file_pa = (uint64_t)image - PHYS_BASE;
+    if (file_pa < img_pa_end && file_pa + size > app_region.start) {
+        uint64_t dst = app_region.end - copy_bytes;
+        memmove(phys_to_virt(dst), image, size);
+        image = phys_to_virt(dst);
+        ph = (const void *)(image + eh->phoff);
+    }
+    copy_segments(eh, ph, image, bias);
 }
