@@ -354,9 +354,11 @@ struct ptl_op *ptl_op_lookup(struct ptl_ni *ni, uint64_t msg_id);
 void ptl_ops_check_timeouts(struct ptl_ni *ni, uint64_t now);
 void ptl_ops_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
 
-/* ---- reliability (reliable.c) -------------------------------------------- */
+/* ---- peers (peer.c) and reliability (reliable.c) -------------------------- */
 struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
                               bool create);
+/* A fresh stream session number (never 0). */
+uint32_t ptl_rel_new_session(void);
 void ptl_rel_queue(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_txmsg *m);
 void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p);
 void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
