@@ -1,0 +1,140 @@
+"""Experiments on single nodes and bridges of their own (bench/run_all.py):
+raw Portals between two kernel nodes, the fabric floor (9), memory and
+noise (4, 7), boot (8)."""
+import os
+import signal
+import subprocess
+
+from ternlib import accel
+from ternbench.runner import B, down, parse_r, up
+
+
+def raw_portals(run):
+    """Experiment 1, raw Portals: plbench-tern ping-pong between two Tern
+    kernel nodes (bench/portals_kernel.py's tern_tern pair)."""
+    from test_portals_kernel import bridged_namespace
+    from test_portals_kernel_wire import Procs, kv, read_line
+    a = run.a
+    with bridged_namespace(2) as (ns, taps):
+        ps = Procs()
+        try:
+            prog = B("portals", "kernel", "plbench-tern")
+            srv = ps.node(ns, taps[1], 2, "virtio", ["ptl-pong"], 900, a.accel, program=prog)
+            pid = kv(read_line(srv, "READY", 120, []))["pid"]
+            c = ps.node(ns, taps[0], 1, "virtio",
+                        ["ptl-ping", "2", str(pid), str(a.iters), str(a.reps),
+                         ",".join(map(str, a.lat_sizes))], 900, a.accel, program=prog)
+            out, err = c.communicate(timeout=920)
+            if c.returncode:
+                raise RuntimeError(f"plbench-tern ptl-ping failed:\n{out}\n{err}")
+        finally:
+            ps.close()
+    for (kind, size), v in parse_r(out).items():
+        run.add("latency", "tern-portals", "oneway", size, "us", v)
+    run.log("raw Portals done")
+
+
+def floor(run):
+    """Experiment 9: a host process on the bridge bounces frames off a Tern
+    node booted with nettest=echo.  The round trip crosses one emulated NIC
+    receive and one transmit, as a one-way message between two nodes does:
+    the round trip is the one-way floor between two nodes."""
+    from test_portals_kernel import bridged_namespace
+    from test_portals_kernel_wire import add_linux_port
+    from test_netdev import wait_for_log
+    a = run.a
+    mac = "02:00:00:00:00:09"
+    log = os.path.join(a.out, ".floor-console.log")
+    with bridged_namespace(1) as (ns, taps):
+        add_linux_port(ns, "flr0", 8)
+        open(log, "w").close()
+        q = subprocess.Popen(
+            ["ip", "netns", "exec", ns, "qemu-system-x86_64", "-nodefaults", "-display", "none",
+             "-no-reboot", *accel.qemu_accel_args(a.accel), "-m", a.mem, "-kernel",
+             B("tern.elf"), "-append", "nettest=echo", "-serial", f"file:{log}",
+             "-netdev", f"tap,id=n0,ifname={taps[0]},script=no,downscript=no",
+             "-device", f"virtio-net-pci,netdev=n0,mac={mac}"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        try:
+            wait_for_log(log, r"nettest: echoing", 120, q)
+            sizes = [s for s in a.lat_sizes if s <= 1500]
+            fp = B("bench-host", "floorping")
+            for argv in (["lat", a.iters, a.reps, ",".join(map(str, sizes))],
+                         ["bw", a.floor_frames, a.reps]):
+                r = subprocess.run(["ip", "netns", "exec", ns, fp, "flr0", mac,
+                                    *map(str, argv)], capture_output=True, text=True,
+                                   timeout=600)
+                if r.returncode:
+                    raise RuntimeError(f"floorping {argv}: {r.stdout}{r.stderr}")
+                for (kind, size), v in parse_r(r.stdout).items():
+                    if kind == "floor-rtt":
+                        run.add("floor", "fabric", "oneway_floor", size, "us", v)
+                    else:
+                        run.add("floor", "fabric", "echo_bw", size, "MBps", v)
+        finally:
+            os.killpg(q.pid, signal.SIGTERM)
+            try:
+                q.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(q.pid, signal.SIGKILL)
+                q.wait(5)
+            if os.path.exists(log):
+                os.remove(log)
+    run.log("floor done")
+
+
+def single_node(run):
+    """Experiments 4 and 7 and the single-node part of 8, on one Tern node
+    (qemu/run-node) and one Linux node (the Debian kernel, the program as
+    init), through bench/node.py."""
+    import node
+    from ternbench import linuxnode
+    a = run.a
+    systems = {"tern": node.on_tern}
+    if linuxnode.debian_kernel():
+        systems["linux"] = node.on_linux
+    progs = [("memcpy", "memcpy_bw", [])] if a.smoke else [
+        ("memcpy", "memcpy_bw", []), ("memavail", "memavail", []), ("noise", "fwq", [])]
+    for sysname, fn in systems.items():
+        for exp, prog, args in progs:
+            samples = [node.parse_kv(fn(prog, args, a.node_mem, a.accel))
+                       for _ in range(a.reps)]
+            for k in samples[0]:
+                unit = ("MBps" if exp == "memcpy" else "us" if k.endswith("_us") else
+                        "bytes" if k.endswith("bytes") else "")
+                run.add(exp, sysname, exp if exp == "memcpy" else k,
+                        k if exp == "memcpy" else a.node_mem, unit,
+                        [s[k] for s in samples if k in s])
+        run.log(f"{sysname}: single node done")
+    # Kernel footprint: what the kernel (and, on Linux, its root) take of the node.
+    for sysname in systems:
+        m = {r["metric"]: r["median"] for r in run.rows
+             if r["experiment"] == "memavail" and r["system"] == sysname}
+        if "total_ram_bytes" in m and "largest_alloc_bytes" in m:
+            run.add("footprint", sysname, "not_available_to_app", a.node_mem, "MiB",
+                    [(m["total_ram_bytes"] - m["largest_alloc_bytes"]) / 2**20])
+    run.add("footprint", "tern", "kernel_image", "", "KiB",
+            [os.path.getsize(B("tern.elf")) / 1024])
+    if os.path.exists(B("linux-node", "vmlinuz")):
+        run.add("footprint", "linux", "kernel_image", "", "KiB",
+                [os.path.getsize(B("linux-node", "vmlinuz")) / 1024])
+        run.add("footprint", "linux", "initramfs", "", "KiB",
+                [os.path.getsize(B("linux-node", "initramfs.cpio.gz")) / 1024])
+
+
+def boot_single(run):
+    """Experiment 8: QEMU start to a program's first output on one node
+    (Tern: bench/boot_time.py's one_run)."""
+    import boot_time
+    a = run.a
+    v = [boot_time.one_run(a.accel, a.node_mem)[0] for _ in range(a.reps)]
+    run.add("boot", "tern", "qemu_to_first_output", 1, "s", [x for x in v if x])
+
+
+def boot_pxe(run, os_name, n):
+    """Experiment 8: PXE boot of n nodes, `up` start to every node ready."""
+    name, secs = up(run, os_name, n, boot="pxe")
+    down(run, name)
+    run.add("boot", os_name, "cluster_up_pxe", n, "s", [secs])
+    run.log(f"{os_name}: PXE up -n {n}: {secs:.1f} s")

@@ -1,0 +1,118 @@
+"""The bookkeeping of a benchmark run (bench/run_all.py) and the clusters
+its experiments run on: the rows measured, `qemu/cluster` up and down, one
+job on N nodes (yod on Tern, mpiexec on Linux)."""
+import os
+import statistics
+import subprocess
+import time
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLUSTER = os.path.join(ROOT, "qemu", "cluster")
+B = lambda *p: os.path.join(ROOT, "build", *p)  # noqa: E731
+FIELDS = ["experiment", "system", "metric", "x", "unit", "median", "min", "max", "reps"]
+SYSTEM = {"tern": "tern-nx", "linux": "linux-mpich"}
+
+
+class Run:
+    """Settings of this run and the rows measured so far."""
+
+    def __init__(self, a):
+        self.a = a
+        self.rows = []
+        self.clusters = []
+        self.t0 = time.monotonic()
+
+    def add(self, exp, system, metric, x, unit, values):
+        values = [v for v in values if v is not None]
+        if not values:
+            return
+        self.rows.append({"experiment": exp, "system": system, "metric": metric, "x": x,
+                          "unit": unit, "median": round(statistics.median(values), 3),
+                          "min": round(min(values), 3), "max": round(max(values), 3),
+                          "reps": len(values)})
+
+    def log(self, msg):
+        print(f"[{time.monotonic() - self.t0:6.0f} s] {msg}", flush=True)
+
+
+def parse_r(text):
+    """nxbench / plbench lines `R kind size unit value` -> {(kind, size): [values]}."""
+    out = {}
+    for line in text.splitlines():
+        p = line.split()
+        if len(p) >= 5 and p[0] == "R":
+            try:
+                out.setdefault((p[1], int(p[2])), []).append(float(p[-1]))
+            except ValueError:
+                pass
+    return out
+
+
+# ---- clusters -------------------------------------------------------------
+
+def cl(name, *args, timeout=600):
+    env = dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout * 0.8)))
+    return subprocess.run([CLUSTER, "--name", name, *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def up(run, os_name, n, boot="direct", extra=()):
+    """Boots a cluster; returns (name, seconds from `up` to every node ready)."""
+    name = "bn" + os_name[0] + uuid.uuid4().hex[:6]
+    run.clusters.append(name)
+    t0 = time.monotonic()
+    r = cl(name, "up", "-n", str(n), "--os", os_name, "--boot", boot, "--mem", run.a.mem,
+           f"--{run.a.accel}", *extra, timeout=900)
+    secs = time.monotonic() - t0
+    if r.returncode:
+        raise RuntimeError(f"{os_name} cluster of {n} did not come up:\n{r.stdout}{r.stderr}")
+    return name, secs
+
+
+def down(run, name):
+    cl(name, "down", timeout=300)
+    if name in run.clusters:
+        run.clusters.remove(name)
+
+
+def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=()):
+    """Runs `prog` on n nodes (yod on Tern, mpiexec on Linux); returns
+    (stdout, stderr, wall seconds)."""
+    t0 = time.monotonic()
+    if os_name == "tern":
+        r = cl(name, "exec", "yod", *yod_opts, "-timeout", str(timeout - 30), "-sz", str(n),
+               B("nx-tern", prog), *map(str, args), timeout=timeout)
+    else:
+        r = cl(name, "mpiexec", "-n", str(n), B("nx-mpi", prog), *map(str, args),
+               timeout=timeout)
+    secs = time.monotonic() - t0
+    if r.returncode:
+        raise JobFailed(f"{prog} {args} on {n} {os_name} nodes failed ({r.returncode}):\n"
+                        f"{r.stdout[-2000:]}{r.stderr[-2000:]}", r.stdout)
+    return r.stdout, r.stderr, secs
+
+
+class JobFailed(RuntimeError):
+    """A benchmark job that failed or ran out of time; .stdout keeps what it
+    printed, whose complete result lines still count."""
+
+    def __init__(self, msg, stdout=""):
+        super().__init__(msg)
+        self.stdout = stdout
+
+
+def measured(run, name, os_name, n, what, *args, timeout=900):
+    """stdout of an nxbench job; if the job fails after printing results
+    (seen: mpiexec hitting its time limit in MPI_Finalize after the last
+    line), the lines it printed, and the failure is recorded."""
+    try:
+        return job(run, name, os_name, n, "nxbench", what, *args, timeout=timeout)[0]
+    except (JobFailed, subprocess.TimeoutExpired) as e:
+        out = getattr(e, "stdout", "") or ""
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+        run.add({"lat": "latency"}.get(what, what), SYSTEM[os_name], "failed_job", n, "", [1])
+        run.log(f"{os_name}: nxbench {what} on {n} failed; keeping its "
+                f"{len(parse_r(out))} complete results: {str(e)[:300]}")
+        return out
