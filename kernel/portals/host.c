@@ -27,11 +27,11 @@
 #include "ptl_host.h"
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
+#include "ptl_wire.h"
 #include "time.h"
 #include "wait.h"
 #include <tern/yod_proto.h>
 
-#define ETHERTYPE_PORTALS 0x88B5
 #define HDR_MAX 256                /* the library's header is 144 bytes */
 #define BOUNCE_MAX 9216            /* one jumbo frame's payload */
 
@@ -185,7 +185,7 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int
     h[0] = 0x02, h[1] = 0, h[2] = 0;
     h[3] = (uint8_t)(dst_nid >> 16), h[4] = (uint8_t)(dst_nid >> 8), h[5] = (uint8_t)dst_nid;
     memcpy(h + ETH_ALEN, src, ETH_ALEN);
-    h[12] = ETHERTYPE_PORTALS >> 8, h[13] = ETHERTYPE_PORTALS & 0xFF;
+    h[12] = PTL_ETHERTYPE >> 8, h[13] = PTL_ETHERTYPE & 0xFF;
     memcpy(h + ETH_HLEN, sg[0].base, sg[0].len);
     size_t hlen = ETH_HLEN + sg[0].len;
 
@@ -211,22 +211,20 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int
     return netdev_send(out, 1) == 0 ? 0 : -1;
 }
 
-/* Destination pid at byte 28 of the Portals header (ptl_wire.h); a frame
- * too short to hold it goes to interface 0, whose library counts it. */
+/* The destination pid picks the interface; a frame too short to hold it
+ * goes to interface 0, whose library counts it. */
 static unsigned iface_of(const uint8_t *ptl, size_t len)
 {
-    if (len < 32)
+    if (len < PTL_WIRE_DST_PID_OFF + 4)
         return 0;
-    const uint8_t *d = ptl + 28;
-    uint32_t pid = d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
-    return pid == YOD_NODE_PID ? TERN_KERNEL_IFACE : 0;
+    return ptl_wire_dst_pid(ptl) == YOD_NODE_PID ? TERN_KERNEL_IFACE : 0;
 }
 
 static void rx_frame(const void *frame, size_t len, void *arg)
 {
     (void)arg;
     const uint8_t *f = frame;
-    if (len <= ETH_HLEN || f[12] != ETHERTYPE_PORTALS >> 8 || f[13] != (ETHERTYPE_PORTALS & 0xFF))
+    if (len <= ETH_HLEN || f[12] != PTL_ETHERTYPE >> 8 || f[13] != (PTL_ETHERTYPE & 0xFF))
         return;
     ptl_lib_rx(iface_of(f + ETH_HLEN, len - ETH_HLEN), f + ETH_HLEN, len - ETH_HLEN);
 }

@@ -103,6 +103,27 @@ static inline uint64_t ptl_wget(const uint8_t *p, int n)
     return v;
 }
 
+/* The fields a host reads to route a frame before the library decodes it:
+ * their offsets in the header and accessors. */
+#define PTL_WIRE_SRC_PID_OFF 20
+#define PTL_WIRE_DST_NID_OFF 24
+#define PTL_WIRE_DST_PID_OFF 28
+
+static inline uint32_t ptl_wire_src_pid(const uint8_t *hdr)
+{
+    return (uint32_t)ptl_wget(hdr + PTL_WIRE_SRC_PID_OFF, 4);
+}
+
+static inline uint32_t ptl_wire_dst_nid(const uint8_t *hdr)
+{
+    return (uint32_t)ptl_wget(hdr + PTL_WIRE_DST_NID_OFF, 4);
+}
+
+static inline uint32_t ptl_wire_dst_pid(const uint8_t *hdr)
+{
+    return (uint32_t)ptl_wget(hdr + PTL_WIRE_DST_PID_OFF, 4);
+}
+
 static inline void ptl_wire_encode(const struct ptl_wire_hdr *h, uint8_t *p)
 {
     for (int i = 0; i < PTL_WIRE_HDR_LEN; i++)
@@ -114,9 +135,9 @@ static inline void ptl_wire_encode(const struct ptl_wire_hdr *h, uint8_t *p)
     ptl_wput(p + 8, h->jid, 4);
     ptl_wput(p + 12, h->uid, 4);
     ptl_wput(p + 16, h->src_nid, 4);
-    ptl_wput(p + 20, h->src_pid, 4);
-    ptl_wput(p + 24, h->dst_nid, 4);
-    ptl_wput(p + 28, h->dst_pid, 4);
+    ptl_wput(p + PTL_WIRE_SRC_PID_OFF, h->src_pid, 4);
+    ptl_wput(p + PTL_WIRE_DST_NID_OFF, h->dst_nid, 4);
+    ptl_wput(p + PTL_WIRE_DST_PID_OFF, h->dst_pid, 4);
     ptl_wput(p + 32, h->src_rank, 4);
     ptl_wput(p + 36, h->pt_index, 4);
     ptl_wput(p + 40, h->session, 4);
@@ -149,9 +170,9 @@ static inline void ptl_wire_decode(const uint8_t *p, struct ptl_wire_hdr *h)
     h->jid = (uint32_t)ptl_wget(p + 8, 4);
     h->uid = (uint32_t)ptl_wget(p + 12, 4);
     h->src_nid = (uint32_t)ptl_wget(p + 16, 4);
-    h->src_pid = (uint32_t)ptl_wget(p + 20, 4);
-    h->dst_nid = (uint32_t)ptl_wget(p + 24, 4);
-    h->dst_pid = (uint32_t)ptl_wget(p + 28, 4);
+    h->src_pid = ptl_wire_src_pid(p);
+    h->dst_nid = ptl_wire_dst_nid(p);
+    h->dst_pid = ptl_wire_dst_pid(p);
     h->src_rank = (uint32_t)ptl_wget(p + 32, 4);
     h->pt_index = (uint32_t)ptl_wget(p + 36, 4);
     h->session = (uint32_t)ptl_wget(p + 40, 4);

@@ -94,8 +94,8 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg,
     if (iface != 0 || !is_ready() || n_sg < 1 || n_sg >= LH_MAX_SG ||
         sg[0].len < PTL_WIRE_HDR_LEN)
         return -1;
-    uint32_t src_pid = (uint32_t)ptl_wget((const uint8_t *)sg[0].base + 20, 4);
-    uint32_t dst_pid = (uint32_t)ptl_wget((const uint8_t *)sg[0].base + 28, 4);
+    uint32_t src_pid = ptl_wire_src_pid(sg[0].base);
+    uint32_t dst_pid = ptl_wire_dst_pid(sg[0].base);
     if (dst_nid == conf.nid && dst_pid == src_pid)
         return lh_loop_send(sg, n_sg);
     uint8_t eth[PTL_ETH_HLEN];

@@ -25,8 +25,8 @@
 
 #define LH_BLOCK_SIZE (128u * 1024u)
 /* Destination nid/pid sit at these frame offsets (Ethernet + wire header). */
-#define LH_DST_NID_OFF (PTL_ETH_HLEN + 24)
-#define LH_DST_PID_OFF (PTL_ETH_HLEN + 28)
+#define LH_DST_NID_OFF (PTL_ETH_HLEN + PTL_WIRE_DST_NID_OFF)
+#define LH_DST_PID_OFF (PTL_ETH_HLEN + PTL_WIRE_DST_PID_OFF)
 
 static struct {
     int fd;
@@ -161,7 +161,7 @@ static void deliver(struct tpacket2_hdr *h, uint32_t status)
     if (sll->sll_pkttype == PACKET_OTHERHOST ||
         (sll->sll_pkttype == PACKET_OUTGOING &&
          (h->tp_snaplen < LH_DST_NID_OFF + 4 ||
-          ptl_wget(eth + LH_DST_NID_OFF, 4) != P.nid))) {
+          ptl_wire_dst_nid(eth + PTL_ETH_HLEN) != P.nid))) {
         bump(&P.st.rx_skipped);
         return;
     }
