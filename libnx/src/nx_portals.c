@@ -20,8 +20,7 @@
 #include "nx_impl.h"
 #include "nx_ptl.h"
 #include "ptl_lib.h"
-
-#define TERN_APP_PID 16
+#include <tern/yod_proto.h>    /* TERN_APP_PID */
 
 /* The Linux-host library's counters (absent on Tern: weak). */
 extern int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out) __attribute__((weak));
