@@ -5,22 +5,11 @@
 #include <unistd.h>
 
 #include <tern/nodedb.h>
+#include "ptl_linux.h"
 
 static const char *const state_names[] = {"booting", "free", "allocated", "down"};
 
 const char *node_state_name(enum node_state s) { return state_names[s]; }
-
-bool parse_mac(const char *s, uint8_t mac[6])
-{
-    unsigned v[6];
-    char tail;
-    if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-               &tail) != 6)
-        return false;
-    for (int i = 0; i < 6; i++)
-        mac[i] = (uint8_t)v[i];
-    return true;
-}
 
 void format_mac(const uint8_t m[6], char out[18])
 {
@@ -67,7 +56,7 @@ int nodedb_load(struct nodedb *db, const char *path, char *err, int errlen)
         bool ok;
         struct node nd = {0};
         if (sscanf(line, "%lu %31s %31s %lu %lld", &nid, mac, state, &job, &seen) != 5 ||
-            !parse_mac(mac, nd.mac) || nid == 0 || nid > 0xFFFFFF ||
+            ptl_linux_parse_mac(mac, nd.mac) || nid == 0 || nid > 0xFFFFFF ||
             (nd.state = state_from(state, &ok), !ok) || db->n == NODEDB_MAX) {
             snprintf(err, (size_t)errlen, "%s:%d: malformed line", path, lineno);
             fclose(f);

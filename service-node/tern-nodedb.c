@@ -16,6 +16,7 @@
 
 #include "alloc.h"
 #include <tern/nodedb.h>
+#include "ptl_linux.h"
 
 static struct nodedb db;
 
@@ -78,7 +79,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "register") && (rest == 1 || rest == 2)) {
         uint8_t mac[6];
         uint32_t nid = 0;
-        if (!parse_mac(argv[i], mac))
+        if (ptl_linux_parse_mac(argv[i], mac))
             return fail("bad MAC address (expected aa:bb:cc:dd:ee:ff)");
         if (rest == 2 && (!parse_u32(argv[i + 1], &nid) || nid == 0))
             return fail("bad nid");

@@ -21,6 +21,7 @@
 #include <tern/secret.h>
 #include <tern/svc_portals.h>
 #include <tern/tern_proto.h>
+#include "ptl_linux.h"
 
 static struct svc svc;
 static union {
@@ -130,7 +131,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "register") && (argc == 4 || argc == 6)) {
-        if (!parse_mac(argv[2], req.reg.mac))
+        if (ptl_linux_parse_mac(argv[2], req.reg.mac))
             return usage();
         req.reg.nid = (uint32_t)strtoul(argv[3], NULL, 10);
         if ((rc = transact(TERN_REGISTER, sizeof req.reg)))

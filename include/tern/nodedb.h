@@ -28,7 +28,6 @@ struct nodedb {
 };
 
 const char *node_state_name(enum node_state s);
-bool parse_mac(const char *s, uint8_t mac[6]);
 void format_mac(const uint8_t mac[6], char out[18]);
 
 /* Loads path (a missing file is an empty database).  On a malformed file

@@ -27,21 +27,6 @@ static bool env_u32(const char *name, uint32_t *out)
     return true;
 }
 
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-    unsigned b[6];
-    char tail;
-    if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
-               &b[5], &tail) != 6)
-        return -1;
-    for (int i = 0; i < 6; i++) {
-        if (b[i] > 255)
-            return -1;
-        mac[i] = (uint8_t)b[i];
-    }
-    return 0;
-}
-
 static int load_map(struct lh_conf *c, const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -65,7 +50,7 @@ static int load_map(struct lh_conf *c, const char *path)
         struct lh_map_ent e;
         char *end;
         unsigned long long nid = strtoull(nid_s, &end, 0);
-        if (n != 2 || *end || nid > UINT32_MAX || parse_mac(mac_s, e.mac)) {
+        if (n != 2 || *end || nid > UINT32_MAX || ptl_linux_parse_mac(mac_s, e.mac)) {
             fprintf(stderr, "tern portals: %s:%u: expected \"nid mac\"\n",
                     path, lineno);
             fclose(f);

@@ -67,4 +67,8 @@ struct ptl_linux_stats {
 /* Host-level counters; 0, or -1 if the host is not set up yet. */
 int ptl_linux_get_stats(struct ptl_linux_stats *out);
 
+/* "aa:bb:cc:dd:ee:ff" (six hex numbers up to ff) into mac: 0, or -1
+ * when s is anything else. */
+int ptl_linux_parse_mac(const char *s, uint8_t mac[6]);
+
 #endif
