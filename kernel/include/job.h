@@ -47,6 +47,8 @@ bool knode_dispatch_pending(void);
 /* Waits (dispatching every event) until op is done or the deadline;
  * false on timeout.  op NULL: until the next event. */
 bool knode_wait(struct kop *op, uint64_t deadline_ns);
+/* Lets ns pass, dispatching events meanwhile. */
+void knode_pause(uint64_t ns);
 /* Puts len bytes from buf (any mapped address) to (nid, pid) and waits for
  * the acknowledgement; returns its ni_fail_type, or -1 on timeout. */
 int knode_put(const void *buf, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_index_t pt,

@@ -198,13 +198,6 @@ static _Alignas(8) char reqbuf[FIO_REQ_MAX];
 static struct fio_reply replybuf;
 static char zero;
 
-static void pause_ns(uint64_t ns)
-{
-    uint64_t until = time_monotonic_ns() + ns;
-    while (time_monotonic_ns() < until)
-        knode_wait(NULL, until);
-}
-
 static int post(ptl_pt_index_t pt, void *start, uint64_t len, unsigned op, const struct server *s,
                 uint64_t bits, void *user, bool once, ptl_handle_me_t *h)
 {
@@ -346,7 +339,7 @@ static long send_request(struct server *s, uint64_t len)
             return 0;
         if (rc == PTL_NI_UNDELIVERABLE || rc == -1 || time_monotonic_ns() >= deadline)
             return server_dead(s, "does not answer");
-        pause_ns(delay);
+        knode_pause(delay);
         if (delay < 100000000ULL)
             delay *= 2;
     }

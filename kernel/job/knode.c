@@ -142,6 +142,13 @@ bool knode_wait(struct kop *op, uint64_t deadline_ns)
     return true;
 }
 
+void knode_pause(uint64_t ns)
+{
+    uint64_t until = time_monotonic_ns() + ns;
+    while (time_monotonic_ns() < until)
+        knode_wait(NULL, until);
+}
+
 int knode_put(const void *buf, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_index_t pt,
               uint64_t bits, uint64_t deadline_ns)
 {

@@ -103,13 +103,6 @@ void job_refuse_busy(void)
     }
 }
 
-static void pause_ns(uint64_t ns)
-{
-    uint64_t until = time_monotonic_ns() + ns;
-    while (time_monotonic_ns() < until)
-        knode_wait(NULL, until);
-}
-
 /* The file moves in chunks, so that a node passes each chunk on to its
  * children as soon as it has it: the load takes about size/bandwidth plus
  * one chunk per tree level, not size/bandwidth per level.  Chunk k is asked
@@ -197,7 +190,7 @@ static void finish_chunk(const struct fetch *f, uint64_t k, struct kop *op)
                        d->name, d->parent_nid, d->parent_pid);
         if (time_monotonic_ns() >= f->deadline)
             load_error("%s: nid %u never offered the program", d->name, d->parent_nid);
-        pause_ns(delay);
+        knode_pause(delay);
         if (delay < RETRY_MAX_NS)
             delay *= 2;
         op = get_chunk(f, k);
