@@ -1,6 +1,14 @@
-"""Helpers for tests that bring up virtual clusters with qemu/cluster."""
+"""Virtual clusters for the tests (qemu/cluster), the one place every
+cluster test gets them from: a cluster brought up under a fresh name and
+taken down with nothing left behind (also when the test fails), yod and the
+other commands inside it.  A module shares one cluster between its tests
+(a module-scoped fixture over `up`) where the tests leave it as they found
+it; a test that breaks its cluster (kills a node, kills yod) brings up its
+own with `start` or `up`."""
+import contextlib
 import os
 import subprocess
+import uuid
 
 from nodes import ROOT
 
@@ -25,3 +33,67 @@ def leftovers(name):
                            text=True).stdout.split()
     return {"netns": f"tern-{name}" in ns.split(), "processes": procs,
             "run_dir": os.path.exists(f"/tmp/tern-clusters/{name}")}
+
+
+def new_name(prefix):
+    """A cluster name no other test (or helper) uses: prefix + 7 hex digits."""
+    return prefix + uuid.uuid4().hex[:7]
+
+
+def down(name):
+    """Takes cluster `name` down (whatever state it is in) and checks that
+    nothing of it is left."""
+    subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True)
+    assert leftovers(name) == NOTHING
+
+
+def start(prefix, *up_args):
+    """Brings up a cluster (`qemu/cluster up UP_ARGS`) and returns its name;
+    the caller takes it down.  If `up` fails, nothing of it is left."""
+    name = new_name(prefix)
+    try:
+        cluster(name, "up", *up_args)
+    except BaseException:
+        down(name)
+        raise
+    return name
+
+
+@contextlib.contextmanager
+def named(prefix):
+    """A fresh cluster name for a test that runs `up` itself; down (and
+    checked for leftovers) at the end."""
+    name = new_name(prefix)
+    try:
+        yield name
+    finally:
+        down(name)
+
+
+@contextlib.contextmanager
+def up(prefix, *up_args):
+    """A cluster brought up with `qemu/cluster up UP_ARGS` for the length of
+    the `with`; its name."""
+    with named(prefix) as name:
+        cluster(name, "up", *up_args)
+        yield name
+
+
+def _yod_argv(name, args, pre, env):
+    pre = [*(["env", *(f"{k}={v}" for k, v in env.items())] if env else []), *pre]
+    return [CLUSTER, "--name", name, "exec", *pre, "yod", *args]
+
+
+def yod(name, *args, timeout=120, input=None, pre=(), env=None, cwd="/tmp", text=True):
+    """Runs `yod ARGS` in cluster `name` and waits: the CompletedProcess.
+    env: variables yod passes on to the ranks; pre: a command yod runs under
+    (e.g. setpriv); cwd: yod's working directory, which the job's relative
+    paths start from (/tmp: any user may enter it)."""
+    return subprocess.run(_yod_argv(name, args, pre, env), capture_output=True, text=text,
+                          timeout=timeout, input=input, cwd=cwd)
+
+
+def yod_bg(name, *args, pre=(), env=None, cwd="/tmp"):
+    """`yod ARGS` in cluster `name`, not waited for: the Popen (text pipes)."""
+    return subprocess.Popen(_yod_argv(name, args, pre, env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cwd)

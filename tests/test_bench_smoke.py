@@ -11,7 +11,8 @@ import pytest
 
 from nodes import ROOT
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
+pytestmark = [pytest.mark.cluster, pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")]
 OUT = os.path.join(ROOT, "build", "bench-smoke")
 
 

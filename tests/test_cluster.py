@@ -3,24 +3,22 @@ a namespace of the cluster's own; teardown leaves nothing behind."""
 import os
 import subprocess
 import time
-import uuid
 
 import pytest
 
-from clusters import CLUSTER, NOTHING, cluster, leftovers  # noqa: F401
+from clusters import NOTHING, cluster, leftovers, named
 
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
+pytestmark = [pytest.mark.cluster,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")]
 
 
 
 
 @pytest.fixture
 def name():
-    n = "t" + uuid.uuid4().hex[:8]
-    yield n
-    subprocess.run([CLUSTER, "--name", n, "down"], capture_output=True)
-    assert leftovers(n) == NOTHING
+    with named("t") as n:
+        yield n
 
 
 def status_rows(name):
@@ -28,6 +26,7 @@ def status_rows(name):
     return [line.split() for line in out[2:] if line.strip() and line.split()[0].isdigit()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nic", ["virtio", "e1000"])
 def test_pxe_boot_four_nodes(name, nic):
     cluster(name, "up", "-n", "4", "--nic", nic)

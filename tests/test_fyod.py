@@ -7,24 +7,19 @@ import signal
 import subprocess
 import tempfile
 import time
-import uuid
 import zlib
 
 import pytest
 
-from clusters import CLUSTER, NOTHING, cluster, leftovers  # noqa: F401
+from clusters import CLUSTER, cluster, named, yod, yod_bg
 from nodes import ROOT
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps, mounts)")
+pytestmark = [pytest.mark.cluster,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps, mounts)")]
 
 PROG = os.path.join(ROOT, "build", "programs")
 FILEIO = os.path.join(PROG, "fileio-musl")
 FILEIO_GLIBC = os.path.join(PROG, "fileio-glibc")
-
-
-def yod(name, *args, timeout=120, pre=(), cwd="/tmp"):
-    return subprocess.run([CLUSTER, "--name", name, "exec", *pre, "yod", *args],
-                          capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
 def public_dir(prefix):
@@ -64,27 +59,27 @@ class Fyod:
 @pytest.fixture(scope="module")
 def fc():
     """A 4-node cluster with fyods: /scratch (one), /spread (two), /tiny (1 MiB tmpfs)."""
-    name = "fy" + uuid.uuid4().hex[:7]
     dirs = {k: public_dir("fyod-" + k + "-") for k in ("scratch", "spreada", "spreadb", "tiny",
                                                        "yod")}
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "tmpfs", dirs["tiny"]],
                    check=True)
-    fyods = []
     try:
-        cluster(name, "up", "-n", "4", "--boot", "direct")
-        fyods.append(Fyod(name, dirs["scratch"], "/scratch"))
-        fyods.append(Fyod(name, dirs["spreada"], "/spread"))
-        fyods.append(Fyod(name, dirs["spreadb"], "/spread"))
-        fyods.append(Fyod(name, dirs["tiny"], "/tiny"))
-        yield name, dirs, fyods
+        with named("fy") as name:
+            fyods = []
+            try:
+                cluster(name, "up", "-n", "4", "--boot", "direct")
+                fyods.append(Fyod(name, dirs["scratch"], "/scratch"))
+                fyods.append(Fyod(name, dirs["spreada"], "/spread"))
+                fyods.append(Fyod(name, dirs["spreadb"], "/spread"))
+                fyods.append(Fyod(name, dirs["tiny"], "/tiny"))
+                yield name, dirs, fyods
+            finally:
+                for f in fyods:
+                    f.stop()
     finally:
-        for f in fyods:
-            f.stop()
-        subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True)
         subprocess.run(["umount", dirs["tiny"]])
         for d in dirs.values():
             shutil.rmtree(d, ignore_errors=True)
-        assert leftovers(name) == NOTHING
 
 
 def crc(path):
@@ -204,9 +199,7 @@ def test_fyod_killed_mid_job(fc):
     d = public_dir("fyod-victim-")
     victim = Fyod(name, d, "/victim")
     try:
-        p = subprocess.Popen([CLUSTER, "--name", name, "exec", "yod", FILEIO, "slow",
-                              "/victim/slow", "120"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, cwd="/tmp")
+        p = yod_bg(name, FILEIO, "slow", "/victim/slow", "120")
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not os.path.exists(os.path.join(d, "slow")):
             time.sleep(0.2)
@@ -241,9 +234,7 @@ def test_files_closed_when_the_job_ends(fc):
             assert r.returncode == 0, r.stdout + r.stderr
             assert r.stdout.count(f"open /close/left-open.{i}: OK") == 2, r.stdout + r.stderr
         assert open_fds(f.p.pid) == before, os.listdir(f"/proc/{f.p.pid}/fd")
-        p = subprocess.Popen([CLUSTER, "--name", name, "exec", "yod", "-sz", "2", FILEIO, "slow",
-                              "/close/slow", "120"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, cwd="/tmp")
+        p = yod_bg(name, "-sz", "2", FILEIO, "slow", "/close/slow", "120")
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not os.path.exists(os.path.join(d, "slow")):
             time.sleep(0.2)

@@ -8,16 +8,16 @@ import shutil
 import subprocess
 import tempfile
 import time
-import uuid
 import zlib
 
 import pytest
 
-from clusters import CLUSTER, NOTHING, cluster, leftovers  # noqa: F401
+from clusters import CLUSTER, NOTHING, cluster, leftovers, named
 from nodes import ROOT
 
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
+pytestmark = [pytest.mark.cluster, pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -31,10 +31,8 @@ def linux_node():
 
 @pytest.fixture
 def name():
-    n = "l" + uuid.uuid4().hex[:8]
-    yield n
-    subprocess.run([CLUSTER, "--name", n, "down"], capture_output=True)
-    assert leftovers(n) == NOTHING
+    with named("l") as n:
+        yield n
 
 
 def up(name, *args):

@@ -4,15 +4,14 @@ The same programs run under libnx-mpi (test_libnx_mpi.py) and on the
 Linux-host Portals (test_libnx_portals.py): the three must agree."""
 import os
 import re
-import subprocess
-import uuid
 
 import pytest
 
-from clusters import CLUSTER, NOTHING, cluster, leftovers  # noqa: F401
+from clusters import up, yod
 from nodes import ROOT
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
+pytestmark = [pytest.mark.cluster, pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")]
 
 BIN = os.path.join(ROOT, "build", "nx-tern")
 NODES = 16
@@ -20,21 +19,16 @@ NODES = 16
 
 @pytest.fixture(scope="module")
 def nx():
-    name = "x" + uuid.uuid4().hex[:7]
     # 128 MiB nodes: bigmsg holds a 64 MiB buffer on each.
-    cluster(name, "up", "-n", str(NODES), "--boot", "direct", "--mem", "128M")
-    yield name
-    subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True)
-    assert leftovers(name) == NOTHING
+    with up("x", "-n", str(NODES), "--boot", "direct", "--mem", "128M") as name:
+        yield name
 
 
-def yod(name, n, prog, *args, timeout=300, env=None, limit=240, opts=()):
-    """yod passes its environment to the ranks: env goes there; opts are
-    more yod options."""
-    pre = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
-    return subprocess.run([CLUSTER, "--name", name, "exec", *pre, "yod", "-timeout", str(limit),
-                           "-sz", str(n), *opts, os.path.join(BIN, prog), *args],
-                          capture_output=True, text=True, timeout=timeout)
+def nx_job(name, n, prog, *args, timeout=300, env=None, limit=240, opts=()):
+    """An NX program of build/nx-tern on n nodes, ended by yod after limit
+    seconds; env goes to the ranks, opts are more yod options."""
+    return yod(name, "-timeout", str(limit), "-sz", str(n), *opts, os.path.join(BIN, prog),
+               *args, timeout=timeout, env=env)
 
 
 def stats(r, node):
@@ -55,7 +49,7 @@ def stats(r, node):
     ("barrier", 8, ["noclock"], "barrier ok on 8 nodes"),
 ])
 def test_point_to_point_and_sync(nx, prog, n, args, expect):
-    r = yod(nx, n, prog, *args)
+    r = nx_job(nx, n, prog, *args)
     assert r.returncode == 0, r.stdout + r.stderr
     assert expect in r.stdout, r.stdout + r.stderr
 
@@ -67,7 +61,7 @@ def test_unexpected_on_a_few_nodes_runs_flow_control(nx, n):
     rank - itself included, a put to its own node.  That put never came
     back from the wire on a Tern node, so rank 0 waited forever for its own
     PAUSE_ACK (the job hung on 3+ nodes and passed on 2)."""
-    r = yod(nx, n, "unexpected", env={"TERN_NX_STATS": "1"}, limit=60, timeout=120)
+    r = nx_job(nx, n, "unexpected", env={"TERN_NX_STATS": "1"}, limit=60, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"unexpected ok: {2000 * (n - 1)} messages" in r.stdout
     assert stats(r, 0)["recoveries"] >= 1
@@ -77,7 +71,7 @@ def test_flow_control_again_and_again_on_two_nodes(nx):
     """32 KiB of unexpected space and 64 headers: dozens of drain / PAUSE /
     re-enable / resend rounds, each with a PAUSE to the receiver itself;
     nothing lost, order kept (the program checks)."""
-    r = yod(nx, 2, "unexpected", env={"TERN_NX_STATS": "1", "TERN_NX_UH": "64",
+    r = nx_job(nx, 2, "unexpected", env={"TERN_NX_STATS": "1", "TERN_NX_UH": "64",
                                       "TERN_NX_UNEXPECTED": "32768"}, limit=90, timeout=150)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "unexpected ok: 2000 messages" in r.stdout
@@ -95,7 +89,7 @@ def test_jobs_leave_no_kernel_heap_behind(nx):
     program runs must not grow from job to job."""
     used = []
     for _ in range(4):
-        r = yod(nx, 2, "pingpong", env={"TERN_NX_STATS": "2"}, limit=60, timeout=120,
+        r = nx_job(nx, 2, "pingpong", env={"TERN_NX_STATS": "2"}, limit=60, timeout=120,
                 opts=("-list", "15..16"))
         assert r.returncode == 0, r.stdout + r.stderr
         m = re.search(r"tern node stats node 0: kmem_used=(\d+) .* kmem_fails=(\d+)", r.stderr)
@@ -107,7 +101,7 @@ def test_jobs_leave_no_kernel_heap_behind(nx):
 
 @pytest.mark.parametrize("n", [1, 2, 3, 8, 16])
 def test_every_reduction_against_the_serial_answer(nx, n):
-    r = yod(nx, n, "reduce")
+    r = nx_job(nx, n, "reduce")
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"reduce ok on {n} nodes" in r.stdout
 
@@ -118,12 +112,12 @@ def test_every_reduction_against_the_serial_answer(nx, n):
     ("badmid", "NX error in msgwait on node 0: EQMID: message id 12345"),
 ])
 def test_errors_end_the_job_with_a_message(nx, case, message):
-    r = yod(nx, 2, "errors", case, timeout=120)
+    r = nx_job(nx, 2, "errors", case, timeout=120)
     assert r.returncode == 1, r.stdout + r.stderr
     assert message in r.stderr
     assert "not reached" not in r.stdout
 
 
 def test_underscore_variants_return_errors(nx):
-    r = yod(nx, 2, "errors", "soft")
+    r = nx_job(nx, 2, "errors", "soft")
     assert r.returncode == 0 and "soft errors ok" in r.stdout, r.stdout + r.stderr

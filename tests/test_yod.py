@@ -6,27 +6,17 @@ import re
 import signal
 import subprocess
 import time
-import uuid
 
 import pytest
 
-from clusters import CLUSTER, NOTHING, cluster, leftovers  # noqa: F401
+from clusters import cluster, down, start, up, yod, yod_bg
 from nodes import ROOT
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
+pytestmark = [pytest.mark.cluster,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")]
 
 PROG = os.path.join(ROOT, "build", "programs")
 RANKS = os.path.join(PROG, "ranks-musl")
-
-
-def yod(name, *args, timeout=120, input=None):
-    return subprocess.run([CLUSTER, "--name", name, "exec", "yod", *args], capture_output=True,
-                          text=True, timeout=timeout, input=input)
-
-
-def yod_bg(name, *args):
-    return subprocess.Popen([CLUSTER, "--name", name, "exec", "yod", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def free_nodes(name):
@@ -45,22 +35,10 @@ def wait_free(name, want, secs=40):
     return free_nodes(name)
 
 
-def new_cluster(n):
-    name = "y" + uuid.uuid4().hex[:7]
-    cluster(name, "up", "-n", str(n), "--boot", "direct")
-    return name
-
-
-def down(name):
-    subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True)
-    assert leftovers(name) == NOTHING
-
-
 @pytest.fixture(scope="module")
 def c4():
-    name = new_cluster(4)
-    yield name
-    down(name)
+    with up("y", "-n", "4", "--boot", "direct") as name:
+        yield name
 
 
 def by_rank(out):
@@ -75,9 +53,8 @@ def by_rank(out):
 
 def test_hello_argv_env_per_rank(c4):
     env_word = "YOD_TEST_VALUE=with spaces = and symbols $&"
-    r = subprocess.run([CLUSTER, "--name", c4, "exec", "env", env_word, "yod", "-label",
-                        "-sz", "4", os.path.join(PROG, "hello-musl"), "one", "two words", ""],
-                       capture_output=True, text=True, timeout=120)
+    r = yod(c4, "-label", "-sz", "4", os.path.join(PROG, "hello-musl"), "one", "two words", "",
+            pre=["env", env_word])
     assert r.returncode == 0, r.stderr
     ranks = by_rank(r.stdout)
     assert sorted(ranks) == [0, 1, 2, 3]
@@ -155,9 +132,8 @@ def test_loadfile_two_programs(c4, tmp_path):
 
 
 def bigout(name, n, sz):
-    p = subprocess.run([CLUSTER, "--name", name, "exec", "yod", "-sz", str(sz),
-                        os.path.join(PROG, "bigout-musl"), str(n)],
-                       capture_output=True, timeout=300)
+    p = yod(name, "-sz", str(sz), os.path.join(PROG, "bigout-musl"), str(n), timeout=300,
+            text=False)
     assert p.returncode == 0, p.stderr
     assert p.stderr.decode().count(f"wrote {n} bytes") == sz
     return p.stdout
@@ -243,8 +219,9 @@ def test_memory_is_clean_for_the_next_job(c4):
     assert sorted(r.stdout.splitlines()) == [f"rank {i} clean" for i in range(4)]
 
 
+@pytest.mark.slow
 def test_lost_node_ends_job():
-    name = new_cluster(2)
+    name = start("y", "-n", "2", "--boot", "direct")
     try:
         p = yod_bg(name, "-sz", "2", RANKS, "spin")
         assert "spinning" in p.stdout.readline()
@@ -262,8 +239,9 @@ def test_lost_node_ends_job():
         down(name)
 
 
+@pytest.mark.slow
 def test_dead_yod_frees_nodes():
-    name = new_cluster(2)
+    name = start("y", "-n", "2", "--boot", "direct")
     try:
         p = yod_bg(name, "-sz", "2", RANKS, "spin")
         assert "spinning" in p.stdout.readline()
