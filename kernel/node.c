@@ -3,6 +3,7 @@
  * the host link as a record, and, under QEMU with exit=qemu, ends the VM. */
 #include "boot.h"
 #include "hostlink.h"
+#include "job.h"
 #include "kernel.h"
 #include "netdev.h"
 #include "ptl_kernel.h"

@@ -62,6 +62,11 @@ void job_go(void);                     /* yod said GO */
 void job_unserve_image(void);
 void job_loader_reset(void);           /* frees the ended job's descriptor and map */
 
+/* register.c: a node without a program registers with the allocator, then
+ * serves jobs (and the allocator's health pings); does not return unless
+ * Portals cannot be opened. */
+void node_register_and_serve(void);
+
 /* loader.c: serve jobs forever; entered on a fresh kernel stack. */
 __attribute__((noreturn)) void job_loop(void);
 

@@ -23,8 +23,4 @@ void ptl_kernel_loop_discard(void);
 /* Frames the node has sent itself; of the attempts, those refused because
  * the loop ring was full. */
 void ptl_kernel_loop_stats(uint64_t *frames, uint64_t *full);
-/* portals/register.c: a node without a program registers with the
- * allocator, then serves its health pings; does not return unless
- * Portals cannot be opened. */
-void node_register_and_serve(void);
 #endif
