@@ -10,6 +10,7 @@
 #include "netdev.h"
 #include "process.h"
 #include "ptl_kernel.h"
+#include "job.h"
 #include "random.h"
 #include "serial.h"
 #include "time.h"

@@ -3,10 +3,7 @@
  * the host link as a record, and, under QEMU with exit=qemu, ends the VM. */
 #include "boot.h"
 #include "hostlink.h"
-#include "job.h"
 #include "kernel.h"
-#include "netdev.h"
-#include "ptl_kernel.h"
 #include "serial.h"
 #include "signal.h"
 #include "x86.h"
@@ -80,24 +77,4 @@ void load_error(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     end_with_message(END_LOAD_ERROR, HL_LOAD_ERROR, "load failed: ", fmt, ap);
-}
-
-static void ignore_frame(const void *frame, size_t len, void *arg)
-{
-    (void)frame, (void)len, (void)arg;
-}
-
-/* A cluster node booted without a program: it idles with the CPU halted
- * until the network brings work (job loading arrives with yod). */
-void node_wait_for_work(void)
-{
-    const uint8_t *m = netdev_mac();
-    kprintf("node ready: no program given, MAC %02x:%02x:%02x:%02x:%02x:%02x, waiting for work\n",
-            m[0], m[1], m[2], m[3], m[4], m[5]);
-    if (ptl_kernel_available())
-        node_register_and_serve();      /* returns only if Portals cannot start */
-    for (;;) {
-        netdev_wait(UINT64_MAX);
-        netdev_poll(ignore_frame, NULL);
-    }
 }

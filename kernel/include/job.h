@@ -66,6 +66,8 @@ void job_loader_reset(void);           /* frees the ended job's descriptor and m
  * serves jobs (and the allocator's health pings); does not return unless
  * Portals cannot be opened. */
 void node_register_and_serve(void);
+/* register.c: what a cluster node booted without a program does. */
+__attribute__((noreturn)) void node_wait_for_work(void);
 
 /* loader.c: serve jobs forever; entered on a fresh kernel stack. */
 __attribute__((noreturn)) void job_loop(void);

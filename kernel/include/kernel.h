@@ -49,7 +49,6 @@ struct node_owner {
 void node_set_owner(const struct node_owner *owner);    /* NULL: none */
 /* trap.c: the report of an application fault, before its end. */
 void node_fault_report(const char *report, uint64_t len);
-__attribute__((noreturn)) void node_wait_for_work(void);
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2))) void load_error(const char *fmt, ...);
 

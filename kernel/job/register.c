@@ -79,3 +79,23 @@ void node_register_and_serve(void)
     register_with_allocator();
     job_loop();
 }
+
+static void ignore_frame(const void *frame, size_t len, void *arg)
+{
+    (void)frame, (void)len, (void)arg;
+}
+
+/* A cluster node booted without a program: it idles with the CPU halted
+ * until the network brings work (job loading arrives with yod). */
+void node_wait_for_work(void)
+{
+    const uint8_t *m = netdev_mac();
+    kprintf("node ready: no program given, MAC %02x:%02x:%02x:%02x:%02x:%02x, waiting for work\n",
+            m[0], m[1], m[2], m[3], m[4], m[5]);
+    if (ptl_kernel_available())
+        node_register_and_serve();      /* returns only if Portals cannot start */
+    for (;;) {
+        netdev_wait(UINT64_MAX);
+        netdev_poll(ignore_frame, NULL);
+    }
+}
