@@ -48,8 +48,9 @@ static void xfer_finish(struct xfer *x)
 
 static bool issue(struct xfer *x, int s);
 
-/* Reads the next piece into slot s and puts it to the node. */
-static bool issue_read(struct xfer *x, int s)
+/* The size of the next piece, slot s's buffer allocated for it; 0 when
+ * there is no memory (x->err says so). */
+static uint64_t next_piece(struct xfer *x, int s)
 {
     struct piece *p = &x->p[s];
     uint64_t n = x->req.len - x->next;
@@ -57,8 +58,18 @@ static bool issue_read(struct xfer *x, int s)
         n = FIO_PIECE;
     if (!p->buf && !(p->buf = malloc(FIO_PIECE < x->req.len ? FIO_PIECE : x->req.len))) {
         x->err = ENOMEM;
-        return false;
+        return 0;
     }
+    return n;
+}
+
+/* Reads the next piece into slot s and puts it to the node. */
+static bool issue_read(struct xfer *x, int s)
+{
+    struct piece *p = &x->p[s];
+    uint64_t n = next_piece(x, s);
+    if (!n)
+        return false;
     ssize_t k;
     if (x->getdents)
         k = syscall(SYS_getdents64, x->fd, p->buf, n);
@@ -105,13 +116,9 @@ static bool issue_read(struct xfer *x, int s)
 static bool issue_write(struct xfer *x, int s)
 {
     struct piece *p = &x->p[s];
-    uint64_t n = x->req.len - x->next;
-    if (n > FIO_PIECE)
-        n = FIO_PIECE;
-    if (!p->buf && !(p->buf = malloc(FIO_PIECE < x->req.len ? FIO_PIECE : x->req.len))) {
-        x->err = ENOMEM;
+    uint64_t n = next_piece(x, s);
+    if (!n)
         return false;
-    }
     struct op *op = fs_op_new(OP_PIECE);
     ptl_md_t mdd = {.start = p->buf, .length = n, .options = 0, .eq_handle = fs_cfg.eq,
                     .ct_handle = PTL_CT_NONE};
