@@ -20,17 +20,23 @@ BATCH = [1, 7, 50, 1500, 3, 200, 1]          # lines per write(), as lines.c
 
 
 @pytest.fixture(scope="module")
-def c4():
-    name = new_cluster(4)
-    yield name
-    down(name)
+def clusters():
+    """This module's clusters by node count, each booted when first wanted
+    and shared by the tests that want that many nodes."""
+    names = {}
+
+    def get(n):
+        if n not in names:
+            names[n] = new_cluster(n)
+        return names[n]
+    yield get
+    for name in names.values():
+        down(name)
 
 
-@pytest.fixture(scope="module")
-def c16():
-    name = new_cluster(16)
-    yield name
-    down(name)
+@pytest.fixture
+def c4(clusters):
+    return clusters(4)
 
 
 def pad(n):
@@ -62,10 +68,10 @@ def statuses(err):
 
 
 @pytest.mark.parametrize("size", [4, 16])
-def test_failing_job_keeps_every_line_and_real_status(size, request):
+def test_failing_job_keeps_every_line_and_real_status(size, clusters):
     """Every rank prints one line and exits 42: every line arrives whole, every
     time, and each rank's own exit status is reported (not a SIGKILL of yod's)."""
-    name = request.getfixturevalue(f"c{size}")
+    name = clusters(size)
     want = sorted(f"rank {r} of {size} says goodbye with 42" for r in range(size))
     for i in range(30):
         r = yod(name, "-sz", str(size), LINES, "say", "42")
