@@ -32,7 +32,7 @@ def test_pxe_boot_four_nodes(name, nic):
     cluster(name, "up", "-n", "4", "--nic", nic)
     rows = status_rows(name)
     assert [r[0] for r in rows] == ["1", "2", "3", "4"]
-    assert all(r[2] == "ready" for r in rows), rows
+    assert all(r[2] == "free" for r in rows), rows
     assert [r[1] for r in rows] == [f"02:00:00:00:00:0{i}" for i in range(1, 5)]
     con = cluster(name, "console", "3").stdout
     assert "MAC 02:00:00:00:00:03" in con and "node ready" in con
@@ -63,7 +63,7 @@ def test_killed_node_shows_down(name):
         if rows[1][2] == "down":
             break
         time.sleep(0.2)
-    assert rows[0][2] == "ready" and rows[1][2] == "down", rows
+    assert rows[0][2] == "free" and rows[1][2] == "down", rows
     # the allocator's health pings notice it too, within a bounded time
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and allocator_states(name)[2] != "down":
@@ -86,4 +86,4 @@ def test_up_cleans_a_stale_run(name):
         f.write('{"pids": [999999], "nodes": []}')
     r = cluster(name, "up", "-n", "1", "--boot", "direct")
     assert "cleaning up a previous run" in r.stdout
-    assert status_rows(name)[0][2] == "ready"
+    assert status_rows(name)[0][2] == "free"

@@ -49,7 +49,7 @@ def up(name, *args):
     print(f"up --os linux -n 2 {' '.join(args)}: {wall:.1f} s wall")
     rows = cluster(name, "status").stdout.splitlines()
     assert "linux" in rows[0]
-    assert [line.split()[2] for line in rows[2:4]] == ["ready", "ready"], rows
+    assert [line.split()[2] for line in rows[2:4]] == ["free", "free"], rows
 
 
 def mpiexec(name, *args, timeout=240):

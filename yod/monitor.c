@@ -1,7 +1,8 @@
 /* The running job: events from the nodes (reports, output), yod's
  * heartbeats (a node that does not acknowledge one is lost), signals typed
  * at yod, stdin for rank 0, -timeout, and `yod -kill`.  The job ends when
- * every rank has ended or is lost; one rank failing ends the others. */
+ * every rank has ended or is lost; one rank failing ends the others, after
+ * FAIL_GRACE_S in which ranks that are ending anyway report their own end. */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #define REPORT_BUF (1u << 20)
 #define OUTPUT_BUF (8u << 20)
 #define GRACE_S 5.0
+#define FAIL_GRACE_S 2.0
 
 volatile int yod_interrupted, yod_terminated, yod_usr1, yod_usr2;
 static bool kill_requested;            /* yod -kill, through the allocator */
@@ -26,7 +28,10 @@ static bool killing;                   /* SIGKILL sent to every rank */
 static double killed_at;
 #define KILL_WAIT_S 20.0                /* then ranks that never answered are lost */
 static double escalate_at;
-static char why_killed[200];
+static char why_killed[200];           /* for the job: "job 3 <why>" */
+static char kill_reason[200];          /* for a rank: "killed by yod because <reason>" */
+static double failed_at;               /* a rank failed: the others are killed after the grace */
+static int first_failed = -1;
 
 /* stdin of yod goes to rank 0 when it asks. */
 static struct { bool want; uint64_t len, seq; bool busy; bool eof; char buf[65536];
@@ -38,6 +43,7 @@ void note(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
+    output_end_line(2);
     fprintf(stderr, "yod: ");
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -92,6 +98,20 @@ static void rank_lost(int r, const char *why)
     output_flush(r);
 }
 
+/* What a rank's last write still owed yod when the rank ended: a write cut
+ * by a kill (more than YOD_FINISH_MAX left), or in flight on a lost node. */
+static void owed_text(const struct rank *rk, char *out, size_t len)
+{
+    out[0] = 0;
+    for (int fd = 1; fd <= 2; fd++)
+        if (rk->owed[fd] > rk->got[fd]) {
+            size_t o = strlen(out);
+            snprintf(out + o, len - o, "; %llu bytes of its last write to %s never reached yod",
+                     (unsigned long long)(rk->owed[fd] - rk->got[fd]),
+                     fd == 1 ? "stdout" : "stderr");
+        }
+}
+
 static void on_report(const ptl_event_t *ev)
 {
     const uint32_t *w = ev->start;
@@ -125,6 +145,7 @@ static void on_report(const ptl_event_t *ev)
         rk->state = R_EXITED;
         rk->status = rp->status;
         rk->signal = rp->signal;
+        rk->by_yod = rp->signal && (rp->arg & YOD_ENDED_BY_YOD);
         rk->usec = rp->usec;
         snprintf(rk->message, sizeof rk->message, "%.223s", rp->message);
         break;
@@ -144,8 +165,13 @@ static void on_output(const ptl_event_t *ev)
 {
     uint32_t rank = (uint32_t)(ev->match_bits >> 2) & 0x3FFFFFFF;
     int fd = (int)(ev->match_bits & 3);
-    if (rank >= (uint32_t)Y.size || ev->initiator.phys.nid != Y.ranks[rank].nid)
+    if (rank >= (uint32_t)Y.size || ev->initiator.phys.nid != Y.ranks[rank].nid ||
+        (fd != 1 && fd != 2))
         return;
+    struct rank *rk = &Y.ranks[rank];
+    rk->got[fd] += ev->mlength;
+    if (ev->hdr_data > rk->owed[fd])
+        rk->owed[fd] = ev->hdr_data;
     output_append((int)rank, fd, ev->start, ev->mlength);
 }
 
@@ -219,7 +245,8 @@ void handle_event(const ptl_event_t *ev)
 
 /* ---- the run ------------------------------------------------------------- */
 
-static void kill_all(const char *why)
+/* why: for the job line (unless one was set); reason: for each rank it ends. */
+static void kill_all(const char *why, const char *reason)
 {
     if (killing)
         return;
@@ -227,6 +254,7 @@ static void kill_all(const char *why)
     killed_at = now_s();
     if (why && !why_killed[0])
         snprintf(why_killed, sizeof why_killed, "%s", why);
+    snprintf(kill_reason, sizeof kill_reason, "%s", reason);
     for (int r = 0; r < Y.size; r++)
         if (Y.ranks[r].state == R_RUNNING)
             send_ctl(r, YOD_SIGNAL, SIGKILL);
@@ -314,22 +342,25 @@ int monitor(void)
         if (yod_interrupted > seen_int) {
             seen_int = yod_interrupted;
             if (seen_int == 1) {
+                output_end_line(2);
                 fprintf(stderr, "yod: interrupt: sending SIGINT to the job (again to kill it)\n");
                 snprintf(why_killed, sizeof why_killed, "interrupted");
                 signal_all(SIGINT);
                 escalate_at = t + GRACE_S;
             } else {
-                kill_all("interrupted");
+                kill_all("interrupted", "yod was interrupted twice");
             }
         }
         if (escalate_at && t >= escalate_at) {
             escalate_at = 0;
             snprintf(why_killed, sizeof why_killed, "interrupted (the job ignored SIGINT for %g s)",
                      GRACE_S);
-            kill_all(NULL);
+            char m[96];
+            snprintf(m, sizeof m, "it ignored SIGINT for %g s", GRACE_S);
+            kill_all(NULL, m);
         }
         if (yod_terminated)
-            kill_all("yod was terminated");
+            kill_all("yod was terminated", "yod was terminated");
         if (yod_usr1) {
             yod_usr1 = 0;
             signal_all(SIGUSR1);
@@ -339,22 +370,32 @@ int monitor(void)
             signal_all(SIGUSR2);
         }
         if (kill_requested)
-            kill_all("killed by yod -kill");
+            kill_all("killed by yod -kill", "of yod -kill");
         if (Y.opt.timeout > 0 && t > Y.t_start + Y.opt.timeout) {
-            char m[96];
+            char m[96], reason[96];
             snprintf(m, sizeof m, "ran past -timeout %g s", Y.opt.timeout);
-            kill_all(m);
+            snprintf(reason, sizeof reason, "the job ran past -timeout %g s", Y.opt.timeout);
+            kill_all(m, reason);
         }
         if (killing && t > killed_at + KILL_WAIT_S)
             for (int r = 0; r < Y.size; r++)
                 if (Y.ranks[r].state == R_RUNNING)
                     rank_lost(r, "no answer to SIGKILL");
-        for (int r = 0; r < Y.size && !killing; r++)
+        /* One rank failed: the others go, but ranks that are ending anyway
+         * (the same failure everywhere, an exit under way) have the grace
+         * to report their own end first. */
+        for (int r = 0; r < Y.size && first_failed < 0; r++)
             if (rank_failed(&Y.ranks[r])) {
-                char m[96];
-                snprintf(m, sizeof m, "rank %d failed", r);
-                kill_all(m);
+                first_failed = r;
+                failed_at = t;
+                if (!why_killed[0])
+                    snprintf(why_killed, sizeof why_killed, "rank %d failed", r);
             }
+        if (first_failed >= 0 && !killing && t >= failed_at + FAIL_GRACE_S) {
+            char m[96];
+            snprintf(m, sizeof m, "rank %d failed", first_failed);
+            kill_all(NULL, m);
+        }
     }
     Y.t_end = now_s();
     int failed = 0;
@@ -366,13 +407,20 @@ int monitor(void)
         const struct rank *rk = &Y.ranks[r];
         if (!rank_failed(rk))
             continue;
+        char owed[200];
+        owed_text(rk, owed, sizeof owed);
         if (rk->state == R_LOST)
-            note("rank %d (nid %u): lost: %s", r, rk->nid, rk->message);
+            note("rank %d (nid %u): lost: %s%s", r, rk->nid, rk->message, owed);
+        else if (rk->by_yod && rk->signal == SIGKILL)
+            note("rank %d (nid %u): killed by yod because %s%s", r, rk->nid, kill_reason, owed);
+        else if (rk->by_yod)        /* SIGINT (^C), SIGUSR1, SIGUSR2 */
+            note("rank %d (nid %u): killed by %s (from yod)%s", r, rk->nid, signame(rk->signal),
+                 owed);
         else if (rk->signal)
-            note("rank %d (nid %u): killed by %s%s%s", r, rk->nid, signame(rk->signal),
-                 rk->message[0] ? ": " : "", rk->message);
+            note("rank %d (nid %u): killed by %s%s%s%s", r, rk->nid, signame(rk->signal),
+                 rk->message[0] ? ": " : "", rk->message, owed);
         else
-            note("rank %d (nid %u): exited with status %d", r, rk->nid, rk->status);
+            note("rank %d (nid %u): exited with status %d%s", r, rk->nid, rk->status, owed);
     }
     if (Y.opt.verbose)
         fprintf(stderr, "yod: job %u: %d ranks loaded in %.1f ms, ran %.1f ms, %.1f ms in all\n",

@@ -1,7 +1,10 @@
-/* What the ranks write reaches yod's stdout and stderr a line at a time
- * (lines of different ranks never mix), in order per rank and stream, with
- * "[rank] " in front under -label.  A line that grows past 64 KiB without
- * a newline goes out as it is. */
+/* What the ranks write reaches yod's stdout and stderr a line at a time, in
+ * order per rank and stream, with "[rank] " in front under -label.  A
+ * line of yod's output never holds bytes of two ranks: a line that grows
+ * past 64 KiB without a newline goes out in pieces as it comes, and if
+ * another rank's bytes must go out on that stream meanwhile, the piece is
+ * ended with a newline first (-label marks where the line goes on).  A
+ * rank's last line without a newline gets one when the rank ends. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +28,24 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
+/* The rank whose unfinished line yod's fd 1 or 2 is in the middle of, or -1. */
+static int open_rank[3] = {-1, -1, -1};
+
+void output_end_line(int fd)
+{
+    if (open_rank[fd] >= 0)
+        write_all(fd, "\n", 1);
+    open_rank[fd] = -1;
+}
+
 static void emit(int rank, int fd, const char *p, size_t n)
 {
+    if (n == 0)
+        return;
+    bool goes_on = open_rank[fd] == rank;
+    if (!goes_on)
+        output_end_line(fd);
+    open_rank[fd] = p[n - 1] == '\n' ? -1 : rank;
     if (!Y.opt.label) {
         write_all(fd, p, n);
         return;
@@ -46,7 +65,7 @@ static void emit(int rank, int fd, const char *p, size_t n)
             return;
         }
     }
-    bool at_start = true;
+    bool at_start = !goes_on;
     for (size_t i = 0; i < n; i++) {
         if (at_start) {
             memcpy(scratch + o, prefix, (size_t)pl);
@@ -66,8 +85,9 @@ void output_append(int rank, int fd, const char *data, size_t len)
     if (lb->len + len > lb->cap) {
         size_t cap = (lb->len + len) * 2;
         char *nb = realloc(lb->buf, cap);
-        if (!nb) {
-            output_flush(rank);
+        if (!nb) {                 /* out of memory: as it comes, not line by line */
+            emit(rank, fd, lb->buf, lb->len);
+            lb->len = 0;
             emit(rank, fd, data, len);
             return;
         }
@@ -88,7 +108,8 @@ void output_append(int rank, int fd, const char *data, size_t len)
     }
 }
 
-/* A rank has ended: what it wrote without a final newline goes out too. */
+/* A rank has ended: what it wrote without a final newline goes out too,
+ * with one. */
 void output_flush(int rank)
 {
     for (int fd = 1; fd <= 2; fd++) {
@@ -96,5 +117,7 @@ void output_flush(int rank)
         if (lb->len)
             emit(rank, fd, lb->buf, lb->len);
         lb->len = 0;
+        if (open_rank[fd] == rank)
+            output_end_line(fd);
     }
 }

@@ -50,6 +50,9 @@ struct rank {
     bool hb_outstanding;
     uint64_t usec;
     struct line_buf out[3];        /* [1] stdout, [2] stderr */
+    uint64_t got[3];               /* bytes that arrived, per stream */
+    uint64_t owed[3];              /* where the latest write ends in the stream */
+    bool by_yod;                   /* EXITED: yod's signal ended it */
     uint8_t *desc;                 /* its load descriptor, until acknowledged */
     size_t desc_len;
     ptl_handle_md_t desc_md;
@@ -121,6 +124,7 @@ void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* output.c */
 void output_append(int rank, int fd, const char *data, size_t len);
 void output_flush(int rank);
+void output_end_line(int fd);      /* before yod's own words on fd */
 
 double now_s(void);
 #endif

@@ -13,7 +13,11 @@
  *   put ctl GO (all ranks at once) ---> PT_JOB, bits YOD_MB_CTL
  *                        <------------- stdout/stderr: puts straight from the
  *                                       program's buffer on PT_OUTPUT,
- *                                       bits = job << 32 | rank << 2 | fd
+ *                                       bits = job << 32 | rank << 2 | fd,
+ *                                       hdr_data = the stream's byte count
+ *                                       at the end of the write the put is
+ *                                       part of (so yod knows what a write
+ *                                       in progress still owes it)
  *                        <------------- STDIN_WANT (rank 0); yod puts the
  *                                       bytes on the node's PT_STDIN,
  *                                       bits = job << 32 | request number,
@@ -32,7 +36,7 @@
 #include <stdint.h>
 
 #define YOD_MAGIC 0x21444F59u            /* "YOD!" */
-#define YOD_PROTO_VERSION 2
+#define YOD_PROTO_VERSION 3
 #define YOD_NODE_PID 1                   /* the node kernel's own Portals pid */
 #define TERN_APP_PID 16                  /* the application's Portals pid */
 
@@ -47,6 +51,9 @@
 
 #define YOD_LOAD_MAX 65536               /* descriptor with map and strings */
 #define YOD_OUTPUT_CHUNK 65536           /* largest output put */
+#define YOD_FINISH_MAX (1u << 20)        /* a write in progress when the job is
+                                          * killed is finished, up to this much
+                                          * more of it */
 #define YOD_HEARTBEAT_S 1
 #define YOD_SILENCE_S 15
 
@@ -110,9 +117,12 @@ struct yod_ctl {
 enum yod_report_type {
     YOD_LOADED = 1,
     YOD_LOAD_FAILED = 2,     /* message says why */
-    YOD_EXITED = 3,          /* status, or signal with message (fault) */
+    YOD_EXITED = 3,          /* status, or signal with message (fault);
+                              * arg: YOD_ENDED_BY_YOD when yod's signal ended it */
     YOD_STDIN_WANT = 4,      /* arg: bytes wanted, seq: request number */
 };
+
+#define YOD_ENDED_BY_YOD 1
 
 struct yod_report {
     uint32_t magic, type, job, rank;

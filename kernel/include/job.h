@@ -20,7 +20,11 @@ struct job_state {
     bool stdin_eof;
     uint64_t stdin_seq;
     bool yod_gone;               /* no report can reach it */
-    bool ending;                 /* job_end under way: new descriptors wait */
+    bool ending;                 /* the rank is ending (job_end under way, or a fault being
+                                  * reported): yod's signals no longer matter, new
+                                  * descriptors wait */
+    int yod_signal;              /* the last signal from yod acted on */
+    uint64_t out_bytes[3];       /* bytes of stdout [1] and stderr [2] yod has taken */
 };
 extern struct job_state job;
 
@@ -53,6 +57,10 @@ void knode_pause(uint64_t ns);
  * the acknowledgement; returns its ni_fail_type, or -1 on timeout. */
 int knode_put(const void *buf, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_index_t pt,
               uint64_t bits, uint64_t deadline_ns);
+/* The same for the len bytes of niov pieces (the list must stay valid until
+ * the put ends), with header data. */
+int knode_putv(const ptl_iovec_t *iov, unsigned niov, uint64_t len, uint32_t nid, uint32_t pid,
+               ptl_pt_index_t pt, uint64_t bits, uint64_t hdr_data, uint64_t deadline_ns);
 /* Portals events for job messages (loader.c, control.c). */
 bool job_is_load_slot(const void *user_ptr);
 void job_on_load_put(const ptl_event_t *ev);
@@ -74,6 +82,12 @@ __attribute__((noreturn)) void job_loop(void);
 
 /* control.c */
 void job_service_from_wait(void);      /* in kernel waits: control messages */
+/* Around a write to yod: control messages that arrive meanwhile are acted
+ * on when the outermost hold is released (that may end the job there), so
+ * a write is never cut short by a signal in the middle of a put. */
+void job_control_hold(void);
+void job_control_release(void);
+bool job_end_pending(void);            /* a message from yod that ends the job waits */
 void job_tick_start(void);
 void job_tick_stop(void);
 void job_control_reset(void);
@@ -83,8 +97,11 @@ void job_control_reset(void);
 void job_attach(void);
 void job_detach(void);
 
-/* stdio.c: a rank's standard streams */
+/* stdio.c: a rank's standard streams.  One call is one write (write or
+ * writev): it reaches yod whole unless the job is killed with more than
+ * YOD_FINISH_MAX of it still to send. */
 long job_output(unsigned fd, const void *buf, uint64_t len);
+long job_output_v(unsigned fd, const ptl_iovec_t *iov, unsigned niov);
 long job_read_stdin(uint64_t ubuf, uint64_t len);
 
 /* end.c: reports how the job ended to yod (unless yod is gone), resets the

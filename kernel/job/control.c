@@ -17,6 +17,7 @@
 static bool in_service;
 static int signal_from_yod;
 static bool abort_from_yod;
+static unsigned hold;          /* writes to yod in progress (job_control_hold) */
 
 void job_on_ctl_put(const ptl_event_t *ev)
 {
@@ -48,9 +49,31 @@ static bool fatal_by_default(int sig)
     return proc.sig.act[sig].handler == SIG_DFL;
 }
 
-/* Acts on what the dispatcher recorded.  May end the job (and not return). */
+static bool silent_too_long(void)
+{
+    return time_monotonic_ns() - job.last_heard_ns > YOD_SILENCE_S * 1000000000ULL;
+}
+
+static bool signal_ends_job(int sig)
+{
+    return sig == SIGKILL || !job.running ||
+           (fatal_by_default(sig) && !(proc.sig.blocked >> (sig - 1) & 1));
+}
+
+bool job_end_pending(void)
+{
+    return !job.ending && (abort_from_yod || (signal_from_yod && signal_ends_job(signal_from_yod)) ||
+                           silent_too_long());
+}
+
+/* Acts on what the dispatcher recorded.  May end the job (and not return).
+ * Not while a write to yod is under way (its release acts), nor once the
+ * rank is ending anyway: its own end (exit status, fault) is what yod must
+ * hear, and the report in flight must not be cut off. */
 static void act(void)
 {
+    if (hold || job.ending)
+        return;
     if (abort_from_yod) {
         kprintf("job %u: aborted by yod\n", job.id);
         job_end(END_LOAD_ERROR, 0, NULL);
@@ -62,18 +85,25 @@ static void act(void)
             kprintf("job %u: signal %d from yod while loading: job dropped\n", job.id, sig);
             job_end(END_LOAD_ERROR, 0, NULL);
         }
-        if (!job.running)      /* GO came with it: killed before its first instruction */
-            job_end(END_SIGNAL, sig, NULL);
-        if (sig == SIGKILL || (fatal_by_default(sig) && !(proc.sig.blocked >> (sig - 1) & 1)))
+        job.yod_signal = sig;
+        if (signal_ends_job(sig))    /* before GO's first instruction too */
             job_end(END_SIGNAL, sig, NULL);
         signal_raise(sig);
     }
-    if (time_monotonic_ns() - job.last_heard_ns > YOD_SILENCE_S * 1000000000ULL) {
+    if (silent_too_long()) {
         kprintf("job %u: nothing from yod (nid %u pid %u) for %u s: ending the job\n", job.id,
                 job.yod_nid, job.yod_pid, YOD_SILENCE_S);
         job.yod_gone = true;
         job_end(job.running ? END_SIGNAL : END_LOAD_ERROR, SIGKILL, NULL);
     }
+}
+
+void job_control_hold(void) { hold++; }
+
+void job_control_release(void)
+{
+    if (hold && --hold == 0)
+        act();
 }
 
 void job_service_from_wait(void)
@@ -99,6 +129,7 @@ void job_control_reset(void)
     in_service = false;
     signal_from_yod = 0;
     abort_from_yod = false;
+    hold = 0;
 }
 
 /* The program has the CPU: hand over what has arrived, let the library

@@ -24,6 +24,7 @@ void job_fault_report(const char *text, uint64_t len)
 {
     if (!job.running)
         return;
+    job.ending = true;            /* the fault is this rank's end, whatever yod says now */
     job_output(2, text, len);
     uint64_t n = 0;
     while (n < len && n + 1 < sizeof fault_line && text[n] != '\n')
@@ -98,6 +99,8 @@ void job_end(enum end_kind kind, int code, const char *why)
             r.status = kind == END_EXIT ? code : 0;
             r.signal = kind == END_SIGNAL ? code : 0;
             r.usec = job.running ? (time_monotonic_ns() - job.start_ns) / 1000 : 0;
+            if (kind == END_SIGNAL && code == job.yod_signal)
+                r.arg = YOD_ENDED_BY_YOD;
             strlcpy(r.message, why ? why : fault_line, sizeof r.message);
             kprintf("job %u: rank %u %s %d after %lu ms\n", job.id, job.rank,
                     r.signal ? "killed by signal" : "exited with status",

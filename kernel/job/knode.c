@@ -149,14 +149,16 @@ void knode_pause(uint64_t ns)
         knode_wait(NULL, until);
 }
 
-int knode_put(const void *buf, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_index_t pt,
-              uint64_t bits, uint64_t deadline_ns)
+/* Puts len bytes described by mdd (contiguous, or an iovec list) and waits
+ * for the acknowledgement. */
+static int put_md(ptl_md_t *mdd, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_index_t pt,
+                  uint64_t bits, uint64_t hdr_data, uint64_t deadline_ns)
 {
-    ptl_md_t mdd = {.start = (void *)buf, .length = len,
-                    .options = PTL_MD_EVENT_SEND_DISABLE, .eq_handle = knode.eq,
-                    .ct_handle = PTL_CT_NONE};
+    mdd->options |= PTL_MD_EVENT_SEND_DISABLE;
+    mdd->eq_handle = knode.eq;
+    mdd->ct_handle = PTL_CT_NONE;
     ptl_handle_md_t md;
-    if (PtlMDBind(knode.ni, &mdd, &md) != PTL_OK)
+    if (PtlMDBind(knode.ni, mdd, &md) != PTL_OK)
         return -1;
     struct kop *op = kmalloc(sizeof *op);
     if (!op) {
@@ -167,7 +169,7 @@ int knode_put(const void *buf, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_
     ptl_process_t to;
     to.phys.nid = nid;
     to.phys.pid = pid;
-    if (PtlPut(md, 0, len, PTL_ACK_REQ, to, pt, bits, 0, op, 0) != PTL_OK) {
+    if (PtlPut(md, 0, len, PTL_ACK_REQ, to, pt, bits, 0, op, hdr_data) != PTL_OK) {
         PtlMDRelease(md);
         kfree(op);
         return -1;
@@ -182,4 +184,18 @@ int knode_put(const void *buf, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_
     PtlMDRelease(md);
     kfree(op);
     return rc;
+}
+
+int knode_put(const void *buf, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_index_t pt,
+              uint64_t bits, uint64_t deadline_ns)
+{
+    ptl_md_t mdd = {.start = (void *)buf, .length = len};
+    return put_md(&mdd, len, nid, pid, pt, bits, 0, deadline_ns);
+}
+
+int knode_putv(const ptl_iovec_t *iov, unsigned niov, uint64_t len, uint32_t nid, uint32_t pid,
+               ptl_pt_index_t pt, uint64_t bits, uint64_t hdr_data, uint64_t deadline_ns)
+{
+    ptl_md_t mdd = {.start = (void *)iov, .length = niov, .options = PTL_IOVEC};
+    return put_md(&mdd, len, nid, pid, pt, bits, hdr_data, deadline_ns);
 }

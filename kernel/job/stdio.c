@@ -1,10 +1,15 @@
 /* A rank's standard streams.  Output goes to yod in Portals puts straight
- * from the program's buffer (no kernel copy), each acknowledged before
- * write() returns: the bytes are in yod's hands, in order, before the
- * program can exit.  yod's buffers may be full for a moment (it prints on a
- * terminal or a pipe); a rejected put is sent again after a pause, never
- * dropped.  Input: rank 0 asks yod for bytes and yod puts them straight into
- * the program's buffer; the other ranks read end of file. */
+ * from the program's buffers (no kernel copy; a writev is one write, its
+ * pieces gathered into each put), each acknowledged before write() returns:
+ * the bytes are in yod's hands, in order, before the program can exit.
+ * yod's buffers may be full for a moment (it prints on a terminal or a
+ * pipe); a rejected put is sent again after a pause, never dropped.  A
+ * signal from yod that arrives during a write acts when the write is done,
+ * so a line is never cut by a kill; only a write that still has more than
+ * YOD_FINISH_MAX to send when the kill comes is cut there.  Each put carries
+ * where the write ends in the stream (yod_proto.h), so yod knows what a lost
+ * node never sent.  Input: rank 0 asks yod for bytes and yod puts them
+ * straight into the program's buffer; the other ranks read end of file. */
 #include "job.h"
 #include "kmalloc.h"
 #include "ptl_kernel.h"
@@ -14,6 +19,7 @@
 
 #define RETRY_MAX_NS 50000000ULL
 #define OUTPUT_DEADLINE_NS (120 * 1000000000ULL)
+#define PUT_PIECES 64            /* iovec pieces in one put */
 
 static void pause_ns(uint64_t ns)
 {
@@ -22,31 +28,70 @@ static void pause_ns(uint64_t ns)
         knode_wait(NULL, until);
 }
 
+/* One put of pieces (len bytes), sent again while yod's buffers are full. */
+static void put_output(unsigned fd, const ptl_iovec_t *pieces, unsigned n, uint64_t len,
+                       uint64_t write_end)
+{
+    uint64_t bits = yod_output_bits(job.id, job.rank, fd), delay = 100000ULL;
+    for (;;) {
+        int rc = knode_putv(pieces, n, len, job.yod_nid, job.yod_pid, YOD_PT_OUTPUT, bits,
+                            write_end, time_monotonic_ns() + OUTPUT_DEADLINE_NS);
+        if (rc == PTL_NI_OK)
+            return;
+        if (rc == PTL_NI_UNDELIVERABLE || rc == -1) {
+            kprintf("job %u: yod does not take output any more: ending the job\n", job.id);
+            job.yod_gone = true;
+            job_end(END_SIGNAL, 9, NULL);
+        }
+        pause_ns(delay);              /* yod's buffers are full: try again */
+        if (delay < RETRY_MAX_NS)
+            delay *= 2;
+    }
+}
+
+long job_output_v(unsigned fd, const ptl_iovec_t *iov, unsigned niov)
+{
+    static ptl_iovec_t pieces[PUT_PIECES];   /* must outlive a put left in flight */
+    fd &= 3;
+    uint64_t total = 0;
+    for (unsigned i = 0; i < niov; i++)
+        total += iov[i].iov_len;
+    uint64_t write_end = job.out_bytes[fd] + total, sent = 0, since_end_asked = 0;
+    unsigned i = 0;
+    uint64_t at = 0;                 /* offset in iov[i] */
+    job_control_hold();
+    while (sent < total) {
+        unsigned n = 0;
+        uint64_t len = 0;
+        while (i < niov && n < PUT_PIECES && len < YOD_OUTPUT_CHUNK) {
+            uint64_t k = iov[i].iov_len - at;
+            if (k > YOD_OUTPUT_CHUNK - len)
+                k = YOD_OUTPUT_CHUNK - len;
+            if (k) {
+                pieces[n].iov_base = (char *)iov[i].iov_base + at;
+                pieces[n++].iov_len = k;
+                len += k;
+                at += k;
+            }
+            if (at == iov[i].iov_len) {
+                i++;
+                at = 0;
+            }
+        }
+        put_output(fd, pieces, n, len, write_end);
+        sent += len;
+        job.out_bytes[fd] += len;
+        if (job_end_pending() && (since_end_asked += len) >= YOD_FINISH_MAX)
+            break;
+    }
+    job_control_release();            /* a kill that came meanwhile ends the job here */
+    return (long)sent;
+}
+
 long job_output(unsigned fd, const void *buf, uint64_t len)
 {
-    const char *p = buf;
-    uint64_t left = len, bits = yod_output_bits(job.id, job.rank, fd);
-    while (left) {
-        uint64_t n = left < YOD_OUTPUT_CHUNK ? left : YOD_OUTPUT_CHUNK;
-        uint64_t delay = 100000ULL;
-        for (;;) {
-            int rc = knode_put(p, n, job.yod_nid, job.yod_pid, YOD_PT_OUTPUT, bits,
-                               time_monotonic_ns() + OUTPUT_DEADLINE_NS);
-            if (rc == PTL_NI_OK)
-                break;
-            if (rc == PTL_NI_UNDELIVERABLE || rc == -1) {
-                kprintf("job %u: yod does not take output any more: ending the job\n", job.id);
-                job.yod_gone = true;
-                job_end(END_SIGNAL, 9, NULL);
-            }
-            pause_ns(delay);              /* yod's buffers are full: try again */
-            if (delay < RETRY_MAX_NS)
-                delay *= 2;
-        }
-        p += n;
-        left -= n;
-    }
-    return (long)len;
+    ptl_iovec_t one = {(void *)buf, len};
+    return job_output_v(fd, &one, 1);
 }
 
 static struct yod_report want;

@@ -143,6 +143,15 @@ static long do_vector(uint64_t fd, uint64_t iov_va, uint64_t cnt, bool writing)
         if (!user_ok(iov[i].base, iov[i].len))
             return -EFAULT;
     }
+    /* To yod a writev is one write: its pieces go in the same puts, so a
+     * line split over pieces (the C library's buffer and the rest of the
+     * line) reaches yod whole. */
+    struct fd *f = fd_get(fd);
+    if (writing && job.running && f->kind != FD_FILE) {
+        _Static_assert(sizeof(struct iovec) == sizeof(ptl_iovec_t), "iovec layout");
+        return job_output_v(f->kind == FD_CONSOLE_ERR ? 2 : 1, (const ptl_iovec_t *)iov,
+                            (unsigned)cnt);
+    }
     long done = 0;
     for (uint64_t i = 0; i < cnt; i++) {
         long n = writing ? do_write(fd, iov[i].base, iov[i].len)
