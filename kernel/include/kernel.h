@@ -42,5 +42,9 @@ __attribute__((noreturn)) void node_end(enum end_kind kind, int code);
 __attribute__((noreturn)) void node_wait_for_work(void);
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2))) void load_error(const char *fmt, ...);
+/* The kernel ends the program (it can never go on): the message is reported
+ * like a fault's, to the log and the user's stderr, and the run ends as if
+ * killed by sig. */
+__attribute__((noreturn, format(printf, 2, 3))) void program_killed(int sig, const char *fmt, ...);
 
 #endif
