@@ -28,6 +28,8 @@
 #define SIGPROF 27
 #define SIGWINCH 28
 
+#define SIG_UNBLOCKABLE ((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)))
+
 #define SIG_DFL 0
 #define SIG_IGN 1
 #define SA_SIGINFO 0x4
@@ -65,6 +67,12 @@ void signal_raise(int sig);
 /* A signal is pending that would end a wait: unblocked and not ignored, or
  * one of the set also (sigtimedwait's). */
 bool signal_wakes(uint64_t also);
+/* The mask a wait runs under (rt_sigsuspend, ppoll, pselect6): the old one
+ * comes back after the handler of the signal that ends the wait, or at once
+ * through signal_wait_mask_end when the wait ends otherwise (r != -EINTR).
+ * mask_va 0: the mask stays.  0, -EINVAL or -EFAULT. */
+long signal_wait_mask(uint64_t mask_va, uint64_t size);
+long signal_wait_mask_end(long r);
 /* A system call interrupted by what is pending now is to be restarted
  * (the handler has SA_RESTART, or no handler runs). */
 bool signal_restarts(void);

@@ -49,32 +49,6 @@ static long pause_until(uint64_t deadline, bool stdin_pending)
     return wait_until(deadline, 0, true, "poll() or select() with nothing to wait for");
 }
 
-/* The signal mask ppoll and pselect6 wait under; the old one comes back
- * on return, or after the handler of the signal that ended the wait. */
-static long wait_mask(uint64_t mask_va, uint64_t size)
-{
-    if (!mask_va)
-        return 0;
-    uint64_t m;
-    if (size != 8)
-        return -EINVAL;
-    if (copy_from_user(&m, mask_va, 8))
-        return -EFAULT;
-    proc.sig.saved_mask = proc.sig.blocked;
-    proc.sig.has_saved_mask = true;
-    proc.sig.blocked = m & ~((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)));
-    return 0;
-}
-
-static long unmask(long r)
-{
-    if (r != -EINTR && proc.sig.has_saved_mask) {
-        proc.sig.blocked = proc.sig.saved_mask;
-        proc.sig.has_saved_mask = false;
-    }
-    return r;
-}
-
 static long do_poll(uint64_t fds_va, uint64_t n, uint64_t deadline)
 {
     if (n > MAX_FDS)
@@ -121,9 +95,9 @@ SYSCALL(ppoll)
     UNUSED_ARGS();
     uint64_t deadline;
     long r = timeout_from_user(a2, false, time_monotonic_ns(), &deadline);
-    if (r || (r = wait_mask(a3, a4)))
+    if (r || (r = signal_wait_mask(a3, a4)))
         return r;
-    return unmask(do_poll(a0, a1, deadline));
+    return signal_wait_mask_end(do_poll(a0, a1, deadline));
 }
 
 /* select's three sets over fds [0, n): the number of bits left set. */
@@ -203,8 +177,8 @@ SYSCALL(pselect6)
         uint64_t sig[2];                      /* { const sigset_t *ss; size_t ss_len; } */
         if (copy_from_user(sig, a5, sizeof sig))
             return -EFAULT;
-        if ((r = wait_mask(sig[0], sig[1])))
+        if ((r = signal_wait_mask(sig[0], sig[1])))
             return r;
     }
-    return unmask(do_select(a0, sets, deadline));
+    return signal_wait_mask_end(do_select(a0, sets, deadline));
 }

@@ -11,7 +11,7 @@
 #define SS_ONSTACK 1
 #define SS_DISABLE 2
 #define BIT(s) (1ULL << ((s) - 1))
-#define UNBLOCKABLE (BIT(SIGKILL) | BIT(SIGSTOP))
+#define UNBLOCKABLE SIG_UNBLOCKABLE
 
 static const char *const names[] = {
     [SIGHUP] = "SIGHUP", [SIGINT] = "SIGINT", [SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
@@ -110,6 +110,30 @@ SYSCALL(rt_sigprocmask)
         return -EFAULT;
     }
     return 0;
+}
+
+long signal_wait_mask(uint64_t mask_va, uint64_t size)
+{
+    uint64_t m;
+    if (!mask_va)
+        return 0;
+    if (size != 8)
+        return -EINVAL;
+    if (copy_from_user(&m, mask_va, 8))
+        return -EFAULT;
+    proc.sig.saved_mask = proc.sig.blocked;
+    proc.sig.has_saved_mask = true;
+    proc.sig.blocked = m & ~UNBLOCKABLE;
+    return 0;
+}
+
+long signal_wait_mask_end(long r)
+{
+    if (r != -EINTR && proc.sig.has_saved_mask) {
+        proc.sig.blocked = proc.sig.saved_mask;
+        proc.sig.has_saved_mask = false;
+    }
+    return r;
 }
 
 struct stack_t { uint64_t sp; int32_t flags, pad; uint64_t size; };

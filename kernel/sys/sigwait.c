@@ -42,15 +42,12 @@ SYSCALL(pause)
 SYSCALL(rt_sigsuspend)
 {
     UNUSED_ARGS();
-    uint64_t mask;
     if (a1 != 8)
         return -EINVAL;
-    if (copy_from_user(&mask, a0, 8))
+    if (!a0)
         return -EFAULT;
-    proc.sig.saved_mask = proc.sig.blocked;
-    proc.sig.has_saved_mask = true;
-    proc.sig.blocked = mask & ~((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)));
-    return wait_until(WAIT_FOREVER, 0, true, "sigsuspend()");
+    long r = signal_wait_mask(a0, a1);
+    return r ? r : wait_until(WAIT_FOREVER, 0, true, "sigsuspend()");
 }
 
 SYSCALL(rt_sigpending)
@@ -87,7 +84,7 @@ SYSCALL(rt_sigtimedwait)
         return -EINVAL;
     if (copy_from_user(&set, a0, 8))
         return -EFAULT;
-    set &= ~((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)));
+    set &= ~SIG_UNBLOCKABLE;
     long r = timeout_from_user(a2, false, time_monotonic_ns(), &deadline);
     if (r)
         return r;
