@@ -142,6 +142,13 @@ void options_parse(void)
             options.nid = (int64_t)size;
         } else if (!strcmp(k, "hostlink")) {
             options.hostlink = !strcmp(v, "com2");
+        } else if (!strcmp(k, "stdin")) {
+            if (!strcmp(v, "pipe"))
+                options.stdin_mode = STDIN_PIPE;
+            else if (!strcmp(v, "tty"))
+                options.stdin_mode = STDIN_TTY;
+            else if (strcmp(v, "none"))
+                snprintf(bad, sizeof bad, "unknown stdin mode '%s' (pipe, tty or none)", v);
         } else if (!strcmp(k, "exit")) {
             options.exit_port = !strcmp(v, "qemu") ? 0xf4 : 0;
         } else if (!strcmp(k, "alloc_nid")) {
@@ -169,6 +176,8 @@ void options_parse(void)
         }
     }
     options.envp[options.envc] = NULL;
+    if (!options.hostlink)
+        options.stdin_mode = STDIN_NONE;     /* input comes over the host link only */
     /* Reported only now, so hostlink= and exit= are in force wherever they stand. */
     if (bad[0])
         load_error("%s", bad);

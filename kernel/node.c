@@ -64,6 +64,23 @@ __attribute__((noreturn)) static void end_with_message(enum end_kind kind, enum 
     node_end(kind, 0);
 }
 
+void program_killed(int sig, const char *fmt, ...)
+{
+    static char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof msg - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof msg - 2)
+        n = (int)sizeof msg - 2;
+    msg[n++] = '\n';
+    msg[n] = 0;
+    kprintf("%s", msg);
+    hostlink_send(HL_REPORT, msg, (uint32_t)n);
+    node_fault_report(msg, (uint64_t)n);
+    node_end(END_SIGNAL, sig);
+}
+
 void panic(const char *fmt, ...)
 {
     __asm__ volatile("cli");

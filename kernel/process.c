@@ -6,6 +6,7 @@
 #include "mem.h"
 #include "process.h"
 #include "random.h"
+#include "reserve.h"
 
 struct process proc;
 
@@ -30,7 +31,12 @@ struct process proc;
 #define AT_EXECFN 31
 #define AT_MINSIGSTKSZ 51
 
-uint64_t user_va_to_phys(uint64_t va) { return app_region.start + (va - proc.vbase); }
+uint64_t user_va_to_phys(uint64_t va)
+{
+    if (va < proc.vbase || va >= proc.vend)
+        return reserve_phys(va);     /* committed reserved memory */
+    return app_region.start + (va - proc.vbase);
+}
 
 /* Lays out heap and stack above the loaded image and maps it all. */
 static void memory_setup(void)
@@ -68,6 +74,13 @@ void process_setup(char **argv, int argc, char **envp, int envc)
 {
     memory_setup();
     proc.pid = 1;
+    /* The command name Linux shows (prctl PR_GET_NAME): the file's base
+     * name, 15 bytes at most. */
+    const char *base = proc.name ? proc.name : "";
+    for (const char *c = base; *c; c++)
+        if (*c == '/' && c[1])
+            base = c + 1;
+    strlcpy(proc.comm, base, sizeof proc.comm);
     for (int s = 1; s <= NSIG; s++)
         proc.sig.act[s].handler = SIG_DFL;
 

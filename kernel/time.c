@@ -74,34 +74,69 @@ static void disarm(void)
     lapic_write(LAPIC_LVT_TIMER, 1u << 16);
 }
 
-/* The only timer interrupt a running program sees: the job's tick (once a
- * second, see kernel/job/control.c).  Nothing else runs periodically. */
+static void (*alarm_fn)(struct regs *);
+static uint64_t alarm_at;
+
+/* The program's next deadline while it runs: its tick or its alarm. */
+static void arm_for_user(void)
+{
+    uint64_t at = UINT64_MAX;
+    if (user_tick_fn)
+        at = user_tick_next;
+    if (alarm_fn && alarm_at < at)
+        at = alarm_at;
+    if (at != UINT64_MAX)
+        arm_one_shot(at);
+    else if (lapic)
+        disarm();
+}
+
+/* The alarm, once it is due; r: the interrupted program, or NULL. */
+static void alarm_check(struct regs *r)
+{
+    if (alarm_fn && time_monotonic_ns() >= alarm_at) {
+        void (*fn)(struct regs *) = alarm_fn;
+        alarm_fn = NULL;
+        fn(r);                       /* may set the next one */
+    }
+}
+
+/* The timer interrupts a running program sees: the job's tick (once a
+ * second, see kernel/job/control.c) and the program's own alarm
+ * (sys/itimer.c).  Nothing else runs periodically. */
 static void lapic_timer_irq(struct regs *r)
 {
     lapic_write(LAPIC_EOI, 0);
-    if (!user_tick_fn || (r->cs & 3) != 3)
-        return;
+    bool user = (r->cs & 3) == 3;
+    alarm_check(user ? r : NULL);
+    if (!user)
+        return;                      /* a kernel wait: time_halt_until re-arms */
     uint64_t now = time_monotonic_ns();
-    if (now < user_tick_next) {
-        arm_one_shot(user_tick_next);
-        return;
+    if (user_tick_fn && now >= user_tick_next) {
+        user_tick_next = now + user_tick_period;
+        user_tick_fn(r);
     }
-    user_tick_next = now + user_tick_period;
-    arm_one_shot(user_tick_next);
-    user_tick_fn(r);
+    arm_for_user();
 }
 
 void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns)
 {
     user_tick_fn = lapic_mult ? fn : NULL;
     user_tick_period = period_ns;
-    if (user_tick_fn) {
+    if (user_tick_fn)
         user_tick_next = time_monotonic_ns() + period_ns;
-        arm_one_shot(user_tick_next);
-    } else if (lapic) {
-        disarm();
-    }
+    arm_for_user();
 }
+
+void time_user_alarm(void (*fn)(struct regs *), uint64_t deadline_ns)
+{
+    alarm_fn = lapic_mult ? fn : NULL;
+    alarm_at = deadline_ns;
+    if (lapic)
+        arm_for_user();
+}
+
+void time_alarm_poll(void) { alarm_check(NULL); }
 
 void time_init(void)
 {
@@ -152,6 +187,9 @@ uint64_t time_tsc_hz(void) { return tsc_hz; }
  * timer at deadline.  Close to the deadline it only spins once. */
 void time_halt_until(uint64_t deadline)
 {
+    alarm_check(NULL);
+    if (alarm_fn && alarm_at < deadline)
+        deadline = alarm_at;         /* the program's alarm rings on time */
     uint64_t now = time_monotonic_ns();
     if (now >= deadline)
         return;
@@ -174,10 +212,8 @@ void time_halt_until(uint64_t deadline)
         uint64_t t = time_monotonic_ns();
         if (t >= user_tick_next)
             user_tick_next = t + user_tick_period;
-        arm_one_shot(user_tick_next);
-    } else {
-        disarm();
     }
+    arm_for_user();
 }
 
 void time_sleep_until(uint64_t deadline)

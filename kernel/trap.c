@@ -6,6 +6,7 @@
 #include "hostlink.h"
 #include "kernel.h"
 #include "process.h"
+#include "reserve.h"
 #include "signal.h"
 #include "syscall.h"
 #include "uaccess.h"
@@ -65,6 +66,8 @@ static void describe_page_fault(struct report *r, const struct regs *f, uint64_t
         what = "NULL pointer, address";
     else if (addr >= proc.guard && addr < proc.guard + 4096)
         what = "stack guard page (stack overflow; raise stack=), address";
+    else if (!present && reserve_has(addr))
+        what = "reserved address never made accessible (PROT_NONE; no demand paging),";
     else if (!present)
         what = "unmapped address";
     else

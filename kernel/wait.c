@@ -6,6 +6,8 @@ static const struct wait_hook *hook;
 
 void wait_set_hook(const struct wait_hook *h) { hook = h; }
 
+bool wait_hooked(void) { return hook != 0; }
+
 uint64_t wait_bound(uint64_t deadline)
 {
     if (!hook || !hook->period_ns)

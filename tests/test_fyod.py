@@ -250,3 +250,23 @@ def test_files_closed_when_the_job_ends(fc):
     finally:
         f.stop()
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_sendfile_from_a_forwarded_file(fc):
+    """sendfile (issue 13): a file's bytes to the job's stdout and, from an
+    offset, into another file; the console as a source is refused."""
+    name, dirs, _ = fc
+    data = bytes((i * 7 + i // 251) & 0xFF for i in range(150000))
+    with open(os.path.join(dirs["scratch"], "src"), "wb") as f:
+        f.write(data)
+    r = subprocess.run([CLUSTER, "--name", name, "exec", "yod", FILEIO, "sendfile", "/scratch/src",
+                        "/scratch/dst"], capture_output=True, timeout=120, cwd="/tmp")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == data
+    with open(os.path.join(dirs["scratch"], "dst"), "rb") as f:
+        assert f.read() == data[100:]
+    assert r.stderr.decode().splitlines()[-1] == (
+        f"to stdout {len(data)}, to file {len(data) - 100}, offset now {len(data)}, "
+        f"position {len(data)}, from stdin EINVAL")
+    for n in ("src", "dst"):
+        os.unlink(os.path.join(dirs["scratch"], n))

@@ -25,11 +25,19 @@ struct bootinfo {
     int nmods;
 };
 
+/* Where the program's fd 0 reads from. */
+enum stdin_mode {
+    STDIN_NONE,        /* nothing: end of file at once (a console that looks like a tty) */
+    STDIN_PIPE,        /* forwarded over the host link, not a terminal */
+    STDIN_TTY,         /* forwarded over the host link from a terminal */
+};
+
 /* Kernel options (see docs/kernel.md for the list). */
 struct boot_options {
     uint64_t stack_size;           /* application stack */
     uint64_t heap_size;            /* 0: all that is left */
     bool hostlink;                 /* hostlink=com2 */
+    enum stdin_mode stdin_mode;    /* stdin=pipe|tty (with hostlink=com2) */
     int exit_port;                 /* exit=qemu: isa-debug-exit port, or 0 */
     uint32_t uid, gid;
     uint32_t alloc_nid;            /* alloc_nid=N: where the allocator runs (default 0) */

@@ -30,9 +30,11 @@
 #define EPIPE 32
 #define ERANGE 34
 #define ENAMETOOLONG 36
+#define EDEADLK 35
 #define ENOSYS 38
 #define ENOTSUP 95
 #define EOPNOTSUPP 95
 #define ELOOP 40
+#define EAFNOSUPPORT 97
 #define ETIMEDOUT 110
 #endif

@@ -51,5 +51,9 @@ void node_set_owner(const struct node_owner *owner);    /* NULL: none */
 void node_fault_report(const char *report, uint64_t len);
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2))) void load_error(const char *fmt, ...);
+/* The kernel ends the program (it can never go on): the message is reported
+ * like a fault's, to the log and the user's stderr, and the run ends as if
+ * killed by sig. */
+__attribute__((noreturn, format(printf, 2, 3))) void program_killed(int sig, const char *fmt, ...);
 
 #endif

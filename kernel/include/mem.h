@@ -29,6 +29,9 @@ void paging_init(void);
 /* Maps user virtual [va, va+len) to physical [pa, pa+len): 2 MiB pages where
  * both are aligned, 4 KiB pages elsewhere. */
 void user_map(uint64_t va, uint64_t pa, uint64_t len);
+/* Removes the user mappings of [va, va+len) (page aligned); a 2 MiB page
+ * partly inside is split into 4 KiB pages first.  Tables stay. */
+void user_unmap(uint64_t va, uint64_t len);
 /* Removes every user mapping and frees the tables (a job has ended). */
 void user_unmap_all(void);
 #endif

@@ -3,13 +3,19 @@
 #define TERN_PROCESS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "ranges.h"
 #include "signal.h"
 
 #define USER_PIE_BASE 0x400000ULL   /* where static-PIE programs are placed */
 #define USER_MIN_ADDR 0x10000ULL    /* below this stays unmapped (NULL faults) */
+#define USER_TOP 0x7FFFFFFFF000ULL  /* end of the user half (Linux's TASK_SIZE) */
 #define MAX_MAPPINGS 1024
+#define MAX_RESERVED 256
+#define MAX_PIECES 1024
 
-struct mapping { uint64_t start, end; };
+/* Committed memory in reserved address space (kernel/mem/reserve.c):
+ * [va, end) is mapped to physical [pa, pa + end - va). */
+struct piece { uint64_t va, end, pa; };
 
 struct process {
     /* Virtual layout.  [vbase, vend) maps linearly onto the physical region;
@@ -21,13 +27,25 @@ struct process {
     uint64_t heap_end, guard, stack_lo;
     struct mapping maps[MAX_MAPPINGS]; /* mmap'd ranges, sorted by start */
     int nmaps;
+    /* Address space reserved outside [vbase, vend) (PROT_NONE mappings),
+     * and the parts of it made accessible, each backed by real memory
+     * taken from the heap area (listed in maps there). */
+    struct mapping reserved[MAX_RESERVED];
+    int nreserved;
+    struct piece pieces[MAX_PIECES];
+    int npieces;
 
     uint64_t entry, phdr_va, phnum;
     uint64_t fs_base;
     uint64_t stack_start;          /* initial RSP */
-    uint64_t clear_child_tid;
+    uint64_t clear_child_tid;      /* set_tid_address */
+    uint64_t robust_list;          /* set_robust_list */
     uint32_t pid;
     const char *name;              /* argv[0], for messages */
+    char comm[16];                 /* prctl(PR_SET_NAME) */
+    uint32_t personality;
+    int nice;
+    uint32_t membarrier_registered;
     struct signal_state sig;
 };
 extern struct process proc;

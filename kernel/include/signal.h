@@ -1,6 +1,7 @@
 /* Signals, Linux numbering and x86-64 frame layout. */
 #ifndef TERN_SIGNAL_H
 #define TERN_SIGNAL_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #define NSIG 64
@@ -22,11 +23,17 @@
 #define SIGCHLD 17
 #define SIGCONT 18
 #define SIGSTOP 19
+#define SIGTTIN 21
+#define SIGVTALRM 26
+#define SIGPROF 27
 #define SIGWINCH 28
+
+#define SIG_UNBLOCKABLE ((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)))
 
 #define SIG_DFL 0
 #define SIG_IGN 1
 #define SA_SIGINFO 0x4
+#define SA_RESTART 0x10000000
 #define SA_ONSTACK 0x08000000
 #define SA_RESTORER 0x04000000
 #define SA_NODEFER 0x40000000
@@ -45,6 +52,9 @@ struct signal_state {
     uint64_t pending;
     uint64_t altstack_sp, altstack_size;
     int altstack_flags;
+    /* rt_sigsuspend: the mask to restore once a handler has run. */
+    uint64_t saved_mask;
+    bool has_saved_mask;
 };
 
 struct regs;
@@ -54,4 +64,16 @@ const char *signal_name(int sig);
  * registers changed and need a full restore. */
 int signal_deliver(struct regs *r);
 void signal_raise(int sig);
+/* A signal is pending that would end a wait: unblocked and not ignored, or
+ * one of the set also (sigtimedwait's). */
+bool signal_wakes(uint64_t also);
+/* The mask a wait runs under (rt_sigsuspend, ppoll, pselect6): the old one
+ * comes back after the handler of the signal that ends the wait, or at once
+ * through signal_wait_mask_end when the wait ends otherwise (r != -EINTR).
+ * mask_va 0: the mask stays.  0, -EINVAL or -EFAULT. */
+long signal_wait_mask(uint64_t mask_va, uint64_t size);
+long signal_wait_mask_end(long r);
+/* A system call interrupted by what is pending now is to be restarted
+ * (the handler has SA_RESTART, or no handler runs). */
+bool signal_restarts(void);
 #endif

@@ -14,9 +14,26 @@ typedef uint64_t u64;
 /* The registers of the system call being handled (for rt_sigreturn). */
 extern struct regs *syscall_regs;
 
+/* A handler's answer for "interrupted by a signal: restart the call if the
+ * handler has SA_RESTART, else EINTR" (sys/table.c acts on it). */
+#define ERESTARTSYS 512
+#define WAIT_FOREVER UINT64_MAX
+
+struct timespec64 { int64_t sec, nsec; };
+
 /* sys/io.c */
 SYSCALL(read); SYSCALL(write); SYSCALL(readv); SYSCALL(writev); SYSCALL(ioctl);
-SYSCALL(close); SYSCALL(dup); SYSCALL(dup2); SYSCALL(dup3); SYSCALL(fcntl); SYSCALL(poll);
+SYSCALL(close); SYSCALL(dup); SYSCALL(dup2); SYSCALL(dup3); SYSCALL(fcntl);
+struct fd;
+void console_write(const struct fd *f, const void *buf, uint64_t len);
+/* sys/console_in.c: fd 0 forwarded by qemu/run-node */
+bool console_in_forwarded(void);
+long console_in_wait(uint64_t deadline);          /* 0 ready, -ETIMEDOUT, -EINTR */
+long console_in_read(uint64_t buf, uint64_t len); /* buf already checked */
+/* sys/poll.c */
+SYSCALL(poll); SYSCALL(ppoll); SYSCALL(select); SYSCALL(pselect6);
+/* sys/sendfile.c */
+SYSCALL(sendfile);
 /* sys/file.c */
 SYSCALL(pread64); SYSCALL(pwrite64); SYSCALL(lseek); SYSCALL(fstat); SYSCALL(newfstatat);
 SYSCALL(stat); SYSCALL(lstat); SYSCALL(statx); SYSCALL(open); SYSCALL(openat); SYSCALL(creat);
@@ -25,21 +42,46 @@ SYSCALL(fchdir); SYSCALL(readlink); SYSCALL(readlinkat); SYSCALL(getdents64); SY
 SYSCALL(unlinkat); SYSCALL(rmdir); SYSCALL(mkdir); SYSCALL(mkdirat); SYSCALL(rename);
 SYSCALL(renameat); SYSCALL(renameat2); SYSCALL(truncate); SYSCALL(ftruncate); SYSCALL(fsync);
 SYSCALL(fdatasync); SYSCALL(umask); SYSCALL(link_unsupported);
-struct fd;
 long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing);
+/* file_rw for a kernel buffer (no user check): sendfile's bounce buffer. */
+long file_xfer(struct fd *f, void *buf, uint64_t len, int64_t off, bool writing);
 long file_setfl(struct fd *f, uint32_t flags);
 /* sys/mem.c */
 SYSCALL(brk); SYSCALL(mmap); SYSCALL(munmap); SYSCALL(mremap); SYSCALL(mprotect);
-SYSCALL(madvise); SYSCALL(sysinfo);
+SYSCALL(madvise); SYSCALL(sysinfo); SYSCALL(msync); SYSCALL(mlock); SYSCALL(mlock2);
+SYSCALL(mlockall);
 /* sys/time.c */
 SYSCALL(clock_gettime); SYSCALL(clock_getres); SYSCALL(gettimeofday); SYSCALL(time);
 SYSCALL(nanosleep); SYSCALL(clock_nanosleep); SYSCALL(times); SYSCALL(getrusage);
 /* sys/proc.c */
 SYSCALL(exit); SYSCALL(exit_group); SYSCALL(getpid); SYSCALL(getppid); SYSCALL(getuid);
-SYSCALL(getgid); SYSCALL(uname); SYSCALL(arch_prctl); SYSCALL(set_tid_address);
-SYSCALL(set_robust_list); SYSCALL(prlimit64); SYSCALL(getrlimit); SYSCALL(setrlimit);
-SYSCALL(sched_yield); SYSCALL(sched_getaffinity); SYSCALL(getrandom); SYSCALL(enosys_quiet);
-SYSCALL(success);
+SYSCALL(getgid); SYSCALL(uname); SYSCALL(arch_prctl); SYSCALL(prlimit64); SYSCALL(getrlimit);
+SYSCALL(setrlimit); SYSCALL(sched_yield); SYSCALL(sched_getaffinity);
+SYSCALL(sched_setaffinity); SYSCALL(getcpu); SYSCALL(membarrier); SYSCALL(getrandom);
+SYSCALL(success); SYSCALL(no_children);
+/* sys/ident.c */
+SYSCALL(getpgrp); SYSCALL(getpgid); SYSCALL(getsid); SYSCALL(setpgid); SYSCALL(setsid);
+SYSCALL(getgroups); SYSCALL(prctl); SYSCALL(personality); SYSCALL(getpriority);
+SYSCALL(setpriority);
+/* sys/futex.c */
+SYSCALL(futex); SYSCALL(set_tid_address); SYSCALL(set_robust_list); SYSCALL(get_robust_list);
+void futex_reset(void);
+/* sys/itimer.c */
+SYSCALL(getitimer); SYSCALL(setitimer); SYSCALL(alarm);
+uint64_t itimer_next_ns(void);     /* when the first armed timer rings; 0: none */
+void itimer_reset(void);
+/* sys/sigwait.c */
+SYSCALL(pause); SYSCALL(rt_sigsuspend); SYSCALL(rt_sigpending); SYSCALL(rt_sigtimedwait);
+/* Waits until the monotonic deadline (-ETIMEDOUT; WAIT_FOREVER: none) or a
+ * signal that ends waits, or one of also, is pending (-EINTR).  A wait no
+ * one could end (no deadline, no timer, and no job whose yod may signal
+ * when job_may_signal) ends the program instead: what names the wait. */
+long wait_until(uint64_t deadline, uint64_t also, bool job_may_signal, const char *what);
+/* A timespec at va as a deadline in ns: now + it, or it (absolute);
+ * va 0: WAIT_FOREVER.  0, -EFAULT or -EINVAL. */
+long timeout_from_user(uint64_t va, bool absolute, uint64_t now, uint64_t *deadline);
+/* sys/absent.c: a call the kernel does not have */
+long syscall_absent(uint64_t nr);
 /* sys/signal.c */
 SYSCALL(rt_sigaction); SYSCALL(rt_sigprocmask); SYSCALL(rt_sigreturn); SYSCALL(sigaltstack);
 SYSCALL(kill); SYSCALL(tgkill); SYSCALL(tkill);

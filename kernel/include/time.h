@@ -19,4 +19,9 @@ void time_mark_app_start(void);   /* sys/time.c: CPU-time clocks count from here
 struct regs;
 /* Calls fn once per period while the program runs in user mode (NULL: off). */
 void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns);
+/* Calls fn once at deadline_ns, from the timer interrupt (r: the running
+ * program's registers) or from a kernel wait (r NULL); NULL cancels. */
+void time_user_alarm(void (*fn)(struct regs *), uint64_t deadline_ns);
+/* Runs an alarm that is due now (a wait that may have spun past it). */
+void time_alarm_poll(void);
 #endif

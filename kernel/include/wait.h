@@ -16,6 +16,7 @@
  * (an IPI, once there are several), and a hook is per CPU then. */
 #ifndef TERN_WAIT_H
 #define TERN_WAIT_H
+#include <stdbool.h>
 #include <stdint.h>
 
 struct wait_hook {
@@ -28,6 +29,9 @@ void wait_set_hook(const struct wait_hook *hook);
 /* The deadline to halt until: deadline_ns, or sooner when the hook's
  * period ends first. */
 uint64_t wait_bound(uint64_t deadline_ns);
+/* Whether a hook is installed: a job is active, whose yod may send the
+ * program a signal (so a wait with no deadline is not a deadlock). */
+bool wait_hooked(void);
 /* The hook's turn; nothing without a hook. */
 void wait_serve(void);
 #endif

@@ -12,6 +12,7 @@
 #include "process.h"
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
+#include "syscall.h"
 #include "time.h"
 #include <tern/yod_proto.h>
 
@@ -59,6 +60,8 @@ static void reset_node(void)
     portals_syscall_reset();
     job_stdio_reset();
     files_reset();
+    itimer_reset();                   /* no alarm of this program rings in the next */
+    futex_reset();
     job_control_reset();
     user_unmap_all();
     /* In slices, answering the network in between: on a busy host zeroing

@@ -1,6 +1,8 @@
 /* Page tables.  The kernel keeps the boot tables for itself (direct map and
- * image, 2 MiB pages) and owns PML4 slot 0 for the application.  Nothing is
- * ever paged: a mapping is made once, at load, and stays. */
+ * image, 2 MiB pages) and gives the lower half (PML4 slots 0-255) to the
+ * application.  Nothing is ever paged: the program's region is mapped once,
+ * at load, and stays; memory committed in reserved address space
+ * (mem/reserve.c) is mapped when committed and unmapped when released. */
 #include "kernel.h"
 #include "mem.h"
 #include "x86.h"
@@ -17,6 +19,8 @@ static uint64_t *table_at(uint64_t entry) { return phys_to_virt(entry & PTE_ADDR
 
 static uint64_t *next_table(uint64_t *table, unsigned idx)
 {
+    if ((table[idx] & (PTE_P | PTE_PS)) == (PTE_P | PTE_PS))
+        panic("user_map: a 4 KiB mapping inside a 2 MiB page");
     if (!(table[idx] & PTE_P)) {
         void *page = kpage_alloc();
         table[idx] = ((uint64_t)page - PHYS_BASE) | PTE_P | PTE_W | PTE_U;
@@ -53,6 +57,87 @@ void user_map(uint64_t va, uint64_t pa, uint64_t len)
     write_cr3(read_cr3());
 }
 
+/* The page-table entry for va at the level that maps it, or NULL; *huge:
+ * it is a 2 MiB page. */
+static uint64_t *leaf(uint64_t va, bool *huge)
+{
+    uint64_t *t = boot_pml4;
+    unsigned idx[3] = {(va >> 39) & 511, (va >> 30) & 511, (va >> 21) & 511};
+    for (int l = 0; l < 3; l++) {
+        if (!(t[idx[l]] & PTE_P))
+            return NULL;
+        if (l == 2 && (t[idx[l]] & PTE_PS)) {
+            *huge = true;
+            return &t[idx[l]];
+        }
+        t = table_at(t[idx[l]]);
+    }
+    *huge = false;
+    return &t[(va >> 12) & 511];
+}
+
+static bool table_empty(const uint64_t *t)
+{
+    for (int i = 0; i < 512; i++)
+        if (t[i])
+            return false;
+    return true;
+}
+
+/* Frees the tables below entry *e (a table at level, 3 = PDPT) that map
+ * nothing in [va, end) any more, and *e with them when its table is left
+ * empty: a program that commits and releases here and there must not use
+ * up the kernel's small pool of pages. */
+static void reclaim(uint64_t *e, int level, uint64_t base, uint64_t va, uint64_t end)
+{
+    if (!(*e & PTE_P) || (*e & PTE_PS))
+        return;
+    uint64_t *t = table_at(*e);
+    uint64_t span = 1ULL << (12 + 9 * (level - 1));       /* what one entry maps */
+    if (level > 1)
+        for (int i = 0; i < 512; i++) {
+            uint64_t s = base + (uint64_t)i * span;
+            if (s < end && va < s + span)
+                reclaim(&t[i], level - 1, s, va, end);
+        }
+    if (table_empty(t)) {
+        *e = 0;
+        kpage_free(t);
+    }
+}
+
+void user_unmap(uint64_t va, uint64_t len)
+{
+    uint64_t start = va, end = va + len;
+    while (va < end) {
+        bool huge;
+        uint64_t *e = leaf(va, &huge);
+        if (!e) {
+            va = ALIGN_DOWN(va, PAGE_SIZE) + PAGE_SIZE;
+            continue;
+        }
+        if (huge && !(va & (HUGE_SIZE - 1)) && end - va >= HUGE_SIZE) {
+            *e = 0;
+            va += HUGE_SIZE;
+            continue;
+        }
+        if (huge) {
+            /* Part of a 2 MiB page goes: it becomes a table of 4 KiB pages. */
+            uint64_t pa = *e & PTE_ADDR & ~(HUGE_SIZE - 1);
+            uint64_t *pt = kpage_alloc();
+            for (int i = 0; i < 512; i++)
+                pt[i] = (pa + (uint64_t)i * PAGE_SIZE) | PTE_P | PTE_W | PTE_U;
+            *e = ((uint64_t)pt - PHYS_BASE) | PTE_P | PTE_W | PTE_U;
+            continue;
+        }
+        *e = 0;
+        va += PAGE_SIZE;
+    }
+    for (uint64_t slot = start >> 39; slot <= (end - 1) >> 39 && slot < 256; slot++)
+        reclaim(&boot_pml4[slot], 3, slot << 39, start, end);
+    write_cr3(read_cr3());
+}
+
 /* A job has ended: every user mapping goes, and the page-table pages go back
  * to the pool for the next job's tables. */
 static void free_tables(uint64_t *table, int level)
@@ -71,11 +156,13 @@ static void free_tables(uint64_t *table, int level)
 
 void user_unmap_all(void)
 {
-    if (boot_pml4[0] & PTE_P) {
-        uint64_t *pdpt = table_at(boot_pml4[0]);
+    for (int slot = 0; slot < 256; slot++) {
+        if (!(boot_pml4[slot] & PTE_P))
+            continue;
+        uint64_t *pdpt = table_at(boot_pml4[slot]);
         free_tables(pdpt, 3);
         kpage_free(pdpt);
-        boot_pml4[0] = 0;
+        boot_pml4[slot] = 0;
     }
     write_cr3(read_cr3());
 }

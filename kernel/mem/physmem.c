@@ -32,7 +32,11 @@ static void pool_add(uint64_t start, uint64_t end)
     if (end <= start || npool == (int)ARRAY_SIZE(pool))
         return;
     pool[npool++] = (struct mem_range){start, end};
-    pool_free_pages += (end - start) / PAGE_SIZE;
+    /* Pages under a boot module are skipped when reached: not counted, so
+     * kpages_free() is what kpage_alloc can really give (callers that
+     * must not panic check it first). */
+    for (uint64_t pa = start; pa < end; pa += PAGE_SIZE)
+        pool_free_pages += !overlaps_module(pa);
 }
 
 void physmem_init(void)
@@ -94,9 +98,9 @@ void *kpage_alloc(void)
         while (pool[i].start < pool[i].end) {
             uint64_t pa = pool[i].start;
             pool[i].start += PAGE_SIZE;
-            pool_free_pages--;
             if (overlaps_module(pa))
-                continue;      /* never reused: modules are small and few */
+                continue;      /* never reused (not counted): modules are small and few */
+            pool_free_pages--;
             void *p = phys_to_virt(pa);
             memset(p, 0, PAGE_SIZE);
             return p;

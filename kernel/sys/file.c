@@ -142,12 +142,8 @@ SYSCALL(creat) { UNUSED_ARGS(); return do_open(AT_FDCWD, a0, O_CREAT | O_WRONLY 
 
 /* ---- data ------------------------------------------------------------------- */
 
-long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing)
+long file_xfer(struct fd *f, void *buf, uint64_t len, int64_t off, bool writing)
 {
-    if (len > MAX_RW)
-        len = MAX_RW;
-    if (!user_ok(buf, len))
-        return -EFAULT;
     uint32_t acc = f->flags & O_ACCMODE;
     if ((writing && acc == O_RDONLY) || (!writing && acc == O_WRONLY))
         return -EBADF;
@@ -155,7 +151,16 @@ long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing
         return -EISDIR;
     if (len == 0)
         return 0;
-    return file_op(f->of, writing ? FIO_WRITE : FIO_READ, off, len, 0, buf, !writing);
+    return file_op(f->of, writing ? FIO_WRITE : FIO_READ, off, len, 0, (uint64_t)buf, !writing);
+}
+
+long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing)
+{
+    if (len > MAX_RW)
+        len = MAX_RW;
+    if (!user_ok(buf, len))
+        return -EFAULT;
+    return file_xfer(f, (void *)buf, len, off, writing);
 }
 
 static long positional(uint64_t fd, uint64_t buf, uint64_t len, uint64_t off, bool writing)
@@ -248,7 +253,7 @@ long file_setfl(struct fd *f, uint32_t flags)
 
 /* The user's struct stat is fio_stat, Linux x86-64's layout (include/tern/fio_proto.h). */
 
-static long console_stat(uint64_t fd, struct fio_stat *st)
+static long console_stat(uint64_t fd, const struct fd *f, struct fio_stat *st)
 {
     memset(st, 0, sizeof *st);
     st->dev = 5;
@@ -259,6 +264,11 @@ static long console_stat(uint64_t fd, struct fio_stat *st)
     st->gid = options.gid;
     st->rdev = (4 << 8) | 64;       /* ttyS0 */
     st->blksize = 1024;
+    if (f->kind == FD_CONSOLE_IN && options.stdin_mode == STDIN_PIPE) {
+        st->mode = 0010600;         /* a pipe: what run-node's input is here */
+        st->rdev = 0;
+        st->blksize = 4096;
+    }
     return 0;
 }
 
@@ -290,7 +300,7 @@ by_fd:;
     if (!f)
         return -EBADF;
     if (f->kind != FD_FILE)
-        return console_stat((uint64_t)(int32_t)dirfd, &rep.st);
+        return console_stat((uint64_t)(int32_t)dirfd, f, &rep.st);
     return file_op(f->of, FIO_FSTAT, 0, 0, 0, 0, false);
 }
 
@@ -464,13 +474,30 @@ SYSCALL(rename) { UNUSED_ARGS(); return rename_at(AT_FDCWD, a0, AT_FDCWD, a1, 0)
 SYSCALL(renameat) { UNUSED_ARGS(); return rename_at((int64_t)a0, a1, (int64_t)a2, a3, 0); }
 SYSCALL(renameat2) { UNUSED_ARGS(); return rename_at((int64_t)a0, a1, (int64_t)a2, a3, a4); }
 
+/* /proc/self/exe names the program: its path as given, made absolute
+ * against the working directory (a node has no /proc otherwise). */
+static long self_exe(uint64_t buf, uint64_t len)
+{
+    if (files_normalise(job.running ? files_cwd() : "/", proc.name, abs2))
+        return -ENAMETOOLONG;
+    uint64_t n = strlen(abs2) < len ? strlen(abs2) : len;
+    return copy_to_user(buf, abs2, n) ? -EFAULT : (long)n;
+}
+
 static long readlink_at(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len)
 {
-    if (!job.running)
-        return no_fs_lookup(path);
-    if ((int64_t)len <= 0)
+    long rc = string_from_user(upath, path, sizeof upath);
+    if (rc < 0)
+        return rc;
+    bool exe = !strcmp(upath, "/proc/self/exe") || !strcmp(upath, "/proc/thread-self/exe") ||
+               !strcmp(upath, "/proc/1/exe");
+    if ((int64_t)len <= 0 && (job.running || exe))
         return -EINVAL;
-    long rc = resolve(dirfd, path, abs1, NULL);
+    if (exe)
+        return self_exe(buf, len);
+    if (!job.running)
+        return -ENOENT;
+    rc = resolve(dirfd, path, abs1, NULL);
     if (rc)
         return rc;
     rc = path_op(FIO_READLINK, abs1, 0, 0);

@@ -72,7 +72,7 @@ struct fd *fd_get(uint64_t fd)
     return &fds[fd];
 }
 
-static void console_write(const struct fd *f, const void *buf, uint64_t len)
+void console_write(const struct fd *f, const void *buf, uint64_t len)
 {
     if (job.running) {
         job_output(f->kind == FD_CONSOLE_ERR ? 2 : 1, buf, len);
@@ -116,9 +116,11 @@ static long do_read(uint64_t fd, uint64_t buf, uint64_t len)
         len = MAX_RW;
     if (!user_ok(buf, len))
         return -EFAULT;
-    if (job.running && f->kind == FD_CONSOLE_IN)
+    if (f->kind != FD_CONSOLE_IN)
+        return 0;   /* stdout and stderr read nothing */
+    if (job.running)
         return job_read_stdin(buf, len);
-    return 0;   /* a node run without yod has no input: end of file */
+    return console_in_read(buf, len);
 }
 
 SYSCALL(write) { UNUSED_ARGS(); return do_write(a0, a1, a2); }
@@ -175,15 +177,20 @@ SYSCALL(readv) { UNUSED_ARGS(); return do_vector(a0, a1, a2, false); }
 #define TIOCGWINSZ 0x5413
 #define TIOCSWINSZ 0x5414
 #define TIOCGPGRP 0x540F
+#define TIOCSPGRP 0x5410
+#define TIOCGSID 0x5429
 
 SYSCALL(ioctl)
 {
     UNUSED_ARGS();
-    if (!fd_get(a0))
+    struct fd *f = fd_get(a0);
+    if (!f)
         return -EBADF;
     /* Under yod the streams are yod's pipes, not a terminal (as for
-     * `prog | cat` on Linux): the C library buffers output in blocks. */
-    if (job.running)
+     * `prog | cat` on Linux): the C library buffers output in blocks.
+     * Input that run-node forwards from a pipe or file is not one either. */
+    if (job.running || f->kind == FD_FILE ||
+        (f->kind == FD_CONSOLE_IN && options.stdin_mode == STDIN_PIPE))
         return -ENOTTY;
     switch (a1) {
     case TCGETS: {
@@ -200,9 +207,16 @@ SYSCALL(ioctl)
     }
     case TIOCSWINSZ:
         return user_ok(a2, 8) ? 0 : -EFAULT;
-    case TIOCGPGRP: {
-        int32_t pg = (int32_t)proc.pid;
+    case TIOCGPGRP:
+    case TIOCGSID: {
+        int32_t pg = (int32_t)proc.pid;     /* its own session's terminal */
         return copy_to_user(a2, &pg, 4);
+    }
+    case TIOCSPGRP: {
+        int32_t pg;
+        if (copy_from_user(&pg, a2, 4))
+            return -EFAULT;
+        return pg == (int32_t)proc.pid ? 0 : -EPERM;   /* the only group there is */
     }
     default:
         return -ENOTTY;
@@ -291,31 +305,4 @@ SYSCALL(fcntl)
     }
     default: return -EINVAL;
     }
-}
-
-/* poll: console output is always writable; console input is at end of file. */
-SYSCALL(poll)
-{
-    UNUSED_ARGS();
-    struct pollfd { int32_t fd; int16_t events, revents; };
-    if (a1 > MAX_FDS)
-        return -EINVAL;
-    if (!user_ok(a0, a1 * sizeof(struct pollfd)))
-        return -EFAULT;
-    struct pollfd *p = (struct pollfd *)a0;
-    long ready = 0;
-    for (uint64_t i = 0; i < a1; i++) {
-        p[i].revents = 0;
-        if (p[i].fd < 0)
-            continue;
-        struct fd *f = fd_get((uint64_t)p[i].fd);
-        if (!f)
-            p[i].revents = 0x20; /* POLLNVAL */
-        else
-            p[i].revents = (int16_t)(p[i].events & (f->kind == FD_FILE ? 0x5 :
-                                                    f->kind == FD_CONSOLE_IN ? 0x1 : 0x4));
-        if (p[i].revents)
-            ready++;
-    }
-    return ready;
 }

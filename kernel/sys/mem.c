@@ -3,12 +3,15 @@
  * start.  brk grows up from the image; mmap carves ranges down from the top
  * of the heap area.  Handing memory out means zeroing it (Linux semantics);
  * giving it back only updates the bookkeeping.  Protection is not enforced
- * below 2 MiB granularity: mprotect succeeds without changing the mapping. */
+ * below 2 MiB granularity: mprotect succeeds without changing the mapping.
+ * PROT_NONE mappings reserve address space outside the program's region
+ * instead, committed when made accessible (mem/reserve.c). */
 #include "boot.h"
 #include "fd.h"
 #include "time.h"
 #include "kernel.h"
 #include "mem.h"
+#include "reserve.h"
 #include "syscall.h"
 #include "uaccess.h"
 
@@ -21,100 +24,9 @@
 #define MREMAP_MAYMOVE 1
 #define MREMAP_FIXED 2
 #define MADV_DONTNEED 4
-
-/* Lowest address mmap may use: above the current break. */
-static uint64_t mmap_low(void) { return ALIGN_UP(proc.brk, PAGE_SIZE); }
-
-static bool overlaps(const struct mapping *m, uint64_t s, uint64_t e) { return m->start < e && s < m->end; }
-
-/* Removes [s, e) from the mapping list, splitting where needed. */
-static long unmap_range(uint64_t s, uint64_t e)
-{
-    for (int i = 0; i < proc.nmaps; i++) {
-        struct mapping *m = &proc.maps[i];
-        if (!overlaps(m, s, e))
-            continue;
-        if (s > m->start && e < m->end) {          /* split in two */
-            if (proc.nmaps == MAX_MAPPINGS)
-                return -ENOMEM;
-            memmove(&proc.maps[i + 2], &proc.maps[i + 1],
-                    (size_t)(proc.nmaps - i - 1) * sizeof *m);
-            proc.maps[i + 1] = (struct mapping){e, m->end};
-            m->end = s;
-            proc.nmaps++;
-            return 0;
-        }
-        if (s <= m->start && e >= m->end) {        /* whole mapping */
-            memmove(m, m + 1, (size_t)(proc.nmaps - i - 1) * sizeof *m);
-            proc.nmaps--;
-            i--;
-        } else if (s <= m->start) {
-            m->start = e;
-        } else {
-            m->end = s;
-        }
-    }
-    return 0;
-}
-
-/* Inserts [s, e), known to be free, merging with neighbours. */
-static long insert_range(uint64_t s, uint64_t e)
-{
-    int i = 0;
-    while (i < proc.nmaps && proc.maps[i].start < s)
-        i++;
-    bool join_prev = i > 0 && proc.maps[i - 1].end == s;
-    bool join_next = i < proc.nmaps && proc.maps[i].start == e;
-    if (join_prev && join_next) {
-        proc.maps[i - 1].end = proc.maps[i].end;
-        memmove(&proc.maps[i], &proc.maps[i + 1], (size_t)(proc.nmaps - i - 1) * sizeof proc.maps[0]);
-        proc.nmaps--;
-    } else if (join_prev) {
-        proc.maps[i - 1].end = e;
-    } else if (join_next) {
-        proc.maps[i].start = s;
-    } else {
-        if (proc.nmaps == MAX_MAPPINGS)
-            return -ENOMEM;
-        memmove(&proc.maps[i + 1], &proc.maps[i], (size_t)(proc.nmaps - i) * sizeof proc.maps[0]);
-        proc.maps[i] = (struct mapping){s, e};
-        proc.nmaps++;
-    }
-    return 0;
-}
-
-static bool range_free(uint64_t s, uint64_t e)
-{
-    for (int i = 0; i < proc.nmaps; i++)
-        if (overlaps(&proc.maps[i], s, e))
-            return false;
-    return true;
-}
-
-/* Highest free gap of len bytes in [mmap_low, heap_end): top-down first fit,
- * so the break and mmap grow toward each other. */
-static uint64_t find_gap(uint64_t len)
-{
-    uint64_t top = proc.heap_end, low = mmap_low();
-    for (int i = proc.nmaps - 1; i >= -1; i--) {
-        uint64_t gap_lo = i >= 0 ? proc.maps[i].end : low;
-        if (gap_lo < low)
-            gap_lo = low;
-        if (top >= gap_lo && top - gap_lo >= len)
-            return top - len;
-        if (i >= 0)
-            top = proc.maps[i].start;
-    }
-    return 0;
-}
-
-static uint64_t mapped_bytes(void)
-{
-    uint64_t n = 0;
-    for (int i = 0; i < proc.nmaps; i++)
-        n += proc.maps[i].end - proc.maps[i].start;
-    return n;
-}
+#define MS_ASYNC 1
+#define MS_INVALIDATE 2
+#define MS_SYNC 4
 
 SYSCALL(brk)
 {
@@ -132,30 +44,40 @@ SYSCALL(brk)
     return (long)proc.brk;
 }
 
+static uint64_t find_gap(uint64_t len)
+{
+    return ranges_find_gap(heap_list(), heap_low(), proc.heap_end, len, PAGE_SIZE, 0);
+}
+
 SYSCALL(mmap)
 {
     UNUSED_ARGS();
-    uint64_t addr = a0, len = a1, flags = a3;
-    (void)a2;
+    uint64_t addr = a0, len = a1, prot = a2, flags = a3;
     if (!(flags & MAP_ANONYMOUS))
         return (int64_t)a4 < 0 || !fd_get(a4) ? -EBADF : -ENODEV;
     if (a5 & (PAGE_SIZE - 1))
         return -EINVAL;
     if (len == 0 || (flags & (MAP_SHARED | MAP_PRIVATE)) == 0)
         return -EINVAL;
-    if (len > proc.heap_end)
+    if (len > USER_TOP)
         return -ENOMEM;
     len = ALIGN_UP(len, PAGE_SIZE);
+    bool fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
+    if (fixed && (addr & (PAGE_SIZE - 1)))
+        return -EINVAL;
+    /* Outside the region, and every PROT_NONE mapping: address space only. */
+    if ((fixed && !in_window(addr, addr + len)) || (!fixed && prot == PROT_NONE))
+        return reserve_map(addr, len, prot != PROT_NONE,
+                           !fixed ? RESERVE_HINT
+                                  : (flags & MAP_FIXED_NOREPLACE) ? RESERVE_NOREPLACE : RESERVE_FIXED);
     uint64_t start;
-    if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
-        if (addr & (PAGE_SIZE - 1))
-            return -EINVAL;
-        if (addr < mmap_low() || addr + len > proc.heap_end || addr + len < addr)
+    if (fixed) {
+        if (addr < heap_low() || addr + len > proc.heap_end || addr + len < addr)
             return -ENOMEM;  /* only the heap area is available for mappings */
-        if (!range_free(addr, addr + len)) {
+        if (!ranges_free(heap_list(), addr, addr + len)) {
             if (flags & MAP_FIXED_NOREPLACE)
                 return -EEXIST;
-            long r = unmap_range(addr, addr + len);
+            long r = ranges_remove(heap_list(), addr, addr + len);
             if (r)
                 return r;
         }
@@ -165,7 +87,7 @@ SYSCALL(mmap)
         if (!start)
             return -ENOMEM;
     }
-    long r = insert_range(start, start + len);
+    long r = ranges_insert(heap_list(), start, start + len);
     if (r)
         return r;
     memset((void *)start, 0, len);
@@ -175,9 +97,19 @@ SYSCALL(mmap)
 SYSCALL(munmap)
 {
     UNUSED_ARGS();
-    if ((a0 & (PAGE_SIZE - 1)) || a1 == 0 || a0 + a1 < a0)
+    if ((a0 & (PAGE_SIZE - 1)) || a1 == 0 || a0 + a1 < a0 || a0 + a1 > USER_TOP)
         return -EINVAL;
-    return unmap_range(a0, a0 + ALIGN_UP(a1, PAGE_SIZE));
+    uint64_t s = a0, e = a0 + ALIGN_UP(a1, PAGE_SIZE);
+    /* The part inside the region, and what lies outside it. */
+    uint64_t ws = s > proc.vbase ? s : proc.vbase, we = e < proc.vend ? e : proc.vend;
+    long r = 0;
+    if (ws < we)
+        r = ranges_remove(heap_list(), ws, we);
+    if (!r && s < proc.vbase)
+        r = reserve_unmap(s, e < proc.vbase ? e : proc.vbase);
+    if (!r && e > proc.vend)
+        r = reserve_unmap(s > proc.vend ? s : proc.vend, e);
+    return r;
 }
 
 static const struct mapping *mapping_containing(uint64_t s, uint64_t e)
@@ -201,12 +133,13 @@ SYSCALL(mremap)
         return -EFAULT;
     if (new_len <= old_len) {
         if (new_len < old_len)
-            unmap_range(old + new_len, old + old_len);
+            ranges_remove(heap_list(), old + new_len, old + old_len);
         return (long)old;
     }
     uint64_t grow_end = old + new_len;
-    if (grow_end <= proc.heap_end && grow_end > old && range_free(old + old_len, grow_end)) {
-        long r = insert_range(old + old_len, grow_end);
+    if (grow_end <= proc.heap_end && grow_end > old &&
+        ranges_free(heap_list(), old + old_len, grow_end)) {
+        long r = ranges_insert(heap_list(), old + old_len, grow_end);
         if (r)
             return r;
         memset((void *)(old + old_len), 0, new_len - old_len);
@@ -217,33 +150,87 @@ SYSCALL(mremap)
     uint64_t dst = find_gap(new_len);
     if (!dst)
         return -ENOMEM;
-    long r = insert_range(dst, dst + new_len);
+    long r = ranges_insert(heap_list(), dst, dst + new_len);
     if (r)
         return r;
     memmove((void *)dst, (void *)old, old_len);
     memset((void *)(dst + old_len), 0, new_len - old_len);
-    unmap_range(old, old + old_len);
+    ranges_remove(heap_list(), old, old + old_len);
     return (long)dst;
+}
+
+/* A range the program may name in mprotect, madvise, msync, mlock: page
+ * aligned start, and either in the region or all reserved. */
+static long named_range(uint64_t addr, uint64_t len, uint64_t *end)
+{
+    if (addr & (PAGE_SIZE - 1))
+        return -EINVAL;
+    *end = addr + ALIGN_UP(len, PAGE_SIZE);
+    if (*end < addr)
+        return -ENOMEM;
+    if (in_window(addr, *end))
+        return user_ok(addr, *end - addr) ? 0 : -ENOMEM;
+    return reserve_covers(addr, *end) ? 0 : -ENOMEM;
 }
 
 SYSCALL(mprotect)
 {
     UNUSED_ARGS();
-    if (a0 & (PAGE_SIZE - 1))
-        return -EINVAL;
-    return user_ok(a0, a1) ? 0 : -ENOMEM;
+    uint64_t end;
+    long r = named_range(a0, a1, &end);
+    if (r || in_window(a0, end))
+        return r;
+    return reserve_protect(a0, end, (a2 & 7) != PROT_NONE);
 }
 
 SYSCALL(madvise)
 {
     UNUSED_ARGS();
-    if (a0 & (PAGE_SIZE - 1))
-        return -EINVAL;
-    uint64_t len = ALIGN_UP(a1, PAGE_SIZE);
-    if (!user_ok(a0, len))
-        return -ENOMEM;
+    uint64_t end;
+    long r = named_range(a0, a1, &end);
+    if (r)
+        return r;
+    if (!in_window(a0, end))
+        return reserve_advise(a0, end, a2 == MADV_DONTNEED);
     if (a2 == MADV_DONTNEED)
-        memset((void *)a0, 0, len);   /* the next touch must see zeros */
+        memset((void *)a0, 0, end - a0);   /* the next touch must see zeros */
+    return 0;
+}
+
+/* Anonymous memory has no file to write back: only the arguments matter. */
+SYSCALL(msync)
+{
+    UNUSED_ARGS();
+    uint64_t end;
+    if ((a2 & ~(uint64_t)(MS_ASYNC | MS_INVALIDATE | MS_SYNC)) ||
+        (a2 & (MS_ASYNC | MS_SYNC)) == (MS_ASYNC | MS_SYNC))
+        return -EINVAL;
+    return named_range(a0, a1, &end);
+}
+
+/* Every byte of a program's memory is resident already: locking it is a
+ * promise kept.  (Linux rounds the start down for mlock.) */
+SYSCALL(mlock)
+{
+    UNUSED_ARGS();
+    uint64_t end;
+    return named_range(ALIGN_DOWN(a0, PAGE_SIZE), a1 + (a0 & (PAGE_SIZE - 1)), &end);
+}
+
+SYSCALL(mlock2)
+{
+    UNUSED_ARGS();
+    if (a2 & ~1ULL)                       /* MLOCK_ONFAULT */
+        return -EINVAL;
+    return sys_mlock(a0, a1, 0, 0, 0, 0);
+}
+
+SYSCALL(mlockall)
+{
+    UNUSED_ARGS();
+    /* MCL_CURRENT 1, MCL_FUTURE 2, MCL_ONFAULT 4 (not alone) */
+    if (!a0 || (a0 & ~7ULL) || a0 == 4)
+        return -EINVAL;
     return 0;
 }
 
@@ -264,8 +251,8 @@ SYSCALL(sysinfo)
     si.uptime = (int64_t)(time_monotonic_ns() / 1000000000ULL);
     si.totalram = app_region.total_ram;
     /* Free: what brk and mmap can still hand out. */
-    uint64_t area = proc.heap_end - ALIGN_UP(proc.brk, PAGE_SIZE);
-    uint64_t used = mapped_bytes();
+    uint64_t area = proc.heap_end - heap_low();
+    uint64_t used = ranges_bytes(heap_list());
     si.freeram = area > used ? area - used : 0;
     si.procs = 1;
     si.mem_unit = 1;

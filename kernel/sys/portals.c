@@ -100,7 +100,7 @@ static int buffer_check(void **start, ptl_size_t length, unsigned options, ptl_i
     *copy = NULL;
     uint64_t s = (uint64_t)*start;
     if (!(options & PTL_IOVEC))
-        return user_ok(s, length) ? PTL_OK : BAD;
+        return user_dma_ok(s, length) ? PTL_OK : BAD;
     if (length == 0)
         return PTL_OK;
     if (length > IOV_MAX_COPY || !user_ok(s, length * sizeof(ptl_iovec_t)))
@@ -111,7 +111,7 @@ static int buffer_check(void **start, ptl_size_t length, unsigned options, ptl_i
         return PTL_NO_SPACE;
     memcpy(iov, (const void *)s, length * sizeof *iov);
     for (ptl_size_t i = 0; i < length; i++) {
-        if (!user_ok((uint64_t)iov[i].iov_base, iov[i].iov_len)) {
+        if (!user_dma_ok((uint64_t)iov[i].iov_base, iov[i].iov_len)) {
             kfree(iov);
             return BAD;
         }

@@ -14,12 +14,13 @@ SYSCALL(exit) { UNUSED_ARGS(); node_end(END_EXIT, (int)(a0 & 0xFF)); }
 SYSCALL(exit_group) { UNUSED_ARGS(); node_end(END_EXIT, (int)(a0 & 0xFF)); }
 
 SYSCALL(getpid) { UNUSED_ARGS(); return proc.pid; }
+/* wait4, waitid: a node's program has no children to wait for. */
+SYSCALL(no_children) { UNUSED_ARGS(); return -ECHILD; }
 SYSCALL(getppid) { UNUSED_ARGS(); return 0; }
 SYSCALL(getuid) { UNUSED_ARGS(); return options.uid; }
 SYSCALL(getgid) { UNUSED_ARGS(); return options.gid; }
 SYSCALL(sched_yield) { UNUSED_ARGS(); return 0; }
 SYSCALL(success) { UNUSED_ARGS(); return 0; }
-SYSCALL(enosys_quiet) { UNUSED_ARGS(); return -ENOSYS; }
 
 SYSCALL(uname)
 {
@@ -59,19 +60,6 @@ SYSCALL(arch_prctl)
     default:
         return -EINVAL;
     }
-}
-
-SYSCALL(set_tid_address)
-{
-    UNUSED_ARGS();
-    proc.clear_child_tid = a0;
-    return proc.pid;
-}
-
-SYSCALL(set_robust_list)
-{
-    UNUSED_ARGS();
-    return a1 == 24 ? 0 : -EINVAL;
 }
 
 #define RLIMIT_DATA 2
@@ -127,6 +115,66 @@ SYSCALL(sched_getaffinity)
         return -EINVAL;
     uint64_t mask = 1;
     return copy_to_user(a2, &mask, 8) ? -EFAULT : 8;
+}
+
+/* One CPU, number 0: a mask without it names no CPU the node has. */
+SYSCALL(sched_setaffinity)
+{
+    UNUSED_ARGS();
+    if (a0 != 0 && a0 != proc.pid)
+        return -ESRCH;
+    uint8_t first;
+    if (a1 == 0)
+        return -EINVAL;
+    if (copy_from_user(&first, a2, 1) || !user_ok(a2, a1))
+        return -EFAULT;
+    return (first & 1) ? 0 : -EINVAL;
+}
+
+SYSCALL(getcpu)
+{
+    UNUSED_ARGS();
+    uint32_t zero = 0;
+    if ((a0 && copy_to_user(a0, &zero, 4)) || (a1 && copy_to_user(a1, &zero, 4)))
+        return -EFAULT;
+    return 0;
+}
+
+#define MEMBARRIER_CMD_QUERY 0
+#define MEMBARRIER_CMD_GLOBAL 1
+#define MEMBARRIER_CMD_GLOBAL_EXPEDITED 2
+#define MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED 4
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED 8
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED 16
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE 32
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE 64
+#define MEMBARRIER_SUPPORTED 127
+
+/* One thread on one CPU: every barrier holds as soon as it is asked for.
+ * The private ones still want registering first, as Linux checks. */
+SYSCALL(membarrier)
+{
+    UNUSED_ARGS();
+    if (a1 & ~1ULL)                   /* MEMBARRIER_CMD_FLAG_CPU */
+        return -EINVAL;
+    switch (a0) {
+    case MEMBARRIER_CMD_QUERY:
+        return MEMBARRIER_SUPPORTED;
+    case MEMBARRIER_CMD_GLOBAL:
+    case MEMBARRIER_CMD_GLOBAL_EXPEDITED:
+        return 0;
+    case MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED:
+    case MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED:
+    case MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE:
+        proc.membarrier_registered |= (uint32_t)a0;
+        return 0;
+    case MEMBARRIER_CMD_PRIVATE_EXPEDITED:
+    case MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE:
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        return (proc.membarrier_registered & (a0 << 1)) ? 0 : -EPERM;
+    default:
+        return -EINVAL;
+    }
 }
 
 SYSCALL(getrandom)

@@ -11,13 +11,14 @@
 #define SS_ONSTACK 1
 #define SS_DISABLE 2
 #define BIT(s) (1ULL << ((s) - 1))
-#define UNBLOCKABLE (BIT(SIGKILL) | BIT(SIGSTOP))
+#define UNBLOCKABLE SIG_UNBLOCKABLE
 
 static const char *const names[] = {
     [SIGHUP] = "SIGHUP", [SIGINT] = "SIGINT", [SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
     [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT", [SIGBUS] = "SIGBUS", [SIGFPE] = "SIGFPE",
     [SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
     [SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM", [SIGTERM] = "SIGTERM",
+    [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF",
 };
 
 const char *signal_name(int sig)
@@ -34,6 +35,33 @@ static bool ignored_by_default(int sig)
 }
 
 void signal_raise(int sig) { proc.sig.pending |= BIT(sig); }
+
+static bool ignored(int sig)
+{
+    const struct k_sigaction *a = &proc.sig.act[sig];
+    return a->handler == SIG_IGN || (a->handler == SIG_DFL && ignored_by_default(sig));
+}
+
+/* The lowest pending signal that would be acted on now, or 0. */
+static int next_acted_on(void)
+{
+    uint64_t ready = proc.sig.pending & ~proc.sig.blocked;
+    while (ready) {
+        int sig = __builtin_ctzll(ready) + 1;
+        if (!ignored(sig))
+            return sig;
+        ready &= ~BIT(sig);
+    }
+    return 0;
+}
+
+bool signal_wakes(uint64_t also) { return (proc.sig.pending & also) || next_acted_on(); }
+
+bool signal_restarts(void)
+{
+    int sig = next_acted_on();
+    return !sig || (proc.sig.act[sig].handler != SIG_DFL && (proc.sig.act[sig].flags & SA_RESTART));
+}
 
 SYSCALL(rt_sigaction)
 {
@@ -82,6 +110,30 @@ SYSCALL(rt_sigprocmask)
         return -EFAULT;
     }
     return 0;
+}
+
+long signal_wait_mask(uint64_t mask_va, uint64_t size)
+{
+    uint64_t m;
+    if (!mask_va)
+        return 0;
+    if (size != 8)
+        return -EINVAL;
+    if (copy_from_user(&m, mask_va, 8))
+        return -EFAULT;
+    proc.sig.saved_mask = proc.sig.blocked;
+    proc.sig.has_saved_mask = true;
+    proc.sig.blocked = m & ~UNBLOCKABLE;
+    return 0;
+}
+
+long signal_wait_mask_end(long r)
+{
+    if (r != -EINTR && proc.sig.has_saved_mask) {
+        proc.sig.blocked = proc.sig.saved_mask;
+        proc.sig.has_saved_mask = false;
+    }
+    return r;
 }
 
 struct stack_t { uint64_t sp; int32_t flags, pad; uint64_t size; };
@@ -230,8 +282,12 @@ static void build_frame(struct regs *r, int sig, const struct k_sigaction *act)
     m->rbp = r->rbp, m->rbx = r->rbx, m->rdx = r->rdx, m->rax = r->rax, m->rcx = r->rcx;
     m->rsp = r->rsp, m->rip = r->rip, m->eflags = r->rflags, m->cs = USER_CS, m->ss = USER_DS;
     m->fpstate = fp;
-    m->oldmask = proc.sig.blocked;
-    f->uc.sigmask = proc.sig.blocked;
+    /* The mask the handler's return restores: sigsuspend's own is only
+     * for the wait. */
+    uint64_t old = proc.sig.has_saved_mask ? proc.sig.saved_mask : proc.sig.blocked;
+    proc.sig.has_saved_mask = false;
+    m->oldmask = old;
+    f->uc.sigmask = old;
     f->info.signo = sig;
     f->info.code = 0;          /* SI_USER */
     f->info.pid = (int32_t)proc.pid;
@@ -254,7 +310,7 @@ int signal_deliver(struct regs *r)
         proc.sig.pending &= ~BIT(sig);
         ready &= ~BIT(sig);
         struct k_sigaction *act = &proc.sig.act[sig];
-        if (act->handler == SIG_IGN || (act->handler == SIG_DFL && ignored_by_default(sig)))
+        if (ignored(sig))
             continue;
         if (act->handler == SIG_DFL)
             node_end(END_SIGNAL, sig);
@@ -267,6 +323,10 @@ int signal_deliver(struct regs *r)
         if (a.flags & SA_RESETHAND)
             act->handler = SIG_DFL;
         return 1;
+    }
+    if (proc.sig.has_saved_mask) {      /* no handler ran: the old mask is back */
+        proc.sig.blocked = proc.sig.saved_mask;
+        proc.sig.has_saved_mask = false;
     }
     return 0;
 }

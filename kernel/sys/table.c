@@ -14,48 +14,59 @@ static const syscall_fn table[] = {
     [9] = sys_mmap, [10] = sys_mprotect, [11] = sys_munmap, [12] = sys_brk,
     [13] = sys_rt_sigaction, [14] = sys_rt_sigprocmask, [15] = sys_rt_sigreturn,
     [16] = sys_ioctl, [17] = sys_pread64, [18] = sys_pwrite64, [19] = sys_readv,
-    [20] = sys_writev, [21] = sys_access, [24] = sys_sched_yield, [25] = sys_mremap,
-    [28] = sys_madvise, [74] = sys_fsync, [75] = sys_fdatasync, [76] = sys_truncate,
+    [20] = sys_writev, [21] = sys_access, [23] = sys_select, [24] = sys_sched_yield,
+    [25] = sys_mremap, [26] = sys_msync, [28] = sys_madvise, [74] = sys_fsync,
+    [75] = sys_fdatasync, [76] = sys_truncate,
     [77] = sys_ftruncate, [80] = sys_chdir, [81] = sys_fchdir, [82] = sys_rename,
     [83] = sys_mkdir, [84] = sys_rmdir, [85] = sys_creat, [86] = sys_link_unsupported,
     [87] = sys_unlink, [88] = sys_link_unsupported, [95] = sys_umask, [217] = sys_getdents64,
     [258] = sys_mkdirat, [263] = sys_unlinkat, [264] = sys_renameat,
     [265] = sys_link_unsupported, [266] = sys_link_unsupported, [316] = sys_renameat2,
-    [332] = sys_statx, [32] = sys_dup, [33] = sys_dup2, [35] = sys_nanosleep,
-    [39] = sys_getpid, [60] = sys_exit, [62] = sys_kill, [63] = sys_uname, [72] = sys_fcntl,
-    [79] = sys_getcwd, [89] = sys_readlink, [267] = sys_readlinkat, [96] = sys_gettimeofday, [97] = sys_getrlimit, [98] = sys_getrusage,
+    [332] = sys_statx, [32] = sys_dup, [33] = sys_dup2, [34] = sys_pause, [35] = sys_nanosleep,
+    [36] = sys_getitimer, [37] = sys_alarm, [38] = sys_setitimer, [39] = sys_getpid,
+    [40] = sys_sendfile, [60] = sys_exit, [61] = sys_no_children /* wait4 */, [62] = sys_kill,
+    [63] = sys_uname, [72] = sys_fcntl,
+    [79] = sys_getcwd, [89] = sys_readlink, [267] = sys_readlinkat, [96] = sys_gettimeofday,
+    [97] = sys_getrlimit, [98] = sys_getrusage,
     [99] = sys_sysinfo, [100] = sys_times, [102] = sys_getuid, [104] = sys_getgid,
-    [107] = sys_getuid /* geteuid */, [108] = sys_getgid /* getegid */, [110] = sys_getppid,
-    [131] = sys_sigaltstack, [158] = sys_arch_prctl, [160] = sys_setrlimit,
-    [186] = sys_getpid /* gettid */, [200] = sys_tkill, [201] = sys_time,
-    [204] = sys_sched_getaffinity, [218] = sys_set_tid_address, [228] = sys_clock_gettime,
+    [107] = sys_getuid /* geteuid */, [108] = sys_getgid /* getegid */, [109] = sys_setpgid,
+    [110] = sys_getppid, [111] = sys_getpgrp, [112] = sys_setsid, [115] = sys_getgroups,
+    [121] = sys_getpgid, [124] = sys_getsid, [127] = sys_rt_sigpending,
+    [128] = sys_rt_sigtimedwait, [130] = sys_rt_sigsuspend,
+    [131] = sys_sigaltstack, [135] = sys_personality, [140] = sys_getpriority,
+    [141] = sys_setpriority, [149] = sys_mlock, [150] = sys_mlock /* munlock */,
+    [151] = sys_mlockall, [152] = sys_success /* munlockall */, [157] = sys_prctl,
+    [158] = sys_arch_prctl, [160] = sys_setrlimit,
+    [186] = sys_getpid /* gettid */, [200] = sys_tkill, [201] = sys_time, [202] = sys_futex,
+    [203] = sys_sched_setaffinity, [204] = sys_sched_getaffinity, [218] = sys_set_tid_address,
+    [228] = sys_clock_gettime,
     [229] = sys_clock_getres, [230] = sys_clock_nanosleep, [231] = sys_exit_group,
-    [234] = sys_tgkill, [257] = sys_openat, [262] = sys_newfstatat, [269] = sys_faccessat,
-    [273] = sys_set_robust_list, [292] = sys_dup3, [302] = sys_prlimit64, [318] = sys_getrandom,
-    [334] = sys_enosys_quiet /* rseq: glibc copes */, [439] = sys_faccessat2,
+    [234] = sys_tgkill, [247] = sys_no_children /* waitid */, [257] = sys_openat,
+    [262] = sys_newfstatat, [269] = sys_faccessat, [270] = sys_pselect6, [271] = sys_ppoll,
+    [273] = sys_set_robust_list, [274] = sys_get_robust_list, [292] = sys_dup3,
+    [302] = sys_prlimit64, [309] = sys_getcpu, [318] = sys_getrandom, [324] = sys_membarrier,
+    [325] = sys_mlock2, [439] = sys_faccessat2,
     [1024] = sys_tern_portals /* Tern-specific, ptl_syscall.h */,
 };
-
-static uint8_t reported[512 / 8];
-static bool reported_out_of_range;
 
 int syscall_dispatch(struct regs *r)
 {
     syscall_regs = r;
     uint64_t nr = r->rax;
     long ret;
-    if (nr < ARRAY_SIZE(table) && table[nr]) {
+    if (nr < ARRAY_SIZE(table) && table[nr])
         ret = table[nr](r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9);
-    } else {
-        if (nr < 512 && !(reported[nr / 8] & (1 << (nr % 8)))) {
-            reported[nr / 8] |= (uint8_t)(1 << (nr % 8));
-            kprintf("%s: system call %lu is not implemented (ENOSYS); reported once\n",
-                    proc.name, nr);
-        } else if (nr >= 512 && !reported_out_of_range) {
-            reported_out_of_range = true;
-            kprintf("%s: system call %lu does not exist (ENOSYS)\n", proc.name, nr);
+    else
+        ret = syscall_absent(nr);
+    if (ret == -ERESTARTSYS) {
+        /* Interrupted by a signal: run again after the handler if it asked
+         * for that (SA_RESTART), else the call fails with EINTR. */
+        if (signal_restarts()) {
+            r->rip -= 2;                      /* back onto the `syscall` */
+            ret = (long)nr;
+        } else {
+            ret = -EINTR;
         }
-        ret = -ENOSYS;
     }
     if (nr == 15 && ret == 0)
         return 1 | signal_deliver(r);  /* rt_sigreturn set every register */

@@ -16,7 +16,6 @@
 #define TIMER_ABSTIME 1
 #define NS 1000000000ULL
 
-struct timespec64 { int64_t sec, nsec; };
 
 static uint64_t start_ns;
 void time_mark_app_start(void) { start_ns = time_monotonic_ns(); }
@@ -83,24 +82,32 @@ SYSCALL(time)
     return t;
 }
 
+/* Sleeps until the request (relative, or absolute on clk) or until a
+ * signal arrives: then -EINTR, and for a relative sleep the time left in
+ * rem, as Linux gives it. */
 static long sleep_common(uint64_t clk, bool absolute, uint64_t req_va, uint64_t rem_va)
 {
-    struct timespec64 req;
-    if (copy_from_user(&req, req_va, sizeof req))
+    uint64_t now, until;
+    if (!req_va)
         return -EFAULT;
-    if (req.sec < 0 || req.nsec < 0 || req.nsec >= (int64_t)NS)
-        return -EINVAL;
-    if (rem_va && !absolute && !user_ok(rem_va, sizeof req))
-        return -EFAULT;
-    uint64_t now;
     long r = clock_now(clk, &now);
     if (r)
         return r;
-    uint64_t want = (uint64_t)req.sec > UINT64_MAX / NS / 2 ? UINT64_MAX / 2
-                                                            : (uint64_t)req.sec * NS + (uint64_t)req.nsec;
-    uint64_t delta = absolute ? (want > now ? want - now : 0) : want;
-    time_sleep_until(time_monotonic_ns() + delta);
-    return 0;
+    if ((r = timeout_from_user(req_va, absolute, now, &until)))
+        return r;
+    if (rem_va && !absolute && !user_ok(rem_va, sizeof(struct timespec64)))
+        return -EFAULT;
+    uint64_t start = time_monotonic_ns();
+    uint64_t deadline = start + (until > now ? until - now : 0);
+    r = wait_until(deadline, 0, true, "nanosleep()");
+    if (r != -EINTR)
+        return 0;
+    if (rem_va && !absolute) {
+        uint64_t t = time_monotonic_ns(), left = deadline > t ? deadline - t : 0;
+        struct timespec64 ts = {(int64_t)(left / NS), (int64_t)(left % NS)};
+        copy_to_user(rem_va, &ts, sizeof ts);
+    }
+    return -EINTR;
 }
 
 SYSCALL(nanosleep) { UNUSED_ARGS(); return sleep_common(CLOCK_MONOTONIC, false, a0, a1); }

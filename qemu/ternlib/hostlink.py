@@ -10,6 +10,8 @@ SIGNAL = 0x11
 PANIC = 0x12
 LOAD_ERROR = 0x13
 REPORT = 0x14
+STDIN_WANT = 0x15   # node asks for up to N (uint32) bytes of standard input
+STDIN = 0x20        # host to node: the bytes, none at end of file
 
 
 class Decoder:
@@ -28,3 +30,8 @@ class Decoder:
             frames.append((kind, bytes(self.buf[5:5 + length])))
             del self.buf[:5 + length]
         return frames
+
+
+def frame(kind, payload):
+    """One frame, as the node reads it."""
+    return struct.pack("<BI", kind, len(payload)) + payload

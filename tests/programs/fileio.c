@@ -15,6 +15,9 @@
  *   fileio errors DIR           ENOENT, EISDIR, EBADF
  *   fileio fill PATH            writes until an error: its name
  *   fileio slow PATH N          a line every 0.5 s, N times: EIO and when
+ *   fileio sendfile SRC DST     sendfile: all of SRC to stdout, then SRC from
+ *                               byte 100 on into DST (the offset moves, the
+ *                               file position not); the counts on stderr
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +48,7 @@ static const char *ename(int e)
     case EEXIST: return "EEXIST";
     case ELOOP: return "ELOOP";
     case EPERM: return "EPERM";
+    case EINVAL: return "EINVAL";
     default: return "OTHER";
     }
 }
@@ -353,8 +358,31 @@ static int slow(const char *path, int n)
     return 0;
 }
 
+static int send_file(const char *src, const char *dst)
+{
+    int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    struct stat st;
+    if (in < 0 || out < 0 || fstat(in, &st)) {
+        fprintf(stderr, "sendfile: open: %s\n", ename(errno));
+        return 1;
+    }
+    fflush(stdout);
+    ssize_t all = sendfile(1, in, NULL, (size_t)st.st_size + 10);
+    off_t off = 100;
+    ssize_t part = sendfile(out, in, &off, (size_t)st.st_size);
+    off_t pos = lseek(in, 0, SEEK_CUR);
+    errno = 0;
+    int from_stdin = sendfile(out, 0, NULL, 10) < 0 ? errno : 0;
+    fprintf(stderr, "to stdout %zd, to file %zd, offset now %lld, position %lld, from stdin %s\n",
+            all, part, (long long)off, (long long)pos, ename(from_stdin));
+    close(out);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && !strcmp(argv[1], "sendfile"))
+        return send_file(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "basic"))
         return basic(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "rankfile"))

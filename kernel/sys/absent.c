@@ -1,0 +1,61 @@
+/* System calls for facilities a node does not have.  Each answers with the
+ * errno Linux gives when the facility is absent (ENOSYS: not built into
+ * that kernel) and is logged once, with the reason, on the kernel log.  The
+ * list in docs/kernel.md follows this table; keep the two in step. */
+#include "errno.h"
+#include "kernel.h"
+#include "process.h"
+#include "syscall.h"
+
+struct absent {
+    uint16_t nr;
+    const char *name;
+    const char *why;          /* NULL: not logged (libc asks at every start and copes) */
+};
+
+static const struct absent absent[] = {
+    {56, "clone", "one thread per node: no threads or processes yet"},
+    {57, "fork", "one process per node"},
+    {58, "vfork", "one process per node"},
+    {435, "clone3", "one thread per node: no threads or processes yet"},
+    {59, "execve", "the node runs the one program it was given"},
+    {322, "execveat", "the node runs the one program it was given"},
+    {22, "pipe", "pipes join processes; a node runs one"},
+    {293, "pipe2", "pipes join processes; a node runs one"},
+    {41, "socket", "no sockets on a node (Portals is its network)"},
+    {53, "socketpair", "no sockets on a node (Portals is its network)"},
+    {213, "epoll_create", "no event polling beyond poll and select"},
+    {291, "epoll_create1", "no event polling beyond poll and select"},
+    {283, "timerfd_create", "no timer file descriptors (setitimer and alarm are there)"},
+    {284, "eventfd", "no event file descriptors"},
+    {290, "eventfd2", "no event file descriptors"},
+    {222, "timer_create", "no POSIX per-process timers (setitimer and alarm are there)"},
+    {116, "setgroups", "identity is the job owner's and does not change"},
+    {334, "rseq", NULL},
+};
+
+static uint8_t reported[512 / 8];
+static bool reported_out_of_range;
+
+long syscall_absent(uint64_t nr)
+{
+    if (nr >= 512) {
+        if (!reported_out_of_range)
+            kprintf("%s: system call %lu does not exist (ENOSYS)\n", proc.name, nr);
+        reported_out_of_range = true;
+        return -ENOSYS;
+    }
+    bool first = !(reported[nr / 8] & (1 << (nr % 8)));
+    reported[nr / 8] |= (uint8_t)(1 << (nr % 8));
+    for (unsigned i = 0; i < ARRAY_SIZE(absent); i++) {
+        if (absent[i].nr != nr)
+            continue;
+        if (first && absent[i].why)
+            kprintf("%s: %s (system call %lu): %s (ENOSYS); reported once\n", proc.name,
+                    absent[i].name, nr, absent[i].why);
+        return -ENOSYS;
+    }
+    if (first)
+        kprintf("%s: system call %lu is not implemented (ENOSYS); reported once\n", proc.name, nr);
+    return -ENOSYS;
+}

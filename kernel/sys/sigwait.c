@@ -1,0 +1,106 @@
+/* Waiting in a system call: until a deadline, until a signal arrives, or
+ * for a signal itself (pause, rt_sigsuspend, rt_sigtimedwait).  A wait with
+ * no deadline that nothing can end - no timer armed, no job whose yod could
+ * send a signal - would last for ever: the program is ended with a report
+ * instead ("never a hang"). */
+#include "kernel.h"
+#include "signal.h"
+#include "syscall.h"
+#include "time.h"
+#include "uaccess.h"
+#include "wait.h"
+
+#define NS 1000000000ULL
+
+long wait_until(uint64_t deadline, uint64_t also, bool job_may_signal, const char *what)
+{
+    for (;;) {
+        time_alarm_poll();
+        if (signal_wakes(also))
+            return -EINTR;
+        uint64_t now = time_monotonic_ns();
+        if (now >= deadline)
+            return -ETIMEDOUT;
+        uint64_t wake = deadline, alarm = itimer_next_ns();
+        if (deadline == WAIT_FOREVER && !alarm && !(job_may_signal && wait_hooked()))
+            program_killed(SIGKILL, "*** %s would wait for ever in %s: no other thread, no timer "
+                           "and nothing else can end it (deadlock); ended", proc.name, what);
+        if (alarm && alarm < wake)
+            wake = alarm;
+        if (wait_hooked() && wake - now > NS)
+            wake = now + NS;             /* a signal from yod ends the wait too */
+        time_sleep_until(wake);
+    }
+}
+
+SYSCALL(pause)
+{
+    UNUSED_ARGS();
+    return wait_until(WAIT_FOREVER, 0, true, "pause()");
+}
+
+SYSCALL(rt_sigsuspend)
+{
+    UNUSED_ARGS();
+    if (a1 != 8)
+        return -EINVAL;
+    if (!a0)
+        return -EFAULT;
+    long r = signal_wait_mask(a0, a1);
+    return r ? r : wait_until(WAIT_FOREVER, 0, true, "sigsuspend()");
+}
+
+SYSCALL(rt_sigpending)
+{
+    UNUSED_ARGS();
+    if (a1 > 8)
+        return -EINVAL;
+    uint64_t set = proc.sig.pending & proc.sig.blocked;
+    return copy_to_user(a0, &set, a1);
+}
+
+long timeout_from_user(uint64_t va, bool absolute, uint64_t now, uint64_t *deadline)
+{
+    struct timespec64 ts;
+    *deadline = WAIT_FOREVER;
+    if (!va)
+        return 0;
+    if (copy_from_user(&ts, va, sizeof ts))
+        return -EFAULT;
+    if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= (int64_t)NS)
+        return -EINVAL;
+    uint64_t t = (uint64_t)ts.sec >= (WAIT_FOREVER / 2) / NS ? WAIT_FOREVER / 2
+                                                            : (uint64_t)ts.sec * NS + (uint64_t)ts.nsec;
+    *deadline = absolute ? t : now + t;
+    return 0;
+}
+
+/* rt_sigtimedwait(set, info, timeout, size): takes one signal of set. */
+SYSCALL(rt_sigtimedwait)
+{
+    UNUSED_ARGS();
+    uint64_t set, deadline;
+    if (a3 != 8)
+        return -EINVAL;
+    if (copy_from_user(&set, a0, 8))
+        return -EFAULT;
+    set &= ~SIG_UNBLOCKABLE;
+    long r = timeout_from_user(a2, false, time_monotonic_ns(), &deadline);
+    if (r)
+        return r;
+    if (!(proc.sig.pending & set)) {
+        r = wait_until(deadline, set, true, "sigtimedwait()");
+        if (r == -ETIMEDOUT)
+            return -EAGAIN;
+        if (!(proc.sig.pending & set))
+            return -EINTR;              /* a handler of another signal runs */
+    }
+    int sig = __builtin_ctzll(proc.sig.pending & set) + 1;
+    proc.sig.pending &= ~(1ULL << (sig - 1));
+    if (a1) {
+        int32_t info[32] = {sig, 0, 0, 0, (int32_t)proc.pid, 0};   /* SI_USER */
+        if (copy_to_user(a1, info, sizeof info))
+            return -EFAULT;
+    }
+    return sig;
+}
