@@ -2,21 +2,16 @@
 #include "job.h"
 #include "ptl_kernel.h"
 #include "kernel.h"
+#include "lapic.h"
 #include "time.h"
 #include "x86.h"
 
 #define LAPIC_TIMER_VECTOR 0x40
-enum { LAPIC_EOI = 0xB0, LAPIC_SVR = 0xF0, LAPIC_LVT_TIMER = 0x320, LAPIC_TIMER_INIT = 0x380,
-       LAPIC_TIMER_CUR = 0x390, LAPIC_TIMER_DIV = 0x3E0 };
 
 static uint64_t tsc_hz, tsc_boot, boot_epoch;
 static uint64_t ns_mult;            /* ns = (ticks * ns_mult) >> 32 */
 static uint64_t lapic_hz;
 static uint64_t lapic_mult;         /* APIC ticks = (ns * lapic_mult) >> 32 */
-static volatile uint32_t *lapic;
-
-static uint32_t lapic_read(unsigned reg) { return lapic[reg / 4]; }
-static void lapic_write(unsigned reg, uint32_t v) { lapic[reg / 4] = v; }
 
 static uint8_t cmos(uint8_t reg)
 {
@@ -99,14 +94,14 @@ void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns)
     if (user_tick_fn) {
         user_tick_next = time_monotonic_ns() + period_ns;
         arm_one_shot(user_tick_next);
-    } else if (lapic) {
+    } else if (lapic_regs) {
         disarm();
     }
 }
 
 void time_init(void)
 {
-    lapic = phys_to_virt(rdmsr(MSR_APIC_BASE) & ~0xFFFULL);
+    lapic_map();
     lapic_write(LAPIC_SVR, 0x100 | 0xFF);
     lapic_write(LAPIC_TIMER_DIV, 0x3);           /* divide by 16 */
     lapic_write(LAPIC_LVT_TIMER, 1u << 16);      /* masked */
