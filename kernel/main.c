@@ -8,6 +8,7 @@
 #include "kernel.h"
 #include "mem.h"
 #include "netdev.h"
+#include "percpu.h"
 #include "process.h"
 #include "ptl_kernel.h"
 #include "random.h"
@@ -19,6 +20,7 @@ static char *argv[MAX_ARGS];
 
 void kmain(uint32_t magic, uint64_t info_phys)
 {
+    percpu_init_boot();
     serial_init(COM1);
     bootinfo_read(magic, info_phys);   /* copy it all before touching memory */
     options_parse();
