@@ -14,7 +14,6 @@ void percpu_setup(struct percpu *c, uint32_t index, uint32_t apic_id, uint64_t s
     c->apic_id = apic_id;
     c->stack_top = stack_top;
     c->kernel_rsp = stack_top;
-    cpus[index] = c;
 }
 
 void percpu_load(struct percpu *c)
@@ -28,5 +27,6 @@ void percpu_init_boot(void)
     /* The APIC id is filled in by smp_init, once the local APIC is mapped. */
     percpu_setup(&boot_cpu, 0, 0, (uint64_t)boot_stack_top);
     boot_cpu.state = CPU_ONLINE;
+    cpus[0] = &boot_cpu;
     percpu_load(&boot_cpu);
 }

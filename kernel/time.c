@@ -6,8 +6,6 @@
 #include "time.h"
 #include "x86.h"
 
-#define LAPIC_TIMER_VECTOR 0x40
-
 static uint64_t tsc_hz, tsc_boot, boot_epoch;
 static uint64_t ns_mult;            /* ns = (ticks * ns_mult) >> 32 */
 static uint64_t lapic_hz;
@@ -143,6 +141,14 @@ uint64_t time_monotonic_ns(void) { return ticks_to_ns(rdtsc() - tsc_boot); }
 uint64_t time_realtime_ns(void) { return boot_epoch * 1000000000ULL + time_monotonic_ns(); }
 uint64_t time_boot_epoch(void) { return boot_epoch; }
 uint64_t time_tsc_hz(void) { return tsc_hz; }
+
+uint32_t time_lapic_count(uint64_t ns)
+{
+    if (!lapic_mult)
+        return 0;
+    uint64_t count = (uint64_t)(((unsigned __int128)ns * lapic_mult) >> 32);
+    return count > 0xFFFFFFFF ? 0xFFFFFFFF : count ? (uint32_t)count : 1;
+}
 
 /* One halt, ended by any interrupt or, at the latest, by the local-APIC
  * timer at deadline.  Close to the deadline it only spins once. */

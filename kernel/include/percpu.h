@@ -74,7 +74,8 @@ extern struct percpu *cpus[MAX_CPUS];  /* by index; NULL past the CPUs started *
 /* Points GS at the boot CPU's area: the first thing kmain does, as locks and
  * the log use this_cpu(). */
 void percpu_init_boot(void);
-/* Fills in a fresh area for CPU `index` (zeroed by the caller). */
+/* Fills in a fresh area for CPU `index` (zeroed by the caller); smp.c
+ * enters it in cpus[] once the CPU runs. */
 void percpu_setup(struct percpu *c, uint32_t index, uint32_t apic_id, uint64_t stack_top);
 /* Makes c this CPU's area (GS base; the user's GS base starts at 0). */
 void percpu_load(struct percpu *c);
