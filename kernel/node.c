@@ -9,6 +9,7 @@
 #include "ptl_kernel.h"
 #include "serial.h"
 #include "signal.h"
+#include "smp.h"
 #include "x86.h"
 
 static void halt_forever(void)
@@ -23,6 +24,8 @@ void node_end(enum end_kind kind, int code)
         [END_EXIT] = 0, [END_SIGNAL] = 1, [END_PANIC] = 2, [END_LOAD_ERROR] = 3};
     if (job.active && kind != END_PANIC)
         job_end(kind, code, NULL);     /* the node goes on serving jobs */
+    if (kind == END_PANIC)
+        smp_stop_others();             /* nothing goes on beside a dead kernel */
     int32_t c = code;
     switch (kind) {
     case END_EXIT:
