@@ -7,9 +7,11 @@ import os
 import re
 import struct
 import subprocess
+import uuid
 
 import pytest
 
+from clusters import CLUSTER, NOTHING, cluster, leftovers
 from nodes import KERNEL, ROOT, program, run_node
 
 
@@ -194,3 +196,52 @@ def corrupt(table, at, value):
 ])
 def test_madt_malformed(acpi_probe, tmp_path, case, mem, message):
     assert probe(acpi_probe, tmp_path, mem()).strip() == f"error: {message}", case
+
+
+# --- the core count: reported at registration, kept in the node database,
+# shown by yod -show and qemu/cluster status
+
+@pytest.fixture(scope="module")
+def smp_cluster():
+    if os.geteuid() != 0:
+        pytest.skip("needs root (netns, taps)")
+    name = "s" + uuid.uuid4().hex[:7]
+    cluster(name, "up", "-n", "2", "--smp", "2", "--boot", "direct")
+    yield name
+    subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True)
+    assert leftovers(name) == NOTHING
+
+
+def test_cluster_nodes_report_their_cores(smp_cluster):
+    show = cluster(smp_cluster, "exec", "yod", "-show").stdout.splitlines()
+    assert show[0].split() == ["nid", "MAC", "state", "job", "cores"]
+    rows = {int(w[0]): w for w in (l.split() for l in show[1:]) if len(w) == 5 and w[0].isdigit()}
+    assert {nid: (w[2], w[4]) for nid, w in rows.items()} == {1: ("free", "2"), 2: ("free", "2")}
+    status = cluster(smp_cluster, "status").stdout
+    assert "2 CPUs per node" in status
+    nodes = [l.split() for l in status.splitlines() if l.split() and l.split()[0].isdigit()]
+    assert [(n[0], n[2], n[3]) for n in nodes] == [("1", "ready", "2"), ("2", "ready", "2")]
+    log = cluster(smp_cluster, "console", "1").stdout
+    assert "smp: 2 of 2 CPUs running" in log
+    # and jobs run on them
+    r = cluster(smp_cluster, "exec", "yod", "-sz", "2", program("ranks-musl"), "hello")
+    assert sorted(r.stdout.splitlines()) == ["rank 0 of 2 on nid 1", "rank 1 of 2 on nid 2"]
+
+
+NODEDB = os.path.join(ROOT, "build", "bin", "tern-nodedb")
+
+
+def test_node_database_keeps_cores_and_reads_older_files(tmp_path):
+    f = tmp_path / "nodes"
+    f.write_text("1 02:00:00:00:00:01 free 0 0\n"            # before the cores column
+                 "2 02:00:00:00:00:02 free 0 0 4\n")
+    out = subprocess.run([NODEDB, "-f", str(f), "down", "1"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert f.read_text().splitlines()[1:] == ["1 02:00:00:00:00:01 down 0 0 0",
+                                              "2 02:00:00:00:00:02 free 0 0 4"]
+    rows = subprocess.run([NODEDB, "-f", str(f), "list"], capture_output=True,
+                          text=True).stdout.splitlines()
+    assert [r.split()[4] for r in rows[1:3]] == ["-", "4"]
+    f.write_text("1 02:00:00:00:00:01 free 0 0 70000\n")
+    r = subprocess.run([NODEDB, "-f", str(f), "list"], capture_output=True, text=True)
+    assert r.returncode != 0 and "nodes:1: malformed line" in r.stderr
