@@ -158,7 +158,8 @@ static struct percpu *target(unsigned cpu)
     return cpus[cpu];
 }
 
-void smp_call(unsigned cpu, void (*fn)(void *), void *arg)
+/* Waits for the call to have returned, or (async) only to be picked up. */
+static void call_one(unsigned cpu, void (*fn)(void *), void *arg, bool async)
 {
     uint64_t f = irq_save();
     struct percpu *t = target(cpu);
@@ -166,25 +167,14 @@ void smp_call(unsigned cpu, void (*fn)(void *), void *arg)
         fn(arg);
     } else {
         uint32_t seq = post(t, fn, arg);
-        wait_for(t, &t->call_done, seq);
+        wait_for(t, async ? &t->call_taken : &t->call_done, seq);
         spin_unlock(&t->call_lock);
     }
     irq_restore(f);
 }
 
-void smp_call_async(unsigned cpu, void (*fn)(void *), void *arg)
-{
-    uint64_t f = irq_save();
-    struct percpu *t = target(cpu);
-    if (t == this_cpu()) {
-        fn(arg);
-    } else {
-        uint32_t seq = post(t, fn, arg);
-        wait_for(t, &t->call_taken, seq);
-        spin_unlock(&t->call_lock);
-    }
-    irq_restore(f);
-}
+void smp_call(unsigned cpu, void (*fn)(void *), void *arg) { call_one(cpu, fn, arg, false); }
+void smp_call_async(unsigned cpu, void (*fn)(void *), void *arg) { call_one(cpu, fn, arg, true); }
 
 /* fn on every other CPU (slots taken in index order, so two CPUs doing this
  * at once cannot deadlock), and here too if `here`. */
