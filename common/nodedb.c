@@ -16,6 +16,14 @@ void format_mac(const uint8_t m[6], char out[18])
     snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
+const char *format_cores(uint16_t cores, char out[8])
+{
+    if (!cores)
+        return "-";
+    snprintf(out, 8, "%u", cores);
+    return out;
+}
+
 static enum node_state state_from(const char *s, bool *ok)
 {
     for (int i = 0; i < 4; i++)
@@ -51,12 +59,14 @@ int nodedb_load(struct nodedb *db, const char *path, char *err, int errlen)
         if (line[0] == '#' || line[0] == '\n')
             continue;
         char mac[32], state[32];
-        unsigned long nid, job;
+        unsigned long nid, job, cores = 0;
         long long seen;
         bool ok;
         struct node nd = {0};
-        if (sscanf(line, "%lu %31s %31s %lu %lld", &nid, mac, state, &job, &seen) != 5 ||
-            ptl_linux_parse_mac(mac, nd.mac) || nid == 0 || nid > 0xFFFFFF ||
+        /* The cores column came later: files without it still load. */
+        int got = sscanf(line, "%lu %31s %31s %lu %lld %lu", &nid, mac, state, &job, &seen, &cores);
+        if (got < 5 || cores > 0xFFFF || ptl_linux_parse_mac(mac, nd.mac) || nid == 0 ||
+            nid > 0xFFFFFF ||
             (nd.state = state_from(state, &ok), !ok) || db->n == NODEDB_MAX) {
             snprintf(err, (size_t)errlen, "%s:%d: malformed line", path, lineno);
             fclose(f);
@@ -65,6 +75,7 @@ int nodedb_load(struct nodedb *db, const char *path, char *err, int errlen)
         nd.nid = (uint32_t)nid;
         nd.job = (uint32_t)job;
         nd.last_seen = seen;
+        nd.cores = (uint16_t)cores;
         if (nodedb_find(db, nd.nid) || nodedb_find_mac(db, nd.mac)) {
             snprintf(err, (size_t)errlen, "%s:%d: nid %lu or MAC %s appears twice", path, lineno,
                      nid, mac);
@@ -87,13 +98,13 @@ int nodedb_save(const struct nodedb *db, char *err, int errlen)
         snprintf(err, (size_t)errlen, "%s: %s", tmp, strerror(errno));
         return -1;
     }
-    fprintf(f, "# Tern node database: nid mac state job last_seen\n");
+    fprintf(f, "# Tern node database: nid mac state job last_seen cores\n");
     for (int i = 0; i < db->n; i++) {
         const struct node *nd = &db->nodes[i];
         char mac[18];
         format_mac(nd->mac, mac);
-        fprintf(f, "%u %s %s %u %lld\n", nd->nid, mac, node_state_name(nd->state), nd->job,
-                (long long)nd->last_seen);
+        fprintf(f, "%u %s %s %u %lld %u\n", nd->nid, mac, node_state_name(nd->state), nd->job,
+                (long long)nd->last_seen, nd->cores);
     }
     /* Written in full and on disk before it replaces the old file. */
     if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, db->path)) {

@@ -167,6 +167,8 @@ void options_parse(void)
                 options.uid = (uint32_t)id;
             else
                 options.gid = (uint32_t)id;
+        } else if (!strcmp(k, "smptest")) {
+            options.smptest = !strcmp(v, "1");
         } else if (!strcmp(k, "nettest")) {
             if (strcmp(v, "echo"))
                 snprintf(bad, sizeof bad, "unknown nettest mode '%s'", v);

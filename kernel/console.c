@@ -1,9 +1,12 @@
 /* The kernel log on COM1: every line starts "tern: " so it stands apart from
  * application output sharing the console. */
 #include "kernel.h"
+#include "rlock.h"
 #include "serial.h"
 
 static bool at_line_start = true;
+/* Whole lines: CPUs logging at once must not interleave within one. */
+static struct rlock log_lock = RLOCK_INIT;
 
 void kprintf(const char *fmt, ...)
 {
@@ -14,6 +17,7 @@ void kprintf(const char *fmt, ...)
     va_end(ap);
     if (n > (int)sizeof buf - 1)
         n = sizeof buf - 1;
+    uint64_t f = rlock_take(&log_lock);
     const char *p = buf, *end = buf + n;
     while (p < end) {
         if (at_line_start) {
@@ -32,4 +36,5 @@ void kprintf(const char *fmt, ...)
             p = end;
         }
     }
+    rlock_give(&log_lock, f);
 }

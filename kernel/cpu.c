@@ -1,21 +1,14 @@
-/* Descriptor tables, the system-call MSRs and the floating-point unit.
- * One CPU, one application: a single kernel stack serves system calls,
- * exceptions and interrupts (the TSS's RSP0), with a separate IST stack for
- * double faults so a blown kernel stack still gets a report. */
+/* Descriptor tables, the system-call MSRs and the floating-point unit, for
+ * the boot CPU (cpu_init) and each application processor (cpu_init_ap).
+ * Each CPU has its own GDT and TSS in its per-CPU area (percpu.h): the TSS's
+ * RSP0 is that CPU's kernel stack, and IST 1 a separate stack for double
+ * faults so a blown kernel stack still gets a report.  The IDT is shared. */
 #include "cpu.h"
 #include "kernel.h"
+#include "percpu.h"
 #include "x86.h"
 
 struct cpu_features cpu;
-
-struct __attribute__((packed)) tss {
-    uint32_t reserved0;
-    uint64_t rsp[3];
-    uint64_t reserved1;
-    uint64_t ist[7];
-    uint64_t reserved2;
-    uint16_t reserved3, iomap_base;
-};
 
 struct __attribute__((packed)) idt_entry {
     uint16_t off_lo, sel;
@@ -29,31 +22,31 @@ struct __attribute__((packed)) dtr {
     uint64_t base;
 };
 
-static struct tss tss __attribute__((aligned(16)));
-static uint64_t gdt[9] __attribute__((aligned(16)));
 static struct idt_entry idt[256] __attribute__((aligned(16)));
-static uint8_t double_fault_stack[4096] __attribute__((aligned(16)));
+static uint8_t double_fault_stack[4096] __attribute__((aligned(16)));   /* the boot CPU's */
 
 extern uint64_t trap_stubs[];          /* entry.S: stubs for vectors 0..255 */
 extern void syscall_entry(void);
-extern uint64_t syscall_kernel_rsp;    /* entry.S */
 
-static void gdt_init(void)
+static void gdt_init(struct percpu *c, uint64_t double_fault_stack_top)
 {
+    uint64_t *gdt = c->gdt;
+    struct tss *tss = &c->tss;
     gdt[0] = 0;
     gdt[1] = 0x00AF9A000000FFFF;       /* 0x08 kernel code, 64-bit */
     gdt[2] = 0x00CF92000000FFFF;       /* 0x10 kernel data */
     gdt[3] = 0x00CFFA000000FFFF;       /* 0x18 user code 32-bit (sysret layout) */
     gdt[4] = 0x00CFF2000000FFFF;       /* 0x20 user data */
     gdt[5] = 0x00AFFA000000FFFF;       /* 0x28 user code, 64-bit */
-    uint64_t base = (uint64_t)&tss, limit = sizeof tss - 1;
+    uint64_t base = (uint64_t)tss, limit = sizeof *tss - 1;
     gdt[6] = (limit & 0xFFFF) | ((base & 0xFFFFFF) << 16) | (0x89ULL << 40) |
              (((limit >> 16) & 0xF) << 48) | (((base >> 24) & 0xFF) << 56);
     gdt[7] = base >> 32;
-    tss.iomap_base = sizeof tss;
-    tss.ist[0] = (uint64_t)double_fault_stack + sizeof double_fault_stack;
+    tss->iomap_base = sizeof *tss;
+    tss->ist[0] = double_fault_stack_top;
+    tss->rsp[0] = c->kernel_rsp;
 
-    struct dtr d = {sizeof gdt - 1, (uint64_t)gdt};
+    struct dtr d = {sizeof c->gdt - 1, (uint64_t)gdt};
     __asm__ volatile("lgdt %0\n"
                      "pushq $0x08\n"
                      "leaq 1f(%%rip), %%rax\n"
@@ -67,6 +60,12 @@ static void gdt_init(void)
                      : "rax", "memory");
 }
 
+static void idt_load(void)
+{
+    struct dtr d = {sizeof idt - 1, (uint64_t)idt};
+    __asm__ volatile("lidt %0" ::"m"(d));
+}
+
 static void idt_init(void)
 {
     for (int v = 0; v < 256; v++) {
@@ -77,8 +76,7 @@ static void idt_init(void)
             .off_mid = (a >> 16) & 0xFFFF, .off_hi = a >> 32,
         };
     }
-    struct dtr d = {sizeof idt - 1, (uint64_t)idt};
-    __asm__ volatile("lidt %0" ::"m"(d));
+    idt_load();
 }
 
 static void features_init(void)
@@ -154,17 +152,31 @@ static void syscall_init(void)
 
 void cpu_set_kernel_stack(uint64_t top)
 {
-    tss.rsp[0] = top;
-    syscall_kernel_rsp = top;
+    struct percpu *c = this_cpu();
+    c->tss.rsp[0] = top;
+    c->kernel_rsp = top;
 }
 
 void cpu_init(void)
 {
     features_init();
-    gdt_init();
+    gdt_init(this_cpu(), (uint64_t)double_fault_stack + sizeof double_fault_stack);
     idt_init();
     fpu_init();
     syscall_init();
     if (cpu.fsgsbase)
         write_cr4(read_cr4() | (1ULL << 16)); /* user wrfsbase, as Linux allows */
+}
+
+/* An application processor, on its own stack with GS at its area: the same
+ * state as the boot CPU (CPUs of a node are taken to be alike; cpu_init has
+ * read the features from the boot CPU). */
+void cpu_init_ap(struct percpu *c, uint64_t double_fault_stack_top)
+{
+    gdt_init(c, double_fault_stack_top);
+    idt_load();
+    fpu_init();
+    syscall_init();
+    if (cpu.fsgsbase)
+        write_cr4(read_cr4() | (1ULL << 16));
 }

@@ -9,10 +9,8 @@
 enum { IOREGSEL = 0x00, IOWIN = 0x10 };
 enum { IOAPIC_VER = 0x01, IOAPIC_REDTBL = 0x10 };
 enum { RTE_MASKED = 1u << 16, RTE_LEVEL = 1u << 15, RTE_ACTIVE_LOW = 1u << 13 };
-enum { LAPIC_ID = 0x20, LAPIC_EOI = 0xB0 };
 
 static volatile uint32_t *ioapic(void) { return phys_to_virt(IOAPIC_PHYS); }
-static volatile uint32_t *lapic(void) { return phys_to_virt(rdmsr(MSR_APIC_BASE) & ~0xFFFULL); }
 
 static uint32_t ioapic_read(unsigned reg)
 {
@@ -51,6 +49,3 @@ void ioapic_mask(unsigned gsi, bool masked)
     lo = masked ? lo | RTE_MASKED : lo & ~RTE_MASKED;
     ioapic_write(IOAPIC_REDTBL + 2 * gsi, lo);
 }
-
-void apic_eoi(void) { lapic()[LAPIC_EOI / 4] = 0; }
-uint32_t apic_id(void) { return lapic()[LAPIC_ID / 4] >> 24; }

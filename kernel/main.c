@@ -8,11 +8,13 @@
 #include "kernel.h"
 #include "mem.h"
 #include "netdev.h"
+#include "percpu.h"
 #include "process.h"
 #include "ptl_kernel.h"
 #include "job.h"
 #include "random.h"
 #include "serial.h"
+#include "smp.h"
 #include "time.h"
 
 static char module_words[CMDLINE_MAX];
@@ -20,6 +22,7 @@ static char *argv[MAX_ARGS];
 
 void kmain(uint32_t magic, uint64_t info_phys)
 {
+    percpu_init_boot();
     serial_init(COM1);
     bootinfo_read(magic, info_phys);   /* copy it all before touching memory */
     options_parse();
@@ -34,19 +37,23 @@ void kmain(uint32_t magic, uint64_t info_phys)
      * comes off the application's region. */
     netdev_init();
     kmem_init(netdev_present());
+    smp_init();
     ptl_kernel_init();
 
     uint64_t region = app_region.end - app_region.start;
     kprintf("Tern kernel: %lu MiB RAM, kernel image %lu KiB, %lu KiB for the application "
-            "(%lu.%lu%%), TSC %lu MHz, %s%s\n",
+            "(%lu.%lu%%), TSC %lu MHz, %s%s, %u CPU%s\n",
             app_region.total_ram >> 20, kernel_image_bytes >> 10, region >> 10,
             region * 100 / app_region.total_ram, region * 1000 / app_region.total_ram % 10,
-            time_tsc_hz() / 1000000, cpu.vendor, cpu.avx ? ", AVX" : "");
+            time_tsc_hz() / 1000000, cpu.vendor, cpu.avx ? ", AVX" : "", smp_ncpus_found(),
+            smp_ncpus_found() == 1 ? "" : "s");
 
     if (options.nettest_echo)
         nettest_echo();
-    if (bootinfo.nmods == 0 && netdev_present())
+    if (bootinfo.nmods == 0 && netdev_present()) {
+        smp_start();
         node_wait_for_work();
+    }
     if (bootinfo.nmods == 0)
         load_error("no program: give the executable as a multiboot module");
     struct boot_module *m = &bootinfo.mod[0];
@@ -56,6 +63,9 @@ void kmain(uint32_t magic, uint64_t info_phys)
     proc.name = argc ? argv[0] : "program";
 
     elf_load(phys_to_virt(m->start), m->end - m->start, 0);
+    smp_start();                        /* the module's memory is free now */
+    if (options.smptest)
+        smp_selftest();
     fd_init();
     process_setup(argv, argc, options.envp, options.envc);
     kprintf("starting %s: %lu KiB image, heap %lu KiB, stack %lu KiB\n", proc.name,

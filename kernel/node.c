@@ -6,6 +6,7 @@
 #include "kernel.h"
 #include "serial.h"
 #include "signal.h"
+#include "smp.h"
 #include "x86.h"
 
 static const struct node_owner *owner;
@@ -30,6 +31,8 @@ void node_end(enum end_kind kind, int code)
         [END_EXIT] = 0, [END_SIGNAL] = 1, [END_PANIC] = 2, [END_LOAD_ERROR] = 3};
     if (owner && kind != END_PANIC)
         owner->end(kind, code, NULL);  /* the node goes on serving jobs */
+    if (kind == END_PANIC)
+        smp_stop_others();             /* nothing goes on beside a dead kernel */
     int32_t c = code;
     switch (kind) {
     case END_EXIT:

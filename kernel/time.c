@@ -1,21 +1,14 @@
 #include "cpu.h"
 #include "kernel.h"
+#include "lapic.h"
 #include "time.h"
 #include "wait.h"
 #include "x86.h"
-
-#define LAPIC_TIMER_VECTOR 0x40
-enum { LAPIC_EOI = 0xB0, LAPIC_SVR = 0xF0, LAPIC_LVT_TIMER = 0x320, LAPIC_TIMER_INIT = 0x380,
-       LAPIC_TIMER_CUR = 0x390, LAPIC_TIMER_DIV = 0x3E0 };
 
 static uint64_t tsc_hz, tsc_boot, boot_epoch;
 static uint64_t ns_mult;            /* ns = (ticks * ns_mult) >> 32 */
 static uint64_t lapic_hz;
 static uint64_t lapic_mult;         /* APIC ticks = (ns * lapic_mult) >> 32 */
-static volatile uint32_t *lapic;
-
-static uint32_t lapic_read(unsigned reg) { return lapic[reg / 4]; }
-static void lapic_write(unsigned reg, uint32_t v) { lapic[reg / 4] = v; }
 
 static uint8_t cmos(uint8_t reg)
 {
@@ -87,7 +80,7 @@ static void arm_for_user(void)
         at = alarm_at;
     if (at != UINT64_MAX)
         arm_one_shot(at);
-    else if (lapic)
+    else if (lapic_regs)
         disarm();
 }
 
@@ -132,7 +125,7 @@ void time_user_alarm(void (*fn)(struct regs *), uint64_t deadline_ns)
 {
     alarm_fn = lapic_mult ? fn : NULL;
     alarm_at = deadline_ns;
-    if (lapic)
+    if (lapic_regs)
         arm_for_user();
 }
 
@@ -140,7 +133,7 @@ void time_alarm_poll(void) { alarm_check(NULL); }
 
 void time_init(void)
 {
-    lapic = phys_to_virt(rdmsr(MSR_APIC_BASE) & ~0xFFFULL);
+    lapic_map();
     lapic_write(LAPIC_SVR, 0x100 | 0xFF);
     lapic_write(LAPIC_TIMER_DIV, 0x3);           /* divide by 16 */
     lapic_write(LAPIC_LVT_TIMER, 1u << 16);      /* masked */
@@ -182,6 +175,14 @@ uint64_t time_monotonic_ns(void) { return ticks_to_ns(rdtsc() - tsc_boot); }
 uint64_t time_realtime_ns(void) { return boot_epoch * 1000000000ULL + time_monotonic_ns(); }
 uint64_t time_boot_epoch(void) { return boot_epoch; }
 uint64_t time_tsc_hz(void) { return tsc_hz; }
+
+uint32_t time_lapic_count(uint64_t ns)
+{
+    if (!lapic_mult)
+        return 0;
+    uint64_t count = (uint64_t)(((unsigned __int128)ns * lapic_mult) >> 32);
+    return count > 0xFFFFFFFF ? 0xFFFFFFFF : count ? (uint32_t)count : 1;
+}
 
 /* One halt, ended by any interrupt or, at the latest, by the local-APIC
  * timer at deadline.  Close to the deadline it only spins once. */

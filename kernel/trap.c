@@ -6,8 +6,10 @@
 #include "hostlink.h"
 #include "kernel.h"
 #include "process.h"
+#include "percpu.h"
 #include "reserve.h"
 #include "signal.h"
+#include "smp.h"
 #include "syscall.h"
 #include "uaccess.h"
 #include "x86.h"
@@ -94,6 +96,8 @@ static void build_report(struct report *r, const struct regs *f, bool user)
     rep(r, "    rsi %016lx  rdi %016lx  rbp %016lx  rsp %016lx\n", f->rsi, f->rdi, f->rbp, f->rsp);
     rep(r, "    r8  %016lx  r9  %016lx  r10 %016lx  r11 %016lx\n", f->r8, f->r9, f->r10, f->r11);
     rep(r, "    r12 %016lx  r13 %016lx  r14 %016lx  r15 %016lx\n", f->r12, f->r13, f->r14, f->r15);
+    if (!user && smp_ncpus() > 1)
+        rep(r, "    on CPU %u (APIC id %u)\n", this_cpu()->index, this_cpu()->apic_id);
     if (user && f->rip >= proc.map_lo && f->rip < proc.image_end)
         rep(r, "    (rip is %s+0x%lx in the program image)\n", proc.name, f->rip - proc.map_lo);
 }

@@ -179,6 +179,7 @@ static void reply_job(const struct tern_hdr *req, uint32_t nid, int status, cons
             s->job = db.nodes[i].job;
             memcpy(s->mac, db.nodes[i].mac, 6);
             s->state = (uint8_t)db.nodes[i].state;
+            s->cores = db.nodes[i].cores;
         }
     } else if (nids == NULL && n == UINT32_MAX) {
         for (int i = 0; i < nfyods; i++)
@@ -226,10 +227,11 @@ static void on_register(const struct request *q)
         ping_outstanding[nd->nid] = false;
         node_pid[nd->nid] = q->pid;
     }
+    nd->cores = r->cores;
     save();
     char mac[18];
     format_mac(r->mac, mac);
-    logmsg("node %u (%s) registered", nd->nid, mac);
+    logmsg("node %u (%s, %u cores) registered", nd->nid, mac, r->cores);
     snprintf(msg, sizeof msg, "registered as nid %u", nd->nid);
     reply(q->h, q->nid, 0, msg, NULL, 0, false);
 }

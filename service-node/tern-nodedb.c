@@ -61,15 +61,15 @@ int main(int argc, char **argv)
     uint32_t a, b;
 
     if (!strcmp(cmd, "list") && rest == 0) {
-        printf("%6s  %-17s  %-9s  %s\n", "nid", "MAC", "state", "job");
+        printf("%6s  %-17s  %-9s  %-6s  %s\n", "nid", "MAC", "state", "job", "cores");
         for (int k = 0; k < db.n; k++) {
-            char mac[18];
+            char mac[18], cores[8];
             format_mac(db.nodes[k].mac, mac);
             char job[16] = "-";
             if (db.nodes[k].state == NODE_ALLOCATED)
                 snprintf(job, sizeof job, "%u", db.nodes[k].job);
-            printf("%6u  %-17s  %-9s  %s\n", db.nodes[k].nid, mac,
-                   node_state_name(db.nodes[k].state), job);
+            printf("%6u  %-17s  %-9s  %-6s  %s\n", db.nodes[k].nid, mac,
+                   node_state_name(db.nodes[k].state), job, format_cores(db.nodes[k].cores, cores));
         }
         printf("%d nodes: %d free, %d allocated, %d down, %d booting\n", db.n,
                count_in_state(&db, NODE_FREE), count_in_state(&db, NODE_ALLOCATED),

@@ -91,15 +91,16 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "status") && argc == 2) {
         if ((rc = transact(TERN_STATUS, sizeof req.h)))
             return rc;
-        printf("%6s  %-17s  %-9s  %s\n", "nid", "MAC", "state", "job");
+        printf("%6s  %-17s  %-9s  %-6s  %s\n", "nid", "MAC", "state", "job", "cores");
         for (uint32_t i = 0; i < rep.n; i++) {
             const struct tern_node_status *s = &rep.u.nodes[i];
-            char mac[18], job[16] = "-";
+            char mac[18], job[16] = "-", cores[8];
             format_mac(s->mac, mac);
             if (s->state == NODE_ALLOCATED)
                 snprintf(job, sizeof job, "%u", s->job);
-            printf("%6u  %-17s  %-9s  %s\n", s->nid, mac,
-                   node_state_name((enum node_state)(s->state & 3)), job);
+            printf("%6u  %-17s  %-9s  %-6s  %s\n", s->nid, mac,
+                   node_state_name((enum node_state)(s->state & 3)), job,
+                   format_cores(s->cores, cores));
         }
         return 0;
     }

@@ -208,16 +208,16 @@ static int show(void)
     if (alloc_request(&h, sizeof h, TERN_STATUS, &rep, err, sizeof err))
         return fail(2, "%s", err);
     int nfree = 0;
-    printf("%6s  %-17s  %-9s  %s\n", "nid", "MAC", "state", "job");
+    printf("%6s  %-17s  %-9s  %-6s  %s\n", "nid", "MAC", "state", "job", "cores");
     for (uint32_t i = 0; i < rep.n; i++) {
         const struct tern_node_status *s = &rep.u.nodes[i];
-        char mac[18], job[16] = "-";
+        char mac[18], job[16] = "-", cores[8];
         format_mac(s->mac, mac);
         if (s->state == NODE_ALLOCATED)
             snprintf(job, sizeof job, "%u", s->job);
         nfree += s->state == NODE_FREE;
-        printf("%6u  %-17s  %-9s  %s\n", s->nid, mac,
-               node_state_name((enum node_state)(s->state & 3)), job);
+        printf("%6u  %-17s  %-9s  %-6s  %s\n", s->nid, mac,
+               node_state_name((enum node_state)(s->state & 3)), job, format_cores(s->cores, cores));
     }
     /* Jobs: each with its nodes. */
     uint32_t seen[TERN_MAX_LIST];

@@ -19,6 +19,7 @@ struct node {
     enum node_state state;
     uint32_t job;            /* when NODE_ALLOCATED */
     int64_t last_seen;       /* seconds since the epoch; 0 = never */
+    uint16_t cores;          /* CPUs the node reported at registration; 0 = unknown */
 };
 
 struct nodedb {
@@ -29,6 +30,8 @@ struct nodedb {
 
 const char *node_state_name(enum node_state s);
 void format_mac(const uint8_t mac[6], char out[18]);
+/* A node's core count for listings: the number, or "-" when not reported. */
+const char *format_cores(uint16_t cores, char out[8]);
 
 /* Loads path (a missing file is an empty database).  On a malformed file
  * returns -1 with a message in err, and the file is left untouched. */

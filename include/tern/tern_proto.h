@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define TERN_MAGIC 0x4E524554u           /* "TERN" */
-#define TERN_PROTO_VERSION 1
+#define TERN_PROTO_VERSION 2            /* 2: CPU counts (cores) */
 #define TERN_ALLOC_PID 2
 #define TERN_PT_SERVICE 8
 #define TERN_PT_REPLY 9
@@ -42,7 +42,8 @@ struct tern_hdr {
 struct tern_register {
     struct tern_hdr h;
     uint32_t nid;                        /* must equal the sender's nid */
-    uint8_t mac[6], pad[2];
+    uint8_t mac[6];
+    uint16_t cores;                      /* CPUs running; 0: not reported */
     uint64_t mem_bytes;
 };
 
@@ -66,6 +67,7 @@ struct tern_node_status {
     uint8_t mac[6];
     uint8_t state;                       /* enum node_state */
     uint8_t pad;
+    uint16_t cores, pad2;                /* as registered; 0: not reported */
 };
 
 #define TERN_PREFIX_MAX 120               /* with the NUL */

@@ -1,7 +1,14 @@
 /*
  * Kernel entry and exit: exception/interrupt stubs and the `syscall` path.
  * Both build a `struct regs` (include/cpu.h) on the kernel stack.
+ *
+ * GS: in the kernel, GS base is this CPU's per-CPU area (percpu.h); in user
+ * mode it is the application's.  Every way in from user mode and every way
+ * back out does `swapgs`, so the two trade places (the MSR KERNEL_GS_BASE
+ * holds whichever is not in use).
  */
+#include "percpu.h"
+#define MSR_GS_BASE 0xC0000101
 	.macro PUSH_GPRS
 	pushq %rax
 	pushq %rbx
@@ -84,26 +91,51 @@ trap_stubs:
 	.noaltmacro
 
 	.text
+/* On entry: vector, error code, then the CPU's frame (rip at 16(%rsp), cs at
+ * 24(%rsp)).  From user mode: swapgs.  An interrupt in kernel mode finds the
+ * kernel's GS (interrupts are off between a swapgs and the return to user
+ * mode).  An exception in kernel mode may not: one raised by the return to
+ * user mode itself comes after the swapgs, so its GS base is looked at (a
+ * kernel address is negative).  Such exceptions are fatal, so nothing needs
+ * undoing on the way out. */
 trap_common:
 	cld
-	PUSH_GPRS
+	testb $3, 24(%rsp)
+	jnz 1f
+	cmpq $32, (%rsp)
+	jae 2f
+	pushq %rax
+	pushq %rcx
+	pushq %rdx
+	movl $MSR_GS_BASE, %ecx
+	rdmsr
+	testl %edx, %edx
+	popq %rdx
+	popq %rcx
+	popq %rax
+	js 2f
+1:	swapgs
+2:	PUSH_GPRS
 	movq %rsp, %rdi
 	call trap_handler
 	POP_GPRS
 	addq $16, %rsp
-	iretq
+	testb $3, 8(%rsp)
+	jz 3f
+	swapgs
+3:	iretq
 
 /*
  * syscall: RCX = user RIP, R11 = user RFLAGS, IF already cleared by SFMASK.
- * One CPU and one process, so a plain global holds the user RSP while we
- * switch to the kernel stack.
+ * The per-CPU area holds the user RSP while we switch to the kernel stack.
  */
 	.globl syscall_entry
 syscall_entry:
-	movq %rsp, syscall_user_rsp(%rip)
-	movq syscall_kernel_rsp(%rip), %rsp
+	swapgs
+	movq %rsp, %gs:PCPU_USER_RSP
+	movq %gs:PCPU_KERNEL_RSP, %rsp
 	pushq $0x23                     /* ss */
-	pushq syscall_user_rsp(%rip)    /* rsp */
+	pushq %gs:PCPU_USER_RSP         /* rsp */
 	pushq %r11                      /* rflags */
 	pushq $0x2B                     /* cs */
 	pushq %rcx                      /* rip */
@@ -121,16 +153,18 @@ syscall_entry:
 	addq $8, %rsp
 	popq %r11
 	popq %rsp
+	swapgs
 	sysretq
 	/* Full return (signal delivery, sigreturn): every register restored. */
 1:	POP_GPRS
 	addq $16, %rsp
+	swapgs
 	iretq
 
 /* enter_user(rip, rsp): first entry into the application, all registers clean. */
 	.globl enter_user
 enter_user:
-	movq syscall_kernel_rsp(%rip), %rsp
+	movq %gs:PCPU_KERNEL_RSP, %rsp
 	pushq $0x23
 	pushq %rsi
 	pushq $0x202                    /* IF set, nothing else */
@@ -151,12 +185,7 @@ enter_user:
 	xorl %r13d, %r13d
 	xorl %r14d, %r14d
 	xorl %r15d, %r15d
+	swapgs
 	iretq
-
-	.data
-	.align 8
-	.globl syscall_kernel_rsp, syscall_user_rsp
-syscall_kernel_rsp: .quad 0
-syscall_user_rsp:   .quad 0
 
 	.section .note.GNU-stack, "", @progbits

@@ -32,6 +32,8 @@ struct cpu_features {
 extern struct cpu_features cpu;
 
 void cpu_init(void);           /* GDT, TSS, IDT, syscall MSRs, FPU/SSE/AVX */
+struct percpu;
+void cpu_init_ap(struct percpu *c, uint64_t double_fault_stack_top);
 void cpu_set_kernel_stack(uint64_t top);
 __attribute__((noreturn)) void enter_user(uint64_t rip, uint64_t rsp);
 void trap_handler(struct regs *r);

@@ -4,11 +4,11 @@
 #define TERN_IOAPIC_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "lapic.h"             /* apic_eoi, apic_id */
 
 /* Routes global interrupt `gsi` to `vector` on this CPU, masked.  False if
  * there is no IOAPIC or no such pin. */
 bool ioapic_route(unsigned gsi, uint8_t vector, bool level, bool active_low);
 void ioapic_mask(unsigned gsi, bool masked);
-void apic_eoi(void);
-uint32_t apic_id(void);
 #endif
+

@@ -11,6 +11,11 @@ uint64_t time_monotonic_ns(void);
 uint64_t time_realtime_ns(void);
 uint64_t time_boot_epoch(void);
 uint64_t time_tsc_hz(void);
+/* The local-APIC timer count (divide by 16, as time_init sets it on every
+ * CPU) for ns nanoseconds: 1 .. 0xFFFFFFFF, or 0 if the timer could not be
+ * calibrated.  The same on every CPU: their timers share one clock. */
+uint32_t time_lapic_count(uint64_t ns);
+#define LAPIC_TIMER_VECTOR 0x40      /* time.c handles it on every CPU */
 /* Waits until the monotonic clock reaches deadline_ns, halting the CPU. */
 void time_sleep_until(uint64_t deadline_ns);
 /* Halts once: until any interrupt, or the deadline at the latest. */

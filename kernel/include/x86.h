@@ -51,6 +51,8 @@ static inline void irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
 #define MSR_SFMASK        0xC0000084
 #define MSR_FS_BASE       0xC0000100
 #define MSR_GS_BASE       0xC0000101
+#define MSR_KERNEL_GS_BASE 0xC0000102      /* swapped with GS base by swapgs */
+#define MSR_TSC_ADJUST    0x3B
 #define MSR_APIC_BASE     0x1B
 
 #endif

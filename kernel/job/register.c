@@ -10,6 +10,7 @@
 #include "mem.h"
 #include "netdev.h"
 #include "ptl_kernel.h"
+#include "smp.h"
 #include "time.h"
 #include <tern/tern_proto.h>
 #include <tern/yod_proto.h>
@@ -25,6 +26,7 @@ static void register_with_allocator(void)
     memcpy(reg.mac, netdev_mac(), 6);
     reg.nid = ptl_kernel_nid();
     reg.mem_bytes = app_region.end - app_region.start;
+    reg.cores = (uint16_t)smp_ncpus();
     reg.h = (struct tern_hdr){.magic = TERN_MAGIC, .version = TERN_PROTO_VERSION,
                               .type = TERN_REGISTER, .reply_pid = YOD_NODE_PID,
                               .reply_pt = TERN_PT_REPLY};

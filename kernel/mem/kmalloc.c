@@ -10,6 +10,7 @@
 #include "kernel.h"
 #include "kmalloc.h"
 #include "mem.h"
+#include "spinlock.h"
 
 #define ALIGN 16
 #define MAGIC_USED 0x6b6d616c6c6f6321ULL
@@ -27,6 +28,7 @@ static uint64_t heap_pa, heap_size;
 static bool heap_ready;
 static struct block *free_list;
 static struct kmem_stats st;
+static spinlock_t heap_lock = SPINLOCK_INIT;
 
 void kmem_init(bool have_nic)
 {
@@ -53,7 +55,7 @@ static void heap_start(void)
     free_list->next = NULL;
 }
 
-void *kmalloc(size_t size)
+static void *alloc_locked(size_t size)
 {
     if (!heap_size || size > heap_size) {
         st.fails++;
@@ -85,6 +87,14 @@ void *kmalloc(size_t size)
     return NULL;
 }
 
+void *kmalloc(size_t size)
+{
+    uint64_t f = spin_lock_irqsave(&heap_lock);
+    void *p = alloc_locked(size);
+    spin_unlock_irqrestore(&heap_lock, f);
+    return p;
+}
+
 void kfree(void *p)
 {
     if (!p)
@@ -93,6 +103,7 @@ void kfree(void *p)
     uint64_t lo = (uint64_t)phys_to_virt(heap_pa);
     if ((uint64_t)b < lo || (uint64_t)b >= lo + heap_size || b->magic != MAGIC_USED)
         panic("kfree(%p): not a kernel heap block", p);
+    uint64_t f = spin_lock_irqsave(&heap_lock);
     st.used -= b->size;
     struct block *prev = NULL, *next = free_list;
     while (next && next < b) {
@@ -112,6 +123,7 @@ void kfree(void *p)
     } else {
         free_list = b;
     }
+    spin_unlock_irqrestore(&heap_lock, f);
 }
 
 void kmem_get_stats(struct kmem_stats *s) { *s = st; }

@@ -7,6 +7,7 @@
 #include "boot.h"
 #include "kernel.h"
 #include "mem.h"
+#include "spinlock.h"
 
 struct app_region app_region;
 uint64_t kernel_image_bytes;
@@ -77,21 +78,23 @@ void physmem_init(void)
 
 /* Pages given back, reused first: a singly linked list through the pages. */
 static void *freed;
+static spinlock_t pool_lock = SPINLOCK_INIT;
 
 void kpage_free(void *page)
 {
+    uint64_t f = spin_lock_irqsave(&pool_lock);
     *(void **)page = freed;
     freed = page;
     pool_free_pages++;
+    spin_unlock_irqrestore(&pool_lock, f);
 }
 
-void *kpage_alloc(void)
+static void *take_page(void)
 {
     if (freed) {
         void *p = freed;
         freed = *(void **)p;
         pool_free_pages--;
-        memset(p, 0, PAGE_SIZE);
         return p;
     }
     for (int i = 0; i < npool; i++) {
@@ -101,12 +104,21 @@ void *kpage_alloc(void)
             if (overlaps_module(pa))
                 continue;      /* never reused (not counted): modules are small and few */
             pool_free_pages--;
-            void *p = phys_to_virt(pa);
-            memset(p, 0, PAGE_SIZE);
-            return p;
+            return phys_to_virt(pa);
         }
     }
-    panic("out of kernel pages");
+    return NULL;
+}
+
+void *kpage_alloc(void)
+{
+    uint64_t f = spin_lock_irqsave(&pool_lock);
+    void *p = take_page();
+    spin_unlock_irqrestore(&pool_lock, f);
+    if (!p)
+        panic("out of kernel pages");
+    memset(p, 0, PAGE_SIZE);
+    return p;
 }
 
 uint64_t kpages_free(void) { return pool_free_pages; }

@@ -1,8 +1,10 @@
 /* The Portals host interface (portals/include/ptl_host.h) over the node's
- * NIC.  The library is entered only from the Portals system call, on the one
- * CPU, with interrupts off (the syscall entry masks them and netdev_wait
- * enables them only while halted; no interrupt handler enters the library),
- * so the lock has nothing to exclude.
+ * NIC.  The library is entered from the Portals system call and the
+ * kernel's own waits, with interrupts off (the syscall entry masks them and
+ * netdev_wait enables them only while halted; no interrupt handler enters
+ * the library).  Its lock is a spinlock that keeps interrupts off while
+ * held, ready for other CPUs entering the library (what else here still
+ * assumes one CPU: docs/kernel.md).
  *
  * Addressing is the rule shared with the Linux host: nid N is the station
  * with MAC 02:00:00:NN:NN:NN (locally administered, low 24 bits = nid).
@@ -28,6 +30,7 @@
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "ptl_wire.h"
+#include "spinlock.h"
 #include "time.h"
 #include "wait.h"
 #include <tern/yod_proto.h>
@@ -146,8 +149,16 @@ uint32_t ptl_kernel_nid(void) { return my_nid; }
 void *ptl_host_alloc(size_t size) { return kmalloc(size); }
 void ptl_host_free(void *p) { kfree(p); }
 uint64_t ptl_host_now_ns(void) { return time_monotonic_ns(); }
-void ptl_host_lock(void) {}
-void ptl_host_unlock(void) {}
+static spinlock_t lib_lock = SPINLOCK_INIT;
+static uint64_t lib_lock_flags;     /* the holder's interrupt state */
+
+void ptl_host_lock(void)
+{
+    uint64_t f = spin_lock_irqsave(&lib_lock);
+    lib_lock_flags = f;
+}
+
+void ptl_host_unlock(void) { spin_unlock_irqrestore(&lib_lock, lib_lock_flags); }
 
 int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
 {

@@ -50,11 +50,12 @@ SYSCALL(arch_prctl)
     case ARCH_SET_GS:
         if (a1 >= 0x800000000000ULL)
             return -EPERM;     /* non-canonical or kernel half */
-        wrmsr(a0 == ARCH_SET_FS ? MSR_FS_BASE : MSR_GS_BASE, a1);
+        /* In the kernel the user's GS base is the swapped-out one. */
+        wrmsr(a0 == ARCH_SET_FS ? MSR_FS_BASE : MSR_KERNEL_GS_BASE, a1);
         return 0;
     case ARCH_GET_FS:
     case ARCH_GET_GS: {
-        uint64_t v = rdmsr(a0 == ARCH_GET_FS ? MSR_FS_BASE : MSR_GS_BASE);
+        uint64_t v = rdmsr(a0 == ARCH_GET_FS ? MSR_FS_BASE : MSR_KERNEL_GS_BASE);
         return copy_to_user(a1, &v, 8);
     }
     default:

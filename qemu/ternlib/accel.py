@@ -30,5 +30,13 @@ def qemu_accel_args(accel):
         if not kvm_usable():
             raise SystemExit("--kvm: /dev/kvm is missing or not accessible")
         return ["-accel", "kvm", "-cpu", "host"]
-    # -cpu max gives TCG's full feature set (SSE4, AVX, AVX2 on QEMU >= 7.2).
-    return ["-accel", "tcg", "-cpu", "max"]
+    # -cpu max gives TCG's full feature set (SSE4, AVX, AVX2 on QEMU >= 7.2);
+    # thread=multi runs each vCPU of an -smp node in a host thread of its own.
+    return ["-accel", "tcg,thread=multi", "-cpu", "max"]
+
+
+def smp_args(cpus):
+    """QEMU's options for a node with `cpus` CPUs (one socket, one thread each)."""
+    if cpus < 1:
+        raise SystemExit(f"--smp {cpus}: a node has at least one CPU")
+    return ["-smp", f"{cpus},sockets=1,cores={cpus},threads=1"]

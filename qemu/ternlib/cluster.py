@@ -79,9 +79,10 @@ class Cluster:
 
     # --- up ----------------------------------------------------------------
     def up(self, n, mem=None, nic="virtio", boot="pxe", mode=None, timeout=None, log=print,
-           node_os="tern", nfs=None):
+           node_os="tern", nfs=None, smp=1):
         """nfs: a service-node directory to export by NFS; every (Linux) node
-        mounts it at the same absolute path before it says it is ready."""
+        mounts it at the same absolute path before it says it is ready.
+        smp: CPUs per node."""
         if node_os not in READY:
             raise SystemExit(f"cluster: unknown node OS '{node_os}'")
         if node_os == "linux":
@@ -101,7 +102,7 @@ class Cluster:
         mode = mode or accel.default_accel()
         state = {"name": self.name, "netns": self.netns, "nodes": [], "pids": [],
                  "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time(),
-                 "os": node_os, "nfs": nfs}
+                 "os": node_os, "nfs": nfs, "smp": smp}
         self.save(state)
         try:
             self._fabric()
@@ -122,7 +123,7 @@ class Cluster:
                 sh(*self.in_ns("ip", "tuntap", "add", node["tap"], "mode", "tap"))
                 sh(*self.in_ns("ip", "link", "set", node["tap"], "master", BRIDGE, "up"))
                 node["pid"] = self._qemu(node, mem, nic, boot, mode, node_os,
-                                         self._node_options(nfs))
+                                         self._node_options(nfs), smp)
                 state["pids"].append(node["pid"])
                 self.save(state)
             if node_os == "tern":
@@ -135,6 +136,7 @@ class Cluster:
             self.down(log=lambda *_: None)
             raise
         log(f"cluster '{self.name}': {n} nodes ready ({boot} boot, {nic}, {mem}, {mode}"
+            + (f", {smp} CPUs each" if smp > 1 else "")
             + (", linux" if node_os == "linux" else "")
             + (f", NFS {SERVICE_IP}:{nfs})" if nfs else ")"))
 
@@ -279,10 +281,10 @@ LOG {{
                                open(os.path.join(self.dir, "allocd.log")).read())
         return p.pid
 
-    def _qemu(self, node, mem, nic, boot, mode, node_os="tern", cmdline=""):
+    def _qemu(self, node, mem, nic, boot, mode, node_os="tern", cmdline="", smp=1):
         device = {"virtio": "virtio-net-pci", "e1000": "e1000"}[nic]
         cmd = ["qemu-system-x86_64", "-nodefaults", "-display", "none",
-               "-m", mem, *accel.qemu_accel_args(mode),
+               "-m", mem, *accel.qemu_accel_args(mode), *accel.smp_args(smp),
                "-netdev", f"tap,id=n0,ifname={node['tap']},script=no,downscript=no",
                "-device", f"{device},netdev=n0,mac={node['mac']}",
                "-serial", f"file:{node['log']}"]
