@@ -10,6 +10,7 @@
  * catches any byte written or read outside it.  A file the loader accepts
  * must have given a layout that holds together (checked below); one it
  * refuses must be refused through load_error, never a fault. */
+#include <elf.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -104,16 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 /* ---- seeds: small programs of each kind the loader takes or refuses ---- */
 
 struct seed_elf {
-    unsigned char ident[16];
-    uint16_t type, machine;
-    uint32_t version;
-    uint64_t entry, phoff, shoff;
-    uint32_t flags;
-    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
-    struct {
-        uint32_t type, flags;
-        uint64_t offset, vaddr, paddr, filesz, memsz, align;
-    } ph[3];
+    Elf64_Ehdr eh;
+    Elf64_Phdr ph[3];
     uint8_t text[64];
 };
 
@@ -121,35 +114,37 @@ static void fuzz_write_seeds(const char *dir)
 {
     struct seed_elf e;
     memset(&e, 0, sizeof e);
-    memcpy(e.ident, "\177ELF\2\1\1", 7);
-    e.type = 2;
-    e.machine = 62;
-    e.version = 1;
-    e.phoff = offsetof(struct seed_elf, ph);
-    e.ehsize = 64;
-    e.phentsize = sizeof e.ph[0];
-    e.phnum = 2;
-    e.ph[0] = (typeof(e.ph[0])){6, 4, e.phoff, 0x400000 + e.phoff, 0, 3 * sizeof e.ph[0],
-                                3 * sizeof e.ph[0], 8};
-    e.ph[1] = (typeof(e.ph[1])){1, 5, 0, 0x400000, 0, sizeof e, sizeof e + 8192, 4096};
-    e.entry = 0x400000 + offsetof(struct seed_elf, text);
+    memcpy(e.eh.e_ident, ELFMAG "\2\1\1", 7);
+    e.eh.e_type = ET_EXEC;
+    e.eh.e_machine = EM_X86_64;
+    e.eh.e_version = EV_CURRENT;
+    e.eh.e_phoff = offsetof(struct seed_elf, ph);
+    e.eh.e_ehsize = sizeof e.eh;
+    e.eh.e_phentsize = sizeof e.ph[0];
+    e.eh.e_phnum = 2;
+    e.ph[0] = (Elf64_Phdr){PT_PHDR, PF_R, e.eh.e_phoff, 0x400000 + e.eh.e_phoff, 0,
+                           3 * sizeof e.ph[0], 3 * sizeof e.ph[0], 8};
+    e.ph[1] = (Elf64_Phdr){PT_LOAD, PF_R | PF_X, 0, 0x400000, 0, sizeof e, sizeof e + 8192,
+                           4096};
+    e.eh.e_entry = 0x400000 + offsetof(struct seed_elf, text);
     fuzz_seed(dir, "exec", &e, sizeof e);
     /* static PIE: ET_DYN with PT_DYNAMIC, based at 0 */
     struct seed_elf p = e;
-    p.type = 3;
-    p.phnum = 3;
-    p.ph[0].vaddr -= 0x400000;
-    p.ph[1].vaddr = 0;
-    p.ph[2] = (typeof(p.ph[2])){2, 6, 0, 0, 0, 0, 0, 8};
-    p.entry -= 0x400000;
+    p.eh.e_type = ET_DYN;
+    p.eh.e_phnum = 3;
+    p.ph[0].p_vaddr -= 0x400000;
+    p.ph[1].p_vaddr = 0;
+    p.ph[2] = (Elf64_Phdr){PT_DYNAMIC, PF_R | PF_W, 0, 0, 0, 0, 0, 8};
+    p.eh.e_entry -= 0x400000;
     fuzz_seed(dir, "pie", &p, sizeof p);
     /* two ascending segments, text then data with bss */
     struct seed_elf t = e;
-    t.phnum = 3;
-    t.ph[1].filesz = t.ph[1].memsz = 0x100;
-    t.ph[2] = (typeof(t.ph[2])){1, 6, 0x100, 0x401100, 0, sizeof e - 0x100, 0x3000, 4096};
+    t.eh.e_phnum = 3;
+    t.ph[1].p_filesz = t.ph[1].p_memsz = 0x100;
+    t.ph[2] = (Elf64_Phdr){PT_LOAD, PF_R | PF_W, 0x100, 0x401100, 0, sizeof e - 0x100, 0x3000,
+                           4096};
     fuzz_seed(dir, "two-segments", &t, sizeof t);
     struct seed_elf d = e;
-    d.ph[0].type = 3;  /* PT_INTERP: dynamically linked */
+    d.ph[0].p_type = PT_INTERP;    /* dynamically linked */
     fuzz_seed(dir, "interp", &d, sizeof d);
 }

@@ -24,7 +24,7 @@
 
 #include "fuzz.h"
 #include "tp.h"
-#include "ptl_host.h"
+#include "fuzz_wire.h"
 #include "ptl_me.h"
 #include "../../common/fs_internal.h"
 #include <tern/yod_proto.h>
@@ -114,37 +114,29 @@ static void fuzz_setup(void)
     }
 }
 
-/* The server takes its events and the wire runs until nothing moves. */
-static void settle(void)
+/* The server takes its events; the node notes the handle of an open. */
+static bool take_events(void)
 {
-    for (int round = 0; round < 100000; round++) {
-        ptl_event_t ev;
-        bool any = false;
-        while (PtlEQGet(S.eq, &ev) == PTL_OK) {
-            fs_event(&ev);
-            any = true;
-        }
-        while (PtlEQGet(N.eq, &ev) == PTL_OK) {
-            any = true;
-            if (ev.type == PTL_EVENT_PUT && ev.pt_index == FIO_PT_REPLY &&
-                ev.mlength >= offsetof(struct fio_reply, st)) {
-                struct fio_reply rep;    /* replies lie at any alignment */
-                memcpy(&rep, ev.start, offsetof(struct fio_reply, st));
-                if (rep.op == FIO_OPEN && rep.result >= 0)
-                    last_handle = rep.handle;
-            }
-        }
-        ptl_test_drain();
-        ptl_lib_progress();
-        uint64_t next = ptl_lib_next_deadline();
-        if (!any && next == UINT64_MAX)
-            return;
-        if (!any)
-            ptl_host_wait(next);
+    ptl_event_t ev;
+    bool any = false;
+    while (PtlEQGet(S.eq, &ev) == PTL_OK) {
+        fs_event(&ev);
+        any = true;
     }
-    fprintf(stderr, "the file server never went quiet\n");
-    abort();
+    while (PtlEQGet(N.eq, &ev) == PTL_OK) {
+        any = true;
+        if (ev.type == PTL_EVENT_PUT && ev.pt_index == FIO_PT_REPLY &&
+            ev.mlength >= offsetof(struct fio_reply, st)) {
+            struct fio_reply rep;    /* replies lie at any alignment */
+            memcpy(&rep, ev.start, offsetof(struct fio_reply, st));
+            if (rep.op == FIO_OPEN && rep.result >= 0)
+                last_handle = rep.handle;
+        }
+    }
+    return any;
 }
+
+static void settle(void) { fuzz_settle(take_events, "the file server"); }
 
 static bool never_alive(uint32_t nid, uint32_t job) { (void)nid, (void)job; return false; }
 
