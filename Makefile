@@ -1,6 +1,6 @@
 # Tern: `make` builds everything, `make deps` installs what the build, the
 # demo and the tests need, `make test` runs the test suite, `make demo` runs
-# the main job.  See README.md.
+# the main job, `make fuzz` runs the libFuzzer harnesses.  See README.md.
 CC ?= gcc
 ifeq ($(origin CC),default)
 CC := gcc
@@ -19,6 +19,7 @@ include yod/Makefile.inc
 include fyod/Makefile.inc
 include bench/programs/Makefile.inc
 include boot/linux-node/Makefile.inc
+include tests/fuzz/Makefile.inc
 
 kernel: build/tern.elf
 

@@ -38,8 +38,11 @@ static void check_header(const struct elf64_ehdr *eh, uint64_t size, const char 
         load_error("%s: not an x86-64 program (machine %u)", name, eh->machine);
     if (eh->type != ET_EXEC && eh->type != ET_DYN)
         load_error("%s: not an executable (ELF type %u)", name, eh->type);
+    /* The headers are read in place: misaligned ones (no linker makes them)
+     * would be misaligned accesses. */
     if (eh->phentsize != sizeof(struct elf64_phdr) || eh->phnum == 0 || eh->phnum > 64 ||
-        eh->phoff > size || size - eh->phoff < (uint64_t)eh->phnum * sizeof(struct elf64_phdr))
+        eh->phoff % _Alignof(struct elf64_phdr) || eh->phoff > size ||
+        size - eh->phoff < (uint64_t)eh->phnum * sizeof(struct elf64_phdr))
         load_error("%s: truncated or corrupt program headers", name);
 }
 

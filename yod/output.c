@@ -79,7 +79,9 @@ static void emit(int rank, int fd, const char *p, size_t n)
 
 void output_append(int rank, int fd, const char *data, size_t len)
 {
-    if (fd != 1 && fd != 2)
+    /* A zero-byte put (a node may send one) adds nothing, and before the
+     * rank's first bytes there is no buffer to add it to. */
+    if ((fd != 1 && fd != 2) || len == 0)
         return;
     struct line_buf *lb = &Y.ranks[rank].out[fd];
     if (lb->len + len > lb->cap) {

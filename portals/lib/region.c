@@ -55,6 +55,7 @@ int ptl_region_init(struct ptl_region *r, void *start, ptl_size_t length,
             left_ -= plen;                                                   \
             o_ = 0;                                                          \
         }                                                                    \
+        (void)done;                                                          \
     } while (0)
 
 void ptl_region_write(const struct ptl_region *r, ptl_size_t off,

@@ -1,0 +1,40 @@
+"""Issue 19, fuzzing as a habit: a short smoke of every libFuzzer harness
+of tests/fuzz/ (the Portals receive path, the kernel's ELF loader, the file
+server, allocd's and yod's message handling), and every input that once
+crashed one (tests/fuzz/regress/NAME/) replayed.  A harness that crashes
+fails its test with libFuzzer's report.  `make fuzz` is the long run."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "fuzz"))
+import run as fuzzrun  # noqa: E402
+
+SMOKE_RUNS = int(os.environ.get("TERN_FUZZ_SMOKE_RUNS", "20000"))
+BUILD = os.path.join(ROOT, "build", "fuzz")
+
+
+@pytest.fixture(scope="module")
+def built():
+    p = subprocess.run(["make", "-s", "-j2", "fuzz-build"], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return BUILD
+
+
+@pytest.mark.parametrize("name", fuzzrun.TARGETS)
+def test_replay_kept_crashes(built, name):
+    ok, out = fuzzrun.replay(built, name)
+    assert ok, out[-6000:]
+
+
+@pytest.mark.parametrize("name", fuzzrun.TARGETS)
+def test_fuzz_smoke(built, name, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    r = fuzzrun.run_one(built, name, SMOKE_RUNS, str(tmp_path / "corpus"),
+                        str(tmp_path / "artifacts"))
+    assert not r["crashed"], f"{name} crashed: {r['artifacts']}\n{r['output'][-6000:]}"
+    assert r["execs"] >= SMOKE_RUNS
