@@ -9,6 +9,11 @@ import functools
 import os
 import subprocess
 
+# What QEMU prints when KVM could not run the guest's next instruction (an
+# instruction emulator that lacks it): the VM is then paused, not ended.
+VM_FAILURE_MARKERS = ("KVM internal error", "emulation failure")
+
+
 def kvm_usable():
     return os.access("/dev/kvm", os.R_OK | os.W_OK)
 
@@ -24,6 +29,23 @@ def default_accel():
     if kvm_usable() and not kvm_emulates_kernel_mode():
         return "kvm"
     return "tcg"
+
+
+def vm_failure(text):
+    """From QEMU output `text`: a line saying KVM stopped the guest, with the
+    instruction it stopped at when QEMU dumped it (RIP, the bytes from RIP),
+    or None when KVM did not stop it."""
+    lines = text.splitlines()
+    said = [l.strip() for l in lines if any(m in l for m in VM_FAILURE_MARKERS)]
+    if not said:
+        return None
+    where = []
+    for l in lines:
+        if l.startswith("RIP="):
+            where.append(l.split()[0])
+        elif l.startswith("Code=") and "<" in l:
+            where.append("code at RIP: " + l[l.index("<"):][:30].strip())
+    return "; ".join(said + where[:2])
 
 
 def _cpu_starts(model):
