@@ -183,16 +183,10 @@ void cpu_init(void)
     features_init();
     cpu.ring0_loop_cycles = ring0_loop_cycles();
     cpu.ring0_interpreted = cpu.ring0_loop_cycles >= RING0_INTERPRETED_CYCLES;
-    if (cpu.ring0_interpreted) {
-        /* Such an emulator (kvm_pvm's) has no xsave/xrstor, so the kernel
-         * could neither save the AVX registers in signal frames nor clear
-         * them between jobs: programs get x87/SSE only (XCR0 without AVX),
-         * which fxsave/fxrstor cover whole. */
-        cpu.avx = cpu.avx512 = false;
+    if (cpu.ring0_interpreted)
         kprintf("kernel mode runs in the hypervisor's instruction emulator (%lu TSC cycles "
-                "per loop iteration): the kernel keeps to plain instructions, programs get "
-                "no AVX\n", cpu.ring0_loop_cycles);
-    }
+                "per loop iteration): the kernel keeps to plain instructions\n",
+                cpu.ring0_loop_cycles);
     gdt_init();
     idt_init();
     fpu_init();

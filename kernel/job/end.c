@@ -44,10 +44,10 @@ static void clear_vector_registers(void)
      * resets x87, MXCSR and XMM0-15 in one instruction, one that the
      * instruction emulator of a hypervisor emulating kernel mode has
      * (kvm_pvm's lacks ldmxcsr: the VM stopped at the end of every job).
-     * There AVX is off (cpu.c); elsewhere vzeroall clears the upper halves. */
+     * The AVX and AVX-512 registers are cleared in user mode, before the
+     * next program's first instruction (arch/user_start.S): that emulator
+     * has no VEX instructions either. */
     __asm__ volatile("fxrstor64 %0" ::"m"(clean_fpu));
-    if (cpu.avx)
-        __asm__ volatile(".byte 0xc5, 0xfc, 0x77" ::: "memory");   /* vzeroall */
 }
 
 static void reset_node(void)
