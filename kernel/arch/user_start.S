@@ -44,3 +44,5 @@ user_start:
 user_start_entry:
 	.quad 0
 user_start_end:
+
+	.section .note.GNU-stack, "", @progbits
