@@ -127,9 +127,16 @@ void process_setup(char **argv, int argc, char **envp, int envc)
     proc.stack_start = sp;
 }
 
+/* The program starts through user_start (arch/user_start.S), copied into
+ * the free part of its stack below the initial stack pointer. */
 void process_start(void)
 {
     extern char boot_stack_top[];
+    extern const uint8_t user_start[], user_start_entry[], user_start_end[];
+    uint64_t len = (uint64_t)(user_start_end - user_start);
+    uint64_t stub = ALIGN_DOWN(proc.stack_start - 256 - len, 16);
+    memcpy((void *)stub, user_start, len);
+    memcpy((void *)(stub + (uint64_t)(user_start_entry - user_start)), &proc.entry, 8);
     cpu_set_kernel_stack((uint64_t)boot_stack_top);
-    enter_user(proc.entry, proc.stack_start);
+    enter_user(stub, proc.stack_start);
 }

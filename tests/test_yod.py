@@ -221,6 +221,16 @@ def test_memory_is_clean_for_the_next_job(c4):
     assert sorted(r.stdout.splitlines()) == [f"rank {i} clean" for i in range(4)]
 
 
+def test_vector_registers_are_clean_for_the_next_job(c4):
+    """x87 (fninit alone left the old values in the registers), XMM and YMM."""
+    r = yod(c4, "-sz", "4", RANKS, "vdirty")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("dirtied vector registers") == 4, r.stdout
+    r = yod(c4, "-sz", "4", RANKS, "vclean")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [f"rank {i} vector registers clean" for i in range(4)]
+
+
 @pytest.mark.slow
 def test_lost_node_ends_job():
     name = start("y", "-n", "2", "--boot", "direct")

@@ -28,7 +28,19 @@ struct cpu_features {
      * instruction emulator that lacks xsave (kvm_pvm; see trap.c): signal
      * frames then hold fxsave state (x87/SSE, not the AVX upper halves). */
     bool ring0_emulated;
+    /* Kernel mode runs through an instruction emulator far slower than the
+     * CPU (measured at boot: ring0_loop_cycles, TSC cycles per iteration
+     * of a two-instruction loop).  Such an emulator (kvm_pvm's) may lack
+     * instructions rarer than the ones it was written for: executing one
+     * stops the VM for good, with no fault the kernel could handle, so
+     * kernel code then keeps to plain ones (Portals' CRC32C uses tables,
+     * not the SSE4.2 `crc32` instruction).  Not set under QEMU's TCG,
+     * which emulates every instruction it offers. */
+    bool ring0_interpreted;
+    uint64_t ring0_loop_cycles;
 };
+/* Hardware and ordinary KVM: ~1 cycle an iteration; TCG 10; kvm_pvm 2900-4200. */
+#define RING0_INTERPRETED_CYCLES 200
 extern struct cpu_features cpu;
 
 void cpu_init(void);           /* GDT, TSS, IDT, syscall MSRs, FPU/SSE/AVX */

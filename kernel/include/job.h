@@ -53,6 +53,12 @@ bool knode_dispatch_pending(void);
 bool knode_wait(struct kop *op, uint64_t deadline_ns);
 /* Lets ns pass, dispatching events meanwhile. */
 void knode_pause(uint64_t ns);
+/* Long kernel work (hashing a program, ...) calls this every few
+ * microseconds' worth of native work: at most every 20 ms of real time it
+ * hands arrived frames to Portals (acks, health pings, yod's messages), so
+ * how long the work takes (an instruction emulator runs kernel code 1000x
+ * slower) never makes the node look dead. */
+void knode_keepalive(void);
 /* Puts len bytes from buf (any mapped address) to (nid, pid) and waits for
  * the acknowledgement; returns its ni_fail_type, or -1 on timeout. */
 int knode_put(const void *buf, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_index_t pt,

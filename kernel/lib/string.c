@@ -26,10 +26,16 @@ void *memmove(void *d, const void *s, size_t n)
     return d;
 }
 
+/* Words, then the tail, for the reason memcpy gives: clearing a node's
+ * application region after a job took 3 s per 4 MiB with `rep stosb` under
+ * a hypervisor that emulates kernel mode (kvm_pvm), a step per byte. */
 void *memset(void *d, int c, size_t n)
 {
     void *ret = d;
-    __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+    size_t words = n / 8, tail = n % 8;
+    uint64_t v = 0x0101010101010101ULL * (uint8_t)c;
+    __asm__ volatile("rep stosq" : "+D"(d), "+c"(words) : "a"(v) : "memory");
+    __asm__ volatile("rep stosb" : "+D"(d), "+c"(tail) : "a"(v) : "memory");
     return ret;
 }
 

@@ -22,6 +22,7 @@
  * flow-control PAUSE goes to every rank, the receiver included) was
  * resent until Portals gave up on its own node. */
 #include "boot.h"
+#include "cpu.h"
 #include "kernel.h"
 #include "kmalloc.h"
 #include "netdev.h"
@@ -140,6 +141,8 @@ void ptl_kernel_init(void)
     kprintf("portals: nid %u%s\n", my_nid,
             rule ? "" : " (MAC is not 02:00:00:<nid>: peers using the nid rule will not reach "
                         "this node)");
+    if (cpu.ring0_interpreted)
+        ptl_crc32c_forbid_hw();    /* the emulator may lack `crc32` (cpu.h) */
 }
 
 bool ptl_kernel_available(void) { return netdev_present(); }

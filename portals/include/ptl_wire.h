@@ -205,6 +205,11 @@ uint32_t ptl_crc32c(uint32_t crc, const void *buf, size_t len);
 uint32_t ptl_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 uint32_t ptl_crc32c_hw(uint32_t crc, const void *buf, size_t len);
 int ptl_crc32c_hw_available(void);
+/* The host knows the instruction must not run here (the Tern kernel under
+ * a hypervisor whose kernel-mode instruction emulator lacks it: executing
+ * it stops the VM).  From then on ptl_crc32c uses the tables and
+ * ptl_crc32c_hw_available says no.  Call before the first ptl_crc32c. */
+void ptl_crc32c_forbid_hw(void);
 #define PTL_CRC32C_INIT 0xffffffffu
 #define PTL_CRC32C_FINAL(c) ((c) ^ 0xffffffffu)
 

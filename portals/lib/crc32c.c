@@ -13,7 +13,11 @@
  * The instruction is not always the faster one: an emulator may run it bit
  * by bit (QEMU TCG: 19 us for a 1500-byte frame against 5 us for the
  * tables), while on hardware it is about five times faster than the tables.
- * So ptl_crc32c times both once, on first use, and keeps the faster.
+ * So ptl_crc32c times both once, on first use, and keeps the faster.  An
+ * emulator may also lack it altogether: the KVM of our build machines
+ * (kvm_pvm) emulates guest kernel mode, its emulator has no `crc32`, and
+ * meeting one stops the VM, so the Tern kernel forbids it there
+ * (ptl_crc32c_forbid_hw) before the first checksum.
  *
  * Tables are built on first use rather than spelled out, so there is
  * nothing to mistype.  The library calls this with its lock held; a race on
@@ -121,6 +125,12 @@ int ptl_crc32c_hw_available(void)
     if (!hw_state)
         hw_state = cpu_has_sse42() ? 1 : 2;
     return hw_state == 1;
+}
+
+void ptl_crc32c_forbid_hw(void)
+{
+    hw_state = 2;
+    use_state = 2;
 }
 
 /* Best of three runs over 2 KiB each (the first table run also builds the

@@ -361,6 +361,14 @@ struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
 uint32_t ptl_rel_new_session(void);
 void ptl_rel_queue(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_txmsg *m);
 void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p);
+/* Before the frame's checksum is verified: true (and the frame is done
+ * with: counted, acknowledged) if its header names a frame the stream has
+ * already delivered.  A slow receiver's sender resends its window at each
+ * timeout, the copies queue up, and checking each one cost the receiver
+ * as much as a new frame.  A header garbled into a false match only loses
+ * a frame, which is resent; of the header nothing else is used but that
+ * the peer is there (its last_heard). */
+bool ptl_rel_rx_dup(struct ptl_ni *ni, const struct ptl_wire_hdr *h);
 void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
                 const uint8_t *payload);
 void ptl_rel_timers(struct ptl_ni *ni, uint64_t now);

@@ -473,6 +473,25 @@ static void want_ack(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
         p->ack_due = ptl_host_now_ns() + ptl_g.tun.ack_delay_ns;
 }
 
+bool ptl_rel_rx_dup(struct ptl_ni *ni, const struct ptl_wire_hdr *h)
+{
+    if (!(h->flags & PTL_WF_SEQ) || h->op == PTL_WOP_RACK)
+        return false;
+    struct ptl_peer *p = ptl_peer_get(ni, h->src_nid, h->src_pid, false);
+    if (!p || !p->rx_valid || h->session != p->rx_session)
+        return false;
+    uint32_t d = h->seq - p->rcv_nxt;
+    if (d < 0x80000000u && (d == 0 || d > 64 || !(p->sack >> (d - 1) & 1)))
+        return false;
+    /* Copies still say the sender is there: a receiver working through a
+     * queue of them must not give up on it, nor on the message it is in. */
+    p->last_heard = ptl_host_now_ns();
+    ptl_g.stats[ni->iface].rx_dup++;
+    ptl_g.stats[ni->iface].rx_dup_unchecked++;
+    want_ack(ni, p, true);
+    return true;
+}
+
 /* Hand an in-order frame to the Portals layer.  <0: not now (unacked). */
 static int deliver(struct ptl_ni *ni, struct ptl_peer *p,
                    const struct ptl_wire_hdr *h, const uint8_t *payload)

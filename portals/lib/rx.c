@@ -57,6 +57,11 @@ void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
         st->rx_bad_version++;
         goto out;
     }
+    /* A copy of a frame already delivered is known by its header: drop it
+     * before paying for the checksum (ptl_rel_rx_dup). */
+    struct ptl_ni *ni = find_ni(iface, &h);
+    if (ni && ptl_rel_rx_dup(ni, &h))
+        goto out;
     static const uint8_t zero[4];
     uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, 4);
     c = ptl_crc32c(c, zero, 4);
@@ -85,7 +90,6 @@ void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
         st->rx_bad_field++;
         goto out;
     }
-    struct ptl_ni *ni = find_ni(iface, &h);
     if (!ni) {
         st->rx_not_for_us++;
         goto out;

@@ -5,7 +5,13 @@ nested `kvm_pvm` module on our development machines), every kernel
 instruction costs about a microsecond and TCG is the sound default; where
 KVM is ordinary hardware virtualisation, KVM is.  TERN_ACCEL=kvm|tcg
 overrides the choice."""
+import functools
 import os
+import subprocess
+
+# What QEMU prints when KVM could not run the guest's next instruction (an
+# instruction emulator that lacks it): the VM is then paused, not ended.
+VM_FAILURE_MARKERS = ("KVM internal error", "emulation failure")
 
 
 def kvm_usable():
@@ -25,11 +31,59 @@ def default_accel():
     return "tcg"
 
 
+def vm_failure(text):
+    """From QEMU output `text`: a line saying KVM stopped the guest, with the
+    instruction it stopped at when QEMU dumped it (RIP, the bytes from RIP),
+    or None when KVM did not stop it."""
+    lines = text.splitlines()
+    said = [l.strip() for l in lines if any(m in l for m in VM_FAILURE_MARKERS)]
+    if not said:
+        return None
+    where = []
+    for l in lines:
+        if l.startswith("RIP="):
+            where.append(l.split()[0])
+        elif l.startswith("Code=") and "<" in l:
+            where.append("code at RIP: " + l[l.index("<"):][:30].strip())
+    return "; ".join(said + where[:2])
+
+
+def _cpu_starts(model):
+    """Whether QEMU creates and resets a KVM vCPU of `model` (paused, no guest
+    code runs); QEMU's message if not."""
+    try:
+        r = subprocess.run(["qemu-system-x86_64", "-accel", "kvm", "-cpu", model, "-m", "16M",
+                            "-nodefaults", "-display", "none", "-S", "-monitor", "stdio"],
+                           input="quit\n", capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return False, "QEMU did not answer `quit` within 30 s"
+    if r.returncode == 0:
+        return True, ""
+    err = [l for l in (r.stdout + r.stderr).splitlines() if "qemu-system" in l]
+    return False, "\n".join(err) or f"QEMU exited with status {r.returncode}"
+
+
+@functools.lru_cache(maxsize=None)
+def kvm_cpu_model():
+    """-cpu for KVM: the host's CPU.  Some KVMs (kvm_pvm on a 6.18 host
+    kernel, 2026-11-23) list IA32_ARCH_CAPABILITIES among the MSRs a guest
+    may have but refuse QEMU's write of it, and QEMU then aborts before the
+    guest's first instruction ("failed to set MSR 0x10a").  The guest does
+    not need that MSR, so there the feature is left out.  Asked once per
+    process: QEMU starts a paused vCPU and quits."""
+    ok, err = _cpu_starts("host")
+    if ok:
+        return "host"
+    if _cpu_starts("host,-arch-capabilities")[0]:
+        return "host,-arch-capabilities"
+    raise SystemExit("--kvm: QEMU cannot start a KVM guest here:\n" + err)
+
+
 def qemu_accel_args(accel):
     if accel == "kvm":
         if not kvm_usable():
             raise SystemExit("--kvm: /dev/kvm is missing or not accessible")
-        return ["-accel", "kvm", "-cpu", "host"]
+        return ["-accel", "kvm", "-cpu", kvm_cpu_model()]
     # -cpu max gives TCG's full feature set (SSE4, AVX, AVX2 on QEMU >= 7.2);
     # thread=multi runs each vCPU of an -smp node in a host thread of its own.
     return ["-accel", "tcg,thread=multi", "-cpu", "max"]

@@ -321,6 +321,8 @@ LOG {{
                     pending.remove(node)
                 elif failed and failed in text:  # the node said it will not come up
                     gave_up = True
+                elif self.vm_failure(node["nid"]):  # KVM paused it: it never will
+                    gave_up = True
                 elif not pid_alive(node["pid"]):
                     break
             time.sleep(0.2)
@@ -331,6 +333,9 @@ LOG {{
                 tail = self.console(node["nid"]).splitlines()[-8:]
                 msg.append(f"  nid {node['nid']} ({node['mac']}):")
                 msg += ["    " + line for line in tail] or ["    (no console output)"]
+                stopped = self.vm_failure(node["nid"])
+                if stopped:
+                    msg.append(f"    QEMU stopped the VM: {stopped}")
             raise SystemExit("\n".join(msg))
 
     # --- queries -----------------------------------------------------------
@@ -342,6 +347,14 @@ LOG {{
         except OSError:
             return ""
 
+    def vm_failure(self, nid):
+        """QEMU's line saying KVM stopped node nid's guest, or None."""
+        try:
+            with open(os.path.join(self.dir, f"node{nid}.log.qemu"), errors="replace") as f:
+                return accel.vm_failure(f.read())
+        except OSError:
+            return None
+
     def status(self):
         state = self.load()
         if not state:
@@ -351,6 +364,8 @@ LOG {{
             text = self.console(node["nid"])
             if not pid_alive(node.get("pid", 0)):
                 st = "down"
+            elif self.vm_failure(node["nid"]):
+                st = "stopped"   # KVM could not run it; QEMU keeps it paused
             elif READY[state.get("os", "tern")] in text:
                 st = "ready"
             else:

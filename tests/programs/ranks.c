@@ -9,6 +9,8 @@
  *   stdin              rank 0 copies stdin to stdout, then prints the byte count
  *   dirty MB           fills MB MiB of heap with a pattern
  *   clean MB           checks that MB MiB of fresh heap and all of bss are zero
+ *   vdirty             fills the x87, XMM and (where usable) YMM registers with 0x5A
+ *   vclean             checks that no such register holds that pattern
  */
 #include <signal.h>
 #include <stdio.h>
@@ -58,6 +60,80 @@ static int spin(double secs)
         }
     }
     return 0;
+}
+
+/* A register image of bytes 0x5A: what vdirty leaves behind and vclean
+ * must not find (the C library at start-up writes some of these registers,
+ * never with this). */
+static const unsigned char pat[32] __attribute__((aligned(32))) = {
+    0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A,
+    0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A};
+
+static int avx_usable(void)
+{
+    unsigned a = 1, b, c = 0, d;
+    __asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    if (!(c & (1u << 27)) || !(c & (1u << 28)))     /* OSXSAVE, AVX */
+        return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6) == 6;
+}
+
+#define XMM_LOAD(n) "movdqu %0, %%xmm" #n "\n"
+#define YMM_LOAD(n) "vmovdqu %0, %%ymm" #n "\n"
+#define YMM_UPPER(n) "vextractf128 $1, %%ymm" #n ", 16*" #n "(%0)\n"
+
+/* Never returns: the registers go as they are to the kernel's exit. */
+static void vdirty(void)
+{
+    int avx = avx_usable();
+    printf("rank %d dirtied vector registers%s\n", rank, avx ? " (AVX too)" : "");
+    fflush(stdout);
+    for (int i = 0; i < 8; i++)
+        __asm__ volatile("fldt %0" ::"m"(pat));
+    __asm__ volatile(XMM_LOAD(0) XMM_LOAD(1) XMM_LOAD(2) XMM_LOAD(3) XMM_LOAD(4) XMM_LOAD(5)
+                     XMM_LOAD(6) XMM_LOAD(7) XMM_LOAD(8) XMM_LOAD(9) XMM_LOAD(10) XMM_LOAD(11)
+                     XMM_LOAD(12) XMM_LOAD(13) XMM_LOAD(14) XMM_LOAD(15) ::"m"(pat));
+    if (avx)
+        __asm__ volatile(YMM_LOAD(0) YMM_LOAD(1) YMM_LOAD(2) YMM_LOAD(3) YMM_LOAD(4)
+                         YMM_LOAD(5) YMM_LOAD(6) YMM_LOAD(7) YMM_LOAD(8) YMM_LOAD(9)
+                         YMM_LOAD(10) YMM_LOAD(11) YMM_LOAD(12) YMM_LOAD(13) YMM_LOAD(14)
+                         YMM_LOAD(15) ::"m"(pat));
+    __asm__ volatile("syscall" ::"a"(231), "D"(0));        /* exit_group(0) */
+    __builtin_unreachable();
+}
+
+static int vclean(void)
+{
+    static unsigned char fx[512] __attribute__((aligned(16))), up[16 * 16];
+    __asm__ volatile("fxsave %0" : "=m"(fx));
+    int bad = 0;
+    for (int i = 0; i < 8; i++)
+        if (!memcmp(fx + 32 + 16 * i, pat, 10)) {
+            printf("rank %d: st(%d) holds the previous job's value\n", rank, i);
+            bad = 1;
+        }
+    for (int i = 0; i < 16; i++)
+        if (!memcmp(fx + 160 + 16 * i, pat, 16)) {
+            printf("rank %d: xmm%d holds the previous job's value\n", rank, i);
+            bad = 1;
+        }
+    if (avx_usable()) {
+        __asm__ volatile(YMM_UPPER(0) YMM_UPPER(1) YMM_UPPER(2) YMM_UPPER(3) YMM_UPPER(4)
+                         YMM_UPPER(5) YMM_UPPER(6) YMM_UPPER(7) YMM_UPPER(8) YMM_UPPER(9)
+                         YMM_UPPER(10) YMM_UPPER(11) YMM_UPPER(12) YMM_UPPER(13)
+                         YMM_UPPER(14) YMM_UPPER(15) ::"r"(up) : "memory");
+        for (int i = 0; i < 16; i++)
+            if (!memcmp(up + 16 * i, pat, 16)) {
+                printf("rank %d: the upper half of ymm%d holds the previous job's value\n",
+                       rank, i);
+                bad = 1;
+            }
+    }
+    if (!bad)
+        printf("rank %d vector registers clean\n", rank);
+    return bad;
 }
 
 int main(int argc, char **argv)
@@ -119,6 +195,10 @@ int main(int argc, char **argv)
         printf("rank %d clean\n", rank);
         return 0;
     }
+    if (!strcmp(mode, "vdirty"))
+        vdirty();
+    if (!strcmp(mode, "vclean"))
+        return vclean();
     fprintf(stderr, "ranks: unknown mode %s\n", mode);
     return 2;
 }

@@ -32,11 +32,19 @@ struct ptl_test_wire {
 struct ptl_test_wire_stats {
     uint64_t sent, delivered, lost, duplicated, reordered, corrupted;
     uint64_t dead_dropped;
+    uint64_t overrun;     /* dropped: the slow receiver's queue was full */
 };
 
 /* Set up n interfaces (nodes) with the given frame size (e.g. 1500). */
 void ptl_test_host_init(unsigned n_ifaces, uint32_t frame_max);
 void ptl_test_wire_config(const struct ptl_test_wire *w);
+/* A slow receiver: node `iface` takes ns_per_frame to take in each frame,
+ * one after the other in arrival order (a frame the library drops as a
+ * known copy before its checksum: a 32nd of that), and at most `queue`
+ * frames wait for it (more are dropped, as a full NIC ring and host queue
+ * drop them).  A kernel whose instructions are emulated is such a node.
+ * 0: off. */
+void ptl_test_set_rx_cost(unsigned iface, uint64_t ns_per_frame, unsigned queue);
 /* A dead node neither receives nor sends frames. */
 void ptl_test_set_dead(unsigned iface, bool dead);
 uint64_t ptl_test_now(void);
