@@ -258,15 +258,25 @@ static int kill_job(const char *arg)
     return 0;
 }
 
-static void release(void)
+/* The nodes go back; those whose end yod did not see (lost, or never
+ * answered the load) the allocator frees when they say so themselves.
+ * before_load: no node has been sent anything. */
+static void release_nodes(bool before_load)
 {
     char err[512];
-    struct tern_release r;
+    static struct tern_release r;
     memset(&r, 0, sizeof r);
     r.job = Y.job;
-    if (alloc_request(&r, sizeof r, TERN_RELEASE, &rep, err, sizeof err))
+    for (int i = 0; i < Y.size && !before_load; i++)
+        if (Y.ranks[i].state != R_EXITED && Y.ranks[i].state != R_FAILED_LOAD &&
+            r.n_unsure < TERN_MAX_LIST)
+            r.unsure[r.n_unsure++] = Y.ranks[i].nid;
+    if (alloc_request(&r, offsetof(struct tern_release, unsure) + r.n_unsure * sizeof(uint32_t),
+                      TERN_RELEASE, &rep, err, sizeof err))
         fprintf(stderr, "yod: could not give the nodes back: %s\n", err);
 }
+
+static void release(void) { release_nodes(false); }
 
 static int allocate(void)
 {
@@ -296,7 +306,7 @@ static int allocate(void)
         return fail(2, "cannot have the nodes: %s (yod -show lists them)", rep.message);
     if ((int)rep.n != Y.size) {
         Y.job = rep.job;
-        release();
+        release_nodes(true);
         return fail(2, "the allocator gave %u nodes for %d ranks", rep.n, Y.size);
     }
     Y.job = rep.job;
@@ -410,7 +420,7 @@ static int run_job(void)
         return rc;
     files_mounts();
     if (post_receive_buffers()) {
-        release();
+        release_nodes(true);
         return fail(2, "out of memory");
     }
     if (launch()) {

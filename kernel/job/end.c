@@ -91,6 +91,7 @@ void job_end(enum end_kind kind, int code, const char *why)
     if (!ending) {
         ending = true;
         job.ending = true;
+        job_state_publish(0);     /* a new job's descriptor now waits for the clean-up */
         job_tick_stop();
         static struct yod_report r;
         memset(&r, 0, sizeof r);
