@@ -24,7 +24,7 @@
 #include "yod.h"
 
 struct yod Y;
-extern volatile int yod_interrupted, yod_terminated, yod_usr1, yod_usr2;
+extern volatile int yod_interrupted, yod_terminated, yod_usr1, yod_usr2, yod_tstp;
 int post_receive_buffers(void);
 
 static const char usage_text[] =
@@ -182,6 +182,8 @@ static void on_signal(int sig)
         yod_usr1 = 1;
     else if (sig == SIGUSR2)
         yod_usr2 = 1;
+    else if (sig == SIGTSTP)
+        yod_tstp = 1;
     else
         yod_terminated = 1;
 }
@@ -196,6 +198,17 @@ static void install_signals(void)
     for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaction(sigs[i], &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    yod_catch_tstp();
+}
+
+/* ^Z while the job runs: monitor.c tells the nodes before yod stops. */
+void yod_catch_tstp(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTSTP, &sa, NULL);
 }
 
 static struct tern_reply rep;
@@ -437,8 +450,10 @@ static int run_job(void)
         return yod_interrupted ? 1 : 2;
     }
     rc = monitor();
+    signal(SIGTSTP, SIG_DFL);
     files_end();
     release();
+    output_drain();               /* every line reaches yod's reader before yod ends */
     PtlNIFini(Y.ni);
     PtlFini();
     return rc;

@@ -148,6 +148,8 @@ struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
         if (!create || (ni->n_peers >= PTL_MAX_PEERS && !peer_reclaim(ni)))
             return NULL;
         p = ptl_zalloc(sizeof(*p));
+        if (!p && peer_reclaim(ni))      /* the host's memory ran out first */
+            p = ptl_zalloc(sizeof(*p));
         if (!p)
             return NULL;
         p->used = true;
