@@ -176,8 +176,9 @@ static void save(void)
         logmsg("cannot save the node database: %s", err);
 }
 
-static void put_op(struct op *op, void *buf, uint64_t len, uint32_t nid, uint32_t pid,
-                   ptl_pt_index_t pt, uint64_t bits)
+/* A put of buf (acknowledged), or with get a Get into buf; op is freed at its event. */
+static void start_op(struct op *op, bool get, void *buf, uint64_t len, uint32_t nid, uint32_t pid,
+                     ptl_pt_index_t pt, uint64_t bits)
 {
     ptl_md_t md = {.start = buf, .length = len, .options = 0, .eq_handle = svc.eq,
                    .ct_handle = PTL_CT_NONE};
@@ -188,28 +189,18 @@ static void put_op(struct op *op, void *buf, uint64_t len, uint32_t nid, uint32_
         free(op);
         return;
     }
-    if (PtlPut(op->md, 0, len, PTL_ACK_REQ, target, pt, bits, 0, op, 0) != PTL_OK) {
+    int rc = get ? PtlGet(op->md, 0, len, target, pt, bits, 0, op)
+                 : PtlPut(op->md, 0, len, PTL_ACK_REQ, target, pt, bits, 0, op, 0);
+    if (rc != PTL_OK) {
         PtlMDRelease(op->md);
         free(op);
     }
 }
 
-static void get_state(struct op *op, uint32_t nid, uint32_t pid)
+static void put_op(struct op *op, void *buf, uint64_t len, uint32_t nid, uint32_t pid,
+                   ptl_pt_index_t pt, uint64_t bits)
 {
-    ptl_md_t md = {.start = &op->state, .length = sizeof op->state, .options = 0,
-                   .eq_handle = svc.eq, .ct_handle = PTL_CT_NONE};
-    ptl_process_t target;
-    target.phys.nid = nid;
-    target.phys.pid = (ptl_pid_t)pid;
-    if (PtlMDBind(svc.ni, &md, &op->md) != PTL_OK) {
-        free(op);
-        return;
-    }
-    if (PtlGet(op->md, 0, sizeof op->state, target, TERN_PT_SERVICE, TERN_STATE_BITS, 0, op) !=
-        PTL_OK) {
-        PtlMDRelease(op->md);
-        free(op);
-    }
+    start_op(op, false, buf, len, nid, pid, pt, bits);
 }
 
 static void reply_job(const struct tern_hdr *req, uint32_t nid, int status, const char *msg,
@@ -483,7 +474,9 @@ static void ping_nodes(void)
         /* Any answer, even "no such entry" (a node that does not publish
          * its state), proves the node is alive; only silence
          * (PTL_NI_UNDELIVERABLE) marks it down. */
-        get_state(op, nd->nid, node_pid[nd->nid] ? node_pid[nd->nid] : YOD_NODE_PID);
+        start_op(op, true, &op->state, sizeof op->state, nd->nid,
+                 node_pid[nd->nid] ? node_pid[nd->nid] : YOD_NODE_PID, TERN_PT_SERVICE,
+                 TERN_STATE_BITS);
     }
 }
 
