@@ -23,15 +23,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from clusters import cluster, down, start, yod, yod_bg  # noqa: E402
+from clusters import down, node_states as states, start, yod_bg  # noqa: E402
 
 RANKS = os.path.join(ROOT, "build", "programs", "ranks-musl")
-
-
-def states(name):
-    out = yod(name, "-show").stdout
-    return {int(l.split()[0]): l.split()[2] for l in out.splitlines()
-            if l.split() and l.split()[0].isdigit()}
 
 
 def wait(pred, secs=180):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from clusters import CLUSTER, cluster, down, start, up, yod, yod_bg
+from clusters import CLUSTER, cluster, down, node_states, start, up, yod, yod_bg
 from nodes import ROOT
 from test_yod_output import numbered_lines
 
@@ -29,13 +29,6 @@ YOD_NODE_PID, ALLOC_PID = 1, 2
 def c3():
     with up("r", "-n", "3", "--boot", "direct") as name:
         yield name
-
-
-def node_states(name):
-    """{nid: state} from yod -show."""
-    out = yod(name, "-show").stdout
-    return {int(w[0]): w[2] for w in map(str.split, out.splitlines())
-            if len(w) >= 4 and w[0].isdigit() and w[1].count(":") == 5}
 
 
 def wait_states(name, want, secs):
