@@ -161,15 +161,20 @@ def test_yod_stopped_for_20_s_loses_nothing():
     try:
         name = start("r", "-n", "2", "--boot", "direct")
         # A process group of its own under this process (not orphaned), as
-        # a shell's job is: SIGTSTP stops it.
+        # a shell's job is: SIGTSTP stops it.  Unbuffered: the pid line is
+        # read alone, everything after it by communicate().
         p = subprocess.Popen([CLUSTER, "--name", name, "exec", "sh", "-c",
                               'echo "yod pid $$"; exec "$@"', "sh", "yod", "-sz", "1", LINES,
                               "flood", "0", "3072", "0"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                              process_group=0)
         pid = int(p.stdout.readline().split()[2])
-        first = p.stdout.readline()
-        assert first, p.stderr.read()
+        console = f"/tmp/tern-clusters/{name}/node1.log"
+        deadline = time.monotonic() + 120
+        while "starting lines-musl" not in open(console).read():
+            assert time.monotonic() < deadline and p.poll() is None, "the job did not start"
+            time.sleep(0.2)
+        time.sleep(2)                           # its output is under way
         os.kill(pid, signal.SIGTSTP)
         deadline = time.monotonic() + 10
         while open(f"/proc/{pid}/stat").read().split(")")[1].split()[0] != "T":
@@ -177,9 +182,9 @@ def test_yod_stopped_for_20_s_loses_nothing():
             time.sleep(0.1)
         time.sleep(20)
         os.kill(pid, signal.SIGCONT)
-        out, err = p.communicate(timeout=400)
+        out, err = (b.decode() for b in p.communicate(timeout=400))
         assert p.returncode == 0, err[-3000:]
-        all_lines(first + out, err, 1)
+        all_lines(out, err, 1)
     finally:
         if p and p.poll() is None:
             p.kill()
