@@ -61,14 +61,18 @@ int alloc_nodes(struct nodedb *db, uint32_t job, int count, const uint32_t *list
     return k;
 }
 
-int release_job(struct nodedb *db, uint32_t job)
+int release_job(struct nodedb *db, uint32_t job, const uint32_t *keep, uint32_t nkeep)
 {
     int k = 0;
-    for (int i = 0; i < db->n; i++)
-        if (db->nodes[i].state == NODE_ALLOCATED && db->nodes[i].job == job) {
+    for (int i = 0; i < db->n; i++) {
+        bool kept = false;
+        for (uint32_t j = 0; j < nkeep && !kept; j++)
+            kept = keep[j] == db->nodes[i].nid;
+        if (!kept && db->nodes[i].state == NODE_ALLOCATED && db->nodes[i].job == job) {
             db->nodes[i].state = NODE_FREE;
             db->nodes[i].job = 0;
             k++;
         }
+    }
     return k;
 }

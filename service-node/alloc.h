@@ -8,7 +8,8 @@
  * allocated, or -1 with err saying what is missing. */
 int alloc_nodes(struct nodedb *db, uint32_t job, int count, const uint32_t *list, int nlist,
                 uint32_t *out, char *err, int errlen);
-/* Frees every node of job; returns how many. */
-int release_job(struct nodedb *db, uint32_t job);
+/* Frees every node of job but those in keep[0..nkeep) (they stay allocated
+ * until they say they are done); returns how many were freed. */
+int release_job(struct nodedb *db, uint32_t job, const uint32_t *keep, uint32_t nkeep);
 int count_in_state(const struct nodedb *db, enum node_state s);
 #endif

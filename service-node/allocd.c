@@ -4,9 +4,14 @@
  *   allocd --db FILE [--secret-file FILE] [--ping-period SECONDS]
  *
  * Nodes register as they boot; launchers ask for nodes and give them back;
- * every node that is up is pinged over Portals, and one that stops
- * answering is marked down until it registers again.  Every change is
- * written to the node database at once, so a restarted allocd carries on.
+ * every node that is up is pinged over Portals (a Get of what the node says
+ * of itself, struct tern_node_state), and one that stops answering is
+ * marked down until it answers or registers again.  A node is freed when
+ * its launcher gives it back having seen its rank end, or else only when
+ * the node itself says it holds the job no more: a launcher that is gone
+ * (kill -9) or that lost sight of a rank never frees a node that still runs
+ * the job.  Every change is written to the node database, and the running
+ * jobs' launchers beside it, at once, so a restarted allocd carries on.
  * Environment: TERN_IFACE and the rest of portals/host/linux/ptl_linux.h.
  */
 #include <signal.h>
@@ -34,18 +39,21 @@ static unsigned char slots[SLOTS][TERN_MSG_MAX];
 static volatile sig_atomic_t stopping;
 
 enum op_kind { OP_REPLY, OP_PING, OP_LAUNCHER_PING, OP_KILL_NOTICE, OP_FYOD_PING };
-struct op {                      /* an outgoing put, until its ACK */
+struct op {                      /* an outgoing put until its ACK, or a Get until its REPLY */
     enum op_kind kind;
     ptl_handle_md_t md;
     uint32_t nid;
     uint32_t job;
-    struct tern_reply reply;
+    union {
+        struct tern_reply reply;
+        struct tern_node_state state;    /* OP_PING: what the node says */
+    };
 };
 static bool ping_outstanding[NODEDB_MAX + 1];
 
-/* Running jobs and who launched them (not in the database: a restarted
- * allocd learns nothing of old launchers, and their jobs' nodes stay
- * allocated until released by hand or by their launcher). */
+/* Running jobs and who launched them, kept beside the database (a restarted
+ * allocd goes on pinging them).  Bounded: a launcher is forgotten when it
+ * releases its job or stops answering. */
 #define MAX_JOBS 1024
 static struct launcher {
     uint32_t job, nid, pid;
@@ -53,7 +61,35 @@ static struct launcher {
 } jobs[MAX_JOBS];
 static int njobs;
 static uint32_t next_job = 1;
-static char seq_path[600];
+static char seq_path[600], launchers_path[600];
+
+static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void save_launchers(void)
+{
+    char tmp[620];
+    snprintf(tmp, sizeof tmp, "%s.tmp", launchers_path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        logmsg("cannot save the launchers in %s", tmp);
+        return;
+    }
+    for (int i = 0; i < njobs; i++)
+        fprintf(f, "%u %u %u\n", jobs[i].job, jobs[i].nid, jobs[i].pid);
+    if (fclose(f) == 0)
+        rename(tmp, launchers_path);
+}
+
+static void load_launchers(void)
+{
+    FILE *f = fopen(launchers_path, "r");
+    unsigned j, n, p;
+    while (f && njobs < MAX_JOBS && fscanf(f, "%u %u %u", &j, &n, &p) == 3)
+        if (j)
+            jobs[njobs++] = (struct launcher){j, n, p, false};
+    if (f)
+        fclose(f);
+}
 
 static struct launcher *find_job(uint32_t job)
 {
@@ -68,6 +104,7 @@ static void forget_job(uint32_t job)
     for (int i = 0; i < njobs; i++)
         if (jobs[i].job == job) {
             jobs[i] = jobs[--njobs];
+            save_launchers();
             return;
         }
 }
@@ -122,7 +159,6 @@ static void forget_fyod(struct fyod *f) { *f = fyods[--nfyods]; }
 
 static uint32_t node_pid[NODEDB_MAX + 1];   /* pid it registered from; 0: YOD_NODE_PID */
 
-static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logmsg(const char *fmt, ...)
 {
     va_list ap;
@@ -140,8 +176,9 @@ static void save(void)
         logmsg("cannot save the node database: %s", err);
 }
 
-static void put_op(struct op *op, void *buf, uint64_t len, uint32_t nid, uint32_t pid,
-                   ptl_pt_index_t pt, uint64_t bits)
+/* A put of buf (acknowledged), or with get a Get into buf; op is freed at its event. */
+static void start_op(struct op *op, bool get, void *buf, uint64_t len, uint32_t nid, uint32_t pid,
+                     ptl_pt_index_t pt, uint64_t bits)
 {
     ptl_md_t md = {.start = buf, .length = len, .options = 0, .eq_handle = svc.eq,
                    .ct_handle = PTL_CT_NONE};
@@ -152,10 +189,18 @@ static void put_op(struct op *op, void *buf, uint64_t len, uint32_t nid, uint32_
         free(op);
         return;
     }
-    if (PtlPut(op->md, 0, len, PTL_ACK_REQ, target, pt, bits, 0, op, 0) != PTL_OK) {
+    int rc = get ? PtlGet(op->md, 0, len, target, pt, bits, 0, op)
+                 : PtlPut(op->md, 0, len, PTL_ACK_REQ, target, pt, bits, 0, op, 0);
+    if (rc != PTL_OK) {
         PtlMDRelease(op->md);
         free(op);
     }
+}
+
+static void put_op(struct op *op, void *buf, uint64_t len, uint32_t nid, uint32_t pid,
+                   ptl_pt_index_t pt, uint64_t bits)
+{
+    start_op(op, false, buf, len, nid, pid, pt, bits);
 }
 
 static void reply_job(const struct tern_hdr *req, uint32_t nid, int status, const char *msg,
@@ -267,6 +312,7 @@ static void on_alloc(const struct request *q)
     if (a->job == 0) {
         take_job_id();
         jobs[njobs++] = (struct launcher){job, nid, h->reply_pid, false};
+        save_launchers();
     }
     save();
     logmsg("job %u: %d nodes for nid %u pid %u", job, n, nid, h->reply_pid);
@@ -277,14 +323,24 @@ static void on_release(const struct request *q)
 {
     const struct tern_release *r = (const void *)q->buf;
     char msg[200];
-    if (q->len < sizeof *r) {
+    size_t head = offsetof(struct tern_release, unsure);
+    if (q->len < offsetof(struct tern_release, n_unsure)) {
         reply(q->h, q->nid, 22, "short RELEASE request", NULL, 0, false);
         return;
     }
-    int n = release_job(&db, r->job);
+    uint32_t n_unsure = q->len >= head ? r->n_unsure : 0;
+    if (n_unsure > TERN_MAX_LIST || q->len < head + n_unsure * sizeof(uint32_t)) {
+        reply(q->h, q->nid, 22, "malformed RELEASE request", NULL, 0, false);
+        return;
+    }
+    int n = release_job(&db, r->job, r->unsure, n_unsure);
     forget_job(r->job);
     save();
-    snprintf(msg, sizeof msg, "%d nodes freed", n);
+    if (n_unsure)
+        snprintf(msg, sizeof msg, "%d nodes freed; %u when they say the job is over", n,
+                 n_unsure);
+    else
+        snprintf(msg, sizeof msg, "%d nodes freed", n);
     logmsg("job %u: %s", r->job, msg);
     reply(q->h, q->nid, 0, msg, NULL, 0, false);
 }
@@ -415,10 +471,12 @@ static void ping_nodes(void)
         op->kind = OP_PING;
         op->nid = nd->nid;
         ping_outstanding[nd->nid] = true;
-        /* A zero-byte put: any answer, even "no such entry", proves the node
-         * is alive; only silence (PTL_NI_UNDELIVERABLE) marks it down. */
-        put_op(op, &op->reply, 0, nd->nid, node_pid[nd->nid] ? node_pid[nd->nid] : YOD_NODE_PID,
-               TERN_PT_SERVICE, 0);
+        /* Any answer, even "no such entry" (a node that does not publish
+         * its state), proves the node is alive; only silence
+         * (PTL_NI_UNDELIVERABLE) marks it down. */
+        start_op(op, true, &op->state, sizeof op->state, nd->nid,
+                 node_pid[nd->nid] ? node_pid[nd->nid] : YOD_NODE_PID, TERN_PT_SERVICE,
+                 TERN_STATE_BITS);
     }
 }
 
@@ -473,11 +531,12 @@ static void on_ack(const ptl_event_t *ev)
         if (l) {
             l->ping_outstanding = false;
             if (ev->ni_fail_type == PTL_NI_UNDELIVERABLE) {
-                int n = release_job(&db, op->job);
-                logmsg("job %u: its launcher (nid %u pid %u) stopped answering: %d nodes freed",
-                       op->job, l->nid, l->pid, n);
+                /* Its nodes may still run the job (they end it when their
+                 * yod has been silent long enough): each is freed when it
+                 * says it holds the job no more. */
+                logmsg("job %u: its launcher (nid %u pid %u) stopped answering: its nodes are "
+                       "freed as they end it", op->job, l->nid, l->pid);
                 forget_job(op->job);
-                save();
             }
         }
     } else if (op->kind == OP_PING) {
@@ -491,11 +550,22 @@ static void on_ack(const ptl_event_t *ev)
             save();
         } else if (nd && ev->ni_fail_type != PTL_NI_UNDELIVERABLE) {
             nd->last_seen = time(NULL);
+            /* What the node holds, if it says (0: nothing). */
+            bool says = ev->ni_fail_type == PTL_NI_OK && ev->mlength == sizeof op->state &&
+                        op->state.magic == TERN_MAGIC;
             if (nd->state == NODE_DOWN) {
-                if (!nd->job || !find_job(nd->job))
+                if (says && op->state.job)
+                    nd->job = op->state.job;   /* it still runs it: not free */
+                else if (!nd->job || !find_job(nd->job))
                     nd->job = 0;      /* its job ended while it was silent */
                 nd->state = nd->job ? NODE_ALLOCATED : NODE_FREE;
                 logmsg("node %u answers again: %s", nd->nid, node_state_name(nd->state));
+                save();
+            } else if (says && nd->state == NODE_ALLOCATED && op->state.job != nd->job &&
+                       !find_job(nd->job)) {
+                logmsg("job %u: node %u is done with it: free", nd->job, nd->nid);
+                nd->state = NODE_FREE;
+                nd->job = 0;
                 save();
             }
         }
@@ -536,6 +606,8 @@ int main(int argc, char **argv)
     }
     snprintf(seq_path, sizeof seq_path, "%s.jobseq", dbpath);
     load_job_seq();
+    snprintf(launchers_path, sizeof launchers_path, "%s.launchers", dbpath);
+    load_launchers();
     if (secret_path) {
         if (secret_load(secret_path, secret, err, sizeof err)) {
             fprintf(stderr, "allocd: %s\n", err);
@@ -569,7 +641,7 @@ int main(int argc, char **argv)
                     handle(base, ev.mlength, ev.initiator);
                     svc_post(&svc, TERN_PT_SERVICE, slots[slot], TERN_MSG_MAX, 0, ~0ULL);
                 }
-            } else if (ev.type == PTL_EVENT_ACK) {
+            } else if (ev.type == PTL_EVENT_ACK || ev.type == PTL_EVENT_REPLY) {
                 on_ack(&ev);
             }
         }

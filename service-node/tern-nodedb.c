@@ -105,7 +105,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < n; k++)
             printf("%u%c", out[k], k + 1 == n ? '\n' : ' ');
     } else if (!strcmp(cmd, "release") && rest == 1 && parse_u32(argv[i], &a)) {
-        printf("%d nodes freed\n", release_job(&db, a));
+        printf("%d nodes freed\n", release_job(&db, a, NULL, 0));
     } else if ((!strcmp(cmd, "down") || !strcmp(cmd, "up")) && rest == 1 && parse_u32(argv[i], &a)) {
         struct node *nd = nodedb_find(&db, a);
         if (!nd)

@@ -97,3 +97,10 @@ def yod_bg(name, *args, pre=(), env=None, cwd="/tmp"):
     """`yod ARGS` in cluster `name`, not waited for: the Popen (text pipes)."""
     return subprocess.Popen(_yod_argv(name, args, pre, env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=cwd)
+
+
+def node_states(name):
+    """{nid: state} as `yod -show` in cluster `name` lists them."""
+    out = yod(name, "-show").stdout
+    return {int(w[0]): w[2] for w in map(str.split, out.splitlines())
+            if len(w) >= 4 and w[0].isdigit() and w[1].count(":") == 5}

@@ -168,7 +168,7 @@ void send_ctl(int r, uint32_t type, uint32_t arg)
     ptl_process_t to;
     to.phys.nid = Y.ranks[r].nid;
     to.phys.pid = YOD_NODE_PID;
-    int kind = type == YOD_HEARTBEAT ? OP_HEARTBEAT : OP_CTL;
+    int kind = type == YOD_HEARTBEAT ? OP_HEARTBEAT : type == YOD_PAUSE ? OP_PAUSE : OP_CTL;
     PtlPut(ctl_md(type, arg), 0, sizeof(struct yod_ctl), PTL_ACK_REQ, to, YOD_PT_JOB, YOD_MB_CTL,
            0, op_tag(kind, r), 0);
 }
@@ -188,7 +188,6 @@ int count_state(enum rank_state s)
     return n;
 }
 
-extern volatile int yod_interrupted;
 
 int launch(void)
 {

@@ -24,7 +24,6 @@
 #include "yod.h"
 
 struct yod Y;
-extern volatile int yod_interrupted, yod_terminated, yod_usr1, yod_usr2;
 int post_receive_buffers(void);
 
 static const char usage_text[] =
@@ -174,30 +173,6 @@ static int read_loadfile(const char *path)
     return 0;
 }
 
-static void on_signal(int sig)
-{
-    if (sig == SIGINT)
-        yod_interrupted++;
-    else if (sig == SIGUSR1)
-        yod_usr1 = 1;
-    else if (sig == SIGUSR2)
-        yod_usr2 = 1;
-    else
-        yod_terminated = 1;
-}
-
-static void install_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-    for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
 static struct tern_reply rep;
 
 static int show(void)
@@ -258,15 +233,25 @@ static int kill_job(const char *arg)
     return 0;
 }
 
-static void release(void)
+/* The nodes go back; those whose end yod did not see (lost, or never
+ * answered the load) the allocator frees when they say so themselves.
+ * before_load: no node has been sent anything. */
+static void release_nodes(bool before_load)
 {
     char err[512];
-    struct tern_release r;
+    static struct tern_release r;
     memset(&r, 0, sizeof r);
     r.job = Y.job;
-    if (alloc_request(&r, sizeof r, TERN_RELEASE, &rep, err, sizeof err))
+    for (int i = 0; i < Y.size && !before_load; i++)
+        if (Y.ranks[i].state != R_EXITED && Y.ranks[i].state != R_FAILED_LOAD &&
+            r.n_unsure < TERN_MAX_LIST)
+            r.unsure[r.n_unsure++] = Y.ranks[i].nid;
+    if (alloc_request(&r, offsetof(struct tern_release, unsure) + r.n_unsure * sizeof(uint32_t),
+                      TERN_RELEASE, &rep, err, sizeof err))
         fprintf(stderr, "yod: could not give the nodes back: %s\n", err);
 }
+
+static void release(void) { release_nodes(false); }
 
 static int allocate(void)
 {
@@ -296,7 +281,7 @@ static int allocate(void)
         return fail(2, "cannot have the nodes: %s (yod -show lists them)", rep.message);
     if ((int)rep.n != Y.size) {
         Y.job = rep.job;
-        release();
+        release_nodes(true);
         return fail(2, "the allocator gave %u nodes for %d ranks", rep.n, Y.size);
     }
     Y.job = rep.job;
@@ -403,14 +388,14 @@ static int run_job(void)
     int rc;
     if (yod_portals_open(err, sizeof err))
         return fail(2, "%s", err);
-    install_signals();
+    yod_install_signals();
     if (files_setup(err, sizeof err))
         return fail(2, "cannot serve files: %s", err);
     if ((rc = allocate()))
         return rc;
     files_mounts();
     if (post_receive_buffers()) {
-        release();
+        release_nodes(true);
         return fail(2, "out of memory");
     }
     if (launch()) {
@@ -427,8 +412,10 @@ static int run_job(void)
         return yod_interrupted ? 1 : 2;
     }
     rc = monitor();
+    signal(SIGTSTP, SIG_DFL);
     files_end();
     release();
+    output_drain();               /* every line reaches yod's reader before yod ends */
     PtlNIFini(Y.ni);
     PtlFini();
     return rc;

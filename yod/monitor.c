@@ -22,7 +22,6 @@
 #define GRACE_S 5.0
 #define FAIL_GRACE_S 2.0
 
-volatile int yod_interrupted, yod_terminated, yod_usr1, yod_usr2;
 static bool kill_requested;            /* yod -kill, through the allocator */
 static bool killing;                   /* SIGKILL sent to every rank */
 static double killed_at;
@@ -41,22 +40,31 @@ void note(const char *fmt, ...)
 {
     if (Y.opt.quiet)
         return;
+    char buf[900];
     va_list ap;
     va_start(ap, fmt);
-    output_end_line(2);
-    fprintf(stderr, "yod: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    output_say("yod: %s\n", buf);
 }
 
 /* ---- receive buffers: MANAGE_LOCAL, re-posted when used up -------------- */
 
-struct rbuf { ptl_pt_index_t pt; uint64_t bits, ignore; size_t len, min_free; char *mem; };
+struct rbuf { ptl_pt_index_t pt; uint64_t bits, ignore; size_t len, min_free; char *mem;
+              bool held; };
 static struct rbuf rbufs[6];
+static bool output_pt_off;    /* refused puts disabled it while output was held */
 
 static void post_rbuf(struct rbuf *b)
 {
+    /* Back-pressure: while yod's own output waits for its reader, a used
+     * output buffer is not given back, and the ranks' puts are refused
+     * (they are sent again; their writes wait). */
+    if (b->pt == YOD_PT_OUTPUT && output_queued() > OUTPUT_QUEUE_HIGH) {
+        b->held = true;
+        return;
+    }
+    b->held = false;
     ptl_me_t me = ptl_me_phys(b->mem, b->len,
                               PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_NO_TRUNCATE |
                               PTL_ME_EVENT_LINK_DISABLE,
@@ -75,7 +83,7 @@ int post_receive_buffers(void)
                                  out ? (uint64_t)Y.job << 32 : Y.job,
                                  out ? 0xFFFFFFFFull : 0,
                                  out ? OUTPUT_BUF : REPORT_BUF,
-                                 out ? YOD_OUTPUT_CHUNK : sizeof(struct yod_report), NULL};
+                                 out ? YOD_OUTPUT_CHUNK : sizeof(struct yod_report), NULL, false};
         rbufs[i].mem = malloc(rbufs[i].len);
         if (!rbufs[i].mem)
             return -1;
@@ -85,6 +93,22 @@ int post_receive_buffers(void)
 }
 
 static bool is_rbuf(const void *p) { return p >= (void *)rbufs && p < (void *)(rbufs + 6); }
+
+/* Output buffers held back go back once the reader has caught up. */
+static bool release_output(void)
+{
+    bool held = false;
+    for (int i = 0; i < 6; i++)
+        if (rbufs[i].held) {
+            post_rbuf(&rbufs[i]);
+            held |= rbufs[i].held;
+        }
+    if (!held && output_pt_off) {
+        output_pt_off = false;
+        PtlPTEnable(Y.ni, YOD_PT_OUTPUT);
+    }
+    return held;
+}
 
 /* ---- events -------------------------------------------------------------- */
 
@@ -175,6 +199,8 @@ static void on_output(const ptl_event_t *ev)
     output_append((int)rank, fd, ev->start, ev->mlength);
 }
 
+static int pause_acks;
+
 static void on_ack(const ptl_event_t *ev)
 {
     uint64_t tag = (uint64_t)(uintptr_t)ev->user_ptr;
@@ -201,6 +227,9 @@ static void on_ack(const ptl_event_t *ev)
         break;
     case OP_HEARTBEAT:
         rk->hb_outstanding = false;
+        /* fall through */
+    case OP_PAUSE:
+        pause_acks += kind == OP_PAUSE;
         /* fall through */
     case OP_CTL:
         if (gone)
@@ -232,8 +261,12 @@ void handle_event(const ptl_event_t *ev)
         break;
     case PTL_EVENT_PT_DISABLED:
         /* We fell behind and senders were refused (they retry); there is room
-         * again now that events are being taken. */
-        PtlPTEnable(Y.ni, ev->pt_index);
+         * again now that events are being taken - unless output is held
+         * back, then once it is released. */
+        if (ev->pt_index == YOD_PT_OUTPUT && output_queued() > OUTPUT_QUEUE_HIGH)
+            output_pt_off = true;
+        else
+            PtlPTEnable(Y.ni, ev->pt_index);
         break;
     case PTL_EVENT_ACK:
         on_ack(ev);
@@ -308,6 +341,41 @@ static const char *signame(int s)
     return buf;
 }
 
+static void poll_for(double secs, const int *until_acks)
+{
+    double end = now_s() + secs;
+    while (now_s() < end && !(until_acks && pause_acks >= *until_acks)) {
+        ptl_event_t ev;
+        unsigned which;
+        if (PtlEQPoll(&Y.eq, 1, 20, &ev, &which) == PTL_OK)
+            handle_event(&ev);
+    }
+}
+
+/* ^Z: the nodes are told to send yod nothing, and to wait for it (up to
+ * YOD_PAUSE_MAX_S), before yod stops; what they were sending when the
+ * PAUSE came is taken in first.  At SIGCONT a heartbeat lets them go on. */
+static void stop_for_the_shell(void)
+{
+    int want = 0;
+    pause_acks = 0;
+    for (int r = 0; r < Y.size; r++)
+        if (Y.ranks[r].state == R_RUNNING) {
+            send_ctl(r, YOD_PAUSE, 0);
+            want++;
+        }
+    poll_for(2.0, &want);
+    poll_for(0.3, NULL);
+    signal(SIGTSTP, SIG_DFL);
+    raise(SIGTSTP);                        /* stopped here until SIGCONT */
+    yod_catch_tstp();
+    for (int r = 0; r < Y.size; r++)
+        if (Y.ranks[r].state == R_RUNNING) {
+            Y.ranks[r].hb_outstanding = true;
+            send_ctl(r, YOD_HEARTBEAT, 0);
+        }
+}
+
 static bool rank_failed(const struct rank *rk)
 {
     return rk->state == R_LOST || (rk->state == R_EXITED && (rk->status || rk->signal));
@@ -321,14 +389,20 @@ int monitor(void)
     Y.t_loaded = now_s();
     double next_hb = now_s() + YOD_HEARTBEAT_S;
     int seen_int = 0;
+    bool held = false;
     while (count_state(R_RUNNING) > 0) {
         ptl_event_t ev;
         unsigned which;
-        int rc = PtlEQPoll(&Y.eq, 1, in.want ? 20 : 200, &ev, &which);
+        int rc = PtlEQPoll(&Y.eq, 1, in.want || held ? 20 : 200, &ev, &which);
         while (rc == PTL_OK || rc == PTL_EQ_DROPPED) {
             handle_event(&ev);
             rc = PtlEQGet(Y.eq, &ev);
         }
+        if (yod_tstp) {
+            yod_tstp = 0;
+            stop_for_the_shell();
+        }
+        held = release_output();
         double t = now_s();
         serve_stdin();
         if (t >= next_hb) {
@@ -342,8 +416,7 @@ int monitor(void)
         if (yod_interrupted > seen_int) {
             seen_int = yod_interrupted;
             if (seen_int == 1) {
-                output_end_line(2);
-                fprintf(stderr, "yod: interrupt: sending SIGINT to the job (again to kill it)\n");
+                output_say("yod: interrupt: sending SIGINT to the job (again to kill it)\n");
                 snprintf(why_killed, sizeof why_killed, "interrupted");
                 signal_all(SIGINT);
                 escalate_at = t + GRACE_S;
@@ -423,7 +496,7 @@ int monitor(void)
             note("rank %d (nid %u): exited with status %d%s", r, rk->nid, rk->status, owed);
     }
     if (Y.opt.verbose)
-        fprintf(stderr, "yod: job %u: %d ranks loaded in %.1f ms, ran %.1f ms, %.1f ms in all\n",
+        output_say("yod: job %u: %d ranks loaded in %.1f ms, ran %.1f ms, %.1f ms in all\n",
                 Y.job, Y.size, (Y.t_loaded - Y.t_start) * 1e3, (Y.t_end - Y.t_loaded) * 1e3,
                 (Y.t_end - Y.t_start) * 1e3);
     return failed ? 1 : 0;

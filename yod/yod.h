@@ -112,7 +112,7 @@ int launch(void);
 void send_ctl_all(uint32_t type, uint32_t arg);
 void send_ctl(int rank, uint32_t type, uint32_t arg);
 int count_state(enum rank_state s);
-enum { OP_DESC = 1, OP_CTL = 2, OP_HEARTBEAT = 3, OP_STDIN = 4 };
+enum { OP_DESC = 1, OP_CTL = 2, OP_HEARTBEAT = 3, OP_STDIN = 4, OP_PAUSE = 5 };
 void *op_tag(int kind, int rank);
 
 /* monitor.c: runs the job to its end; returns yod's exit status. */
@@ -125,6 +125,14 @@ void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void output_append(int rank, int fd, const char *data, size_t len);
 void output_flush(int rank);
 void output_end_line(int fd);      /* before yod's own words on fd */
+void output_say(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* on stderr */
+/* signals.c: the handlers set these flags, the monitor acts on them. */
+extern volatile int yod_interrupted, yod_terminated, yod_usr1, yod_usr2, yod_tstp;
+void yod_install_signals(void);
+void yod_catch_tstp(void);          /* ^Z is taken by the monitor (again after a stop) */
+size_t output_queued(void);        /* bytes not yet written to yod's fds 1 and 2 */
+void output_drain(void);           /* waits until they are */
+#define OUTPUT_QUEUE_HIGH (16u << 20) /* above: no more output is taken from the ranks */
 
 double now_s(void);
 #endif

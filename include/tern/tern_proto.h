@@ -57,8 +57,25 @@ struct tern_alloc {
     uint32_t list[TERN_MAX_LIST];
 };
 
+/* RELEASE from the job's launcher names the nodes whose end it did not see
+ * (a rank lost, a load never answered): the allocator frees those only when
+ * the node itself says it holds the job no more (struct tern_node_state).
+ * A RELEASE without the list (n_unsure absent: older launchers, tern-svc)
+ * frees every node of the job at once. */
 struct tern_release {                    /* also TERN_KILL */
     struct tern_hdr h;
+    uint32_t job;
+    uint32_t n_unsure;
+    uint32_t unsure[TERN_MAX_LIST];
+};
+/* What a node says of itself: the allocator's ping is a Get of this struct
+ * from (node, its registered pid) on TERN_PT_SERVICE, match bits
+ * TERN_STATE_BITS.  job: the job the node still holds (loaded or running);
+ * 0 once it holds none (a job that is ending counts as none: a new job's
+ * descriptor waits until the node is clean). */
+#define TERN_STATE_BITS 0x5354415445ull  /* "STATE" */
+struct tern_node_state {
+    uint32_t magic;                      /* TERN_MAGIC */
     uint32_t job;
 };
 
@@ -104,5 +121,6 @@ struct tern_reply {
 #define TERN_KILL_NOTICE 0x4B494C4Cu     /* "KILL", first word */
 
 _Static_assert(sizeof(struct tern_alloc) <= TERN_MSG_MAX, "alloc request too big");
+_Static_assert(sizeof(struct tern_release) <= TERN_MSG_MAX, "release request too big");
 _Static_assert(sizeof(struct tern_reply) <= TERN_MSG_MAX, "reply too big");
 #endif

@@ -22,7 +22,7 @@
  *                                       bytes on the node's PT_STDIN,
  *                                       bits = job << 32 | request number,
  *                                       straight into the program's buffer
- *   ctl HEARTBEAT every second, SIGNAL, ABORT
+ *   ctl HEARTBEAT every second, SIGNAL, ABORT, PAUSE (^Z: yod stops)
  *                        <------------- report EXITED (after all output)
  *
  * The node believes control messages only from the nid/pid that loaded the
@@ -56,6 +56,7 @@
                                           * more of it */
 #define YOD_HEARTBEAT_S 1
 #define YOD_SILENCE_S 15
+#define YOD_PAUSE_MAX_S 600              /* a stopped yod keeps its job this long */
 
 static inline uint64_t yod_output_bits(uint32_t job, uint32_t rank, uint32_t fd)
 {
@@ -108,6 +109,9 @@ enum yod_ctl_type {
     YOD_SIGNAL = 2,          /* arg: signal number (SIGKILL ends it at once) */
     YOD_ABORT = 3,           /* the load failed elsewhere: drop the job */
     YOD_HEARTBEAT = 4,       /* yod is alive */
+    YOD_PAUSE = 5,           /* yod is being stopped (^Z): send it nothing until
+                              * its next message, which may take up to
+                              * YOD_PAUSE_MAX_S */
 };
 
 struct yod_ctl {

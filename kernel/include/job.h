@@ -16,6 +16,7 @@ struct job_state {
     uint32_t id, rank, size, uid, gid;
     uint32_t yod_nid, yod_pid;
     uint64_t last_heard_ns;      /* last message from yod */
+    uint64_t yod_paused_until;   /* yod said PAUSE (it is stopped): send it nothing */
     uint64_t start_ns;
     bool stdin_eof;
     uint64_t stdin_seq;
@@ -80,6 +81,9 @@ void job_loader_reset(void);           /* frees the ended job's descriptor and m
  * serves jobs (and the allocator's health pings); does not return unless
  * Portals cannot be opened. */
 void node_register_and_serve(void);
+/* What the node tells the allocator it holds (tern_proto.h
+ * tern_node_state): the job from its load until it starts to end; 0 then. */
+void job_state_publish(uint32_t job);
 /* register.c: what a cluster node booted without a program does. */
 __attribute__((noreturn)) void node_wait_for_work(void);
 
@@ -94,6 +98,9 @@ void job_service_from_wait(void);      /* in kernel waits: control messages */
 void job_control_hold(void);
 void job_control_release(void);
 bool job_end_pending(void);            /* a message from yod that ends the job waits */
+bool job_yod_silent(void);             /* yod is gone: silent too long (a pause counted) */
+bool job_yod_paused(void);             /* yod said PAUSE and has not spoken since */
+void job_wait_yod_awake(void);         /* waits while yod is paused (not once it is gone) */
 void job_tick_start(void);
 void job_tick_stop(void);
 void job_control_reset(void);

@@ -26,6 +26,7 @@ void job_on_ctl_put(const ptl_event_t *ev)
         ev->initiator.phys.nid != job.yod_nid || ev->initiator.phys.pid != job.yod_pid)
         return;
     job.last_heard_ns = time_monotonic_ns();
+    job.yod_paused_until = 0;
     switch (c->type) {
     case YOD_GO:
         job_go();
@@ -36,6 +37,9 @@ void job_on_ctl_put(const ptl_event_t *ev)
         break;
     case YOD_ABORT:
         abort_from_yod = true;
+        break;
+    case YOD_PAUSE:
+        job.yod_paused_until = job.last_heard_ns + YOD_PAUSE_MAX_S * 1000000000ULL;
         break;
     default:
         break;
@@ -49,9 +53,23 @@ static bool fatal_by_default(int sig)
     return proc.sig.act[sig].handler == SIG_DFL;
 }
 
+/* A yod stopped by ^Z said PAUSE first: its silence is allowed longer. */
 static bool silent_too_long(void)
 {
-    return time_monotonic_ns() - job.last_heard_ns > YOD_SILENCE_S * 1000000000ULL;
+    uint64_t now = time_monotonic_ns();
+    if (job.yod_paused_until)
+        return now > job.yod_paused_until;
+    return now - job.last_heard_ns > YOD_SILENCE_S * 1000000000ULL;
+}
+
+bool job_yod_silent(void) { return silent_too_long(); }
+
+bool job_yod_paused(void) { return job.yod_paused_until != 0; }
+
+void job_wait_yod_awake(void)
+{
+    while (job_yod_paused() && !silent_too_long())
+        knode_pause(100000000ULL);
 }
 
 static bool signal_ends_job(int sig)

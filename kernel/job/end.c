@@ -92,6 +92,7 @@ void job_end(enum end_kind kind, int code, const char *why)
     if (!ending) {
         ending = true;
         job.ending = true;
+        job_state_publish(0);     /* a new job's descriptor now waits for the clean-up */
         job_tick_stop();
         static struct yod_report r;
         memset(&r, 0, sizeof r);
@@ -119,9 +120,18 @@ void job_end(enum end_kind kind, int code, const char *why)
             files_job_end();
         /* Silent ends: yod said ABORT (it knows), or yod is gone. */
         bool tell = !job.yod_gone && (job.running || job.go || why);
-        if (tell && knode_put(&r, sizeof r, job.yod_nid, job.yod_pid, YOD_PT_REPORT, job.id,
-                              time_monotonic_ns() + 20 * 1000000000ULL) != PTL_NI_OK)
-            kprintf("job %u: yod did not take the end report\n", job.id);
+        /* Again while yod is alive (stopped by ^Z, or its queue full). */
+        while (tell) {
+            job_wait_yod_awake();
+            if (knode_put(&r, sizeof r, job.yod_nid, job.yod_pid, YOD_PT_REPORT, job.id,
+                          time_monotonic_ns() + 20 * 1000000000ULL) == PTL_NI_OK)
+                break;
+            if (job_yod_silent()) {
+                kprintf("job %u: yod did not take the end report\n", job.id);
+                break;
+            }
+            knode_pause(200000000ULL);
+        }
     }
     uint64_t t0 = time_monotonic_ns();
     uint32_t id = job.id;

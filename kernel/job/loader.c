@@ -371,6 +371,7 @@ static void run_job(struct load_slot *s)
 
     memset(&job, 0, sizeof job);
     job.active = true;
+    job_state_publish(d->job);
     job.id = d->job, job.rank = d->rank, job.size = d->size;
     job.uid = d->uid, job.gid = d->gid;
     job.yod_nid = d->yod_nid, job.yod_pid = d->yod_pid;

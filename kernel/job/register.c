@@ -1,8 +1,9 @@
 /* A cluster node booted without a program registers with the allocator
  * (service-node/allocd), then waits for jobs from yod (kernel/job/).  The
- * allocator's health pings are answered by the Portals library itself (a put
- * to a portal with no entry still gets an acknowledgement), so a node that
- * stops serving is seen as down.  The messages are include/tern/tern_proto.h. */
+ * allocator's health pings are Gets of what the node holds (struct
+ * tern_node_state): the allocator frees a node whose launcher is gone only
+ * once the node says it holds the job no more.  The messages are
+ * include/tern/tern_proto.h. */
 #include "boot.h"
 #include "job.h"
 #include "kernel.h"
@@ -20,6 +21,21 @@
 
 static struct tern_register reg;
 static struct tern_reply reply;
+static struct tern_node_state state = {TERN_MAGIC, 0};
+
+void job_state_publish(uint32_t job) { state.job = job; }
+
+/* Answered by the library, no event: always the current state. */
+static void publish_state(void)
+{
+    ptl_me_t me = ptl_me_phys(&state, sizeof state,
+                              PTL_ME_OP_GET | PTL_ME_EVENT_COMM_DISABLE |
+                              PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE,
+                              TERN_STATE_BITS);
+    ptl_handle_me_t h;
+    if (PtlMEAppend(knode.ni, TERN_PT_SERVICE, &me, PTL_PRIORITY_LIST, NULL, &h) != PTL_OK)
+        kprintf("cannot publish the node's state to the allocator\n");
+}
 
 static void register_with_allocator(void)
 {
@@ -78,6 +94,7 @@ void node_register_and_serve(void)
         kprintf("cannot open Portals to register with the allocator\n");
         return;
     }
+    publish_state();
     register_with_allocator();
     job_loop();
 }

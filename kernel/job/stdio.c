@@ -2,8 +2,12 @@
  * from the program's buffers (no kernel copy; a writev is one write, its
  * pieces gathered into each put), each acknowledged before write() returns:
  * the bytes are in yod's hands, in order, before the program can exit.
- * yod's buffers may be full for a moment (it prints on a terminal or a
- * pipe); a rejected put is sent again after a pause, never dropped.  A
+ * yod takes no more while its own output waits for a slow reader (a pipe
+ * read slowly, a terminal): a rejected put is sent again after a pause,
+ * never dropped, and the write waits as long as yod is alive - also when
+ * yod is stopped (^Z: it says PAUSE first, and is sent nothing until it
+ * speaks again).  Only a yod silent past YOD_SILENCE_S (or a pause past
+ * YOD_PAUSE_MAX_S) ends the job: it is gone.  A
  * signal from yod that arrives during a write acts when the write is done,
  * so a line is never cut by a kill; only a write that still has more than
  * YOD_FINISH_MAX to send when the kill comes is cut there.  Each put carries
@@ -34,16 +38,18 @@ static void put_output(unsigned fd, const ptl_iovec_t *pieces, unsigned n, uint6
 {
     uint64_t bits = yod_output_bits(job.id, job.rank, fd), delay = 100000ULL;
     for (;;) {
+        job_wait_yod_awake();
+        if (job_yod_silent()) {
+            kprintf("job %u: nothing from yod for %u s while its output waited: ending the job\n",
+                    job.id, YOD_SILENCE_S);
+            job.yod_gone = true;
+            job_end(END_SIGNAL, 9, NULL);
+        }
         int rc = knode_putv(pieces, n, len, job.yod_nid, job.yod_pid, YOD_PT_OUTPUT, bits,
                             write_end, time_monotonic_ns() + OUTPUT_DEADLINE_NS);
         if (rc == PTL_NI_OK)
             return;
-        if (rc == PTL_NI_UNDELIVERABLE || rc == -1) {
-            kprintf("job %u: yod does not take output any more: ending the job\n", job.id);
-            job.yod_gone = true;
-            job_end(END_SIGNAL, 9, NULL);
-        }
-        pause_ns(delay);              /* yod's buffers are full: try again */
+        pause_ns(delay);              /* yod takes no more now: try again */
         if (delay < RETRY_MAX_NS)
             delay *= 2;
     }

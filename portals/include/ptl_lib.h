@@ -68,6 +68,7 @@ struct ptl_lib_stats {
     uint64_t tx_fast_retransmits; /* of tx_retransmits: loss seen in acks */
     uint64_t peer_restarts;  /* peer came back without our stream's state */
     uint64_t rx_dup_unchecked; /* of rx_dup: known copies, dropped before the checksum */
+    uint64_t peers_reclaimed; /* the table was full: an old peer made room */
 };
 int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out);
 

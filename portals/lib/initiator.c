@@ -56,6 +56,7 @@ static void op_free_if_done(struct ptl_ni *ni, struct ptl_op *op)
     if (op->get_md)
         op->get_md->busy--;
     op->in_use = false;
+    op->peer->n_ops--;
     op->next_free = ni->op_free;
     ni->op_free = op;
 }
@@ -87,6 +88,7 @@ int ptl_op_issue(struct ptl_ni *ni, const struct ptl_op_args *a)
     op->ack_req = (uint8_t)a->ack_req;
     op->target = a->target;
     op->peer = peer;
+    peer->n_ops++;
     op->want_resp = a->kind == PTL_K_GET || a->kind == PTL_K_FETCH ||
                     a->kind == PTL_K_SWAP || a->ack_req != PTL_NO_ACK_REQ;
     if (op->put_md)

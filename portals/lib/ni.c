@@ -167,6 +167,7 @@ static void ni_release(struct ptl_ni *ni)
     while (ni->peer_list) {
         struct ptl_peer *p = ni->peer_list;
         ni->peer_list = p->next;
+        ptl_host_free(p->win);
         ptl_host_free(p);
     }
     ptl_host_free(ni->peer_tab);

@@ -1,50 +1,62 @@
 /* Peers: the per-process state an NI keeps for each nid/pid it talks to
  * (the reliable streams of reliable.c live in it), found through an
- * open-addressing hash; and the response slots (ACK/REPLY messages) that
- * each peer may hold only so many of. */
+ * open-addressing hash; at most PTL_MAX_PEERS of them, the least recently
+ * heard making room for a new source when the table is full; and the
+ * response slots (ACK/REPLY messages) that each peer may hold only so many
+ * of. */
 #include "ptl_internal.h"
 
-/* Peers are never forgotten while the NI lives (their sequence state must
- * persist), so the table only grows: linear probing without deletion. */
-struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
-                              bool create)
+static unsigned peer_home(uint32_t nid, uint32_t pid)
 {
-    uint32_t k = (nid * 2654435761u) ^ (pid * 40503u);
-    for (unsigned i = 0; i < PTL_PEER_SLOTS; i++) {
-        struct ptl_peer **slot = &ni->peer_tab[(k + i) % PTL_PEER_SLOTS];
-        struct ptl_peer *p = *slot;
-        if (p && p->nid == nid && p->pid == pid)
-            return p;
-        if (p)
-            continue;
-        if (!create || ni->n_peers >= PTL_MAX_PEERS)
-            return NULL;
-        p = ptl_zalloc(sizeof(*p));
-        if (!p)
-            return NULL;
-        p->used = true;
-        p->nid = nid;
-        p->pid = pid;
-        p->tx_session = ptl_rel_new_session();
-        p->last_heard = ptl_host_now_ns();
-        p->next = ni->peer_list;
-        ni->peer_list = p;
-        ni->n_peers++;
-        *slot = p;
-        return p;
-    }
-    return NULL;
+    return ((nid * 2654435761u) ^ (pid * 40503u)) % PTL_PEER_SLOTS;
 }
 
-static bool peer_idle(struct ptl_ni *ni, const struct ptl_peer *p)
+static void lru_unlink(struct ptl_ni *ni, struct ptl_peer *p)
 {
-    if (p->q_head || p->snd_una != p->snd_nxt || p->cur.active || p->resp_waiting ||
-        p->resp_queued)
-        return false;
-    for (uint32_t i = 0; i < ni->n_ops; i++)
-        if (ni->ops[i].in_use && ni->ops[i].peer == p)
-            return false;
-    return true;
+    unsigned l = p->proven;
+    if (p->lru_prev)
+        p->lru_prev->lru_next = p->lru_next;
+    else
+        ni->lru_head[l] = p->lru_next;
+    if (p->lru_next)
+        p->lru_next->lru_prev = p->lru_prev;
+    else
+        ni->lru_tail[l] = p->lru_prev;
+    p->lru_next = p->lru_prev = NULL;
+}
+
+static void lru_append(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    unsigned l = p->proven;
+    p->lru_next = NULL;
+    p->lru_prev = ni->lru_tail[l];
+    if (p->lru_prev)
+        p->lru_prev->lru_next = p;
+    else
+        ni->lru_head[l] = p;
+    ni->lru_tail[l] = p;
+}
+
+void ptl_peer_heard(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    p->last_heard = ptl_host_now_ns();
+    lru_unlink(ni, p);
+    lru_append(ni, p);
+}
+
+void ptl_peer_prove(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    if (p->proven)
+        return;
+    lru_unlink(ni, p);
+    p->proven = true;
+    lru_append(ni, p);
+}
+
+static bool peer_idle(const struct ptl_peer *p)
+{
+    return !(p->q_head || p->snd_una != p->snd_nxt || p->cur.active || p->resp_waiting ||
+             p->resp_queued || p->n_ops);
 }
 
 /* Removes slot i of the linear-probing table, moving later members of its
@@ -54,7 +66,7 @@ static void peer_tab_delete(struct ptl_ni *ni, unsigned i)
     ni->peer_tab[i] = NULL;
     for (unsigned j = (i + 1) % PTL_PEER_SLOTS; ni->peer_tab[j]; j = (j + 1) % PTL_PEER_SLOTS) {
         struct ptl_peer *q = ni->peer_tab[j];
-        unsigned h = ((q->nid * 2654435761u) ^ (q->pid * 40503u)) % PTL_PEER_SLOTS;
+        unsigned h = peer_home(q->nid, q->pid);
         /* q may move to the hole i unless its home h lies cyclically in (i, j]. */
         bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
         if (!stays) {
@@ -63,6 +75,105 @@ static void peer_tab_delete(struct ptl_ni *ni, unsigned i)
             i = j;
         }
     }
+}
+
+/* Takes p out of the NI and frees it.  What is still pending with it (only
+ * an unproven peer may have anything: ACK/REPLY messages to it, a message
+ * half received from it) is failed or dropped first. */
+static void peer_drop(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    if (p->cur.active)
+        ptl_target_abort(ni, p);
+    if (p->q_head || p->snd_una != p->snd_nxt || p->resp_waiting)
+        ptl_rel_fail_peer(ni, p);
+    unsigned i = peer_home(p->nid, p->pid);
+    while (ni->peer_tab[i] != p)
+        i = (i + 1) % PTL_PEER_SLOTS;
+    peer_tab_delete(ni, i);
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        ni->peer_list = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    lru_unlink(ni, p);
+    ni->n_peers--;
+    ptl_host_free(p->win);
+    ptl_host_free(p);
+}
+
+/* The table is full and a new source speaks: make room, so that a flood of
+ * made-up sources costs the flood and never the NI's real peers.  First
+ * the least recently heard source that never acknowledged anything of ours
+ * and that no operation of ours names (a flood's entries, whatever they
+ * left half done); else the least recently heard proven peer that is idle
+ * and has been silent for giveup_ns (a process that is gone: its partner
+ * has given up on anything unacknowledged, so nothing of its stream
+ * remains in flight).  The walks are bounded: a new source costs at most
+ * that much work. */
+#define RECLAIM_WALK 256
+static bool peer_reclaim(struct ptl_ni *ni)
+{
+    unsigned n = 0;
+    for (struct ptl_peer *p = ni->lru_head[0]; p && n < RECLAIM_WALK; p = p->lru_next, n++)
+        if (!p->n_ops && !p->resp_waiting) {
+            peer_drop(ni, p);
+            ptl_g.stats[ni->iface].peers_reclaimed++;
+            return true;
+        }
+    uint64_t now = ptl_host_now_ns();
+    n = 0;
+    for (struct ptl_peer *p = ni->lru_head[1]; p && n < RECLAIM_WALK; p = p->lru_next, n++) {
+        if (now - p->last_heard < ptl_g.tun.giveup_ns)
+            break;                     /* the rest were heard more recently */
+        if (peer_idle(p)) {
+            peer_drop(ni, p);
+            ptl_g.stats[ni->iface].peers_reclaimed++;
+            return true;
+        }
+    }
+    return false;
+}
+
+struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
+                              bool create)
+{
+    unsigned k = peer_home(nid, pid);
+    for (unsigned i = 0; i < PTL_PEER_SLOTS; i++) {
+        struct ptl_peer *p = ni->peer_tab[(k + i) % PTL_PEER_SLOTS];
+        if (p && p->nid == nid && p->pid == pid)
+            return p;
+        if (p)
+            continue;
+        if (!create || (ni->n_peers >= PTL_MAX_PEERS && !peer_reclaim(ni)))
+            return NULL;
+        p = ptl_zalloc(sizeof(*p));
+        if (!p && peer_reclaim(ni))      /* the host's memory ran out first */
+            p = ptl_zalloc(sizeof(*p));
+        if (!p)
+            return NULL;
+        p->used = true;
+        p->nid = nid;
+        p->pid = pid;
+        p->tx_session = ptl_rel_new_session();
+        p->last_heard = ptl_host_now_ns();
+        p->next = ni->peer_list;
+        if (p->next)
+            p->next->prev = p;
+        ni->peer_list = p;
+        lru_append(ni, p);
+        ni->n_peers++;
+        /* A reclaim may have moved members of this probe run: look again. */
+        for (unsigned j = 0; j < PTL_PEER_SLOTS; j++) {
+            struct ptl_peer **slot = &ni->peer_tab[(k + j) % PTL_PEER_SLOTS];
+            if (!*slot) {
+                *slot = p;
+                return p;
+            }
+        }
+        return p; /* unreachable: n_peers < PTL_PEER_SLOTS */
+    }
+    return NULL;
 }
 
 int ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid)
@@ -75,26 +186,10 @@ int ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid)
         struct ptl_ni *ni = &ptl_g.nis[k];
         if (!ni->in_use || !ni->peer_tab)
             continue;
-        uint32_t key = (nid * 2654435761u) ^ (pid * 40503u);
-        for (unsigned i = 0; i < PTL_PEER_SLOTS; i++) {
-            unsigned slot = (key + i) % PTL_PEER_SLOTS;
-            struct ptl_peer *p = ni->peer_tab[slot];
-            if (!p)
-                break;
-            if (p->nid != nid || p->pid != pid)
-                continue;
-            if (!peer_idle(ni, p))
-                break;
-            peer_tab_delete(ni, slot);
-            for (struct ptl_peer **pp = &ni->peer_list; *pp; pp = &(*pp)->next)
-                if (*pp == p) {
-                    *pp = p->next;
-                    break;
-                }
-            ni->n_peers--;
-            ptl_host_free(p);
+        struct ptl_peer *p = ptl_peer_get(ni, nid, pid, false);
+        if (p && peer_idle(p)) {
+            peer_drop(ni, p);
             n++;
-            break;
         }
     }
     ptl_host_unlock();

@@ -22,7 +22,12 @@
 #define PTL_MAX_NIS (PTL_MAX_IFACES * 4)
 #define PTL_REL_WIN 64          /* frames in flight per peer = SACK width */
 #define PTL_PEER_SLOTS 4096    /* hash slots; peers allocated on demand */
+/* Peers one NI keeps at most; a new source beyond that takes the place of
+ * an old one (peer.c).  A host with little memory (the Tern kernel's heap)
+ * sets a smaller bound. */
+#ifndef PTL_MAX_PEERS
 #define PTL_MAX_PEERS 3072
+#endif
 #define PTL_INLINE_MAX 64       /* fetch-atomic results kept for resend */
 #define PTL_RESP_POOL 512       /* ACK/REPLY messages in flight per NI */
 #define PTL_PEER_RESP_MAX 64    /* of which one peer may hold */
@@ -179,13 +184,21 @@ struct ptl_rxmsg {
 };
 
 struct ptl_peer {
-    struct ptl_peer *next;  /* all peers of the NI */
+    struct ptl_peer *next, *prev;         /* all peers of the NI */
+    struct ptl_peer *lru_next, *lru_prev; /* its LRU list, oldest first */
     bool used;
+    /* It acknowledged a frame of ours: it receives at the nid it claims, so
+     * it is no made-up source.  Proven peers are reclaimed only when idle
+     * and long silent; others first (peer.c). */
+    bool proven;
     uint32_t nid, pid;
+    uint32_t n_ops;         /* our operations that name it */
     uint64_t last_heard;
     /* transmit */
     uint32_t tx_session, snd_una, snd_nxt;
-    struct ptl_txfrag win[PTL_REL_WIN];
+    /* Allocated when we first send to it (a source that only ever sent us
+     * a frame costs a few hundred bytes, not the 4 KiB of a window). */
+    struct ptl_txfrag *win;
     struct ptl_txmsg *q_head, *q_tail;
     /* Round-trip estimate (Jacobson/Karels) from frames acked without
      * having been resent (Karn); srtt == 0: no sample yet. */
@@ -263,6 +276,8 @@ struct ptl_ni {
     struct ptl_peer **peer_tab; /* open-addressing hash by nid/pid */
     struct ptl_peer *peer_list;
     uint32_t n_peers;
+    /* LRU lists (head: least recently heard), unproven and proven peers */
+    struct ptl_peer *lru_head[2], *lru_tail[2];
 };
 
 struct ptl_lib {
@@ -357,6 +372,8 @@ void ptl_ops_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
 /* ---- peers (peer.c) and reliability (reliable.c) -------------------------- */
 struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
                               bool create);
+void ptl_peer_heard(struct ptl_ni *ni, struct ptl_peer *p);  /* a frame came */
+void ptl_peer_prove(struct ptl_ni *ni, struct ptl_peer *p);  /* it acked ours */
 /* A fresh stream session number (never 0). */
 uint32_t ptl_rel_new_session(void);
 void ptl_rel_queue(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_txmsg *m);

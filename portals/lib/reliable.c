@@ -174,6 +174,12 @@ static uint32_t frag_len(struct ptl_ni *ni, struct ptl_txmsg *m,
 
 void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
 {
+    if (!p->win && p->q_head) {
+        /* Without memory for it now, the messages wait for the next turn. */
+        p->win = ptl_zalloc(sizeof(*p->win) * PTL_REL_WIN);
+        if (!p->win)
+            return;
+    }
     while (p->snd_nxt - p->snd_una < PTL_REL_WIN) {
         /* Per frame: loss detection compares send times within a burst. */
         uint64_t now = ptl_host_now_ns();
@@ -333,6 +339,7 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
     }
     if (fresh) {
         p->acked_any = true;
+        ptl_peer_prove(ni, p);
         p->dupacks = 0;
     } else if (pure && p->snd_nxt != p->snd_una) {
         p->dupacks++;
@@ -343,7 +350,7 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
 
 static void reset_tx(struct ptl_peer *p)
 {
-    for (unsigned i = 0; i < PTL_REL_WIN; i++)
+    for (unsigned i = 0; p->win && i < PTL_REL_WIN; i++)
         p->win[i].live = false;
     p->snd_una = p->snd_nxt = 0;
     p->tx_session = ptl_rel_new_session();
@@ -536,7 +543,7 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         st->rx_no_resources++;
         return;
     }
-    p->last_heard = ptl_host_now_ns();
+    ptl_peer_heard(ni, p);
     if (h->flags & PTL_WF_ACKV)
         on_ack(ni, p, h, h->op == PTL_WOP_RACK);
     if (h->op == PTL_WOP_RACK) {

@@ -90,4 +90,5 @@ def main():
     print(json.dumps({"sent": sent, "passing": passing}))
 
 
-main()
+if __name__ == "__main__":
+    main()
