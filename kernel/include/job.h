@@ -53,6 +53,10 @@ bool knode_dispatch_pending(void);
 bool knode_wait(struct kop *op, uint64_t deadline_ns);
 /* Lets ns pass, dispatching events meanwhile. */
 void knode_pause(uint64_t ns);
+/* Takes in what the network has brought and lets Portals retransmit,
+ * without waiting: between pieces of long work (clearing the region), so
+ * that the node does not look dead meanwhile. */
+void knode_answer(void);
 /* Puts len bytes from buf (any mapped address) to (nid, pid) and waits for
  * the acknowledgement; returns its ni_fail_type, or -1 on timeout. */
 int knode_put(const void *buf, uint64_t len, uint32_t nid, uint32_t pid, ptl_pt_index_t pt,

@@ -5,6 +5,8 @@
  * a write() of the program, the timer tick) hands each event to its owner. */
 #include "job.h"
 #include "kmalloc.h"
+#include "ptl_kernel.h"
+#include "ptl_lib.h"
 #include "time.h"
 #include <tern/tern_proto.h>
 #include <tern/yod_proto.h>
@@ -140,6 +142,12 @@ bool knode_wait(struct kop *op, uint64_t deadline_ns)
             return true;
     }
     return true;
+}
+
+void knode_answer(void)
+{
+    ptl_kernel_poll();
+    ptl_lib_progress();
 }
 
 void knode_pause(uint64_t ns)
