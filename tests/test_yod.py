@@ -244,6 +244,25 @@ def test_nothing_a_job_wrote_anywhere_reaches_the_next(c4, how):
     assert all(int(re.search(r"in (\d+) KiB", l).group(1)) > 40 * 1024 for l in lines), lines
 
 
+@pytest.mark.parametrize("how", ["eq", "ct"])
+def test_a_rank_spinning_on_portals_gets_its_message(c4, how):
+    """A program that polls PtlEQGet / PtlCTGet in a loop, as a library for a
+    user-space NIC does, is halted by the kernel between its looks once it
+    has spun a while (kernel/sys/portals_spin.c): it still gets the message
+    the moment it comes, and looks far fewer times than a free spin would
+    (hundreds in 1.5 s, not tens of thousands; its host CPU is measured by
+    bench/wait_cpu.py)."""
+    r = yod(c4, "-sz", "2", os.path.join(ROOT, "build", "portals", "kernel", "spinwait-musl"),
+            how, "1500")
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r'rank 0 got "arrived" by Pt(lEQ|lCT)Get after (\d+) ms; (\w+) empty looks',
+                  r.stdout)
+    assert m, r.stdout + r.stderr
+    assert m[1] == ("lEQ" if how == "eq" else "lCT") and int(m[2]) >= 1400, r.stdout
+    print(r.stderr)
+    assert m[3] == "few", r.stdout + r.stderr
+
+
 @pytest.mark.slow
 def test_lost_node_ends_job():
     name = start("y", "-n", "2", "--boot", "direct")
