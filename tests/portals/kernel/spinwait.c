@@ -28,17 +28,6 @@ static double now_s(void)
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static unsigned nid_of(int r)
-{
-    const char *m = getenv("TERN_MAP");
-    for (int i = 0; m && i < r; i++) {
-        m = strchr(m, ',');
-        if (m)
-            m++;
-    }
-    return m ? (unsigned)strtoul(m, NULL, 10) : 0;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 3 || (strcmp(argv[1], "eq") && strcmp(argv[1], "ct"))) {
@@ -99,7 +88,8 @@ int main(int argc, char **argv)
                        .ct_handle = PTL_CT_NONE};
         ptl_handle_md_t mdh;
         CHECK(PtlMDBind(ni, &md, &mdh));
-        ptl_process_t to = {.phys = {nid_of(0), 16}};
+        const char *map = getenv("TERN_MAP");      /* rank 0's nid comes first */
+        ptl_process_t to = {.phys = {map ? (unsigned)strtoul(map, NULL, 10) : 0, 16}};
         for (int tries = 0;; tries++) {
             CHECK(PtlPut(mdh, 0, sizeof msg, PTL_ACK_REQ, to, 0, 7, 0, NULL, 0));
             ptl_event_t ev;
