@@ -221,18 +221,23 @@ def test_memory_is_clean_for_the_next_job(c4):
     assert sorted(r.stdout.splitlines()) == [f"rank {i} clean" for i in range(4)]
 
 
-@pytest.mark.parametrize("how", ["heap", "stack", "reserve", "split", "stdin"])
+@pytest.mark.parametrize("how", ["heap", "stack", "reserve", "split", "stdin", "file"])
 def test_nothing_a_job_wrote_anywhere_reaches_the_next(c4, how):
     """A node clears only what a job may have written (the page tables'
     dirty bits, and what the kernel itself wrote there), not the whole
     region: a job that writes where it never allocated, through memory it
-    released, or by having the kernel deliver into it, leaves nothing that
-    the next job finds in any word it can read."""
-    r = yod(c4, "-sz", "4", RANKS, "scribble", how,
-            input="TERNDIRT" * 8192 if how == "stdin" else None)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert sum(f"scribbled on its {how}" in l for l in r.stdout.splitlines()) == \
-        (1 if how == "stdin" else 4), r.stdout
+    released, or by having the kernel deliver into it, and a program's own
+    file, leave nothing that the next job finds in any word it can read."""
+    if how == "file":
+        # the node stages a program's file at the top of the heap area
+        r = yod(c4, "-sz", "4", os.path.join(PROG, "fat-musl"))
+        assert r.returncode == 0, r.stdout + r.stderr
+    else:
+        r = yod(c4, "-sz", "4", RANKS, "scribble", how,
+                input="TERNDIRT" * 8192 if how == "stdin" else None)
+        assert r.returncode == 0, r.stdout + r.stderr
+    scribbled = sum(f"scribbled on its {how}" in l for l in r.stdout.splitlines())
+    assert scribbled == {"file": 0, "stdin": 1}.get(how, 4), r.stdout
     if how == "stdin":
         assert "rank 0 read 65536 bytes" in r.stdout, r.stdout
     r = yod(c4, "-sz", "4", RANKS, "scan")
