@@ -2,7 +2,6 @@
  * region, and the page tables that map them. */
 #ifndef TERN_MEM_H
 #define TERN_MEM_H
-#include <stdbool.h>
 #include <stdint.h>
 
 #define PAGE_SIZE 4096ULL
@@ -39,10 +38,10 @@ void user_unmap_all(void);
 /* What a job may have written (dirty.c): the region is cleared for the next
  * job only where it was.  The page tables report what went through them
  * (their dirty bits, when a mapping goes); whoever writes the region through
- * the direct map marks it.  mem_dirty_clear zeroes marked parts until about
- * `limit` bytes are done (UINT64_MAX: all), in pieces of about `slice`
- * bytes with between() called after each; returns the bytes zeroed. */
+ * the direct map marks it.  mem_dirty_clear zeroes every marked part, in
+ * pieces of about `slice` bytes with between() called after each; returns
+ * the bytes zeroed. */
+#define MEM_CLEAR_SLICE (4ULL << 20)   /* zeroed between looks at the network */
 void mem_dirty_mark(uint64_t pa, uint64_t len);
-bool mem_dirty_pending(void);
-uint64_t mem_dirty_clear(uint64_t limit, uint64_t slice, void (*between)(void));
+uint64_t mem_dirty_clear(uint64_t slice, void (*between)(void));
 #endif

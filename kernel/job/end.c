@@ -16,8 +16,6 @@
 #include "time.h"
 #include <tern/yod_proto.h>
 
-#define ZERO_SLICE (4u << 20)
-
 extern char boot_stack_top[];
 static char fault_line[200];
 
@@ -70,7 +68,7 @@ static uint64_t reset_node(void)
      * a large region takes long enough for the allocator to think a silent
      * node has died. */
     user_unmap_all();                 /* hands the page tables' dirty bits over */
-    uint64_t cleared = mem_dirty_clear(UINT64_MAX, ZERO_SLICE, knode_answer);
+    uint64_t cleared = mem_dirty_clear(MEM_CLEAR_SLICE, knode_answer);
     memset(&proc, 0, sizeof proc);
     job_loader_reset();               /* after proc: its name lived there */
     clear_vector_registers();

@@ -19,7 +19,6 @@
 #include "ptl_me.h"
 
 #define LOAD_SLOTS 2
-#define CLEAR_SLICE (4u << 20)             /* zeroed between looks at the network */
 #define FETCH_TIMEOUT_NS (600 * 1000000000ULL)
 
 struct job_state job;
@@ -378,7 +377,6 @@ static void run_job(struct load_slot *s)
                    (app_region.end - app_region.start) >> 10);
     uint64_t stage_pa = top - len;
     uint8_t *image = phys_to_virt(stage_pa);
-    mem_dirty_clear(UINT64_MAX, CLEAR_SLICE, knode_answer); /* left of the boot-time clearing */
     mem_dirty_mark(stage_pa, len);                     /* the file arrives through the direct map */
 
     uint64_t t0 = time_monotonic_ns();
@@ -420,21 +418,12 @@ void job_loop(void)
                 panic("cannot post job descriptor buffers");
         }
         ready = true;
-        /* The region holds whatever was in RAM before this boot (a boot
-         * loader's, or an earlier boot's jobs'): cleared while the node
-         * waits, finished first by a job that comes sooner. */
-        mem_dirty_mark(app_region.start, app_region.end - app_region.start);
         kprintf("waiting for jobs\n");
     }
     for (;;) {
         for (int i = 0; i < LOAD_SLOTS; i++)
             if (slots[i].full)
                 run_job(&slots[i]);
-        if (mem_dirty_pending()) {
-            mem_dirty_clear(CLEAR_SLICE, CLEAR_SLICE, NULL);
-            knode_wait(NULL, time_monotonic_ns() + 1);
-            continue;
-        }
         knode_wait(NULL, time_monotonic_ns() + 1000000000ULL);
     }
 }

@@ -35,20 +35,12 @@ void mem_dirty_mark(uint64_t pa, uint64_t len)
 
 static bool marked(uint64_t c) { return marks[c / 64] >> (c % 64) & 1; }
 
-bool mem_dirty_pending(void)
-{
-    for (unsigned i = 0; i < MAX_CHUNKS / 64; i++)
-        if (marks[i])
-            return true;
-    return false;
-}
-
-uint64_t mem_dirty_clear(uint64_t limit, uint64_t slice, void (*between)(void))
+uint64_t mem_dirty_clear(uint64_t slice, void (*between)(void))
 {
     uint64_t nchunks = (app_region.end - app_region.start + CHUNK - 1) / CHUNK, cleared = 0;
     if (nchunks > MAX_CHUNKS)
         nchunks = MAX_CHUNKS;
-    for (uint64_t c = 0; c < nchunks && cleared < limit;) {
+    for (uint64_t c = 0; c < nchunks;) {
         if (!marked(c)) {
             c++;
             continue;
