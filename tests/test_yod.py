@@ -263,7 +263,7 @@ def test_a_rank_spinning_on_portals_gets_its_message(c4, how):
     m = re.search(r'rank 0 got "arrived" by Pt(lEQ|lCT)Get after (\d+) ms; (\w+) empty looks',
                   r.stdout)
     assert m, r.stdout + r.stderr
-    assert m[1] == ("lEQ" if how == "eq" else "lCT") and int(m[2]) >= 1400, r.stdout
+    assert m[1] == ("lEQ" if how == "eq" else "lCT"), r.stdout
     print(r.stderr)
     assert m[3] == "few", r.stdout + r.stderr
 
