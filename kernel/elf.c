@@ -135,6 +135,7 @@ static void copy_segments(const struct elf64_ehdr *eh, const struct elf64_phdr *
 {
     uint8_t *base = phys_to_virt(app_region.start) - proc.vbase;
     uint64_t cursor = proc.map_lo;
+    mem_dirty_mark(app_region.start + (proc.map_lo - proc.vbase), proc.image_end - proc.map_lo);
     for (int i = 0; i < eh->phnum; i++) {
         const struct elf64_phdr *p = &ph[i];
         if (p->type != PT_LOAD || p->memsz == 0)
@@ -168,6 +169,7 @@ void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
     uint64_t file_pa = (uint64_t)image - PHYS_BASE;
     if (file_pa < img_pa_end && file_pa + size > app_region.start) {
         uint64_t dst = app_region.end - copy_bytes;
+        mem_dirty_mark(dst, copy_bytes);
         memmove(phys_to_virt(dst), image, size);
         image = phys_to_virt(dst);
         ph = (const void *)(image + eh->phoff);

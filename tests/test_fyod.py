@@ -262,7 +262,8 @@ def test_sendfile_from_a_forwarded_file(fc):
     r = subprocess.run([CLUSTER, "--name", name, "exec", "yod", FILEIO, "sendfile", "/scratch/src",
                         "/scratch/dst"], capture_output=True, timeout=120, cwd="/tmp")
     assert r.returncode == 0, r.stderr
-    assert r.stdout == data + b"\n"      # yod ends a last line that has no newline (docs/yod.md)
+    # yod ends a rank's last line with the newline it lacks (docs/yod.md)
+    assert r.stdout == data + b"\n"
     with open(os.path.join(dirs["scratch"], "dst"), "rb") as f:
         assert f.read() == data[100:]
     assert r.stderr.decode().splitlines()[-1] == (

@@ -231,6 +231,53 @@ def test_vector_registers_are_clean_for_the_next_job(c4):
     assert sorted(r.stdout.splitlines()) == [f"rank {i} vector registers clean" for i in range(4)]
 
 
+@pytest.mark.parametrize("how", ["heap", "stack", "reserve", "split", "stdin", "file"])
+def test_nothing_a_job_wrote_anywhere_reaches_the_next(c4, how):
+    """A node clears only what a job may have written (the page tables'
+    dirty bits, and what the kernel itself wrote there), not the whole
+    region: a job that writes where it never allocated, through memory it
+    released, or by having the kernel deliver into it, and a program's own
+    file, leave nothing that the next job finds in any word it can read."""
+    if how == "file":
+        # the node stages a program's file at the top of the heap area
+        r = yod(c4, "-sz", "4", os.path.join(PROG, "fat-musl"))
+        assert r.returncode == 0, r.stdout + r.stderr
+    else:
+        r = yod(c4, "-sz", "4", RANKS, "scribble", how,
+                input="TERNDIRT" * 8192 if how == "stdin" else None)
+        assert r.returncode == 0, r.stdout + r.stderr
+    scribbled = sum(f"scribbled on its {how}" in l for l in r.stdout.splitlines())
+    assert scribbled == {"file": 0, "stdin": 1}.get(how, 4), r.stdout
+    if how == "stdin":
+        assert "rank 0 read 65536 bytes" in r.stdout, r.stdout
+    r = yod(c4, "-sz", "4", RANKS, "scan")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = sorted(r.stdout.splitlines())
+    assert [re.sub(r" in \d+ KiB", "", l) for l in lines] == \
+        [f"rank {i} found no pattern" for i in range(4)], r.stdout
+    # the scan covered (nearly) the whole 64 MiB node, not a corner of it
+    assert all(int(re.search(r"in (\d+) KiB", l).group(1)) > 40 * 1024 for l in lines), lines
+
+
+@pytest.mark.parametrize("how", ["eq", "ct"])
+def test_a_rank_spinning_on_portals_gets_its_message(c4, how):
+    """A program that polls PtlEQGet / PtlCTGet in a loop, as a library for a
+    user-space NIC does, is halted by the kernel between its looks once it
+    has spun a while (kernel/sys/portals_spin.c): it still gets the message
+    the moment it comes, and looks far fewer times than a free spin would
+    (hundreds in 1.5 s, not tens of thousands; its host CPU is measured by
+    bench/wait_cpu.py)."""
+    r = yod(c4, "-sz", "2", os.path.join(ROOT, "build", "portals", "kernel", "spinwait-musl"),
+            how, "1500")
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r'rank 0 got "arrived" by Pt(lEQ|lCT)Get after (\d+) ms; (\w+) empty looks',
+                  r.stdout)
+    assert m, r.stdout + r.stderr
+    assert m[1] == ("lEQ" if how == "eq" else "lCT"), r.stdout
+    print(r.stderr)
+    assert m[3] == "few", r.stdout + r.stderr
+
+
 @pytest.mark.slow
 def test_lost_node_ends_job():
     name = start("y", "-n", "2", "--boot", "direct")

@@ -8,11 +8,25 @@
  *                           MB/s (10^6) each node sends; about BYTES per
  *                           size (4 to 1000 steps)
  *   gsync REPS ITERS        us per gsync
+ *   block REPS MS           node 0 blocks in a receive (then in a gsync)
+ *                           while node 1 sleeps MS ms before it sends (joins);
+ *                           node 0 prints "B recv" ("B gsync") as it starts
+ *                           waiting, then the ms it waited: a driver reads
+ *                           the host CPU its node used meanwhile
+ *                           (bench/wait_cpu.py)
  * SIZES: comma-separated byte counts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <nx.h>
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t))
+        ;
+}
 
 static int sizes(const char *s, long *out)
 {
@@ -96,6 +110,30 @@ int main(int argc, char **argv)
             if (me == 0 && r)
                 printf("R nx-gsync %ld us %.3f\n", n, us);
         }
+    } else if (!strcmp(argv[1], "block")) {
+        for (int r = 0; r < reps && n > 1; r++)
+            for (int g = 0; g < 2; g++) {
+                gsync();
+                if (me == 0) {
+                    printf("B %s\n", g ? "gsync" : "recv");
+                    fflush(stdout);
+                    double t0 = dclock();
+                    if (g)
+                        gsync();
+                    else
+                        crecv(4, b, 8);
+                    printf("R nx-block-%s %ld ms %.1f\n", g ? "gsync" : "recv", arg,
+                           (dclock() - t0) * 1e3);
+                    fflush(stdout);
+                } else {
+                    if (me == 1)
+                        sleep_ms(arg);
+                    if (g)
+                        gsync();
+                    else if (me == 1)
+                        csend(4, a, 8, 0, 0);
+                }
+            }
     } else {
         fprintf(stderr, "unknown mode %s\n", argv[1]);
         return 2;

@@ -54,6 +54,10 @@ bool knode_dispatch_pending(void);
 bool knode_wait(struct kop *op, uint64_t deadline_ns);
 /* Lets ns pass, dispatching events meanwhile. */
 void knode_pause(uint64_t ns);
+/* Takes in what the network has brought and lets Portals retransmit,
+ * without waiting: between pieces of long work (clearing the region), so
+ * that the node does not look dead meanwhile. */
+void knode_answer(void);
 /* Long kernel work (hashing a program, ...) calls this every few
  * microseconds' worth of native work: at most every 20 ms of real time it
  * hands arrived frames to Portals (acks, health pings, yod's messages), so

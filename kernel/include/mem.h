@@ -34,4 +34,14 @@ void user_map(uint64_t va, uint64_t pa, uint64_t len);
 void user_unmap(uint64_t va, uint64_t len);
 /* Removes every user mapping and frees the tables (a job has ended). */
 void user_unmap_all(void);
+
+/* What a job may have written (dirty.c): the region is cleared for the next
+ * job only where it was.  The page tables report what went through them
+ * (their dirty bits, when a mapping goes); whoever writes the region through
+ * the direct map marks it.  mem_dirty_clear zeroes every marked part, in
+ * pieces of about `slice` bytes with between() called after each; returns
+ * the bytes zeroed. */
+#define MEM_CLEAR_SLICE (4ULL << 20)   /* zeroed between looks at the network */
+void mem_dirty_mark(uint64_t pa, uint64_t len);
+uint64_t mem_dirty_clear(uint64_t slice, void (*between)(void));
 #endif

@@ -88,6 +88,11 @@ SYSCALL(kill); SYSCALL(tgkill); SYSCALL(tkill);
 
 /* sys/portals.c: the Tern Portals call (ptl_syscall.h) */
 SYSCALL(tern_portals);
+/* sys/portals_spin.c: after each Portals call (op, its arguments, its
+ * result): a program spinning on empty looks is made to halt; and the
+ * watch forgotten (a job ends). */
+void portals_spin_after(uint64_t op, const uint64_t *args, int rc);
+void portals_spin_reset(void);
 
 int syscall_dispatch(struct regs *r);
 #endif

@@ -16,8 +16,6 @@
 #include "time.h"
 #include <tern/yod_proto.h>
 
-#define ZERO_SLICE (4u << 20)
-
 extern char boot_stack_top[];
 static char fault_line[200];
 
@@ -52,7 +50,10 @@ static void clear_vector_registers(void)
     __asm__ volatile("fxrstor64 %0" ::"m"(clean_fpu));
 }
 
-static void reset_node(void)
+/* Only what the job may have written is cleared (mem/dirty.c): a job that
+ * touched a few MiB of a 256 MiB node costs a few MiB of zeroing, not the
+ * whole region, and the next job still sees nothing of this one. */
+static uint64_t reset_node(void)
 {
     job_tick_stop();
     job_unserve_image();
@@ -64,26 +65,18 @@ static void reset_node(void)
     itimer_reset();                   /* no alarm of this program rings in the next */
     futex_reset();
     job_control_reset();
-    user_unmap_all();
     /* In slices, answering the network in between: on a busy host zeroing
      * a large region takes long enough for the allocator to think a silent
      * node has died. */
-    uint8_t *p = phys_to_virt(app_region.start);
-    uint64_t left = app_region.end - app_region.start;
-    while (left) {
-        uint64_t n = left < ZERO_SLICE ? left : ZERO_SLICE;
-        memset(p, 0, n);
-        p += n;
-        left -= n;
-        ptl_kernel_poll();
-        ptl_lib_progress();
-    }
+    user_unmap_all();                 /* hands the page tables' dirty bits over */
+    uint64_t cleared = mem_dirty_clear(MEM_CLEAR_SLICE, knode_answer);
     memset(&proc, 0, sizeof proc);
     job_loader_reset();               /* after proc: its name lived there */
     clear_vector_registers();
     fault_line[0] = 0;
     memset(&job, 0, sizeof job);
     job_detach();
+    return cleared;
 }
 
 void job_end(enum end_kind kind, int code, const char *why)
@@ -135,11 +128,12 @@ void job_end(enum end_kind kind, int code, const char *why)
     }
     uint64_t t0 = time_monotonic_ns();
     uint32_t id = job.id;
-    reset_node();
+    uint64_t cleared = reset_node();
     struct kmem_stats km;
     kmem_get_stats(&km);
-    kprintf("job %u: ended; node cleaned in %lu ms and free (kernel heap %lu of %lu KiB in use)\n",
-            id, (time_monotonic_ns() - t0) / 1000000, km.used >> 10, km.size >> 10);
+    kprintf("job %u: ended; node cleaned in %lu ms (%lu KiB cleared) and free (kernel heap %lu "
+            "of %lu KiB in use)\n", id, (time_monotonic_ns() - t0) / 1000000, cleared >> 10,
+            km.used >> 10, km.size >> 10);
     ending = false;
     __asm__ volatile("cli; mov %0, %%rsp; xor %%ebp, %%ebp; call job_loop; ud2"
                      :: "r"(boot_stack_top) : "memory");

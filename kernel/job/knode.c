@@ -144,6 +144,12 @@ bool knode_wait(struct kop *op, uint64_t deadline_ns)
     return true;
 }
 
+void knode_answer(void)
+{
+    ptl_kernel_poll();
+    ptl_lib_progress();
+}
+
 /* Often enough that no peer takes a node busy in the kernel for a silent
  * one (yod and the allocator give up after seconds), seldom enough to cost
  * nothing against the work in between. */
@@ -156,8 +162,7 @@ void knode_keepalive(void)
     if (now - last < KEEPALIVE_NS)
         return;
     last = now;
-    ptl_kernel_poll();
-    ptl_lib_progress();
+    knode_answer();
     job_service_from_wait();
 }
 

@@ -395,6 +395,7 @@ static void run_job(struct load_slot *s)
                    (app_region.end - app_region.start) >> 10);
     uint64_t stage_pa = top - len;
     uint8_t *image = phys_to_virt(stage_pa);
+    mem_dirty_mark(stage_pa, len);                     /* the file arrives through the direct map */
 
     uint64_t t0 = time_monotonic_ns();
     uint8_t sum[32];

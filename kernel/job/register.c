@@ -94,6 +94,16 @@ void node_register_and_serve(void)
         kprintf("cannot open Portals to register with the allocator\n");
         return;
     }
+    /* The region holds whatever was in RAM before this boot (a boot
+     * loader's, or an earlier boot's jobs'): cleared before the allocator
+     * can hand the node out.  (Cleared while the node already waited for
+     * jobs, a job that came meanwhile waited for the rest inside its load,
+     * with yod's messages unserved.) */
+    uint64_t t0 = time_monotonic_ns();
+    mem_dirty_mark(app_region.start, app_region.end - app_region.start);
+    uint64_t n = mem_dirty_clear(MEM_CLEAR_SLICE, knode_answer);
+    kprintf("application region cleared (%lu MiB) in %lu ms\n", n >> 20,
+            (time_monotonic_ns() - t0) / 1000000);
     publish_state();
     register_with_allocator();
     job_loop();

@@ -2,7 +2,10 @@
  * image, 2 MiB pages) and gives the lower half (PML4 slots 0-255) to the
  * application.  Nothing is ever paged: the program's region is mapped once,
  * at load, and stays; memory committed in reserved address space
- * (mem/reserve.c) is mapped when committed and unmapped when released. */
+ * (mem/reserve.c) is mapped when committed and unmapped when released.
+ * Whatever a leaf entry's dirty bit says is passed on (mem_dirty_mark)
+ * before the entry goes: that is how the next job's clearing knows what
+ * this one wrote. */
 #include "kernel.h"
 #include "mem.h"
 #include "x86.h"
@@ -10,6 +13,7 @@
 #define PTE_P  0x001ULL
 #define PTE_W  0x002ULL
 #define PTE_U  0x004ULL
+#define PTE_D  0x040ULL
 #define PTE_PS 0x080ULL
 #define PTE_ADDR 0x000FFFFFFFFFF000ULL
 
@@ -26,6 +30,13 @@ static uint64_t *next_table(uint64_t *table, unsigned idx)
         table[idx] = ((uint64_t)page - PHYS_BASE) | PTE_P | PTE_W | PTE_U;
     }
     return table_at(table[idx]);
+}
+
+/* The memory a leaf entry maps, marked if it was written through it. */
+static void harvest(uint64_t e, bool huge)
+{
+    if ((e & (PTE_P | PTE_D)) == (PTE_P | PTE_D))
+        mem_dirty_mark(e & PTE_ADDR & ~(huge ? HUGE_SIZE - 1 : 0), huge ? HUGE_SIZE : PAGE_SIZE);
 }
 
 void paging_init(void)
@@ -116,6 +127,7 @@ void user_unmap(uint64_t va, uint64_t len)
             va = ALIGN_DOWN(va, PAGE_SIZE) + PAGE_SIZE;
             continue;
         }
+        harvest(*e, huge);
         if (huge && !(va & (HUGE_SIZE - 1)) && end - va >= HUGE_SIZE) {
             *e = 0;
             va += HUGE_SIZE;
@@ -145,6 +157,8 @@ static void free_tables(uint64_t *table, int level)
     for (int i = 0; i < 512; i++) {
         if (!(table[i] & PTE_P))
             continue;
+        if (level == 1 || (level == 2 && (table[i] & PTE_PS)))
+            harvest(table[i], level == 2);
         if (level > 1 && !(table[i] & PTE_PS)) {
             uint64_t *next = table_at(table[i]);
             free_tables(next, level - 1);

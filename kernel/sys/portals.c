@@ -516,6 +516,7 @@ static int dispatch(uint64_t op, const ptl_args_t a)
 
 void portals_syscall_reset(void)
 {
+    portals_spin_reset();
     for (; app_init_refs; app_init_refs--)
         PtlFini();
     iov_collect();
@@ -536,5 +537,6 @@ SYSCALL(tern_portals)
     ptl_lib_restrict(1u << 0);
     int rc = dispatch(a0, a);
     ptl_lib_restrict(0);
+    portals_spin_after(a0, a, rc);
     return rc;
 }

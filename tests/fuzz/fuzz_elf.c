@@ -42,6 +42,14 @@ void load_error(const char *fmt, ...)
     longjmp(refused, 1);
 }
 
+/* The loader marks what it wrote for the end-of-job clear (kernel/mem/dirty.c):
+ * a mark outside the application region would clear kernel memory. */
+void mem_dirty_mark(uint64_t pa, uint64_t len)
+{
+    if (len && (pa < app_region.start || pa + len > app_region.end || pa + len < pa))
+        __builtin_trap();
+}
+
 static void fuzz_setup(void)
 {
     region = malloc(REGION_LEN);

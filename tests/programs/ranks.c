@@ -11,12 +11,26 @@
  *   clean MB           checks that MB MiB of fresh heap and all of bss are zero
  *   vdirty             fills the x87, XMM and (where usable) YMM registers with 0x5A
  *   vclean             checks that no such register holds that pattern
- */
+ *   scribble HOW       writes the pattern "TERNDIRT" where only a hostile
+ *                      program would: HOW is heap (the whole heap area, never
+ *                      allocated), stack (below the stack pointer, down to the
+ *                      guard page), reserve (committed reserved memory,
+ *                      released again), split (the same, partly released so a
+ *                      2 MiB page is split), stdin (rank 0 reads its stdin
+ *                      into the middle of the unallocated heap area)
+ *   scan               looks for the pattern in every word of the heap area,
+ *                      the free stack and bss; prints where it is found
+ * (scribble and scan know Tern's layout, docs/kernel.md: the region is
+ * mapped whole, the heap area runs from the break to the top mmap page,
+ * a guard page, then the stack.) */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int rank, size;
@@ -136,6 +150,91 @@ static int vclean(void)
     return bad;
 }
 
+/* "TERNDIRT" as a little-endian word, made at run time so that the
+ * program's own file (which a node stages in the heap area) never holds it. */
+static volatile uint64_t not_pattern = ~0x545249444E524554ULL;
+
+/* The heap area [*lo, *hi) and the stack's free part [*slo, *shi). */
+static void layout(uintptr_t *lo, uintptr_t *hi, uintptr_t *slo, uintptr_t *shi)
+{
+    *lo = ((uintptr_t)syscall(SYS_brk, 0) + 4095) & ~(uintptr_t)4095;
+    void *top = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    *hi = (uintptr_t)top;                  /* the page itself is fresh: zeroed */
+    *slo = *hi + 2 * 4096;                 /* the top mmap page, the guard */
+    volatile char here;
+    *shi = ((uintptr_t)&here - 64 * 1024) & ~(uintptr_t)4095;
+}
+
+static void fill(uintptr_t lo, uintptr_t hi, uint64_t pattern)
+{
+    for (uint64_t *w = (uint64_t *)lo; w < (uint64_t *)hi; w++)
+        *w = pattern;
+}
+
+static int find(const char *what, uintptr_t lo, uintptr_t hi, uint64_t pattern)
+{
+    for (const volatile uint64_t *w = (const uint64_t *)lo; w < (const uint64_t *)hi; w++)
+        if (*w == pattern) {
+            printf("rank %d: the pattern is in the %s at offset 0x%lx\n", rank, what,
+                   (unsigned long)((uintptr_t)w - lo));
+            return 1;
+        }
+    return 0;
+}
+
+static int scribble(const char *how)
+{
+    uint64_t pattern = ~not_pattern;
+    uintptr_t lo, hi, slo, shi;
+    layout(&lo, &hi, &slo, &shi);
+    if (!strcmp(how, "heap"))
+        fill(lo, hi, pattern);
+    else if (!strcmp(how, "stack"))
+        fill(slo, shi, pattern);
+    else if (!strcmp(how, "reserve") || !strcmp(how, "split")) {
+        /* 2 MiB aligned addresses, so the commit gets 2 MiB pages */
+        size_t len = 8u << 20;
+        char *r = mmap(NULL, len + (2u << 20), PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (r == MAP_FAILED)
+            return 2;
+        char *a = (char *)(((uintptr_t)r + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+        if (mprotect(a, len, PROT_READ | PROT_WRITE))
+            return 3;
+        fill((uintptr_t)a, (uintptr_t)a + len, pattern);
+        if (how[0] == 'r')
+            munmap(r, len + (2u << 20));
+        else
+            munmap(a + 4096, 4096);        /* the rest stays, in 4 KiB pages now */
+    } else if (!strcmp(how, "stdin")) {
+        if (rank != 0)
+            return 0;
+        char *p = (char *)(((lo + hi) / 2) & ~(uintptr_t)4095);
+        ssize_t n, total = 0;
+        while ((n = read(0, p + total, 65536)) > 0)
+            total += n;
+        printf("rank 0 read %zd bytes\n", total);
+    } else {
+        fprintf(stderr, "ranks: scribble where? %s\n", how);
+        return 2;
+    }
+    printf("rank %d scribbled on its %s\n", rank, how);
+    return 0;
+}
+
+static int scan(void)
+{
+    uint64_t pattern = ~not_pattern;
+    uintptr_t lo, hi, slo, shi;
+    layout(&lo, &hi, &slo, &shi);
+    if (find("heap area", lo, hi, pattern) || find("stack", slo, shi, pattern) ||
+        find("bss", (uintptr_t)bss, (uintptr_t)bss + sizeof bss, pattern))
+        return 1;
+    printf("rank %d found no pattern in %lu KiB\n", rank,
+           (unsigned long)((hi - lo) + (shi - slo) + sizeof bss) >> 10);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     rank = getenv("TERN_RANK") ? atoi(getenv("TERN_RANK")) : -1;
@@ -199,6 +298,10 @@ int main(int argc, char **argv)
         vdirty();
     if (!strcmp(mode, "vclean"))
         return vclean();
+    if (!strcmp(mode, "scribble") && argc > 2)
+        return scribble(argv[2]);
+    if (!strcmp(mode, "scan"))
+        return scan();
     fprintf(stderr, "ranks: unknown mode %s\n", mode);
     return 2;
 }
