@@ -5,6 +5,7 @@ them.  Not a performance test: no figure is judged."""
 import csv
 import os
 import re
+import signal
 import subprocess
 
 import pytest
@@ -16,6 +17,24 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow,
 OUT = os.path.join(ROOT, "build", "bench-smoke")
 
 
+def run_bench(argv, timeout):
+    """Runs a bench script; past `timeout` it gets SIGTERM, on which it takes
+    its clusters down (run_all.py's finally), and only then SIGKILL: a plain
+    subprocess timeout kills it at once and leaves its QEMUs running."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        pytest.fail(f"{argv[1]} ran past {timeout} s (stopped):\n{out[-4000:]}\n{err[-4000:]}")
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
 def test_smoke_run_writes_csvs_and_summary():
     # Always: the nodes' initramfs carries the MPI programs, and an older one
     # lacks the benchmark programs added since (fileio) or the NFS modules.
@@ -24,8 +43,8 @@ def test_smoke_run_writes_csvs_and_summary():
                     "build/nx-mpi/nxhello", "build/nx-tern/nxbench", "build/nx-mpi/nxbench",
                     "build/programs/fileio-musl", "build/bin/fyod"],
                    cwd=ROOT, check=True, timeout=300)
-    r = subprocess.run(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--smoke",
-                        "--out", OUT], capture_output=True, text=True, timeout=420)
+    r = run_bench(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--smoke", "--out", OUT],
+                  timeout=420)
     assert r.returncode == 0, r.stdout + r.stderr
     for exp, systems in {"latency": {"tern-nx", "tern-portals", "linux-mpich"},
                          "ring": {"tern-nx", "linux-mpich"},
