@@ -12,6 +12,7 @@ include kernel/Makefile.inc
 include tests/programs/Makefile.inc
 include boot/Makefile.inc
 include portals/Makefile.inc
+include libmsg/Makefile.inc
 include libnx/Makefile.inc
 include service-node/Makefile.inc
 include yod/Makefile.inc
