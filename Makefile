@@ -14,6 +14,7 @@ include boot/Makefile.inc
 include portals/Makefile.inc
 include libmsg/Makefile.inc
 include libnx/Makefile.inc
+include libmpi/Makefile.inc
 include service-node/Makefile.inc
 include yod/Makefile.inc
 include fyod/Makefile.inc
