@@ -48,6 +48,10 @@ struct msg_config {
     const char *who;        /* in messages: "libnx", "MPI" */
     const char *env_prefix; /* tunables: PREFIX_EAGER, _UNEXPECTED, _UH, _WINDOW, _STATS,
                                _DEBUG, _REQUESTS, _SAVED_MAX, _EXIT_WAIT */
+    /* A rank told that another aborted waits this long (answering Portals)
+     * before it exits too, so a launcher sees the aborting rank end first
+     * and can name it (yod ends the others itself).  0: at once. */
+    unsigned abort_linger_ms;
 };
 
 /* A send or receive in progress.  The layer reads the public part; the

@@ -88,6 +88,7 @@ struct msg_saved {
 struct msg_engine {
     bool up, started, finished, aborting, exiting;
     const char *who, *prefix;
+    unsigned abort_linger_ms;
     int verbose;          /* _STATS: 1 counters at exit, 2 also trace recoveries */
     long rank, size;
     ptl_handle_ni_t ni;

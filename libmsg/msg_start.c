@@ -98,6 +98,11 @@ void msg_control(long from, uint64_t hd)
         /* Another rank failed: the whole job ends with its status. */
         fflush(stdout);
         fflush(stderr);
+        if (eng.abort_linger_ms && !eng.aborting) {
+            eng.aborting = true;
+            for (double end = now() + eng.abort_linger_ms / 1000.0; now() < end;)
+                msg_progress(true);
+        }
         _exit((int)arg);
     }
 }
@@ -400,6 +405,7 @@ void msg_start(const struct msg_config *cfg)
     eng.started = true;
     eng.who = cfg->who;
     eng.prefix = cfg->env_prefix;
+    eng.abort_linger_ms = cfg->abort_linger_ms;
     const char *size_s = getenv("TERN_SIZE");
     eng.size = env_num("TERN_SIZE", 1);
     eng.rank = env_num("TERN_RANK", 0);

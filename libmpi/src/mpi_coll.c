@@ -232,8 +232,8 @@ static void copy_typed(void *dst, const void *src, long count, const struct mtyp
     }
     long ext = mpi_extent(t);
     for (long i = 0; i < count; i++)
-        for (int k = 0; k < t->nblocks; k++) {
-            long off = i * ext + t->blocks[k].off;
+        FOR_BLOCKS(t, r, k) {
+            long off = i * ext + BLOCK_OFF(t, r, k);
             memcpy((char *)dst + off, (const char *)src + off, (size_t)t->blocks[k].len);
         }
 }

@@ -8,6 +8,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpi_impl.h"
@@ -87,7 +88,10 @@ static void vreport(const char *call, int code, const char *fmt, va_list ap)
     fflush(stdout);
     char detail[400];
     vsnprintf(detail, sizeof detail, fmt, ap);
-    fprintf(stderr, "MPI error on rank %d in %s: %s (code %d): %s\n", mpi.wrank, call,
+    /* Before MPI_Init the rank is only in the environment. */
+    const char *env = getenv("TERN_RANK");
+    int rank = mpi.initialized ? mpi.wrank : env ? atoi(env) : 0;
+    fprintf(stderr, "MPI error on rank %d in %s: %s (code %d): %s\n", rank, call,
             mpi_err_name(code), code, detail);
     fflush(stderr);
 }

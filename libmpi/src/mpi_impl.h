@@ -139,8 +139,9 @@ struct mtype {
     long size;            /* bytes of data */
     long lb, ub;          /* extent = ub - lb */
     long true_lb, true_ub;
-    int nblocks;          /* the type map, flattened, in order */
+    int nblocks;          /* the type map: these blocks, in order, */
     struct block *blocks;
+    long reps, rep_stride; /* repeated reps times, rep_stride bytes apart (vectors) */
     const char *name;     /* predefined: its name */
 };
 struct mtype *mpi_type_get(MPI_Datatype t);
@@ -149,9 +150,15 @@ static inline long mpi_extent(const struct mtype *t) { return t->ub - t->lb; }
 /* One element of it is one block at 0 as long as the extent. */
 static inline bool mpi_contig(const struct mtype *t)
 {
-    return t->nblocks == 1 && t->blocks[0].off == 0 && t->blocks[0].len == t->ub - t->lb &&
+    return t->nblocks == 1 && t->reps == 1 && t->blocks[0].off == 0 && t->blocks[0].len == t->ub - t->lb &&
            t->lb == 0;
 }
+/* Every block of one element's type map, in order: offset of block K of
+ * repetition R. */
+#define FOR_BLOCKS(t, R, K)                                                     \
+    for (long R = 0; R < (t)->reps; R++)                                        \
+        for (int K = 0; K < (t)->nblocks; K++)
+#define BLOCK_OFF(t, R, K) ((t)->blocks[K].off + (R) * (t)->rep_stride)
 void mpi_pack(const void *buf, long count, const struct mtype *t, void *out);
 void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf);
 /* Bytes of count elements from the first to the last byte of data. */

@@ -16,7 +16,12 @@ static int start(int required)
 {
     if (mpi.initialized || mpi.finalized)
         mpi_fatal("MPI_Init", "MPI is %s already", mpi.finalized ? "finalized" : "initialized");
-    static const struct msg_config cfg = {.who = "MPI", .env_prefix = "TERN_MPI"};
+    /* After MPI_Abort or a fatal error on one rank, the others wait 2 s
+     * before they end too: under yod the failing rank's end is reported
+     * first (its rank, the call and the code are its last words on
+     * stderr) and yod ends the rest. */
+    static const struct msg_config cfg = {.who = "MPI", .env_prefix = "TERN_MPI",
+                                          .abort_linger_ms = 2000};
     msg_start(&cfg);
     mpi.wrank = (int)msg_rank();
     mpi.wsize = (int)msg_size();

@@ -198,9 +198,9 @@ int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, voi
     struct mtype *t = mpi_type_get(dt);
     long ext = mpi_extent(t);
     for (long i = 0; i < count; i++)
-        for (int k = 0; k < t->nblocks; k++) {
+        FOR_BLOCKS(t, r, k) {
             const struct block *b = &t->blocks[k];
-            long off = i * ext + b->off;
+            long off = i * ext + BLOCK_OFF(t, r, k);
             if (apply_basic(o, b->basic, (const char *)in + off, (char *)inout + off,
                             b->len / basic_size(b->basic)) < 0)
                 return mpi_check_op(call, comm, op, dt);

@@ -483,7 +483,8 @@ int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count
     /* whole elements, then the basic elements of the partial one */
     if (t->size) {
         long long whole = b / t->size, rest = b % t->size, per = 0;
-        for (int k = 0; k < t->nblocks; k++) {
+        FOR_BLOCKS(t, r, k) {
+            (void)r;
             long bs = mpi_type_get(H_MAKE(K_TYPE, t->blocks[k].basic))->size;
             per += t->blocks[k].len / bs;
             if (rest > 0) {

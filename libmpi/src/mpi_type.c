@@ -72,7 +72,7 @@ void mpi_types_init(void)
         types[b] = (struct mtype){.in_use = true, .committed = true, .predefined = true,
                                   .combiner = MPI_COMBINER_NAMED, .size = predef[b].size,
                                   .lb = 0, .ub = predef[b].size, .true_lb = 0,
-                                  .true_ub = predef[b].size, .nblocks = 1,
+                                  .true_ub = predef[b].size, .nblocks = 1, .reps = 1,
                                   .blocks = &predef_blocks[b], .name = predef[b].name};
     }
 }
@@ -117,8 +117,8 @@ void mpi_pack(const void *buf, long count, const struct mtype *t, void *out)
     long ext = mpi_extent(t);
     for (long i = 0; i < count; i++) {
         const char *base = (const char *)buf + i * ext;
-        for (int b = 0; b < t->nblocks; b++) {
-            memcpy(o, base + t->blocks[b].off, (size_t)t->blocks[b].len);
+        FOR_BLOCKS(t, r, b) {
+            memcpy(o, base + BLOCK_OFF(t, r, b), (size_t)t->blocks[b].len);
             o += t->blocks[b].len;
         }
     }
@@ -130,8 +130,8 @@ void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf)
     long ext = mpi_extent(t);
     for (long i = 0; i < count; i++) {
         char *base = (char *)buf + i * ext;
-        for (int b = 0; b < t->nblocks; b++) {
-            memcpy(base + t->blocks[b].off, p, (size_t)t->blocks[b].len);
+        FOR_BLOCKS(t, r, b) {
+            memcpy(base + BLOCK_OFF(t, r, b), p, (size_t)t->blocks[b].len);
             p += t->blocks[b].len;
         }
     }
@@ -146,6 +146,7 @@ struct builder {
     long size, lb, ub, tlb, tub;
     bool any, anydata;
     long align;
+    long reps, rep_stride; /* 0 or 1: no repetition */
 };
 
 static int add_block(struct builder *x, long off, long len, int basic)
@@ -181,8 +182,8 @@ static int add_copies(struct builder *x, const struct mtype *old, long disp, lon
     long ext = mpi_extent(old);
     for (long i = 0; i < count; i++) {
         long d = disp + i * ext;
-        for (int k = 0; k < old->nblocks; k++)
-            if (add_block(x, d + old->blocks[k].off, old->blocks[k].len, old->blocks[k].basic))
+        FOR_BLOCKS(old, r, k)
+            if (add_block(x, d + BLOCK_OFF(old, r, k), old->blocks[k].len, old->blocks[k].basic))
                 return -1;
         if (!x->any || d + old->lb < x->lb)
             x->lb = d + old->lb;
@@ -221,6 +222,8 @@ static int finish(const char *call, struct builder *x, int combiner, MPI_Datatyp
             t->true_ub = x->anydata ? x->tub : 0;
             t->nblocks = x->n;
             t->blocks = x->b;
+            t->reps = x->reps > 1 ? x->reps : 1;
+            t->rep_stride = x->rep_stride;
             /* A struct's extent is rounded up to its strictest member's
              * alignment, as C lays out arrays of structs (MPI-3.1 4.1.6). */
             if (combiner == MPI_COMBINER_STRUCT && x->align > 1) {
@@ -260,10 +263,33 @@ static int hvector(const char *call, int count, int blocklength, long stride_byt
     TRY(check_old(call, oldtype, &o));
     if (count < 0 || blocklength < 0)
         return bad_count(call, count < 0 ? count : blocklength);
+    /* One block of blocklength copies, repeated count times stride_bytes
+     * apart: a vector of a million elements stays a few blocks. */
     struct builder x = {0};
-    for (int i = 0; i < count && x.n >= 0; i++)
-        if (add_copies(&x, o, i * stride_bytes, blocklength))
-            x.n = -1;
+    if (add_copies(&x, o, 0, blocklength))
+        x.n = -1;
+    if (count == 0) {
+        free(x.b);
+        x = (struct builder){0};
+    } else if (count > 1 && x.n >= 0) {
+        long span = (long)(count - 1) * stride_bytes;
+        x.reps = count;
+        x.rep_stride = stride_bytes;
+        x.size *= count;
+        if (x.any) {
+            x.lb = x.lb + (span < 0 ? span : 0);
+            x.ub = x.ub + (span > 0 ? span : 0);
+        }
+        if (x.anydata) {
+            x.tlb = x.tlb + (span < 0 ? span : 0);
+            x.tub = x.tub + (span > 0 ? span : 0);
+        }
+        /* Back to back: one block after all. */
+        if (x.n == 1 && x.b[0].len == stride_bytes) {
+            x.b[0].len *= count;
+            x.reps = 1;
+        }
+    }
     return finish(call, &x, combiner, newtype);
 }
 
