@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../pattern.h"
+
 static int t_rank, t_size;
 
 #define CHECK(cond, ...)                                                          \
@@ -27,25 +29,6 @@ static inline void t_init(int *argc, char ***argv)
     OK(MPI_Init(argc, argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &t_rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &t_size));
-}
-
-static inline unsigned char pattern(long seed, long i)
-{
-    return (unsigned char)(seed * 131 + i * 7 + (i >> 8));
-}
-
-static inline void fill(unsigned char *b, long n, long seed)
-{
-    for (long i = 0; i < n; i++)
-        b[i] = pattern(seed, i);
-}
-
-static inline long first_bad(const unsigned char *b, long n, long seed)
-{
-    for (long i = 0; i < n; i++)
-        if (b[i] != pattern(seed, i))
-            return i;
-    return -1;
 }
 
 static inline int t_count(const MPI_Status *st, MPI_Datatype t)
