@@ -30,7 +30,7 @@ struct probe {
 
 void msg_reqs_init(void)
 {
-    n_reqs = msg_env_long("REQUESTS", 16384);
+    n_reqs = msg_env_long("REQUESTS", 4352);
     if (n_reqs < 64)
         n_reqs = 64;
     reqs = calloc((size_t)n_reqs, sizeof *reqs);
