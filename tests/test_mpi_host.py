@@ -109,6 +109,16 @@ def test_fatal_errors_end_the_job_with_a_message(ns, case, n, message):
     assert "not reached" not in r.out
 
 
+def test_request_table_is_bounded_with_a_clear_message(ns):
+    """Requests never waited for fill the table TERN_MPI_REQUESTS sizes; the
+    job ends with a message naming the variable, not out of memory."""
+    r = run(ns, 2, "errors", "requests", timeout=30, env=dict(TERN_MPI_REQUESTS="100"))
+    assert all(s == 1 for s in r.statuses), r
+    assert "in MPI_Irecv: MPI_ERR_INTERN (code 17): all 100 requests are in use " \
+        "(TERN_MPI_REQUESTS" in r.err, r
+    assert "not reached" not in r.out
+
+
 def test_abort_ends_every_rank_with_its_code(ns):
     r = run(ns, 3, "errors", "abort", timeout=30)
     assert r.statuses == [7, 7, 7], r

@@ -3,6 +3,8 @@
  *   truncate  a message longer than the receive buffer (fatal)
  *   abort     rank 1 calls MPI_Abort(MPI_COMM_WORLD, 7) while the others wait
  *   noinit    MPI_Send before MPI_Init
+ *   requests  receives posted and never waited for, until the bounded
+ *             request table (TERN_MPI_REQUESTS) is full (fatal)
  *   return    MPI_ERRORS_RETURN: the calls return error codes, the job goes on;
  *             a user error handler is called
  * "not reached" printed means the job did not end where it should have. */
@@ -39,6 +41,11 @@ int main(int argc, char **argv)
         else if (t_rank == 1)
             MPI_Recv(x, 2, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Barrier(MPI_COMM_WORLD);
+        printf("not reached\n");
+    } else if (!strcmp(c, "requests")) {
+        MPI_Request r;
+        for (long i = 0; i < 1000000; i++)
+            MPI_Irecv(x, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &r);
         printf("not reached\n");
     } else if (!strcmp(c, "abort")) {
         if (t_rank == 1)
