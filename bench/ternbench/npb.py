@@ -70,11 +70,12 @@ def build(src, scratch, system, benchmarks, cls):
 
 
 def ranks(bench, nodes):
-    """The rank count a benchmark runs on with `nodes` nodes at most (or
-    None): BT and SP a square, CG FT IS MG a power of two."""
+    """The rank count a benchmark runs on for a node count: BT and SP the
+    smallest square at least as large (seed 003: 9 where the others run on
+    8), CG FT IS MG the largest power of two not above it, EP LU DT it."""
     if bench in SQUARE:
         k = int(nodes ** 0.5 + 1e-9)
-        return k * k
+        return k * k if k * k >= nodes else (k + 1) ** 2
     if bench in POWER_OF_TWO:
         p = 1
         while p * 2 <= nodes:
