@@ -21,12 +21,11 @@ interrupted FINALIZE_GRACE s after them, and the hang is counted as
                              [--npb-bench ep,cg] [--reps 3]
 """
 import os
-import signal
+import re
 import subprocess
-import threading
 import time
 
-from ternbench import npb
+from ternbench import jobs, npb
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLUSTER = os.path.join(ROOT, "qemu", "cluster")
@@ -51,44 +50,8 @@ def nodes_needed(benchmarks, counts):
 
 
 # A Linux run that has printed its results and then prints nothing for this
-# long is taken to hang in MPI_Finalize and is interrupted (as Ctrl-C would:
-# MPICH's mpiexec then ends the ranks on every node).
+# long is taken to hang in MPI_Finalize and is interrupted (ternbench.jobs).
 FINALIZE_GRACE = 30
-
-
-def mpiexec_until_results(cluster, name, ranks, exe, timeout):
-    """(stdout, stderr, rc, hung) of `cluster mpiexec`: stops it with SIGINT
-    to its process group FINALIZE_GRACE s after the benchmark printed its
-    results if it has not ended by then (hung: True), or at timeout."""
-    env = dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout * 0.8)))
-    p = subprocess.Popen([cluster, "--name", name, "mpiexec", "-n", str(ranks), exe],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                         start_new_session=True)
-    out, err = [], []
-    readers = [threading.Thread(target=lambda f=f, b=b: b.extend(iter(f.readline, "")),
-                                daemon=True) for f, b in ((p.stdout, out), (p.stderr, err))]
-    for t in readers:
-        t.start()
-    t0, hung, seen, quiet_since = time.monotonic(), False, 0, None
-    while p.poll() is None:
-        time.sleep(1)
-        if len(out) != seen:
-            seen, quiet_since = len(out), time.monotonic()
-        done = npb.parse("".join(out))
-        late = done["verified"] and done["mops"] is not None and \
-            time.monotonic() - quiet_since > FINALIZE_GRACE
-        if late or time.monotonic() - t0 > timeout:
-            hung = late
-            os.killpg(p.pid, signal.SIGINT)
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-            break
-    for t in readers:
-        t.join(timeout=10)
-    return "".join(out), "".join(err), p.returncode, hung
 
 
 def run_one(run, cl, name, system, bindir, bench, ranks, cls, timeout):
@@ -105,7 +68,11 @@ def run_one(run, cl, name, system, bindir, bench, ranks, cls, timeout):
                 (e.stdout or "")
             err, rc = "timeout", -1
     else:
-        out, err, rc, hung = mpiexec_until_results(CLUSTER, name, ranks, exe, timeout)
+        # NPB's report ends with the verification and the build's details.
+        out, err, rc, hung = jobs.run_until_done(
+            [CLUSTER, "--name", name, "mpiexec", "-n", str(ranks), exe],
+            lambda o: re.search(r"Verification\s*=", o) is not None, timeout,
+            grace=FINALIZE_GRACE, env=dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout * 0.8))))
     res = npb.parse(out)
     res["wall"] = time.monotonic() - t0
     res["rc"] = rc
