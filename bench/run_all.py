@@ -252,7 +252,8 @@ def warm_up(run, name, os_name, n):
     no route to its peer (UCX): a few tries before measuring."""
     for attempt in range(4):
         try:
-            job(run, name, os_name, n, "nxhello", timeout=300)
+            job(run, name, os_name, n, "nxhello", timeout=300,
+                until_done=("launch", SYSTEM[os_name]))
             return
         except (RuntimeError, subprocess.TimeoutExpired):
             if attempt == 3:
