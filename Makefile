@@ -12,8 +12,10 @@ include kernel/Makefile.inc
 include tests/programs/Makefile.inc
 include boot/Makefile.inc
 include portals/Makefile.inc
+include libmsg/Makefile.inc
 include libnx/Makefile.inc
 include common/Makefile.inc
+include libmpi/Makefile.inc
 include service-node/Makefile.inc
 include yod/Makefile.inc
 include fyod/Makefile.inc

@@ -3,8 +3,9 @@
 measured in one run (`make bench`):
 
   1 latency   NX ping-pong (Tern: libnx over Portals, yod; Linux: libnx-mpi,
-              mpiexec), raw Portals between two Tern kernel nodes
-  2 ring      NX ring bandwidth, 4 nodes
+              mpiexec), MPI ping-pong (Tern's MPI, yod; MPICH, mpiexec:
+              bench/mpi/mpibench.c), raw Portals between two Tern kernel nodes
+  2 ring      NX and MPI ring (streaming) bandwidth, 4 nodes
   3 gsync     gsync (MPI_Barrier under libnx-mpi) against node count
   4 node      memcpy bandwidth, memory availability (bench/node.py)
   5 launch    `yod -sz N` against `mpiexec -n N` of a trivial NX program
@@ -16,9 +17,14 @@ measured in one run (`make bench`):
   8 boot      single-node boot (bench/boot_time.py), cluster `up` to ready,
               kernel footprint
   9 floor     frames bounced off a nettest=echo node (bench/floor/floorping.c)
+ 10 npb       the NAS Parallel Benchmarks 3.4.1 (MPI), seed 003's section 4.5:
+              EP MG CG FT IS LU SP BT on 4, 8, 16 nodes (BT, SP: 9, 16),
+              class A (--npb-class), Tern and Linux jobs alternating
+              (bench/npb.py)
 
     python3 bench/run_all.py [--reps 5] [--nodes 2,4,8,16] [--only EXP,...]
                              [--io-nodes 1,4,16] [--io-mib 8] [--io-blocks 1048576]
+                             [--npb-class A] [--npb-nodes 4,8,16] [--npb-bench ep,cg,...]
                              [--out DIR] [--smoke]
 
 --smoke: one size, two nodes (io: one), one repetition (CI:
@@ -42,9 +48,10 @@ sys.path.insert(0, os.path.join(ROOT, "qemu"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from ternlib import accel  # noqa: E402
-from ternbench.runner import FIELDS, Run, down  # noqa: E402
+from ternbench.runner import FIELDS, Run, cl, down, up  # noqa: E402
 from ternbench.cluster_exps import frames, io, launch_step, network  # noqa: E402
 from ternbench.node_exps import boot_pxe, boot_single, floor, raw_portals, single_node  # noqa: E402,E501
+import npb as npb_exp  # noqa: E402  (bench/npb.py: experiment 10)
 
 
 # ---- the run --------------------------------------------------------------
@@ -76,7 +83,8 @@ def main():
     ap.add_argument("--reps", type=int)
     ap.add_argument("--nodes", help="gsync/launch node counts (default 2,4,8,16)")
     ap.add_argument("--only", help="comma-separated: network,launch,io,portals,floor,frames,"
-                    "node,boot,pxe; network, launch, io and pxe also as tern-X or linux-X")
+                    "node,boot,pxe,npb; network, launch, io and pxe also as tern-X or "
+                    "linux-X")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
     ap.add_argument("--mem", default="256M", help="memory of cluster nodes (both OSes)")
     ap.add_argument("--node-mem", default="128M",
@@ -84,6 +92,11 @@ def main():
     ap.add_argument("--io-nodes", help="node counts of experiment 6 (default 1,4,16)")
     ap.add_argument("--io-mib", type=int, default=8, help="experiment 6: MiB each rank writes")
     ap.add_argument("--io-blocks", help="experiment 6: write/read sizes (default 1048576)")
+    ap.add_argument("--npb-class", default="A", help="experiment 10: NPB class (S, W, A, B)")
+    ap.add_argument("--npb-nodes", help="experiment 10: node counts (default 4,8,16)")
+    ap.add_argument("--npb-bench", help="experiment 10: benchmarks (default the eight)")
+    ap.add_argument("--npb-timeout", type=int, default=3600,
+                    help="experiment 10: seconds one benchmark run may take")
     ap.add_argument("--out")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -102,8 +115,10 @@ def main():
         a.ring_sizes = [8, 64, 512, 4096, 65536, 1 << 20, 8 << 20]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 20, 2000
         a.io_nodes = [int(x) for x in (a.io_nodes or "1,4,16").split(",")]
-        default_only = "network,launch,io,portals,floor,frames,node,boot,pxe"
+        default_only = "network,launch,io,portals,floor,frames,node,boot,pxe,npb"
     a.io_blocks = [int(x) for x in (a.io_blocks or "1048576").split(",")]
+    a.npb_nodes = [int(x) for x in (a.npb_nodes or "4,8,16").split(",")]
+    a.npb_bench = (a.npb_bench or ",".join(npb_exp.npb.EIGHT)).lower().split(",")
     only = set((a.only or default_only).split(","))
     a.out = a.out or (os.path.join(ROOT, "build", "bench-smoke") if a.smoke else
                       os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat()))
@@ -111,7 +126,7 @@ def main():
     if not a.only:      # a whole run replaces this script's earlier files
         from ternbench import report
         for f in [f"{e}.csv" for e in report.ORDER] + ["summary.md", "host.csv"] + \
-                [f"{p}.png" for p in ("latency", "ring", "gsync", "launch")]:
+                [f"{p}.png" for p in ("latency", "ring", "gsync", "launch", "npb")]:
             if os.path.exists(os.path.join(a.out, f)):
                 os.remove(os.path.join(a.out, f))
     run = Run(a)
@@ -143,7 +158,8 @@ def main():
              ("node", single_node), ("boot", boot_single),
              ("tern-pxe", lambda r: boot_pxe(r, "tern", 1)),
              ("linux-pxe", lambda r: boot_pxe(r, "linux", 1)),
-             ("tern-pxe", lambda r: boot_pxe(r, "tern", max(r.a.nodes)))]
+             ("tern-pxe", lambda r: boot_pxe(r, "tern", max(r.a.nodes))),
+             ("npb", lambda r: npb_exp.experiment(r, up, down, cl))]
     try:
         for key, fn in steps:
             if key not in only and key.split("-")[-1] not in only and \

@@ -41,13 +41,14 @@ def test_smoke_run_writes_csvs_and_summary():
     subprocess.run(["make", "-s", "linux-node"], cwd=ROOT, check=True, timeout=900)
     subprocess.run(["make", "-s", "build/bench-host/floorping", "build/nx-tern/nxhello",
                     "build/nx-mpi/nxhello", "build/nx-tern/nxbench", "build/nx-mpi/nxbench",
-                    "build/programs/fileio-musl", "build/bin/fyod"],
+                    "build/programs/fileio-musl", "build/bin/fyod", "build/mpi-tern/mpibench"],
                    cwd=ROOT, check=True, timeout=300)
     r = run_bench(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--smoke", "--out", OUT],
                   timeout=420)
     assert r.returncode == 0, r.stdout + r.stderr
-    for exp, systems in {"latency": {"tern-nx", "tern-portals", "linux-mpich"},
-                         "ring": {"tern-nx", "linux-mpich"},
+    for exp, systems in {"latency": {"tern-nx", "tern-portals", "linux-mpich", "tern-mpi",
+                                     "linux-mpi"},
+                         "ring": {"tern-nx", "linux-mpich", "tern-mpi", "linux-mpi"},
                          "gsync": {"tern-nx", "linux-mpich"},
                          "launch": {"tern-yod", "linux-mpiexec"},
                          "memcpy": {"tern", "linux"},

@@ -31,7 +31,8 @@ static const char usage_text[] =
     "       yod [options] -F loadfile\n"
     "       yod -show | -kill JOB | -help\n"
     "options:\n"
-    "  -sz N            run N ranks, one per compute node (default 1)\n"
+    "  -sz N            run N ranks, one per compute node (default 1);\n"
+    "  -n N, -np N      the same, as mpiexec spells it\n"
     "  -list L          on exactly these nodes, e.g. 3..7,12\n"
     "  -heap SIZE       heap of each rank (e.g. 256M); default: all memory left\n"
     "  -stack SIZE      stack of each rank (e.g. 8M); default: the node's\n"
@@ -98,6 +99,12 @@ static bool parse_count(const char *s, int *out)
     return true;
 }
 
+/* -sz N, or -n N / -np N as MPI launchers spell it. */
+static bool is_size_opt(const char *o)
+{
+    return !strcmp(o, "-sz") || !strcmp(o, "-n") || !strcmp(o, "-np");
+}
+
 /* One group (a program and its ranks) from words: [-sz N] [-list L] prog args. */
 static int parse_group(char **w, int n, int sz, const char *list, const char *where)
 {
@@ -105,9 +112,9 @@ static int parse_group(char **w, int n, int sz, const char *list, const char *wh
         return fail(2, "%s: more than %d programs", where, YOD_MAX_GROUPS);
     int i = 0;
     while (i < n && w[i][0] == '-') {
-        if (!strcmp(w[i], "-sz") && i + 1 < n) {
+        if (is_size_opt(w[i]) && i + 1 < n) {
             if (!parse_count(w[i + 1], &sz))
-                return fail(2, "%s: -sz wants a number of nodes from 1 to %d", where,
+                return fail(2, "%s: %s wants a number of nodes from 1 to %d", where, w[i],
                             YOD_MAX_RANKS);
             i += 2;
         } else if (!strcmp(w[i], "-list") && i + 1 < n) {
@@ -318,9 +325,9 @@ static int parse_options(int argc, char **argv, struct cmdline *c)
             Y.opt.verbose = true;
         } else if (!v) {
             return fail(2, "%s wants a value (yod -help)", o);
-        } else if (!strcmp(o, "-sz")) {
+        } else if (is_size_opt(o)) {
             if (!parse_count(v, &c->sz))
-                return fail(2, "-sz wants a number of nodes from 1 to %d", YOD_MAX_RANKS);
+                return fail(2, "%s wants a number of nodes from 1 to %d", o, YOD_MAX_RANKS);
             i++;
         } else if (!strcmp(o, "-list")) {
             Y.opt.list = argv[++i];

@@ -1,6 +1,6 @@
 """Experiments on clusters of Tern and Linux nodes (bench/run_all.py):
-NX latency, ring and gsync (1-3), launch (5), file I/O (6), the frames the
-nodes put on the bridge."""
+NX and MPI latency and ring, NX gsync (1-3), launch (5), file I/O (6), the
+frames the nodes put on the bridge."""
 import os
 import re
 import shutil
@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import time
 
-from ternbench.runner import SYSTEM, cl, down, job, measured, parse_r, up
+from ternbench.runner import MPI_SYSTEM, SYSTEM, cl, down, job, measured, parse_r, up
 
 
 YOD_TIMING = re.compile(r"loaded in ([\d.]+) ms, ran ([\d.]+) ms, ([\d.]+) ms in all")
@@ -69,7 +69,8 @@ def warm_up(run, name, os_name, n):
     no route to its peer (UCX): a few tries before measuring."""
     for attempt in range(4):
         try:
-            job(run, name, os_name, n, "nxhello", timeout=300)
+            job(run, name, os_name, n, "nxhello", timeout=300,
+                until_done=("launch", SYSTEM[os_name]))
             return
         except (RuntimeError, subprocess.TimeoutExpired):
             if attempt == 3:
@@ -87,18 +88,22 @@ def network(run, os_name):
     run.add("boot", os_name, "cluster_up_direct", nmax, "s", [secs])
     try:
         warm_up(run, name, os_name, 2)
-        out = measured(run, name, os_name, 2, "lat", a.reps, a.iters,
-                       ",".join(map(str, a.lat_sizes)))
-        for (kind, size), v in parse_r(out).items():
-            run.add("latency", sysname, "oneway", size, "us", v)
-        run.log(f"{os_name}: latency done")
-        if nmax >= 4 or a.smoke:
-            rn = 4 if nmax >= 4 else 2
-            out = measured(run, name, os_name, rn, "ring", a.reps, a.ring_bytes,
-                           ",".join(map(str, a.ring_sizes)))
+        # NX, then MPI (the same ping-pong and ring in MPI calls), back to
+        # back on the same nodes: their ratio is of one run.
+        for mpi in (False, True):
+            s = MPI_SYSTEM[os_name] if mpi else sysname
+            out = measured(run, name, os_name, 2, "lat", a.reps, a.iters,
+                           ",".join(map(str, a.lat_sizes)), mpi=mpi)
             for (kind, size), v in parse_r(out).items():
-                run.add("ring", sysname, f"per_node_{rn}nodes", size, "MBps", v)
-            run.log(f"{os_name}: ring done")
+                run.add("latency", s, "oneway", size, "us", v)
+            run.log(f"{os_name}: {s} latency done")
+            if nmax >= 4 or a.smoke:
+                rn = 4 if nmax >= 4 else 2
+                out = measured(run, name, os_name, rn, "ring", a.reps, a.ring_bytes,
+                               ",".join(map(str, a.ring_sizes)), mpi=mpi)
+                for (kind, size), v in parse_r(out).items():
+                    run.add("ring", s, f"per_node_{rn}nodes", size, "MBps", v)
+                run.log(f"{os_name}: {s} ring done")
         for n in a.nodes:
             if n < 2:
                 continue

@@ -3,10 +3,13 @@ experiment, system, metric, x, unit, median, min, max, reps)."""
 import math
 import os
 
-TERN = ("tern-nx", "tern-yod", "tern-fyod", "tern")
-LINUX = ("linux-mpich", "linux-mpiexec", "linux-nfs", "linux")
+TERN = ("tern-nx", "tern-yod", "tern-fyod", "tern", "tern-mpi")
+LINUX = ("linux-mpich", "linux-mpiexec", "linux-nfs", "linux", "linux-mpi")
+# More ratio columns where both systems are in a table: MPI against NX on
+# Tern (issue 16's goal: 0-byte latency within 10 %), MPI against MPICH.
+EXTRA_RATIOS = [("tern-mpi", "tern-nx"), ("tern-mpi", "linux-mpi")]
 ORDER = ["latency", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "io", "boot",
-         "footprint", "floor", "frames"]
+         "footprint", "floor", "frames", "npb"]
 TITLES = {
     "latency": "1. Ping-pong latency, one-way (us; lower is better)",
     "ring": "2. Ring bandwidth, MB/s each node sends (higher is better)",
@@ -21,6 +24,9 @@ TITLES = {
     "footprint": "8b. Kernel footprint",
     "floor": "9. The fabric floor (frame bounce off a nettest=echo node)",
     "frames": "Frames on the bridge during a 2-node ring of 1 MiB messages",
+    "npb": "10. NAS Parallel Benchmarks 3.4.1 (MPI), x = ranks: the benchmark's own time "
+           "(s; lower is better) and Mop/s total (higher is better); Tern's MPI against "
+           "MPICH",
 }
 HIGHER_BETTER = {"ring", "memcpy", "io"}
 
@@ -83,6 +89,9 @@ def table(rows, exp):
     head = ["metric", "x", "unit", *systems]
     if t and lx:
         head.append(f"{t}/{lx}")
+    extra = [(a, b) for a, b in EXTRA_RATIOS if a in systems and b in systems and
+             (a, b) != (t, lx)]
+    head += [f"{a}/{b}" for a, b in extra]
     if has_floor:
         head += ["floor", "Tern at floor", "Linux at floor"]
     head.append("reps")
@@ -94,6 +103,10 @@ def table(rows, exp):
         if t and lx:
             tv, lv = by.get(t), by.get(lx)
             line.append(f"{tv['median'] / lv['median']:.2f}" if tv and lv and lv["median"]
+                        else "-")
+        for a, b in extra:
+            av, bv = by.get(a), by.get(b)
+            line.append(f"{av['median'] / bv['median']:.2f}" if av and bv and bv["median"]
                         else "-")
         if has_floor:
             # Rows that count failures (no unit) are not figures.
@@ -125,7 +138,7 @@ def summary(out_dir, rows, host, failed):
     exps = [e for e in ORDER if any(r["experiment"] == e for r in rows)]
     for exp in exps:
         lines += ["", f"## {TITLES.get(exp, exp)}", ""] + table(rows, exp)
-    pngs = [p for p in ("latency.png", "ring.png", "gsync.png", "launch.png")
+    pngs = [p for p in ("latency.png", "ring.png", "gsync.png", "launch.png", "npb.png")
             if os.path.exists(os.path.join(out_dir, p))]
     if pngs:
         lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in pngs]
@@ -191,6 +204,49 @@ def plots(out_dir, rows):
     plot("gsync.png", "gsync", "nodes", "us per barrier", True, True)
     plot("launch.png", "launch", "nodes", "ms, trivial job (wall, less `exec true`)", True,
          False, metric="trivial_job_net")
+    npb_plot(out_dir, rows, plt)
+
+
+def npb_plot(out_dir, rows, plt):
+    """Experiment 10 in the style of seed 003's Figures 24 and 25: one panel
+    per class, a pair of bars per benchmark (Tern, Linux) at its largest rank
+    count, the benchmark's Mop/s, the ranks under each name."""
+    rs = [r for r in rows if r["experiment"] == "npb" and r["unit"] == "Mop/s"]
+    if not rs:
+        return
+    classes = sorted({r["metric"].split()[0].split(".")[1] for r in rs})
+    fig, axes = plt.subplots(1, len(classes), figsize=(6.4 * len(classes), 4.4), squeeze=False)
+    for ax, cls in zip(axes[0], classes):
+        best = {}
+        for r in rs:
+            bench, c = r["metric"].split()[0].split(".")
+            if c != cls:
+                continue
+            k = (bench, r["system"])
+            if k not in best or int(r["x"]) > int(best[k]["x"]):
+                best[k] = r
+        benches = [b.upper() for b in ("ep", "mg", "cg", "ft", "is", "sp", "bt", "lu")
+                   if any(k[0] == b.upper() for k in best)]
+        for i, (system, color) in enumerate((("tern-mpi", "tab:blue"),
+                                             ("linux-mpi", "tab:gray"))):
+            xs = [j + (i - 0.5) * 0.38 for j in range(len(benches))]
+            ys = [best[(b, system)]["median"] if (b, system) in best else 0 for b in benches]
+            ax.bar(xs, ys, width=0.38, color=color,
+                   label="Tern (MPI on Portals)" if system == "tern-mpi" else "Linux + MPICH")
+        labels = []
+        for b in benches:
+            n = {best[k]["x"] for k in best if k[0] == b}
+            labels.append(f"{b}\n({max(int(x) for x in n)})")
+        ax.set_xticks(range(len(benches)))
+        ax.set_xticklabels(labels)
+        ax.set_yscale("log")
+        ax.set_ylabel("Mop/s total (log)")
+        ax.set_title(f"NPB class {cls} (ranks)")
+        ax.legend()
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "npb.png"), dpi=90)
+    plt.close(fig)
 
 
 def rows_from(out_dir):

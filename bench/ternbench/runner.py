@@ -7,11 +7,14 @@ import subprocess
 import time
 import uuid
 
+from ternbench import jobs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLUSTER = os.path.join(ROOT, "qemu", "cluster")
 B = lambda *p: os.path.join(ROOT, "build", *p)  # noqa: E731
 FIELDS = ["experiment", "system", "metric", "x", "unit", "median", "min", "max", "reps"]
 SYSTEM = {"tern": "tern-nx", "linux": "linux-mpich"}
+MPI_SYSTEM = {"tern": "tern-mpi", "linux": "linux-mpi"}
 
 
 class Run:
@@ -76,21 +79,43 @@ def down(run, name):
         run.clusters.remove(name)
 
 
-def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=()):
-    """Runs `prog` on n nodes (yod on Tern, mpiexec on Linux); returns
-    (stdout, stderr, wall seconds)."""
+# The MPI benchmark's builds (the NX programs' are build/nx-tern, build/nx-mpi).
+MPIBENCH = {"tern": B("mpi-tern", "mpibench"), "linux": B("linux-node", "bin", "mpibench")}
+
+
+def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=(), until_done=None):
+    """Runs `prog` (an NX program's name, or a path) on n nodes (yod on
+    Tern, mpiexec on Linux); returns (stdout, stderr, wall seconds).
+    until_done = (experiment, system) for nxbench and mpibench: a Linux job
+    still running 30 s after the program printed "E done" (MPICH hanging in
+    MPI_Finalize) is stopped, its output counts and the hang is recorded as
+    that experiment's and system's metric finalize_hang (ternbench/jobs.py)."""
     t0 = time.monotonic()
     if os_name == "tern":
+        path = prog if os.path.isabs(prog) else B("nx-tern", prog)
         r = cl(name, "exec", "yod", *yod_opts, "-timeout", str(timeout - 30), "-sz", str(n),
-               B("nx-tern", prog), *map(str, args), timeout=timeout)
+               path, *map(str, args), timeout=timeout)
+        out, err, rc = r.stdout, r.stderr, r.returncode
     else:
-        r = cl(name, "mpiexec", "-n", str(n), B("nx-mpi", prog), *map(str, args),
-               timeout=timeout)
+        path = prog if os.path.isabs(prog) else B("nx-mpi", prog)
+        argv = [CLUSTER, "--name", name, "mpiexec", "-n", str(n), path, *map(str, args)]
+        if until_done:
+            out, err, rc, hung = jobs.run_until_done(
+                argv, lambda o: "E done" in o, timeout,
+                env=dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout * 0.8))))
+            if hung:
+                run.add(*until_done, "finalize_hang", n, "", [1])
+                run.log(f"{os_name}: {os.path.basename(path)} {args[:1]} on {n} done but "
+                        f"hung in MPI_Finalize; stopped")
+                rc = 0
+        else:
+            r = cl(name, "mpiexec", "-n", str(n), path, *map(str, args), timeout=timeout)
+            out, err, rc = r.stdout, r.stderr, r.returncode
     secs = time.monotonic() - t0
-    if r.returncode:
-        raise JobFailed(f"{prog} {args} on {n} {os_name} nodes failed ({r.returncode}):\n"
-                        f"{r.stdout[-2000:]}{r.stderr[-2000:]}", r.stdout)
-    return r.stdout, r.stderr, secs
+    if rc:
+        raise JobFailed(f"{prog} {args} on {n} {os_name} nodes failed ({rc}):\n"
+                        f"{out[-2000:]}{err[-2000:]}", out)
+    return out, err, secs
 
 
 class JobFailed(RuntimeError):
@@ -102,17 +127,21 @@ class JobFailed(RuntimeError):
         self.stdout = stdout
 
 
-def measured(run, name, os_name, n, what, *args, timeout=900):
-    """stdout of an nxbench job; if the job fails after printing results
-    (seen: mpiexec hitting its time limit in MPI_Finalize after the last
-    line), the lines it printed, and the failure is recorded."""
+def measured(run, name, os_name, n, what, *args, timeout=900, mpi=False):
+    """stdout of an nxbench (mpi: mpibench) job; if the job fails after
+    printing results (seen: mpiexec hitting its time limit in MPI_Finalize
+    after the last line), the lines it printed, and the failure is
+    recorded."""
+    prog = MPIBENCH[os_name] if mpi else "nxbench"
+    exp, system = {"lat": "latency"}.get(what, what), (MPI_SYSTEM if mpi else SYSTEM)[os_name]
     try:
-        return job(run, name, os_name, n, "nxbench", what, *args, timeout=timeout)[0]
+        return job(run, name, os_name, n, prog, what, *args, timeout=timeout,
+                   until_done=(exp, system))[0]
     except (JobFailed, subprocess.TimeoutExpired) as e:
         out = getattr(e, "stdout", "") or ""
         if isinstance(out, bytes):
             out = out.decode(errors="replace")
-        run.add({"lat": "latency"}.get(what, what), SYSTEM[os_name], "failed_job", n, "", [1])
-        run.log(f"{os_name}: nxbench {what} on {n} failed; keeping its "
+        run.add(exp, system, "failed_job", n, "", [1])
+        run.log(f"{os_name}: {os.path.basename(prog)} {what} on {n} failed; keeping its "
                 f"{len(parse_r(out))} complete results: {str(e)[:300]}")
         return out

@@ -32,8 +32,8 @@ static uint64_t tag(int step)
 static void exchange(long to, long from, const void *sbuf, long slen, void *rbuf, long rlen,
                      int step)
 {
-    struct nx_req *r = nx_coll_irecv(from, tag(step), rbuf, rlen);
-    struct nx_req *s = nx_coll_isend(to, tag(step), sbuf, slen);
+    struct msg_req *r = nx_coll_irecv(from, tag(step), rbuf, rlen);
+    struct msg_req *s = nx_coll_isend(to, tag(step), sbuf, slen);
     nx_coll_wait(r);
     nx_coll_wait(s);
 }
@@ -42,9 +42,9 @@ void gsync(void)
 {
     seq++;
     int step = 1;
-    for (long d = 1; d < nx.size; d <<= 1, step++)
-        exchange((nx.rank + d) % nx.size, (nx.rank - d + nx.size) % nx.size, NULL, 0, NULL, 0,
-                 step);
+    long n = msg_size(), me = msg_rank();
+    for (long d = 1; d < n; d <<= 1, step++)
+        exchange((me + d) % n, (me - d + n) % n, NULL, 0, NULL, 0, step);
 }
 
 typedef void combine_fn(void *a, const void *b, long n, void *ctx);
@@ -57,8 +57,8 @@ static void allreduce(const char *call, void *x, long n, size_t elsize, void *wo
         return;
     }
     seq++;
-    long bytes = n * (long)elsize, me = nx.rank;
-    if (nx.size == 1 || bytes == 0)
+    long bytes = n * (long)elsize, me = msg_rank();
+    if (msg_size() == 1 || bytes == 0)
         return;
     void *tmp = NULL;
     if (!work) {
@@ -69,9 +69,9 @@ static void allreduce(const char *call, void *x, long n, size_t elsize, void *wo
         }
     }
     long p2 = 1;
-    while (p2 * 2 <= nx.size)
+    while (p2 * 2 <= msg_size())
         p2 *= 2;
-    long extra = nx.size - p2;
+    long extra = msg_size() - p2;
     if (me >= p2) { /* fold into me - p2, get the answer back */
         nx_coll_wait(nx_coll_isend(me - p2, tag(STEP_FOLD_IN), x, bytes));
         nx_coll_wait(nx_coll_irecv(me - p2, tag(STEP_FOLD_OUT), x, bytes));
@@ -159,7 +159,7 @@ void gopf(void *x, long xlen, void *work, long (*fn)(void *a, void *b))
 
 void gcolx(void *x, long xlens[], void *y)
 {
-    long n = nx.size, me = nx.rank, total = 0;
+    long n = msg_size(), me = msg_rank(), total = 0;
     for (long i = 0; i < n; i++) {
         if (xlens[i] < 0 || total + xlens[i] > NX_MAX_LEN) {
             nx_fail("gcolx", EQLEN, "bad length %ld for node %ld", xlens[i], i);
@@ -209,7 +209,7 @@ void gcol(void *x, long xlen, void *y, long ylen, long *ncnt)
         nx_fail("gcol", EQLEN, "negative length %ld", xlen);
         return;
     }
-    long n = nx.size;
+    long n = msg_size();
     long *lens = malloc(sizeof(long) * (size_t)n), *eight = malloc(sizeof(long) * (size_t)n);
     if (!lens || !eight) {
         nx_fail("gcol", EQMEM, "no memory for %ld lengths", n);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <nx.h>
 
+#include "../pattern.h"
+
 #define CHECK(cond, ...)                                                  \
     do {                                                                  \
         if (!(cond)) {                                                    \
@@ -16,19 +18,4 @@
         }                                                                 \
     } while (0)
 
-static inline unsigned char pattern(long seed, long i) { return (unsigned char)(seed * 131 + i * 7 + (i >> 8)); }
-
-static inline void fill(unsigned char *b, long n, long seed)
-{
-    for (long i = 0; i < n; i++)
-        b[i] = pattern(seed, i);
-}
-
-static inline long first_bad(const unsigned char *b, long n, long seed)
-{
-    for (long i = 0; i < n; i++)
-        if (b[i] != pattern(seed, i))
-            return i;
-    return -1;
-}
 #endif

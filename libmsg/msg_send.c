@@ -1,7 +1,7 @@
 /*
  * Sends.  A message up to the eager limit is copied into a bounce slot and
- * put at once; csend returns right after the copy (NX: "when buf may be
- * reused").  The copy stays until the target's ACK says it was accepted,
+ * put at once; the send is complete right after the copy (the buffer may be
+ * reused).  The copy stays until the target's ACK says it was accepted,
  * because a refused message (PTL_NI_PT_DISABLED) must be sent again.  A
  * longer message is announced by a zero-byte put whose hdr_data carries its
  * length and a rendezvous id; the buffer is exposed on PT_RDV and the
@@ -18,9 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "nx.h"
-#include "nx_impl.h"
-#include "nx_ptl.h"
+#include "msg_internal.h"
 
 #define SMALL_SLOT 256
 #define N_SMALL 2048
@@ -34,7 +32,7 @@ static int free_big[N_BIG], n_free_big;
 static char zero_byte[8];
 
 /* Per target: the first message not yet issued (NULL: none). */
-static struct nx_msg **cursor;
+static struct msg_out **cursor;
 
 /* Puts in flight per target.  A Portals target holds a response slot per
  * request until its ACK is acknowledged (64 per peer, 512 in all) and
@@ -52,23 +50,18 @@ struct ctl {
 };
 static struct ctl *ctl_head, *ctl_tail;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#define now msg_now
 
 static void must(int rc, const char *what)
 {
     if (rc != PTL_OK)
-        nx_fatal("%s failed (Portals error %d)", what, rc);
+        msg_fatal("%s failed (Portals error %d)", what, rc);
 }
 
-void nx_send_init(void)
+void msg_send_init(void)
 {
     ptl_pt_index_t pt;
-    must(PtlPTAlloc(nx.ni, 0, nx.eq_misc, PT_CTL, &pt), "PtlPTAlloc(control)");
+    must(PtlPTAlloc(eng.ni, 0, eng.eq_misc, PT_CTL, &pt), "PtlPTAlloc(control)");
     ptl_me_t me;
     memset(&me, 0, sizeof me);
     me.ct_handle = PTL_CT_NONE;
@@ -77,27 +70,27 @@ void nx_send_init(void)
     me.match_id.rank = PTL_RANK_ANY;
     me.ignore_bits = ~0ULL;
     ptl_handle_me_t h;
-    must(PtlMEAppend(nx.ni, PT_CTL, &me, PTL_PRIORITY_LIST, NULL, &h), "PtlMEAppend(control)");
-    must(PtlPTAlloc(nx.ni, 0, nx.eq_misc, PT_RDV, &pt), "PtlPTAlloc(rendezvous)");
+    must(PtlMEAppend(eng.ni, PT_CTL, &me, PTL_PRIORITY_LIST, NULL, &h), "PtlMEAppend(control)");
+    must(PtlPTAlloc(eng.ni, 0, eng.eq_misc, PT_RDV, &pt), "PtlPTAlloc(rendezvous)");
 
-    long share = 400 / (nx.size > 1 ? nx.size - 1 : 1);
-    window = (int)nx_env_long("TERN_NX_WINDOW", share < 4 ? 4 : share > 32 ? 32 : share);
-    big_slot = nx.eager_max > SMALL_SLOT ? nx.eager_max : SMALL_SLOT;
+    long share = 400 / (eng.size > 1 ? eng.size - 1 : 1);
+    window = (int)msg_env_long("WINDOW", share < 4 ? 4 : share > 32 ? 32 : share);
+    big_slot = eng.eager_max > SMALL_SLOT ? eng.eager_max : SMALL_SLOT;
     size_t bytes = (size_t)N_SMALL * SMALL_SLOT + (size_t)N_BIG * big_slot;
     arena = malloc(bytes);
-    cursor = calloc((size_t)nx.size, sizeof *cursor);
+    cursor = calloc((size_t)eng.size, sizeof *cursor);
     if (!arena || !cursor)
-        nx_fatal("no memory for %zu bytes of send buffers", bytes);
+        msg_fatal("no memory for %zu bytes of send buffers", bytes);
     for (int i = 0; i < N_SMALL; i++)
         free_small[n_free_small++] = i;
     for (int i = 0; i < N_BIG; i++)
         free_big[n_free_big++] = N_SMALL + i;
     ptl_md_t md = {.start = arena, .length = bytes, .options = PTL_MD_EVENT_SEND_DISABLE,
-                   .eq_handle = nx.eq_misc, .ct_handle = PTL_CT_NONE};
-    must(PtlMDBind(nx.ni, &md, &nx.md_bounce), "PtlMDBind(send buffers)");
+                   .eq_handle = eng.eq_misc, .ct_handle = PTL_CT_NONE};
+    must(PtlMDBind(eng.ni, &md, &eng.md_bounce), "PtlMDBind(send buffers)");
     md.start = zero_byte;
     md.length = sizeof zero_byte;
-    must(PtlMDBind(nx.ni, &md, &nx.md_zero), "PtlMDBind");
+    must(PtlMDBind(eng.ni, &md, &eng.md_zero), "PtlMDBind");
 }
 
 static char *slot_addr(int s)
@@ -113,7 +106,7 @@ static int slot_alloc(size_t len)
             return free_small[--n_free_small];
         if (n_free_big)
             return free_big[--n_free_big];
-        nx_progress(true); /* wait for ACKs to free one */
+        msg_progress(true); /* wait for ACKs to free one */
     }
 }
 
@@ -131,42 +124,42 @@ static void slot_free(int s)
 
 static void kick_peer(long t)
 {
-    struct nx_peer *p = &nx.peers[t];
+    struct msg_peer *p = &eng.peers[t];
     if (p->paused)
         return;
-    struct nx_msg *m = cursor[t];
+    struct msg_out *m = cursor[t];
     for (; m; m = m->next) {
-        if (m->state != MSG_QUEUED && m->state != MSG_REJECTED)
+        if (m->state != OUT_QUEUED && m->state != OUT_REJECTED)
             continue;
         if (p->inflight >= window)
             break; /* the ACK that frees a place kicks again */
-        if (nx.ops_inflight >= nx.ops_max) {
-            nx.starved = true;
+        if (eng.ops_inflight >= eng.ops_max) {
+            eng.starved = true;
             break;
         }
         ptl_process_t to = {.rank = (ptl_rank_t)t};
-        int rc = m->data ? PtlPut(nx.md_bounce, (ptl_size_t)((char *)m->data - arena), m->len,
+        int rc = m->data ? PtlPut(eng.md_bounce, (ptl_size_t)((char *)m->data - arena), m->len,
                                   PTL_ACK_REQ, to, PT_DATA, m->bits, 0, m, m->hd)
-                         : PtlPut(nx.md_zero, 0, 0, PTL_ACK_REQ, to, PT_DATA, m->bits, 0, m,
+                         : PtlPut(eng.md_zero, 0, 0, PTL_ACK_REQ, to, PT_DATA, m->bits, 0, m,
                                   m->hd);
         if (rc == PTL_NO_SPACE) {
-            nx.starved = true;
+            eng.starved = true;
             break;
         }
         must(rc, "PtlPut");
-        if (m->state == MSG_REJECTED)
-            nx.st_resent++;
-        m->state = MSG_INFLIGHT;
+        if (m->state == OUT_REJECTED)
+            eng.st_resent++;
+        m->state = OUT_INFLIGHT;
         p->inflight++;
-        nx.ops_inflight++;
+        eng.ops_inflight++;
     }
     cursor[t] = m;
 }
 
-static void enqueue(struct nx_msg *m)
+static void enqueue(struct msg_out *m)
 {
-    struct nx_peer *p = &nx.peers[m->target];
-    m->state = MSG_QUEUED;
+    struct msg_peer *p = &eng.peers[m->target];
+    m->state = OUT_QUEUED;
     m->next = NULL;
     if (p->tail)
         p->tail->next = m;
@@ -178,10 +171,10 @@ static void enqueue(struct nx_msg *m)
     kick_peer(m->target);
 }
 
-static void unlink_msg(struct nx_peer *p, struct nx_msg *m)
+static void unlink_msg(struct msg_peer *p, struct msg_out *m)
 {
-    struct nx_msg *prev = NULL;
-    for (struct nx_msg *x = p->head; x; prev = x, x = x->next)
+    struct msg_out *prev = NULL;
+    for (struct msg_out *x = p->head; x; prev = x, x = x->next)
         if (x == m) {
             if (prev)
                 prev->next = m->next;
@@ -193,46 +186,49 @@ static void unlink_msg(struct nx_peer *p, struct nx_msg *m)
         }
 }
 
-struct nx_req *nx_send_raw(const char *call, long node, uint64_t bits, const void *buf, long len,
-                           struct nx_req *r)
+void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uint64_t len,
+               unsigned flags)
 {
-    if (node == nx.rank) {
+    r->is_recv = false;
+    r->done = false;
+    r->error = MSG_OK;
+    if (node == eng.rank) {
         /* The Tern kernel's Portals cannot put to its own process, so
          * messages to oneself never touch Portals (on every build). */
-        nx_self_send(bits, buf, len);
+        msg_self_send(bits, buf, len);
         r->done = true;
-        return r;
+        return;
     }
-    struct nx_msg *m = calloc(1, sizeof *m);
-    if (!m) {
-        nx_fail(call, EQMEM, "no memory for a message descriptor");
-        return NULL;
-    }
+    struct msg_out *m = calloc(1, sizeof *m);
+    if (!m)
+        msg_fatal("no memory for a message descriptor");
     m->kind = OBJ_MSG;
     m->target = node;
     m->bits = bits;
     m->slot = -1;
-    if ((size_t)len <= nx.eager_max) {
+    if (len <= eng.eager_max && !(flags & MSG_SYNC)) {
         if (len > 0) {
             m->slot = slot_alloc((size_t)len);
             m->data = slot_addr(m->slot);
             memcpy(m->data, buf, (size_t)len);
         }
         m->len = (size_t)len;
-        m->hd = (uint64_t)len;
+        m->hd = len;
         r->done = true;
-        nx.st_eager++;
+        eng.st_eager++;
         enqueue(m);
-        return r;
+        return;
     }
-    while (nx.rdv_active >= RDV_MAX_ACTIVE)
-        nx_progress(true);
-    uint64_t id = nx.rdv_next++ & HD_ID_MASK;
+    /* Rendezvous: above the eager limit, or synchronous (the pull tells the
+     * sender a receive has taken it). */
+    while (eng.rdv_active >= RDV_MAX_ACTIVE)
+        msg_progress(true);
+    uint64_t id = eng.rdv_next++ & HD_ID_MASK;
     m->rdv = true;
     m->rdv_buf = buf;
-    m->rdv_len = (uint64_t)len;
+    m->rdv_len = len;
     m->req = r;
-    m->hd = HD_RDV | (id << HD_ID_SHIFT) | (uint64_t)len;
+    m->hd = HD_RDV | (id << HD_ID_SHIFT) | len;
     ptl_me_t me;
     memset(&me, 0, sizeof me);
     me.start = (void *)buf;
@@ -241,48 +237,44 @@ struct nx_req *nx_send_raw(const char *call, long node, uint64_t bits, const voi
     me.uid = PTL_UID_ANY;
     /* One get takes it all unless it exceeds Portals' message limit. */
     me.options = PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
-                 ((uint64_t)len <= nx.lim.max_msg_size ? PTL_ME_USE_ONCE : 0);
+                 (len <= eng.lim.max_msg_size ? PTL_ME_USE_ONCE : 0);
     me.match_id.rank = (ptl_rank_t)node;
     me.match_bits = id;
-    int rc = PtlMEAppend(nx.ni, PT_RDV, &me, PTL_PRIORITY_LIST, m, &m->rdv_me);
-    if (rc != PTL_OK) {
-        free(m);
-        nx_fail(call, EQMEM, "cannot expose a %ld-byte buffer (Portals error %d)", len, rc);
-        return NULL;
-    }
-    r->done = false;
-    nx.rdv_active++;
-    nx.st_rdv++;
+    int rc = PtlMEAppend(eng.ni, PT_RDV, &me, PTL_PRIORITY_LIST, m, &m->rdv_me);
+    if (rc != PTL_OK)
+        msg_fatal("cannot expose a %llu-byte buffer (Portals error %d)",
+                  (unsigned long long)len, rc);
+    eng.rdv_active++;
+    eng.st_rdv++;
     enqueue(m);
-    return r;
 }
 
-static void settle_rdv(struct nx_msg *m)
+static void settle_rdv(struct msg_out *m)
 {
-    if (m->pulled && m->state == MSG_ACCEPTED)
+    if (m->pulled && m->state == OUT_ACCEPTED)
         free(m);
 }
 
 static void answer_pause(long t)
 {
-    struct nx_peer *p = &nx.peers[t];
-    if (nx.verbose > 1 && p->pause_owed)
-        fprintf(stderr, "libnx node %ld: PAUSE from %ld, %d in flight to it\n", nx.rank, t,
+    struct msg_peer *p = &eng.peers[t];
+    if (eng.verbose > 1 && p->pause_owed)
+        fprintf(stderr, "%s node %ld: PAUSE from %ld, %d in flight to it\n", eng.who, eng.rank, t,
                 p->inflight);
     if (p->pause_owed && p->inflight == 0) {
         p->pause_owed = false;
-        nx_ctl_send(t, CTL_HD(CTL_PAUSE_ACK, p->pause_epoch), false);
+        msg_ctl_send(t, CTL_HD(CTL_PAUSE_ACK, p->pause_epoch), false);
     }
 }
 
-void nx_send_ack(struct nx_msg *m, const ptl_event_t *ev)
+void msg_send_ack(struct msg_out *m, const ptl_event_t *ev)
 {
     long t = m->target;
-    struct nx_peer *p = &nx.peers[t];
+    struct msg_peer *p = &eng.peers[t];
     p->inflight--;
     if (ev->ni_fail_type == PTL_NI_OK) {
         unlink_msg(p, m);
-        m->state = MSG_ACCEPTED;
+        m->state = OUT_ACCEPTED;
         if (m->rdv) {
             settle_rdv(m);
         } else {
@@ -292,10 +284,10 @@ void nx_send_ack(struct nx_msg *m, const ptl_event_t *ev)
     } else if (ev->ni_fail_type == PTL_NI_PT_DISABLED) {
         /* The target ran out of unexpected space: keep the message, send
          * nothing more until it says UNPAUSE. */
-        m->state = MSG_REJECTED;
+        m->state = OUT_REJECTED;
         p->paused = true;
     } else {
-        nx_fatal("a message to node %ld could not be delivered (Portals failure %d)", t,
+        msg_fatal("a message to node %ld could not be delivered (Portals failure %d)", t,
                  (int)ev->ni_fail_type);
     }
     answer_pause(t);
@@ -303,52 +295,55 @@ void nx_send_ack(struct nx_msg *m, const ptl_event_t *ev)
         kick_peer(t);
 }
 
-void nx_rdv_pulled(struct nx_msg *m, const ptl_event_t *ev)
+void msg_rdv_pulled(struct msg_out *m, const ptl_event_t *ev)
 {
     if (ev->ni_fail_type != PTL_NI_OK)
-        nx_fatal("node %ld failed to pull a message (Portals failure %d)", m->target,
+        msg_fatal("node %ld failed to pull a message (Portals failure %d)", m->target,
                  (int)ev->ni_fail_type);
-    m->rdv_got += ev->mlength;
-    bool once = m->rdv_len <= nx.lim.max_msg_size;
-    if (!once && m->rdv_got < m->rdv_len)
+    /* The receiver asks for every piece of Portals' message limit, maybe
+     * for none of its bytes (a truncating receive): count the pieces. */
+    uint64_t max = eng.lim.max_msg_size;
+    uint64_t pieces = m->rdv_len == 0 ? 1 : (m->rdv_len + max - 1) / max;
+    bool once = pieces == 1;
+    if (++m->rdv_got < pieces)
         return;
     if (!once)
         PtlMEUnlink(m->rdv_me);
     m->pulled = true;
-    nx.rdv_active--;
-    struct nx_req *r = m->req;
+    eng.rdv_active--;
+    struct msg_req *r = m->req;
     r->done = true;
     if (r->ignored)
-        nx_req_free(r);
+        msg_req_free(r);
     settle_rdv(m);
 }
 
-void nx_peer_pause(long t, uint64_t epoch)
+void msg_peer_pause(long t, uint64_t epoch)
 {
-    struct nx_peer *p = &nx.peers[t];
+    struct msg_peer *p = &eng.peers[t];
     p->paused = true;
     p->pause_owed = true;
     p->pause_epoch = epoch;
     answer_pause(t);
 }
 
-void nx_peer_unpause(long t)
+void msg_peer_unpause(long t)
 {
-    struct nx_peer *p = &nx.peers[t];
+    struct msg_peer *p = &eng.peers[t];
     p->paused = false;
-    struct nx_msg *m = p->head;
-    while (m && m->state != MSG_REJECTED && m->state != MSG_QUEUED)
+    struct msg_out *m = p->head;
+    while (m && m->state != OUT_REJECTED && m->state != OUT_QUEUED)
         m = m->next;
     cursor[t] = m;
     kick_peer(t);
 }
 
-bool nx_sends_idle(void)
+bool msg_sends_idle(void)
 {
-    if (nx.rdv_active)
+    if (eng.rdv_active)
         return false;
-    for (long t = 0; t < nx.size; t++)
-        if (nx.peers[t].head)
+    for (long t = 0; t < eng.size; t++)
+        if (eng.peers[t].head)
             return false;
     return true;
 }
@@ -365,25 +360,25 @@ static void kick_ctl(void)
             if (!t)
                 t = now();
             if (c->due > t) {
-                nx.starved = true; /* come back soon */
+                eng.starved = true; /* come back soon */
                 prev = c;
                 c = next;
                 continue;
             }
         }
-        if (nx.ops_inflight >= nx.ops_max) {
-            nx.starved = true;
+        if (eng.ops_inflight >= eng.ops_max) {
+            eng.starved = true;
             return;
         }
         ptl_process_t to = {.rank = (ptl_rank_t)c->target};
-        int rc = PtlPut(nx.md_zero, 0, 0, PTL_ACK_REQ, to, PT_CTL, 0, 0, c, c->hd);
+        int rc = PtlPut(eng.md_zero, 0, 0, PTL_ACK_REQ, to, PT_CTL, 0, 0, c, c->hd);
         if (rc == PTL_NO_SPACE) {
-            nx.starved = true;
+            eng.starved = true;
             return;
         }
         must(rc, "PtlPut(control)");
-        nx.ops_inflight++;
-        nx.peers[c->target].ctl_inflight++;
+        eng.ops_inflight++;
+        eng.peers[c->target].ctl_inflight++;
         if (prev)
             prev->next = next;
         else
@@ -404,36 +399,36 @@ static void ctl_queue(struct ctl *c)
     ctl_tail = c;
 }
 
-void nx_ctl_send(long target, uint64_t hd, bool retry)
+void msg_ctl_send(long target, uint64_t hd, bool retry)
 {
-    if (target == nx.rank) { /* see nx_send_raw: handled here and now */
-        nx_control(target, hd);
+    if (target == eng.rank) { /* see msg_isend: handled here and now */
+        msg_control(target, hd);
         return;
     }
     struct ctl *c = calloc(1, sizeof *c);
     if (!c)
-        nx_fatal("no memory for a control message");
+        msg_fatal("no memory for a control message");
     c->kind = OBJ_CTL;
     c->target = target;
     c->hd = hd;
     c->retry = retry;
     if ((hd >> 56) == CTL_EXITING)
-        nx.exit_pending++;
+        eng.exit_pending++;
     ctl_queue(c);
     kick_ctl();
 }
 
-void nx_ctl_ack(void *rec, const ptl_event_t *ev)
+void msg_ctl_ack(void *rec, const ptl_event_t *ev)
 {
     struct ctl *c = rec;
-    nx.peers[c->target].ctl_inflight--;
+    eng.peers[c->target].ctl_inflight--;
     if ((c->hd >> 56) == CTL_EXITING)
-        nx.exit_pending--; /* acknowledged, or failed: either way settled */
+        eng.exit_pending--; /* acknowledged, or failed: either way settled */
     if (ev->ni_fail_type != PTL_NI_OK && c->retry) {
         /* Start-up: the peer's portals are not there yet.  Try again. */
         c->due = now() + 0.002;
         ctl_queue(c);
-        nx.starved = true;
+        eng.starved = true;
         return;
     }
     /* A lost PAUSE/UNPAUSE/EXITING can only be for a rank that is gone: one
@@ -441,28 +436,28 @@ void nx_ctl_ack(void *rec, const ptl_event_t *ev)
      * control waiting forever (a put to one's own node was lost that way on
      * Tern nodes before they looped such frames): say so instead. */
     int op = (int)(c->hd >> 56);
-    if (ev->ni_fail_type != PTL_NI_OK && !nx.peers[c->target].exiting && !nx.aborting &&
+    if (ev->ni_fail_type != PTL_NI_OK && !eng.peers[c->target].exiting && !eng.aborting &&
         (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE))
-        nx_fatal("flow-control message %d to node %ld was not delivered (Portals failure %d)",
+        msg_fatal("flow-control message %d to node %ld was not delivered (Portals failure %d)",
                  op, c->target, (int)ev->ni_fail_type);
     free(c);
 }
 
-bool nx_ctl_idle(void)
+bool msg_ctl_idle(void)
 {
     if (ctl_head)
         return false;
-    for (long t = 0; t < nx.size; t++)
-        if (nx.peers[t].ctl_inflight && !nx.peers[t].exiting)
+    for (long t = 0; t < eng.size; t++)
+        if (eng.peers[t].ctl_inflight && !eng.peers[t].exiting)
             return false;
     return true;
 }
 
-void nx_kick(void)
+void msg_kick(void)
 {
-    nx.starved = false;
+    eng.starved = false;
     kick_ctl();
-    for (long t = 0; t < nx.size; t++)
+    for (long t = 0; t < eng.size; t++)
         if (cursor[t])
             kick_peer(t);
 }

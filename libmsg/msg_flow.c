@@ -30,9 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nx.h"
-#include "nx_impl.h"
-#include "nx_ptl.h"
+#include "msg_internal.h"
 
 #define N_OVF 8
 
@@ -46,7 +44,7 @@ static struct ovf ovfs[N_OVF];
 static struct { int kind; } drain_mark = {OBJ_DRAIN}, drain_end = {OBJ_DRAIN_END};
 
 /* Pending drained messages: at most one per sender is ever incomplete. */
-static struct saved **pending;
+static struct msg_saved **pending;
 static int n_pending, cap_pending;
 
 /* ---- set of complete unexpected messages, by address ------------------ */
@@ -97,38 +95,39 @@ static void ovf_link(struct ovf *o)
     me.options = PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_EVENT_LINK_DISABLE;
     me.match_id.rank = PTL_RANK_ANY;
     me.ignore_bits = ~0ULL;
-    me.min_free = nx.eager_max;
+    me.min_free = eng.eager_max;
     ptl_handle_me_t h;
-    int rc = PtlMEAppend(nx.ni, PT_DATA, &me, PTL_OVERFLOW_LIST, o, &h);
+    int rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_OVERFLOW_LIST, o, &h);
     if (rc != PTL_OK)
-        nx_fatal("cannot post unexpected space (Portals error %d)", rc);
+        msg_fatal("cannot post unexpected space (Portals error %d)", rc);
     o->linked = true;
 }
 
-void nx_flow_init(void)
+void msg_flow_init(void)
 {
     ptl_pt_index_t pt;
-    int rc = PtlPTAlloc(nx.ni, PTL_PT_FLOWCTRL, nx.eq_data, PT_DATA, &pt);
+    int rc = PtlPTAlloc(eng.ni, PTL_PT_FLOWCTRL, eng.eq_data, PT_DATA, &pt);
     if (rc != PTL_OK)
-        nx_fatal("PtlPTAlloc(data) failed (%d)", rc);
-    size_t total = (size_t)nx_env_long("TERN_NX_UNEXPECTED", 4L << 20);
+        msg_fatal("PtlPTAlloc(data) failed (%d)", rc);
+    size_t total = (size_t)msg_env_long("UNEXPECTED", 4L << 20);
+    eng.saved_max = (uint64_t)msg_env_long("SAVED_MAX", 64L << 20);
     size_t each = total / N_OVF;
-    if (each < 2 * nx.eager_max + 64)
-        each = 2 * nx.eager_max + 64;
+    if (each < 2 * eng.eager_max + 64)
+        each = 2 * eng.eager_max + 64;
     set_cap = 1024;
-    while (set_cap < 4 * (size_t)nx.lim.max_unexpected_headers)
+    while (set_cap < 4 * (size_t)eng.lim.max_unexpected_headers)
         set_cap <<= 1;
     set = calloc(set_cap, sizeof *set);
-    cap_pending = (int)nx.size + 1;
+    cap_pending = (int)eng.size + 1;
     pending = calloc((size_t)cap_pending, sizeof *pending);
     if (!set || !pending)
-        nx_fatal("no memory for the unexpected-message tables");
+        msg_fatal("no memory for the unexpected-message tables");
     for (int i = 0; i < N_OVF; i++) {
         ovfs[i].kind = OBJ_OVF;
         ovfs[i].size = each;
         ovfs[i].buf = malloc(each);
         if (!ovfs[i].buf)
-            nx_fatal("no memory for %zu bytes of unexpected space", total);
+            msg_fatal("no memory for %zu bytes of unexpected space", total);
         ovf_link(&ovfs[i]);
     }
 }
@@ -137,14 +136,14 @@ void nx_flow_init(void)
 
 static void start_recovery(void)
 {
-    if (nx.recovering)
+    if (eng.recovering)
         return;
-    nx.recovering = nx.draining = true;
-    nx.epoch++;
-    nx.st_recoveries++;
-    if (nx.verbose > 1)
-        fprintf(stderr, "libnx node %ld: PT disabled, recovery %llu\n", nx.rank,
-                (unsigned long long)nx.epoch);
+    eng.recovering = eng.draining = true;
+    eng.epoch++;
+    eng.st_recoveries++;
+    if (eng.verbose > 1)
+        fprintf(stderr, "%s node %ld: PT disabled, recovery %llu\n", eng.who, eng.rank,
+                (unsigned long long)eng.epoch);
     ptl_me_t me;
     memset(&me, 0, sizeof me);
     me.ct_handle = PTL_CT_NONE;
@@ -152,108 +151,130 @@ static void start_recovery(void)
     me.options = PTL_ME_OP_PUT;
     me.match_id.rank = PTL_RANK_ANY;
     me.ignore_bits = ~0ULL;
-    int rc = PtlMESearch(nx.ni, PT_DATA, &me, PTL_SEARCH_DELETE, &drain_mark);
+    int rc = PtlMESearch(eng.ni, PT_DATA, &me, PTL_SEARCH_DELETE, &drain_mark);
     /* A search for bits nobody sends posts one NO_MATCH event after all
      * the drain's events: the end marker. */
     me.ignore_bits = 0;
-    me.match_bits = MB_NEVER;
+    me.match_bits = MSG_BITS_RESERVED;
     if (rc == PTL_OK)
-        rc = PtlMESearch(nx.ni, PT_DATA, &me, PTL_SEARCH_ONLY, &drain_end);
+        rc = PtlMESearch(eng.ni, PT_DATA, &me, PTL_SEARCH_ONLY, &drain_end);
     if (rc != PTL_OK)
-        nx_fatal("PtlMESearch failed (%d)", rc);
+        msg_fatal("PtlMESearch failed (%d)", rc);
 }
 
-void nx_saved_append(struct saved *s)
+/* Messages the library keeps (drained, or sent to oneself) hold heap up to
+ * PREFIX_SAVED_MAX bytes: past that the job ends with a message saying
+ * so, rather than the node running out of memory with no word of why. */
+void *msg_saved_alloc(uint64_t len)
+{
+    if (eng.saved_bytes + len > eng.saved_max)
+        msg_fatal("more than %llu bytes of unexpected messages held (%s_SAVED_MAX): receives "
+                  "are not keeping up with what is sent to this rank",
+                  (unsigned long long)eng.saved_max, eng.prefix);
+    void *p = malloc(len ? len : 1);
+    if (!p)
+        msg_fatal("no memory to keep an unexpected message of %llu bytes",
+                  (unsigned long long)len);
+    eng.saved_bytes += len;
+    return p;
+}
+
+void msg_saved_release(struct msg_saved *s)
+{
+    if (s->data)
+        eng.saved_bytes -= s->len;
+    free(s->data);
+    free(s);
+}
+
+void msg_saved_append(struct msg_saved *s)
 {
     s->next = NULL;
-    if (nx.saved_tail)
-        nx.saved_tail->next = s;
+    if (eng.saved_tail)
+        eng.saved_tail->next = s;
     else
-        nx.saved_head = s;
-    nx.saved_tail = s;
+        eng.saved_head = s;
+    eng.saved_tail = s;
 }
 
 static void drained(const ptl_event_t *ev)
 {
-    struct saved *s = calloc(1, sizeof *s);
+    struct msg_saved *s = calloc(1, sizeof *s);
     if (!s)
-        nx_fatal("no memory to keep an unexpected message");
+        msg_fatal("no memory to keep an unexpected message");
     s->src = (long)ev->initiator.rank;
     s->bits = ev->match_bits;
     s->hd = ev->hdr_data;
     if (!(s->hd & HD_RDV) && ev->mlength) {
         s->len = ev->mlength;
-        s->data = malloc(s->len);
-        if (!s->data)
-            nx_fatal("no memory to keep an unexpected message of %llu bytes",
-                     (unsigned long long)s->len);
+        s->data = msg_saved_alloc(s->len);
         if (set_remove(ev->start)) {
             memcpy(s->data, ev->start, s->len);
         } else {
             s->pending = true;
             s->ovf_start = ev->start;
             if (n_pending == cap_pending)
-                nx_fatal("more incomplete unexpected messages than senders");
+                msg_fatal("more incomplete unexpected messages than senders");
             pending[n_pending++] = s;
         }
     }
-    nx.st_drained++;
-    nx_saved_append(s);
+    eng.st_drained++;
+    msg_saved_append(s);
 }
 
 static void check_enable(void)
 {
-    if (!nx.recovering || nx.draining)
+    if (!eng.recovering || eng.draining)
         return;
-    for (long r = 0; r < nx.size; r++)
-        if (nx.peers[r].acked_epoch != nx.epoch && !nx.peers[r].exiting)
+    for (long r = 0; r < eng.size; r++)
+        if (eng.peers[r].acked_epoch != eng.epoch && !eng.peers[r].exiting)
             return;
-    int rc = PtlPTEnable(nx.ni, PT_DATA);
+    int rc = PtlPTEnable(eng.ni, PT_DATA);
     if (rc != PTL_OK)
-        nx_fatal("PtlPTEnable failed (%d)", rc);
-    nx.recovering = false;
-    if (nx.verbose > 1)
-        fprintf(stderr, "libnx node %ld: recovery %llu done, %llu drained so far\n", nx.rank,
-                (unsigned long long)nx.epoch, (unsigned long long)nx.st_drained);
-    for (long r = 0; r < nx.size; r++)
-        if (!nx.peers[r].exiting)
-            nx_ctl_send(r, CTL_HD(CTL_UNPAUSE, nx.epoch), false);
+        msg_fatal("PtlPTEnable failed (%d)", rc);
+    eng.recovering = false;
+    if (eng.verbose > 1)
+        fprintf(stderr, "%s node %ld: recovery %llu done, %llu drained so far\n", eng.who, eng.rank,
+                (unsigned long long)eng.epoch, (unsigned long long)eng.st_drained);
+    for (long r = 0; r < eng.size; r++)
+        if (!eng.peers[r].exiting)
+            msg_ctl_send(r, CTL_HD(CTL_UNPAUSE, eng.epoch), false);
 }
 
 static void drain_done(void)
 {
     /* Overflow buffers the drain freed were re-posted by their AUTO_FREE
      * events, which came before this marker. */
-    nx.draining = false;
-    if (nx.verbose > 1)
-        fprintf(stderr, "libnx node %ld: drained, pausing every node\n", nx.rank);
-    for (long r = 0; r < nx.size; r++)
-        if (!nx.peers[r].exiting)
-            nx_ctl_send(r, CTL_HD(CTL_PAUSE, nx.epoch), false);
+    eng.draining = false;
+    if (eng.verbose > 1)
+        fprintf(stderr, "%s node %ld: drained, pausing every node\n", eng.who, eng.rank);
+    for (long r = 0; r < eng.size; r++)
+        if (!eng.peers[r].exiting)
+            msg_ctl_send(r, CTL_HD(CTL_PAUSE, eng.epoch), false);
     check_enable();
 }
 
 /* Data of an unexpected message is complete in an overflow buffer. */
 static void arrived(const ptl_event_t *ev)
 {
-    nx.st_unexpected++;
+    eng.st_unexpected++;
     if (!ev->mlength)
         return;
     for (int i = 0; i < n_pending; i++)
         if (pending[i]->ovf_start == ev->start) {
-            struct saved *s = pending[i];
+            struct msg_saved *s = pending[i];
             pending[i] = pending[--n_pending];
             memcpy(s->data, ev->start, s->len);
             s->pending = false;
             s->ovf_start = NULL;
             if (s->waiter)
-                nx_recv_take_saved(s->waiter, s);
+                msg_recv_take_saved(s->waiter, s);
             return;
         }
     set_add(ev->start);
 }
 
-void nx_flow_event(const ptl_event_t *ev)
+void msg_flow_event(const ptl_event_t *ev)
 {
     int kind = ev->user_ptr ? *(const int *)ev->user_ptr : 0;
     switch (ev->type) {
@@ -286,21 +307,21 @@ void nx_flow_event(const ptl_event_t *ev)
     }
 }
 
-void nx_ovf_claimed(const ptl_event_t *ev)
+void msg_ovf_claimed(const ptl_event_t *ev)
 {
     if (ev->mlength)
         set_remove(ev->start);
 }
 
-void nx_flow_pause_ack(long from, uint64_t epoch)
+void msg_flow_pause_ack(long from, uint64_t epoch)
 {
-    if (!nx.recovering || epoch != nx.epoch)
+    if (!eng.recovering || epoch != eng.epoch)
         return;
-    nx.peers[from].acked_epoch = epoch;
+    eng.peers[from].acked_epoch = epoch;
     check_enable();
 }
 
-void nx_flow_peer_exiting(long from)
+void msg_flow_peer_exiting(long from)
 {
     (void)from;
     check_enable();

@@ -1,0 +1,121 @@
+/* MPI micro-benchmarks, one source for Tern's MPI (tern-mpicc, yod) and for
+ * MPICH on the Linux comparison nodes (mpicc, mpiexec); the twin of
+ * bench/nx/nxbench.c, with the same modes and output.  Rank 0 prints one
+ * line per repetition:
+ *     R <kind> <size> <unit> <value>
+ * Modes (argv[1]):
+ *   lat  REPS ITERS SIZES   ping-pong 0 <-> 1 (MPI_Send / MPI_Recv), one-way
+ *                           latency in us
+ *   ring REPS BYTES SIZES   every rank sends to its right neighbour and
+ *                           receives from its left (MPI_Irecv, MPI_Send,
+ *                           MPI_Wait), MB/s (10^6) each rank sends; about
+ *                           BYTES per size (4 to 1000 steps)
+ *   barrier REPS ITERS      us per MPI_Barrier
+ * SIZES: comma-separated byte counts.  Last, after a barrier, rank 0 prints
+ * "E done". */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int sizes(const char *s, long *out)
+{
+    int n = 0;
+    for (char *end; *s && n < 32; s = *end ? end + 1 : end)
+        out[n++] = strtol(s, &end, 0);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    if (argc < 4) {
+        fprintf(stderr, "usage: see the header of mpibench.c\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int me, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    long sz[32];
+    int reps = atoi(argv[2]);
+    long arg = atol(argv[3]);
+    int ns = argc > 4 ? sizes(argv[4], sz) : 0;
+    long max = 8;
+    for (int i = 0; i < ns; i++)
+        if (sz[i] > max)
+            max = sz[i];
+    char *a = calloc(1, (size_t)max), *b = calloc(1, (size_t)max);
+    if (!a || !b)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Comm w = MPI_COMM_WORLD;
+    if (!strcmp(argv[1], "lat")) {
+        for (long k = 0; k < 2000 && me < 2 && n > 1; k++) { /* warm up */
+            if (me == 0) {
+                MPI_Send(a, 8, MPI_BYTE, 1, 1, w);
+                MPI_Recv(b, 8, MPI_BYTE, 1, 2, w, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(b, 8, MPI_BYTE, 0, 1, w, MPI_STATUS_IGNORE);
+                MPI_Send(a, 8, MPI_BYTE, 0, 2, w);
+            }
+        }
+        for (int i = 0; i < ns; i++)
+            for (int r = 0; r <= reps; r++) { /* rep 0 warms up */
+                MPI_Barrier(w);
+                double t0 = MPI_Wtime();
+                for (long k = 0; k < arg && me < 2 && n > 1; k++) {
+                    if (me == 0) {
+                        MPI_Send(a, (int)sz[i], MPI_BYTE, 1, 1, w);
+                        MPI_Recv(b, (int)sz[i], MPI_BYTE, 1, 2, w, MPI_STATUS_IGNORE);
+                    } else {
+                        MPI_Recv(b, (int)sz[i], MPI_BYTE, 0, 1, w, MPI_STATUS_IGNORE);
+                        MPI_Send(a, (int)sz[i], MPI_BYTE, 0, 2, w);
+                    }
+                }
+                double us = (MPI_Wtime() - t0) / (double)arg / 2 * 1e6;
+                if (me == 0 && r)
+                    printf("R mpi-lat %ld us_oneway %.3f\n", sz[i], us);
+            }
+    } else if (!strcmp(argv[1], "ring")) {
+        int right = (me + 1) % n, left = (me - 1 + n) % n;
+        for (int i = 0; i < ns; i++) {
+            long iters = arg / sz[i] < 4 ? 4 : arg / sz[i] > 1000 ? 1000 : arg / sz[i];
+            for (int r = 0; r <= reps; r++) {
+                MPI_Barrier(w);
+                double t0 = MPI_Wtime();
+                for (long k = 0; k < iters; k++) {
+                    MPI_Request rq;
+                    MPI_Irecv(b, (int)sz[i], MPI_BYTE, left, 3, w, &rq);
+                    MPI_Send(a, (int)sz[i], MPI_BYTE, right, 3, w);
+                    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+                }
+                double secs = MPI_Wtime() - t0, mbs = (double)sz[i] * iters / secs / 1e6, low;
+                /* the slowest rank sets the figure */
+                MPI_Reduce(&mbs, &low, 1, MPI_DOUBLE, MPI_MIN, 0, w);
+                if (me == 0 && r)
+                    printf("R mpi-ring%d %ld MBps %.2f\n", n, sz[i], low);
+            }
+        }
+    } else if (!strcmp(argv[1], "barrier")) {
+        for (int r = 0; r <= reps; r++) {
+            MPI_Barrier(w);
+            double t0 = MPI_Wtime();
+            for (long k = 0; k < arg; k++)
+                MPI_Barrier(w);
+            double us = (MPI_Wtime() - t0) / (double)arg * 1e6, high;
+            MPI_Reduce(&us, &high, 1, MPI_DOUBLE, MPI_MAX, 0, w);
+            if (me == 0 && r)
+                printf("R mpi-barrier %d us %.3f\n", n, high);
+        }
+    } else {
+        fprintf(stderr, "unknown mode %s\n", argv[1]);
+        MPI_Abort(w, 2);
+    }
+    /* Every rank is past its work: what the harness waits for (an MPICH
+     * job that then hangs in MPI_Finalize is stopped, bench/ternbench/jobs.py). */
+    MPI_Barrier(w);
+    if (me == 0)
+        printf("E done\n");
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,53 @@
+"""Running a Linux + MPICH job that may not end: MPICH on the comparison
+nodes often hangs in MPI_Finalize after the program printed everything
+(docs/linux-cluster.md), until mpiexec's own limit (minutes).  The
+benchmarks run such jobs through run_until_done: once the program's output
+says it has finished and nothing more comes for `grace` seconds, the job is
+interrupted as Ctrl-C would (SIGINT to its process group: MPICH's mpiexec
+then ends the ranks on every node) and reported as hung."""
+import os
+import signal
+import subprocess
+import threading
+import time
+
+
+def run_until_done(argv, finished, timeout, grace=30, env=None):
+    """(stdout, stderr, returncode, hung) of argv.  finished(stdout) says
+    whether the program has printed all it will; hung is True when the job
+    was interrupted `grace` s after that.  At `timeout` s it is interrupted
+    too (hung False)."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env, start_new_session=True)
+    out, err = [], []
+    readers = [threading.Thread(target=lambda f=f, b=b: b.extend(iter(f.readline, "")),
+                                daemon=True) for f, b in ((p.stdout, out), (p.stderr, err))]
+    for t in readers:
+        t.start()
+    t0 = time.monotonic()
+    hung, seen, quiet_since = False, 0, t0
+    while p.poll() is None:
+        time.sleep(0.2)
+        if len(out) != seen:
+            seen, quiet_since = len(out), time.monotonic()
+        late = time.monotonic() - quiet_since > grace and finished("".join(out))
+        if late or time.monotonic() - t0 > timeout:
+            hung = late
+            stop(p)
+            break
+    for t in readers:
+        t.join(timeout=10)
+    return "".join(out), "".join(err), p.returncode, hung
+
+
+def stop(p):
+    """SIGINT to p's process group, SIGKILL if it is still there a minute
+    later."""
+    try:
+        os.killpg(p.pid, signal.SIGINT)
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    except ProcessLookupError:
+        p.wait()

@@ -1,0 +1,450 @@
+/*
+ * MPI for Tern (MPI-3.1 semantics for the calls declared here; docs/mpi.md).
+ *
+ * Handles are ints, the same values as in mpif.h, so Fortran and C share
+ * them unchanged (MPI_Comm_f2c is the identity).  A call not declared here
+ * is not part of Tern's MPI: a program using it fails to compile or link.
+ */
+#ifndef TERN_MPI_H
+#define TERN_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+#define TERN_MPI 1
+
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Request;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef long MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+typedef int MPI_Fint;
+
+/* Five ints, like MPICH: Fortran's status array (MPI_STATUS_SIZE = 5) is
+ * the same memory, MPI_SOURCE, MPI_TAG, MPI_ERROR at 3, 4, 5 there. */
+typedef struct MPI_Status {
+    int count_lo;
+    int count_hi_and_cancelled;
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+} MPI_Status;
+
+/* Handle values: kind in bits 24..31, index below; index 0 is the null. */
+#define MPI_COMM_NULL ((MPI_Comm)0x01000000)
+#define MPI_COMM_WORLD ((MPI_Comm)0x01000001)
+#define MPI_COMM_SELF ((MPI_Comm)0x01000002)
+#define MPI_GROUP_NULL ((MPI_Group)0x02000000)
+#define MPI_GROUP_EMPTY ((MPI_Group)0x02000001)
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0x03000000)
+#define MPI_OP_NULL ((MPI_Op)0x04000000)
+#define MPI_REQUEST_NULL ((MPI_Request)0x05000000)
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0x06000000)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x06000001)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)0x06000002)
+#define MPI_INFO_NULL ((MPI_Info)0x07000000)
+
+/* Predefined datatypes (index = tern's basic type number). */
+#define MPI_CHAR ((MPI_Datatype)0x03000001)
+#define MPI_SIGNED_CHAR ((MPI_Datatype)0x03000002)
+#define MPI_UNSIGNED_CHAR ((MPI_Datatype)0x03000003)
+#define MPI_BYTE ((MPI_Datatype)0x03000004)
+#define MPI_WCHAR ((MPI_Datatype)0x03000005)
+#define MPI_SHORT ((MPI_Datatype)0x03000006)
+#define MPI_UNSIGNED_SHORT ((MPI_Datatype)0x03000007)
+#define MPI_INT ((MPI_Datatype)0x03000008)
+#define MPI_UNSIGNED ((MPI_Datatype)0x03000009)
+#define MPI_LONG ((MPI_Datatype)0x0300000a)
+#define MPI_UNSIGNED_LONG ((MPI_Datatype)0x0300000b)
+#define MPI_LONG_LONG_INT ((MPI_Datatype)0x0300000c)
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0x0300000d)
+#define MPI_FLOAT ((MPI_Datatype)0x0300000e)
+#define MPI_DOUBLE ((MPI_Datatype)0x0300000f)
+#define MPI_LONG_DOUBLE ((MPI_Datatype)0x03000010)
+#define MPI_INT8_T ((MPI_Datatype)0x03000011)
+#define MPI_INT16_T ((MPI_Datatype)0x03000012)
+#define MPI_INT32_T ((MPI_Datatype)0x03000013)
+#define MPI_INT64_T ((MPI_Datatype)0x03000014)
+#define MPI_UINT8_T ((MPI_Datatype)0x03000015)
+#define MPI_UINT16_T ((MPI_Datatype)0x03000016)
+#define MPI_UINT32_T ((MPI_Datatype)0x03000017)
+#define MPI_UINT64_T ((MPI_Datatype)0x03000018)
+#define MPI_C_BOOL ((MPI_Datatype)0x03000019)
+#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)0x0300001a)
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)0x0300001b)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x0300001c)
+#define MPI_AINT ((MPI_Datatype)0x0300001d)
+#define MPI_OFFSET ((MPI_Datatype)0x0300001e)
+#define MPI_COUNT ((MPI_Datatype)0x0300001f)
+#define MPI_PACKED ((MPI_Datatype)0x03000020)
+#define MPI_FLOAT_INT ((MPI_Datatype)0x03000021)
+#define MPI_DOUBLE_INT ((MPI_Datatype)0x03000022)
+#define MPI_LONG_INT ((MPI_Datatype)0x03000023)
+#define MPI_2INT ((MPI_Datatype)0x03000024)
+#define MPI_SHORT_INT ((MPI_Datatype)0x03000025)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x03000026)
+/* Fortran types, usable from C too */
+#define MPI_INTEGER ((MPI_Datatype)0x03000027)
+#define MPI_REAL ((MPI_Datatype)0x03000028)
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x03000029)
+#define MPI_COMPLEX ((MPI_Datatype)0x0300002a)
+#define MPI_DOUBLE_COMPLEX ((MPI_Datatype)0x0300002b)
+#define MPI_LOGICAL ((MPI_Datatype)0x0300002c)
+#define MPI_CHARACTER ((MPI_Datatype)0x0300002d)
+#define MPI_INTEGER1 ((MPI_Datatype)0x0300002e)
+#define MPI_INTEGER2 ((MPI_Datatype)0x0300002f)
+#define MPI_INTEGER4 ((MPI_Datatype)0x03000030)
+#define MPI_INTEGER8 ((MPI_Datatype)0x03000031)
+#define MPI_REAL4 ((MPI_Datatype)0x03000032)
+#define MPI_REAL8 ((MPI_Datatype)0x03000033)
+#define MPI_COMPLEX8 ((MPI_Datatype)0x03000034)
+#define MPI_COMPLEX16 ((MPI_Datatype)0x03000035)
+#define MPI_2REAL ((MPI_Datatype)0x03000036)
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)0x03000037)
+#define MPI_2INTEGER ((MPI_Datatype)0x03000038)
+
+/* Predefined operations */
+#define MPI_MAX ((MPI_Op)0x04000001)
+#define MPI_MIN ((MPI_Op)0x04000002)
+#define MPI_SUM ((MPI_Op)0x04000003)
+#define MPI_PROD ((MPI_Op)0x04000004)
+#define MPI_LAND ((MPI_Op)0x04000005)
+#define MPI_BAND ((MPI_Op)0x04000006)
+#define MPI_LOR ((MPI_Op)0x04000007)
+#define MPI_BOR ((MPI_Op)0x04000008)
+#define MPI_LXOR ((MPI_Op)0x04000009)
+#define MPI_BXOR ((MPI_Op)0x0400000a)
+#define MPI_MINLOC ((MPI_Op)0x0400000b)
+#define MPI_MAXLOC ((MPI_Op)0x0400000c)
+#define MPI_REPLACE ((MPI_Op)0x0400000d)
+#define MPI_NO_OP ((MPI_Op)0x0400000e)
+
+/* Special values */
+#define MPI_ANY_SOURCE (-2)
+#define MPI_PROC_NULL (-1)
+#define MPI_ROOT (-3)
+#define MPI_ANY_TAG (-1)
+#define MPI_UNDEFINED (-32766)
+#define MPI_BOTTOM ((void *)0)
+#define MPI_IN_PLACE ((void *)-1)
+#define MPI_STATUS_IGNORE ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
+#define MPI_BSEND_OVERHEAD 64
+#define MPI_MAX_PROCESSOR_NAME 128
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_KEYVAL_INVALID (-1)
+/* Predefined attributes of MPI_COMM_WORLD (MPI_Comm_get_attr) */
+#define MPI_TAG_UB 1
+#define MPI_HOST 2
+#define MPI_IO 3
+#define MPI_WTIME_IS_GLOBAL 4
+
+/* Thread levels */
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+/* Comparison results */
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+/* Topologies */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+
+/* Datatype combiners (MPI_Type_get_envelope is not provided) */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_CONTIGUOUS 2
+#define MPI_COMBINER_VECTOR 3
+#define MPI_COMBINER_HVECTOR 4
+#define MPI_COMBINER_INDEXED 5
+#define MPI_COMBINER_HINDEXED 6
+#define MPI_COMBINER_INDEXED_BLOCK 7
+#define MPI_COMBINER_STRUCT 8
+#define MPI_COMBINER_RESIZED 9
+#define MPI_COMBINER_DUP 10
+
+/* Error classes (also the codes Tern's MPI returns) */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_KEYVAL 20
+#define MPI_ERR_NO_MEM 21
+#define MPI_ERR_INFO 22
+#define MPI_ERR_UNSUPPORTED_OPERATION 23
+#define MPI_ERR_LASTCODE 23
+
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error, ...);
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+
+/* Environment */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Initialized(int *flag);
+int MPI_Finalize(void);
+int MPI_Finalized(int *flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
+
+/* Errors */
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+/* Communicators */
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+int MPI_Comm_set_name(MPI_Comm comm, const char *name);
+int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen);
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+
+/* Groups */
+int MPI_Group_size(MPI_Group group, int *size);
+int MPI_Group_rank(MPI_Group group, int *rank);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[]);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+int MPI_Group_free(MPI_Group *group);
+
+/* Cartesian topologies */
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *comm_cart);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Topo_test(MPI_Comm comm, int *status);
+
+/* Point to point */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+             MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm);
+int MPI_Buffer_attach(void *buffer, int size);
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status);
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm, MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                 int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                 int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                  MPI_Comm comm, MPI_Request *request);
+int MPI_Start(MPI_Request *request);
+int MPI_Startall(int count, MPI_Request array_of_requests[]);
+
+/* Requests and statuses */
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status);
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status *array_of_statuses);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                MPI_Status *array_of_statuses);
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                MPI_Status *status);
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status *array_of_statuses);
+int MPI_Request_free(MPI_Request *request);
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int MPI_Cancel(MPI_Request *request);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+
+/* Datatypes */
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int MPI_Type_indexed(int count, const int array_of_blocklengths[],
+                     const int array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength,
+                                  const int array_of_displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype);
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
+                      const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                           const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_struct(int count, const int array_of_blocklengths[],
+                    const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                    MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype);
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_commit(MPI_Datatype *datatype);
+int MPI_Type_free(MPI_Datatype *datatype);
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+int MPI_Get_address(const void *location, MPI_Aint *address);
+int MPI_Address(void *location, MPI_Aint *address);
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+             int *position, MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+
+/* Collectives */
+int MPI_Barrier(MPI_Comm comm);
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm);
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm);
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm);
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm);
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm);
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm);
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm);
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+int MPI_Op_free(MPI_Op *op);
+int MPI_Op_commutative(MPI_Op op, int *commute);
+int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op);
+
+/* Handle conversion: the identity (handles are Fortran integers). */
+#define MPI_Comm_c2f(h) ((MPI_Fint)(h))
+#define MPI_Comm_f2c(h) ((MPI_Comm)(h))
+#define MPI_Type_c2f(h) ((MPI_Fint)(h))
+#define MPI_Type_f2c(h) ((MPI_Datatype)(h))
+#define MPI_Group_c2f(h) ((MPI_Fint)(h))
+#define MPI_Group_f2c(h) ((MPI_Group)(h))
+#define MPI_Op_c2f(h) ((MPI_Fint)(h))
+#define MPI_Op_f2c(h) ((MPI_Op)(h))
+#define MPI_Request_c2f(h) ((MPI_Fint)(h))
+#define MPI_Request_f2c(h) ((MPI_Request)(h))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

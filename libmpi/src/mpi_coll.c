@@ -1,0 +1,854 @@
+/*
+ * Collective operations, each in O(log N) message steps but the v-variants
+ * of gather and scatter (linear at the root) and the all-to-alls
+ * (pairwise exchange, N-1 steps):
+ *
+ *   Barrier                 dissemination
+ *   Bcast                   binomial tree
+ *   Reduce                  binomial tree (rank order kept for
+ *                           non-commutative operations)
+ *   Allreduce               recursive doubling; with N not a power of two
+ *                           the first 2*(N-p2) ranks pair up first
+ *   Gather, Scatter         binomial trees
+ *   Allgather(v)            Bruck
+ *   Alltoall(v)             pairwise exchange
+ *   Reduce_scatter(_block)  recursive-doubling allreduce, each keeps its part
+ *   Scan, Exscan            recursive doubling
+ *
+ * Their messages use the communicator's odd context id (2*ctx+1), so no
+ * point-to-point receive can take them; the tag is the communicator's
+ * collective sequence number and the step, so a fast rank's next
+ * collective is never confused with the current one.  Reductions work on
+ * "images": the bytes from the first to the last byte of the data, laid
+ * out as in memory, so derived types and user operations see their own
+ * layout.  Collective calls that do not match across ranks (different
+ * lengths) end the job with a message.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+struct cx {
+    const char *call;
+    MPI_Comm h;
+    struct mcomm *c;
+    uint32_t seq;
+    int n, me;
+};
+
+static int begin(struct cx *x, const char *call, MPI_Comm comm)
+{
+    x->call = call;
+    x->h = comm;
+    TRY(mpi_check_comm(call, comm, &x->c));
+    x->seq = ++x->c->coll_seq;
+    x->n = x->c->size;
+    x->me = x->c->rank;
+    return MPI_SUCCESS;
+}
+
+static uint64_t cbits(const struct cx *x, int step)
+{
+    return mpi_bits(2 * x->c->ctx + 1, (int)((x->seq << 8) | ((unsigned)step & 0xFF)));
+}
+
+static struct msg_req *csend(const struct cx *x, int to, int step, const void *buf, long len)
+{
+    struct msg_req *r = msg_req_new(true);
+    if (!r)
+        mpi_fatal(x->call, "no engine request left for a collective's message");
+    msg_isend(r, mpi_world_of(x->c, to), cbits(x, step), buf, (uint64_t)len, 0);
+    return r;
+}
+
+static struct msg_req *crecv(const struct cx *x, int from, int step, void *buf, long len)
+{
+    struct msg_req *r = msg_req_new(true);
+    if (!r)
+        mpi_fatal(x->call, "no engine request left for a collective's message");
+    msg_irecv(r, mpi_world_of(x->c, from), cbits(x, step), 0, buf, (uint64_t)len);
+    return r;
+}
+
+static void cwait(const struct cx *x, struct msg_req *r)
+{
+    msg_wait(r);
+    if (r->error || (r->is_recv && r->len != r->count))
+        mpi_fatal(x->call, "rank %d sent %llu bytes where %llu were expected: do all ranks "
+                  "call the same collectives with matching counts and types?",
+                  mpi_rank_of(x->c, (int)r->src), (unsigned long long)r->len,
+                  (unsigned long long)r->count);
+    msg_req_free(r);
+}
+
+/* Send to one, receive from another, both finished. */
+static void exchange(const struct cx *x, int to, const void *sbuf, long slen, int from,
+                     void *rbuf, long rlen, int step)
+{
+    struct msg_req *r = crecv(x, from, step, rbuf, rlen);
+    struct msg_req *s = csend(x, to, step, sbuf, slen);
+    cwait(x, r);
+    cwait(x, s);
+}
+
+static void *xmalloc(const struct cx *x, long n)
+{
+    void *p = malloc(n > 0 ? (size_t)n : 1);
+    if (!p)
+        mpi_fatal(x->call, "no memory for %ld bytes of collective buffer", n);
+    return p;
+}
+
+/* ---- checks ---- */
+
+static int check_data(const struct cx *x, const void *buf, int count, MPI_Datatype type,
+                      struct mtype **t)
+{
+    TRY(mpi_check_type(x->call, x->h, type, t));
+    TRY(mpi_check_count(x->call, x->h, count));
+    if (buf != MPI_IN_PLACE)
+        TRY(mpi_check_buf(x->call, x->h, buf, count, *t));
+    return MPI_SUCCESS;
+}
+
+static int check_root(const struct cx *x, int root)
+{
+    if (root >= 0 && root < x->n)
+        return MPI_SUCCESS;
+    return mpi_error(x->h, MPI_ERR_ROOT, x->call, "root %d is not in 0..%d", root, x->n - 1);
+}
+
+/* ---- packed views of typed buffers ---- */
+
+/* The bytes of count elements of t at buf: buf itself when contiguous,
+ * else a packed copy (freed by done_view). */
+static const void *send_view(const struct cx *x, const void *buf, long count,
+                             const struct mtype *t, void **tmp)
+{
+    *tmp = NULL;
+    if (mpi_contig(t) || !count)
+        return buf;
+    *tmp = xmalloc(x, count * t->size);
+    mpi_pack(buf, count, t, *tmp);
+    return *tmp;
+}
+
+static void *recv_view(const struct cx *x, void *buf, long count, const struct mtype *t,
+                       void **tmp)
+{
+    *tmp = NULL;
+    if (mpi_contig(t) || !count)
+        return buf;
+    *tmp = xmalloc(x, count * t->size);
+    return *tmp;
+}
+
+static void recv_done(void *buf, long count, const struct mtype *t, void *tmp)
+{
+    if (tmp) {
+        mpi_unpack(tmp, count, t, buf);
+        free(tmp);
+    }
+}
+
+/* ---- Barrier ---- */
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Barrier", comm));
+    int step = 0;
+    for (int d = 1; d < x.n; d <<= 1, step++)
+        exchange(&x, (x.me + d) % x.n, NULL, 0, (x.me - d + x.n) % x.n, NULL, 0, step);
+    return MPI_SUCCESS;
+}
+
+/* ---- Bcast ---- */
+
+static void bcast_bytes(const struct cx *x, void *buf, long len, int root)
+{
+    int n = x->n, vr = (x->me - root + n) % n, mask = 1;
+    while (mask < n) {
+        if (vr & mask) {
+            cwait(x, crecv(x, (vr - mask + root) % n, 0, buf, len));
+            break;
+        }
+        mask <<= 1;
+    }
+    struct msg_req *s[32];
+    int ns = 0;
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n)
+            s[ns++] = csend(x, (vr + mask + root) % n, 0, buf, len);
+    for (int i = 0; i < ns; i++)
+        cwait(x, s[i]);
+}
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Bcast", comm));
+    struct mtype *t;
+    TRY(check_data(&x, buffer, count, datatype, &t));
+    TRY(check_root(&x, root));
+    if (x.n == 1 || !count || !t->size)
+        return MPI_SUCCESS;
+    void *tmp = NULL;
+    void *v = buffer;
+    if (!mpi_contig(t)) {
+        tmp = xmalloc(&x, count * t->size);
+        if (x.me == root)
+            mpi_pack(buffer, count, t, tmp);
+        v = tmp;
+    }
+    bcast_bytes(&x, v, (long)count * t->size, root);
+    if (tmp && x.me != root)
+        mpi_unpack(tmp, count, t, buffer);
+    free(tmp);
+    return MPI_SUCCESS;
+}
+
+/* ---- reductions ---- */
+
+struct img {
+    char *mem, *base; /* base: where the type map's offset 0 is */
+    long span;
+};
+
+static void img_new(const struct cx *x, struct img *im, long count, const struct mtype *t)
+{
+    im->span = mpi_span(t, count);
+    im->mem = xmalloc(x, im->span);
+    im->base = im->mem - t->true_lb;
+}
+
+/* Copy the data (not the holes) of count elements from src to dst. */
+static void copy_typed(void *dst, const void *src, long count, const struct mtype *t)
+{
+    if (mpi_contig(t)) {
+        memcpy(dst, src, (size_t)(count * t->size));
+        return;
+    }
+    long ext = mpi_extent(t);
+    for (long i = 0; i < count; i++)
+        FOR_BLOCKS(t, r, k) {
+            long off = i * ext + BLOCK_OFF(t, r, k);
+            memcpy((char *)dst + off, (const char *)src + off, (size_t)t->blocks[k].len);
+        }
+}
+
+static void img_load(struct img *im, const void *buf, long count, const struct mtype *t)
+{
+    copy_typed(im->base, buf, count, t);
+}
+
+static void apply(const struct cx *x, MPI_Op op, const struct img *in, struct img *inout,
+                  long count, MPI_Datatype dt)
+{
+    if (mpi_op_apply(x->call, x->h, op, in->base, inout->base, count, dt))
+        mpi_fatal(x->call, "the operation failed");
+}
+
+static void img_swap(struct img *a, struct img *b)
+{
+    struct img t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* acc (this rank's block of ranks) combined with the partner's in rank
+ * order: lower ranks' data on the left of op. */
+static void combine(const struct cx *x, MPI_Op op, struct img *acc, struct img *got,
+                    bool got_is_lower, long count, MPI_Datatype dt)
+{
+    if (got_is_lower || mpi_op_commutes(op)) {
+        apply(x, op, got, acc, count, dt); /* acc = got op acc */
+    } else {
+        apply(x, op, acc, got, count, dt); /* got = acc op got */
+        img_swap(acc, got);
+    }
+}
+
+static int check_reduce(struct cx *x, const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype dt, MPI_Op op, struct mtype **t)
+{
+    TRY(check_data(x, sendbuf, count, dt, t));
+    TRY(check_data(x, recvbuf, count, dt, t));
+    return mpi_check_op(x->call, x->h, op, dt);
+}
+
+/* Reduce into acc at root (relative ranks; for non-commutative ops root
+ * is 0 and ranks are in order). */
+static void reduce_img(const struct cx *x, struct img *acc, long count, MPI_Datatype dt,
+                       MPI_Op op, int root)
+{
+    int n = x->n, vr = (x->me - root + n) % n;
+    struct img tmp;
+    img_new(x, &tmp, count, mpi_type_get(dt));
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (vr & mask) {
+            cwait(x, csend(x, (vr - mask + root) % n, 1, acc->mem, acc->span));
+            break;
+        }
+        int src = vr | mask;
+        if (src < n) {
+            cwait(x, crecv(x, (src + root) % n, 1, tmp.mem, tmp.span));
+            combine(x, op, acc, &tmp, false, count, dt);
+        }
+    }
+    free(tmp.mem);
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Reduce", comm));
+    struct mtype *t;
+    TRY(check_root(&x, root));
+    TRY(check_data(&x, sendbuf, count, datatype, &t));
+    TRY(mpi_check_op(x.call, comm, op, datatype));
+    if (x.me == root)
+        TRY(check_data(&x, recvbuf, count, datatype, &t));
+    if (!count)
+        return MPI_SUCCESS;
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    struct img acc;
+    img_new(&x, &acc, count, t);
+    img_load(&acc, in, count, t);
+    bool commute = mpi_op_commutes(op);
+    int r = commute ? root : 0;
+    reduce_img(&x, &acc, count, datatype, op, r);
+    if (r != root) { /* non-commutative: reduced in rank order at 0, then to root */
+        if (x.me == 0)
+            cwait(&x, csend(&x, root, 2, acc.mem, acc.span));
+        if (x.me == root)
+            cwait(&x, crecv(&x, 0, 2, acc.mem, acc.span));
+    }
+    if (x.me == root)
+        copy_typed(recvbuf, acc.base, count, t);
+    free(acc.mem);
+    return MPI_SUCCESS;
+}
+
+static void allreduce_img(const struct cx *x, struct img *acc, long count, MPI_Datatype dt,
+                          MPI_Op op)
+{
+    int n = x->n, me = x->me, p2 = 1;
+    while (p2 * 2 <= n)
+        p2 *= 2;
+    int rem = n - p2, newrank;
+    struct img tmp;
+    img_new(x, &tmp, count, mpi_type_get(dt));
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            cwait(x, csend(x, me + 1, 1, acc->mem, acc->span));
+            newrank = -1;
+        } else {
+            cwait(x, crecv(x, me - 1, 1, tmp.mem, tmp.span));
+            combine(x, op, acc, &tmp, true, count, dt);
+            newrank = me / 2;
+        }
+    } else {
+        newrank = me - rem;
+    }
+    if (newrank >= 0) {
+        int step = 2;
+        for (int mask = 1; mask < p2; mask <<= 1, step++) {
+            int nd = newrank ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
+            exchange(x, dst, acc->mem, acc->span, dst, tmp.mem, tmp.span, step);
+            combine(x, op, acc, &tmp, dst < me, count, dt);
+        }
+    }
+    if (me < 2 * rem) {
+        if (me % 2)
+            cwait(x, csend(x, me - 1, 99, acc->mem, acc->span));
+        else
+            cwait(x, crecv(x, me + 1, 99, acc->mem, acc->span));
+    }
+    free(tmp.mem);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Allreduce", comm));
+    struct mtype *t;
+    TRY(check_reduce(&x, sendbuf, recvbuf, count, datatype, op, &t));
+    if (!count)
+        return MPI_SUCCESS;
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (x.n == 1) {
+        if (in != recvbuf)
+            copy_typed(recvbuf, in, count, t);
+        return MPI_SUCCESS;
+    }
+    struct img acc;
+    img_new(&x, &acc, count, t);
+    img_load(&acc, in, count, t);
+    allreduce_img(&x, &acc, count, datatype, op);
+    copy_typed(recvbuf, acc.base, count, t);
+    free(acc.mem);
+    return MPI_SUCCESS;
+}
+
+static int reduce_scatter(struct cx *x, const void *sendbuf, void *recvbuf,
+                          const int recvcounts[], int block, MPI_Datatype datatype, MPI_Op op)
+{
+    struct mtype *t;
+    TRY(mpi_check_type(x->call, x->h, datatype, &t));
+    TRY(mpi_check_op(x->call, x->h, op, datatype));
+    long total = 0, mine_off = 0;
+    for (int i = 0; i < x->n; i++) {
+        int c = recvcounts ? recvcounts[i] : block;
+        TRY(mpi_check_count(x->call, x->h, c));
+        if (i < x->me)
+            mine_off += c;
+        total += c;
+    }
+    int mine = recvcounts ? recvcounts[x->me] : block;
+    if (!total)
+        return MPI_SUCCESS;
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    struct img acc;
+    img_new(x, &acc, total, t);
+    img_load(&acc, in, total, t);
+    if (x->n > 1)
+        allreduce_img(x, &acc, total, datatype, op);
+    copy_typed(recvbuf, acc.base + mine_off * mpi_extent(t), mine, t);
+    free(acc.mem);
+    return MPI_SUCCESS;
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Reduce_scatter", comm));
+    return reduce_scatter(&x, sendbuf, recvbuf, recvcounts, 0, datatype, op);
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Reduce_scatter_block", comm));
+    return reduce_scatter(&x, sendbuf, recvbuf, NULL, recvcount, datatype, op);
+}
+
+static int scan(const char *call, const void *sendbuf, void *recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, bool exclusive)
+{
+    struct cx x;
+    TRY(begin(&x, call, comm));
+    struct mtype *t;
+    TRY(check_reduce(&x, sendbuf, recvbuf, count, datatype, op, &t));
+    if (!count)
+        return MPI_SUCCESS;
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    struct img partial, tmp, res;
+    img_new(&x, &partial, count, t);
+    img_new(&x, &tmp, count, t);
+    img_new(&x, &res, count, t);
+    img_load(&partial, in, count, t);
+    img_load(&res, in, count, t);
+    bool have = !exclusive; /* res holds something */
+    int step = 0;
+    for (int mask = 1; mask < x.n; mask <<= 1, step++) {
+        int dst = x.me ^ mask;
+        if (dst >= x.n)
+            continue;
+        exchange(&x, dst, partial.mem, partial.span, dst, tmp.mem, tmp.span, step);
+        if (x.me > dst) {
+            if (have) {
+                apply(&x, op, &tmp, &res, count, datatype); /* res = tmp op res */
+            } else {
+                memcpy(res.mem, tmp.mem, (size_t)res.span);
+                have = true;
+            }
+            apply(&x, op, &tmp, &partial, count, datatype);
+        } else {
+            combine(&x, op, &partial, &tmp, false, count, datatype);
+        }
+    }
+    if (have)
+        copy_typed(recvbuf, res.base, count, t);
+    free(partial.mem);
+    free(tmp.mem);
+    free(res.mem);
+    return MPI_SUCCESS;
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)
+{
+    return scan("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, false);
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm)
+{
+    return scan("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+
+/* ---- Gather, Scatter ---- */
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Gather", comm));
+    TRY(check_root(&x, root));
+    struct mtype *st = NULL, *rt = NULL;
+    bool inplace = x.me == root && sendbuf == MPI_IN_PLACE;
+    if (!inplace)
+        TRY(check_data(&x, sendbuf, sendcount, sendtype, &st));
+    if (x.me == root)
+        TRY(check_data(&x, recvbuf, recvcount, recvtype, &rt));
+    long bs = inplace ? (long)recvcount * rt->size : (long)sendcount * st->size;
+    int n = x.n, vr = (x.me - root + n) % n;
+    /* tmp: blocks of relative ranks vr, vr+1, ... of this subtree */
+    int sub = 1;
+    while (sub < n && !(vr & sub))
+        sub <<= 1;
+    if (sub > n - vr)
+        sub = n - vr;
+    char *tmp = xmalloc(&x, bs * sub);
+    if (inplace)
+        mpi_pack((char *)recvbuf + (long)root * recvcount * mpi_extent(rt), recvcount, rt, tmp);
+    else
+        mpi_pack(sendbuf, sendcount, st, tmp);
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (vr & mask) {
+            int have = mask < n - vr ? mask : n - vr;
+            cwait(&x, csend(&x, (vr - mask + root) % n, 0, tmp, bs * have));
+            break;
+        }
+        int src = vr + mask;
+        if (src < n) {
+            int cnt = mask < n - src ? mask : n - src;
+            cwait(&x, crecv(&x, (src + root) % n, 0, tmp + (long)mask * bs, bs * cnt));
+        }
+    }
+    if (x.me == root)
+        for (int i = 0; i < n; i++) {
+            int r = (i + root) % n;
+            if (!(inplace && r == root))
+                mpi_unpack(tmp + (long)i * bs, recvcount, rt,
+                           (char *)recvbuf + (long)r * recvcount * mpi_extent(rt));
+        }
+    free(tmp);
+    return MPI_SUCCESS;
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Scatter", comm));
+    TRY(check_root(&x, root));
+    struct mtype *st = NULL, *rt = NULL;
+    bool inplace = x.me == root && recvbuf == MPI_IN_PLACE;
+    if (x.me == root)
+        TRY(check_data(&x, sendbuf, sendcount, sendtype, &st));
+    if (!inplace)
+        TRY(check_data(&x, recvbuf, recvcount, recvtype, &rt));
+    long bs = x.me == root ? (long)sendcount * st->size : (long)recvcount * rt->size;
+    int n = x.n, vr = (x.me - root + n) % n;
+    int sub = 1;
+    while (sub < n && !(vr & sub))
+        sub <<= 1;
+    if (sub > n - vr)
+        sub = n - vr;
+    char *tmp = xmalloc(&x, bs * sub);
+    int mask = 1;
+    if (x.me == root) {
+        for (int i = 0; i < n; i++)
+            mpi_pack((const char *)sendbuf + (long)((i + root) % n) * sendcount * mpi_extent(st),
+                     sendcount, st, tmp + (long)i * bs);
+        while (mask < n)
+            mask <<= 1;
+    } else {
+        for (; mask < n; mask <<= 1)
+            if (vr & mask) {
+                cwait(&x, crecv(&x, (vr - mask + root) % n, 0, tmp, bs * sub));
+                break;
+            }
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n) {
+            int cnt = mask < n - vr - mask ? mask : n - vr - mask;
+            cwait(&x, csend(&x, (vr + mask + root) % n, 0, tmp + (long)mask * bs, bs * cnt));
+        }
+    if (!inplace)
+        mpi_unpack(tmp, recvcount, rt, recvbuf);
+    free(tmp);
+    return MPI_SUCCESS;
+}
+
+/* The v-variants: linear at the root (only it knows every count). */
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Gatherv", comm));
+    TRY(check_root(&x, root));
+    struct mtype *st = NULL, *rt = NULL;
+    bool inplace = x.me == root && sendbuf == MPI_IN_PLACE;
+    if (!inplace)
+        TRY(check_data(&x, sendbuf, sendcount, sendtype, &st));
+    if (x.me != root) {
+        void *tmp;
+        const void *v = send_view(&x, sendbuf, sendcount, st, &tmp);
+        cwait(&x, csend(&x, root, 0, v, (long)sendcount * st->size));
+        free(tmp);
+        return MPI_SUCCESS;
+    }
+    TRY(mpi_check_type(x.call, comm, recvtype, &rt));
+    struct msg_req **r = xmalloc(&x, sizeof *r * (size_t)x.n);
+    void **tmps = xmalloc(&x, sizeof *tmps * (size_t)x.n);
+    for (int i = 0; i < x.n; i++) {
+        TRY(mpi_check_count(x.call, comm, recvcounts[i]));
+        char *at = (char *)recvbuf + (long)displs[i] * mpi_extent(rt);
+        tmps[i] = NULL;
+        r[i] = NULL;
+        if (i == root) {
+            if (!inplace) {
+                void *stmp;
+                const void *v = send_view(&x, sendbuf, sendcount, st, &stmp);
+                mpi_unpack(v, recvcounts[i], rt, at);
+                free(stmp);
+            }
+            continue;
+        }
+        void *into = recv_view(&x, at, recvcounts[i], rt, &tmps[i]);
+        r[i] = crecv(&x, i, 0, into, (long)recvcounts[i] * rt->size);
+    }
+    for (int i = 0; i < x.n; i++)
+        if (r[i]) {
+            cwait(&x, r[i]);
+            recv_done((char *)recvbuf + (long)displs[i] * mpi_extent(rt), recvcounts[i], rt,
+                      tmps[i]);
+        }
+    free(r);
+    free(tmps);
+    return MPI_SUCCESS;
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, "MPI_Scatterv", comm));
+    TRY(check_root(&x, root));
+    struct mtype *st = NULL, *rt = NULL;
+    bool inplace = x.me == root && recvbuf == MPI_IN_PLACE;
+    if (!inplace)
+        TRY(check_data(&x, recvbuf, recvcount, recvtype, &rt));
+    if (x.me != root) {
+        void *tmp;
+        void *into = recv_view(&x, recvbuf, recvcount, rt, &tmp);
+        cwait(&x, crecv(&x, root, 0, into, (long)recvcount * rt->size));
+        recv_done(recvbuf, recvcount, rt, tmp);
+        return MPI_SUCCESS;
+    }
+    TRY(mpi_check_type(x.call, comm, sendtype, &st));
+    struct msg_req **r = xmalloc(&x, sizeof *r * (size_t)x.n);
+    void **tmps = xmalloc(&x, sizeof *tmps * (size_t)x.n);
+    for (int i = 0; i < x.n; i++) {
+        TRY(mpi_check_count(x.call, comm, sendcounts[i]));
+        const char *at = (const char *)sendbuf + (long)displs[i] * mpi_extent(st);
+        r[i] = NULL;
+        tmps[i] = NULL;
+        if (i == root) {
+            if (!inplace) {
+                void *t2;
+                const void *v = send_view(&x, at, sendcounts[i], st, &t2);
+                mpi_unpack(v, recvcount, rt, recvbuf);
+                free(t2);
+            }
+            continue;
+        }
+        const void *v = send_view(&x, at, sendcounts[i], st, &tmps[i]);
+        r[i] = csend(&x, i, 0, v, (long)sendcounts[i] * st->size);
+    }
+    for (int i = 0; i < x.n; i++) {
+        if (r[i])
+            cwait(&x, r[i]);
+        free(tmps[i]);
+    }
+    free(r);
+    free(tmps);
+    return MPI_SUCCESS;
+}
+
+/* ---- Allgather(v): Bruck ---- */
+
+/* lens[i] bytes from rank i; mine (packed) in; out[i] gets rank i's. */
+static void bruck(const struct cx *x, const void *mine, const long *lens, char **out)
+{
+    int n = x->n, me = x->me;
+    long total = 0;
+    for (int i = 0; i < n; i++)
+        total += lens[i];
+    char *tmp = xmalloc(x, total); /* blocks of ranks me, me+1, ... */
+    memcpy(tmp, mine, (size_t)lens[me]);
+    long used = lens[me];
+    int have = 1, step = 0;
+    for (int d = 1; d < n; d <<= 1, step++) {
+        int cnt = d < n - have ? d : n - have;
+        long sb = 0, rb = 0;
+        for (int i = 0; i < cnt; i++) {
+            sb += lens[(me + i) % n];
+            rb += lens[(me + d + i) % n];
+        }
+        exchange(x, (me - d + n) % n, tmp, sb, (me + d) % n, tmp + used, rb, step);
+        used += rb;
+        have += cnt;
+    }
+    long pos = 0;
+    for (int i = 0; i < n; i++) {
+        int k = (me + i) % n;
+        memcpy(out[k], tmp + pos, (size_t)lens[k]);
+        pos += lens[k];
+    }
+    free(tmp);
+}
+
+static int allgather(const char *call, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                     const int displs[], int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, call, comm));
+    struct mtype *st = NULL, *rt;
+    TRY(mpi_check_type(call, comm, recvtype, &rt));
+    bool inplace = sendbuf == MPI_IN_PLACE;
+    if (!inplace)
+        TRY(check_data(&x, sendbuf, sendcount, sendtype, &st));
+    int n = x.n;
+    long *lens = xmalloc(&x, sizeof(long) * (size_t)n);
+    char **outs = xmalloc(&x, sizeof(char *) * (size_t)n);
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        int c = recvcounts ? recvcounts[i] : recvcount;
+        TRY(mpi_check_count(call, comm, c));
+        lens[i] = (long)c * rt->size;
+        total += lens[i];
+    }
+    char *all = xmalloc(&x, total);
+    for (int i = 0, pos = 0; i < n; pos += (int)lens[i], i++)
+        outs[i] = all + pos;
+    long my_elems = recvcounts ? recvcounts[x.me] : recvcount;
+    char *myat = (char *)recvbuf + (displs ? displs[x.me] : (long)x.me * recvcount) *
+                                       mpi_extent(rt);
+    void *mine = xmalloc(&x, lens[x.me]);
+    if (inplace)
+        mpi_pack(myat, my_elems, rt, mine);
+    else
+        mpi_pack(sendbuf, sendcount, st, mine);
+    bruck(&x, mine, lens, outs);
+    for (int i = 0; i < n; i++) {
+        int c = recvcounts ? recvcounts[i] : recvcount;
+        if (inplace && i == x.me)
+            continue;
+        mpi_unpack(outs[i], c, rt,
+                   (char *)recvbuf + (displs ? displs[i] : (long)i * recvcount) * mpi_extent(rt));
+    }
+    free(mine);
+    free(all);
+    free(lens);
+    free(outs);
+    return MPI_SUCCESS;
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, NULL, NULL,
+                     recvcount, recvtype, comm);
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm)
+{
+    return allgather("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                     displs, 0, recvtype, comm);
+}
+
+/* ---- Alltoall(v): pairwise exchange ---- */
+
+static int alltoall(const char *call, const void *sendbuf, const int *scounts,
+                    const int *sdispls, int scount, MPI_Datatype sendtype, void *recvbuf,
+                    const int *rcounts, const int *rdispls, int rcount, MPI_Datatype recvtype,
+                    MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin(&x, call, comm));
+    struct mtype *st, *rt;
+    TRY(mpi_check_type(call, comm, recvtype, &rt));
+    int n = x.n, me = x.me;
+    void *inplace_copy = NULL;
+    if (sendbuf == MPI_IN_PLACE) {
+        /* Send from a copy of what is in recvbuf. */
+        long span = 0;
+        for (int i = 0; i < n; i++) {
+            long end = (rdispls ? rdispls[i] : (long)i * rcount) * mpi_extent(rt) +
+                       mpi_span(rt, rcounts ? rcounts[i] : rcount) + rt->true_lb;
+            if (end > span)
+                span = end;
+        }
+        inplace_copy = xmalloc(&x, span);
+        memcpy(inplace_copy, recvbuf, (size_t)span);
+        sendbuf = inplace_copy;
+        scounts = rcounts;
+        sdispls = rdispls;
+        scount = rcount;
+        sendtype = recvtype;
+    }
+    TRY(mpi_check_type(call, comm, sendtype, &st));
+    for (int k = 0; k < n; k++) {
+        int to = (me + k) % n, from = (me - k + n) % n;
+        int sc = scounts ? scounts[to] : scount, rc = rcounts ? rcounts[from] : rcount;
+        TRY(mpi_check_count(call, comm, sc));
+        TRY(mpi_check_count(call, comm, rc));
+        const char *sat = (const char *)sendbuf +
+                          (sdispls ? sdispls[to] : (long)to * scount) * mpi_extent(st);
+        char *rat = (char *)recvbuf + (rdispls ? rdispls[from] : (long)from * rcount) *
+                                          mpi_extent(rt);
+        void *stmp, *rtmp;
+        const void *sv = send_view(&x, sat, sc, st, &stmp);
+        if (k == 0) {
+            mpi_unpack(sv, rc, rt, rat);
+        } else {
+            void *rv = recv_view(&x, rat, rc, rt, &rtmp);
+            exchange(&x, to, sv, (long)sc * st->size, from, rv, (long)rc * rt->size, k);
+            recv_done(rat, rc, rt, rtmp);
+        }
+        free(stmp);
+    }
+    free(inplace_copy);
+    return MPI_SUCCESS;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall("MPI_Alltoall", sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL,
+                    NULL, recvcount, recvtype, comm);
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall("MPI_Alltoallv", sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf,
+                    recvcounts, rdispls, 0, recvtype, comm);
+}
+
+void mpi_coll_init(void) {}

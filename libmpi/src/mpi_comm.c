@@ -1,0 +1,358 @@
+/*
+ * Communicators: a list of the job's ranks and a context id.
+ *
+ * Context ids separate communicators' traffic in the match bits.  A new
+ * communicator's id is agreed on by its parent's members: each contributes
+ * the bit mask of ids free on it, the bitwise AND over the parent
+ * (MPI_Allreduce) names the ids free everywhere, and the lowest is taken.
+ * Disjoint communicators made by one call (MPI_Comm_split) share an id,
+ * which is safe because no rank belongs to two of them.  The table holds
+ * MAX_CONTEXTS communicators.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+#define MASK_WORDS (MAX_CONTEXTS / 32)
+
+static struct mcomm comms[MAX_CONTEXTS]; /* [0] null, [1] world, [2] self */
+static uint32_t ctx_free[MASK_WORDS];    /* bit set: id free here */
+
+struct mcomm *mpi_comm_get(MPI_Comm c)
+{
+    if (H_KIND(c) != K_COMM || H_IDX(c) <= 0 || H_IDX(c) >= MAX_CONTEXTS)
+        return NULL;
+    return comms[H_IDX(c)].in_use ? &comms[H_IDX(c)] : NULL;
+}
+
+int mpi_check_comm(const char *call, MPI_Comm c, struct mcomm **out)
+{
+    NEED_INIT(call);
+    *out = mpi_comm_get(c);
+    if (!*out)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_COMM, call, "%s is not a communicator",
+                         c == MPI_COMM_NULL ? "MPI_COMM_NULL" : "the handle given");
+    return MPI_SUCCESS;
+}
+
+static void ctx_take(int id) { ctx_free[id / 32] &= ~(1u << (id % 32)); }
+static void ctx_give(int id) { ctx_free[id / 32] |= 1u << (id % 32); }
+
+static MPI_Comm slot_new(void)
+{
+    for (int i = 3; i < MAX_CONTEXTS; i++)
+        if (!comms[i].in_use)
+            return H_MAKE(K_COMM, i);
+    return MPI_COMM_NULL;
+}
+
+/* Fill a communicator of n members (world ranks) with context id ctx. */
+static int fill(struct mcomm *c, int ctx, int n, const int *members, const char *name)
+{
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->size = n;
+    c->rank = MPI_UNDEFINED;
+    bool identity = n == mpi.wsize;
+    for (int i = 0; i < n && identity; i++)
+        identity = members[i] == i;
+    if (!identity) {
+        c->world = malloc(sizeof(int) * (size_t)n);
+        c->from_world = malloc(sizeof(int) * (size_t)mpi.wsize);
+        if (!c->world || !c->from_world) {
+            free(c->world);
+            free(c->from_world);
+            return MPI_ERR_NO_MEM;
+        }
+        for (int w = 0; w < mpi.wsize; w++)
+            c->from_world[w] = -1;
+        for (int i = 0; i < n; i++) {
+            c->world[i] = members[i];
+            c->from_world[members[i]] = i;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (members[i] == mpi.wrank)
+            c->rank = i;
+    c->group = mpi_group_new(n, members);
+    if (c->group == MPI_GROUP_NULL) {
+        free(c->world);
+        free(c->from_world);
+        return MPI_ERR_NO_MEM;
+    }
+    c->errh = MPI_ERRORS_ARE_FATAL;
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->in_use = true;
+    ctx_take(ctx);
+    return MPI_SUCCESS;
+}
+
+void mpi_comm_init(void)
+{
+    for (int i = 0; i < MASK_WORDS; i++)
+        ctx_free[i] = ~0u;
+    int *all = malloc(sizeof(int) * (size_t)mpi.wsize);
+    if (!all)
+        mpi_fatal("MPI_Init", "no memory for MPI_COMM_WORLD's %d ranks", mpi.wsize);
+    for (int i = 0; i < mpi.wsize; i++)
+        all[i] = i;
+    if (fill(&comms[1], 0, mpi.wsize, all, "MPI_COMM_WORLD") ||
+        fill(&comms[2], 1, 1, &mpi.wrank, "MPI_COMM_SELF"))
+        mpi_fatal("MPI_Init", "no memory for the predefined communicators");
+    free(all);
+    ctx_take(0);
+    ctx_take(1);
+}
+
+int mpi_comm_make(const char *call, MPI_Comm parent, int n, const int *members,
+                  MPI_Comm *newcomm)
+{
+    uint32_t mask[MASK_WORDS];
+    memcpy(mask, ctx_free, sizeof mask);
+    TRY(MPI_Allreduce(MPI_IN_PLACE, mask, MASK_WORDS, MPI_UNSIGNED, MPI_BAND, parent));
+    int id = -1;
+    for (int i = 0; i < MAX_CONTEXTS && id < 0; i++)
+        if (mask[i / 32] & (1u << (i % 32)))
+            id = i;
+    *newcomm = MPI_COMM_NULL;
+    if (id < 0)
+        return mpi_error(parent, MPI_ERR_INTERN, call,
+                         "no context id free on every rank (%d communicators at most)",
+                         MAX_CONTEXTS);
+    if (!members)
+        return MPI_SUCCESS;
+    MPI_Comm h = slot_new();
+    if (h == MPI_COMM_NULL)
+        return mpi_error(parent, MPI_ERR_INTERN, call, "all %d communicators in use",
+                         MAX_CONTEXTS);
+    if (fill(&comms[H_IDX(h)], id, n, members, "") != MPI_SUCCESS)
+        return mpi_error(parent, MPI_ERR_NO_MEM, call, "no memory for a communicator of %d",
+                         n);
+    comms[H_IDX(h)].errh = mpi_comm_get(parent)->errh;
+    *newcomm = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_size", comm, &c));
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_rank", comm, &c));
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+
+static const int *members_of(const struct mcomm *c, int **tmp)
+{
+    if (c->world)
+        return c->world;
+    *tmp = malloc(sizeof(int) * (size_t)c->size);
+    if (*tmp)
+        for (int i = 0; i < c->size; i++)
+            (*tmp)[i] = i;
+    return *tmp;
+}
+
+static void copy_topology(struct mcomm *to, const struct mcomm *from)
+{
+    if (!from->ndims)
+        return;
+    to->dims = malloc(sizeof(int) * (size_t)from->ndims);
+    to->periods = malloc(sizeof(int) * (size_t)from->ndims);
+    if (!to->dims || !to->periods) {
+        free(to->dims);
+        free(to->periods);
+        to->dims = to->periods = NULL;
+        return;
+    }
+    to->ndims = from->ndims;
+    memcpy(to->dims, from->dims, sizeof(int) * (size_t)from->ndims);
+    memcpy(to->periods, from->periods, sizeof(int) * (size_t)from->ndims);
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_dup", comm, &c));
+    int *tmp = NULL;
+    const int *m = members_of(c, &tmp);
+    if (!m)
+        return mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "no memory");
+    int rc = mpi_comm_make("MPI_Comm_dup", comm, c->size, m, newcomm);
+    free(tmp);
+    if (!rc) {
+        c = mpi_comm_get(comm);
+        copy_topology(mpi_comm_get(*newcomm), c);
+    }
+    return rc;
+}
+
+struct ck {
+    int color, key, rank;
+};
+
+static int by_key(const void *a, const void *b)
+{
+    const struct ck *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank - y->rank;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_split", comm, &c));
+    if (color < 0 && color != MPI_UNDEFINED)
+        return mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_split",
+                         "color %d is negative (and not MPI_UNDEFINED)", color);
+    int n = c->size, mine[2] = {color, key};
+    int *all = malloc(sizeof(int) * 2 * (size_t)n);
+    struct ck *v = malloc(sizeof *v * (size_t)n);
+    int *members = malloc(sizeof(int) * (size_t)n);
+    if (!all || !v || !members) {
+        free(all);
+        free(v);
+        free(members);
+        return mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Comm_split", "no memory for %d ranks", n);
+    }
+    int rc = MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, comm);
+    int k = 0;
+    if (!rc && color != MPI_UNDEFINED) {
+        for (int i = 0; i < n; i++)
+            if (all[2 * i] == color)
+                v[k++] = (struct ck){color, all[2 * i + 1], i};
+        qsort(v, (size_t)k, sizeof *v, by_key);
+        for (int i = 0; i < k; i++)
+            members[i] = mpi_world_of(c, v[i].rank);
+    }
+    if (!rc)
+        rc = mpi_comm_make("MPI_Comm_split", comm, k, color == MPI_UNDEFINED ? NULL : members,
+                           newcomm);
+    free(all);
+    free(v);
+    free(members);
+    return rc;
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_create", comm, &c));
+    struct mgroup *g = mpi_group_get(group);
+    if (!g)
+        return mpi_error(comm, MPI_ERR_GROUP, "MPI_Comm_create", "%#x is not a group",
+                         (unsigned)group);
+    for (int i = 0; i < g->size; i++)
+        if (mpi_rank_of(c, g->world[i]) < 0)
+            return mpi_error(comm, MPI_ERR_GROUP, "MPI_Comm_create",
+                             "the group has rank %d of MPI_COMM_WORLD, which is not in the "
+                             "communicator", g->world[i]);
+    bool in = mpi_group_rank_of(g, mpi.wrank) != MPI_UNDEFINED;
+    return mpi_comm_make("MPI_Comm_create", comm, g->size, in ? g->world : NULL, newcomm);
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_free", *comm, &c));
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return mpi_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
+                         "%s cannot be freed", c->name);
+    ctx_give(c->ctx);
+    mpi_group_unref(c->group);
+    free(c->world);
+    free(c->from_world);
+    free(c->dims);
+    free(c->periods);
+    memset(c, 0, sizeof *c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    struct mcomm *a, *b;
+    TRY(mpi_check_comm("MPI_Comm_compare", comm1, &a));
+    TRY(mpi_check_comm("MPI_Comm_compare", comm2, &b));
+    if (comm1 == comm2) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    TRY(MPI_Group_compare(a->group, b->group, result));
+    if (*result == MPI_IDENT)
+        *result = MPI_CONGRUENT;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_group", comm, &c));
+    mpi_group_ref(c->group);
+    *group = c->group;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_test_inter", comm, &c));
+    *flag = 0; /* no intercommunicators in Tern's MPI */
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_name(MPI_Comm comm, const char *name)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_set_name", comm, &c));
+    snprintf(c->name, sizeof c->name, "%s", name);
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_get_name", comm, &c));
+    snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+/* Only the predefined attributes: their values live here. */
+static int attr_tag_ub = TAG_UB, attr_host = MPI_PROC_NULL, attr_io, attr_wtime_global = 0;
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_get_attr", comm, &c));
+    attr_io = MPI_ANY_SOURCE; /* every rank can do I/O (through yod / fyod) */
+    int *v = NULL;
+    switch (keyval) {
+    case MPI_TAG_UB: v = &attr_tag_ub; break;
+    case MPI_HOST: v = &attr_host; break;
+    case MPI_IO: v = &attr_io; break;
+    case MPI_WTIME_IS_GLOBAL: v = &attr_wtime_global; break;
+    default:
+        return mpi_error(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr",
+                         "keyval %d: only the predefined attributes exist in Tern's MPI",
+                         keyval);
+    }
+    *(int **)attribute_val = v;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}

@@ -1,0 +1,193 @@
+/*
+ * Errors: classes and their strings, error handlers, and how an error is
+ * raised.  MPI_ERRORS_ARE_FATAL (every communicator's default) prints
+ *   MPI error on rank R in MPI_Xxx: MPI_ERR_YYY (code N): detail
+ * on stderr and ends the whole job with status 1 (yod exits 1 and names
+ * the rank); MPI_ERRORS_RETURN returns the code; a handler made with
+ * MPI_Comm_create_errhandler is called, then the code is returned.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+static const struct {
+    const char *name, *text;
+} classes[] = {
+    [MPI_SUCCESS] = {"MPI_SUCCESS", "no error"},
+    [MPI_ERR_BUFFER] = {"MPI_ERR_BUFFER", "invalid buffer pointer"},
+    [MPI_ERR_COUNT] = {"MPI_ERR_COUNT", "invalid count argument"},
+    [MPI_ERR_TYPE] = {"MPI_ERR_TYPE", "invalid datatype"},
+    [MPI_ERR_TAG] = {"MPI_ERR_TAG", "invalid tag"},
+    [MPI_ERR_COMM] = {"MPI_ERR_COMM", "invalid communicator"},
+    [MPI_ERR_RANK] = {"MPI_ERR_RANK", "invalid rank"},
+    [MPI_ERR_REQUEST] = {"MPI_ERR_REQUEST", "invalid request"},
+    [MPI_ERR_ROOT] = {"MPI_ERR_ROOT", "invalid root"},
+    [MPI_ERR_GROUP] = {"MPI_ERR_GROUP", "invalid group"},
+    [MPI_ERR_OP] = {"MPI_ERR_OP", "invalid operation"},
+    [MPI_ERR_TOPOLOGY] = {"MPI_ERR_TOPOLOGY", "invalid topology"},
+    [MPI_ERR_DIMS] = {"MPI_ERR_DIMS", "invalid dimension argument"},
+    [MPI_ERR_ARG] = {"MPI_ERR_ARG", "invalid argument"},
+    [MPI_ERR_UNKNOWN] = {"MPI_ERR_UNKNOWN", "unknown error"},
+    [MPI_ERR_TRUNCATE] = {"MPI_ERR_TRUNCATE", "message truncated on receive"},
+    [MPI_ERR_OTHER] = {"MPI_ERR_OTHER", "other error"},
+    [MPI_ERR_INTERN] = {"MPI_ERR_INTERN", "internal error"},
+    [MPI_ERR_IN_STATUS] = {"MPI_ERR_IN_STATUS", "error code is in status"},
+    [MPI_ERR_PENDING] = {"MPI_ERR_PENDING", "pending request"},
+    [MPI_ERR_KEYVAL] = {"MPI_ERR_KEYVAL", "invalid key value"},
+    [MPI_ERR_NO_MEM] = {"MPI_ERR_NO_MEM", "out of memory"},
+    [MPI_ERR_INFO] = {"MPI_ERR_INFO", "invalid info object"},
+    [MPI_ERR_UNSUPPORTED_OPERATION] = {"MPI_ERR_UNSUPPORTED_OPERATION",
+                                       "operation not supported by Tern's MPI"},
+};
+
+const char *mpi_err_name(int code)
+{
+    if (code >= 0 && code <= MPI_ERR_LASTCODE)
+        return classes[code].name;
+    return "MPI_ERR_UNKNOWN";
+}
+
+int MPI_Error_class(int errorcode, int *errorclass)
+{
+    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class",
+                         "%d is not an error code", errorcode);
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+
+int MPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string",
+                         "%d is not an error code", errorcode);
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", classes[errorcode].name,
+                     classes[errorcode].text);
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+
+/* ---- handlers ---- */
+
+#define MAX_ERRH 64
+static struct {
+    bool in_use;
+    MPI_Comm_errhandler_function *fn;
+} errhs[MAX_ERRH] = {[1] = {true, NULL}, [2] = {true, NULL}};
+
+static bool errh_ok(MPI_Errhandler e)
+{
+    return H_KIND(e) == K_ERRH && H_IDX(e) > 0 && H_IDX(e) < MAX_ERRH && errhs[H_IDX(e)].in_use;
+}
+
+static void vreport(const char *call, int code, const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    char detail[400];
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    /* Before MPI_Init the rank is only in the environment. */
+    const char *env = getenv("TERN_RANK");
+    int rank = mpi.initialized ? mpi.wrank : env ? atoi(env) : 0;
+    fprintf(stderr, "MPI error on rank %d in %s: %s (code %d): %s\n", rank, call,
+            mpi_err_name(code), code, detail);
+    fflush(stderr);
+}
+
+_Noreturn void mpi_fatal(const char *call, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(call, MPI_ERR_OTHER, fmt, ap);
+    va_end(ap);
+    msg_abort(1);
+}
+
+int mpi_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
+{
+    struct mcomm *c = mpi_comm_get(comm);
+    if (!c) {
+        comm = MPI_COMM_WORLD;
+        c = mpi_comm_get(comm);
+    }
+    MPI_Errhandler e = c ? c->errh : MPI_ERRORS_ARE_FATAL;
+    if (e == MPI_ERRORS_RETURN)
+        return code;
+    if (e != MPI_ERRORS_ARE_FATAL && errh_ok(e)) {
+        errhs[H_IDX(e)].fn(&comm, &code);
+        return code;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(call, code, fmt, ap);
+    va_end(ap);
+    msg_abort(1);
+}
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    NEED_INIT("MPI_Comm_set_errhandler");
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_set_errhandler", comm, &c));
+    if (!errh_ok(errhandler))
+        return mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                         "%#x is not an error handler", (unsigned)errhandler);
+    c->errh = errhandler;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    NEED_INIT("MPI_Comm_get_errhandler");
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_get_errhandler", comm, &c));
+    *errhandler = c->errh;
+    return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return MPI_Comm_set_errhandler(comm, errhandler);
+}
+
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return MPI_Comm_get_errhandler(comm, errhandler);
+}
+
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    NEED_INIT("MPI_Comm_create_errhandler");
+    for (int i = 3; i < MAX_ERRH; i++)
+        if (!errhs[i].in_use) {
+            errhs[i].in_use = true;
+            errhs[i].fn = fn;
+            *errhandler = H_MAKE(K_ERRH, i);
+            return MPI_SUCCESS;
+        }
+    return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler",
+                     "all %d error handlers in use", MAX_ERRH - 3);
+}
+
+int MPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    NEED_INIT("MPI_Errhandler_free");
+    if (!errh_ok(*errhandler))
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free",
+                         "%#x is not an error handler", (unsigned)*errhandler);
+    /* Communicators that use it keep using it (MPI-3.1 8.3.4), so its slot
+     * is never reused: at most MAX_ERRH - 3 are ever made. */
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    NEED_INIT("MPI_Comm_call_errhandler");
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_call_errhandler", comm, &c));
+    mpi_error(comm, errorcode, "MPI_Comm_call_errhandler", "raised by the program");
+    return MPI_SUCCESS;
+}

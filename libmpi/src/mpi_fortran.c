@@ -1,0 +1,494 @@
+/*
+ * The Fortran bindings (mpif.h), in gfortran's calling convention: lower
+ * case names with one trailing underscore, every argument by reference,
+ * ierror last, CHARACTER lengths as hidden size_t arguments after all the
+ * others.  Handles are the same integers as in C, and a Fortran status
+ * (INTEGER status(MPI_STATUS_SIZE)) is the same five ints as C's
+ * MPI_Status, so most bindings only dereference.  MPI_BOTTOM, MPI_IN_PLACE
+ * and MPI_STATUS(ES)_IGNORE are variables of the common block TERNMPIF
+ * (mkmpif.py): their addresses become C's values here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+typedef MPI_Fint F;
+
+/* The common block: defined here, so every program shares this one. */
+struct ternmpif {
+    F bottom, in_place;
+    F status_ignore[5];
+    F statuses_ignore[5];
+};
+struct ternmpif ternmpif_;
+
+void *mpi_f_buf(void *p)
+{
+    if (p == &ternmpif_.bottom)
+        return MPI_BOTTOM;
+    if (p == &ternmpif_.in_place)
+        return MPI_IN_PLACE;
+    return p;
+}
+#define B(p) mpi_f_buf(p)
+
+static MPI_Status *st1(F *s)
+{
+    return (void *)s == (void *)ternmpif_.status_ignore ||
+                   (void *)s == (void *)ternmpif_.statuses_ignore
+               ? MPI_STATUS_IGNORE
+               : (MPI_Status *)(void *)s;
+}
+#define ST(s) st1(s)
+
+/* A C string into a blank-padded Fortran CHARACTER. */
+static void to_fortran(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src);
+    if (n > len)
+        n = len;
+    memcpy(dst, src, n);
+    memset(dst + n, ' ', len - n);
+}
+
+/* ---- environment ---- */
+void mpi_init_(F *ierr) { *ierr = MPI_Init(NULL, NULL); }
+void mpi_init_thread_(F *required, F *provided, F *ierr)
+{
+    *ierr = MPI_Init_thread(NULL, NULL, *required, provided);
+}
+void mpi_initialized_(F *flag, F *ierr) { *ierr = MPI_Initialized(flag); }
+void mpi_finalize_(F *ierr) { *ierr = MPI_Finalize(); }
+void mpi_finalized_(F *flag, F *ierr) { *ierr = MPI_Finalized(flag); }
+void mpi_abort_(F *comm, F *code, F *ierr) { *ierr = MPI_Abort(*comm, *code); }
+void mpi_query_thread_(F *provided, F *ierr) { *ierr = MPI_Query_thread(provided); }
+void mpi_is_thread_main_(F *flag, F *ierr) { *ierr = MPI_Is_thread_main(flag); }
+double mpi_wtime_(void) { return MPI_Wtime(); }
+double mpi_wtick_(void) { return MPI_Wtick(); }
+void mpi_get_processor_name_(char *name, F *len, F *ierr, size_t name_len)
+{
+    char buf[MPI_MAX_PROCESSOR_NAME];
+    *ierr = MPI_Get_processor_name(buf, len);
+    to_fortran(name, name_len, buf);
+    if ((size_t)*len > name_len)
+        *len = (F)name_len;
+}
+void mpi_get_version_(F *v, F *sv, F *ierr) { *ierr = MPI_Get_version(v, sv); }
+void mpi_get_library_version_(char *v, F *len, F *ierr, size_t vlen)
+{
+    char buf[MPI_MAX_LIBRARY_VERSION_STRING];
+    *ierr = MPI_Get_library_version(buf, len);
+    to_fortran(v, vlen, buf);
+}
+
+/* ---- errors ---- */
+void mpi_error_string_(F *code, char *s, F *len, F *ierr, size_t slen)
+{
+    char buf[MPI_MAX_ERROR_STRING];
+    *ierr = MPI_Error_string(*code, buf, len);
+    to_fortran(s, slen, buf);
+    if ((size_t)*len > slen)
+        *len = (F)slen;
+}
+void mpi_error_class_(F *code, F *cls, F *ierr) { *ierr = MPI_Error_class(*code, cls); }
+void mpi_comm_set_errhandler_(F *comm, F *eh, F *ierr)
+{
+    *ierr = MPI_Comm_set_errhandler(*comm, *eh);
+}
+void mpi_comm_get_errhandler_(F *comm, F *eh, F *ierr)
+{
+    *ierr = MPI_Comm_get_errhandler(*comm, eh);
+}
+void mpi_errhandler_set_(F *comm, F *eh, F *ierr) { *ierr = MPI_Errhandler_set(*comm, *eh); }
+void mpi_errhandler_get_(F *comm, F *eh, F *ierr) { *ierr = MPI_Errhandler_get(*comm, eh); }
+void mpi_errhandler_free_(F *eh, F *ierr) { *ierr = MPI_Errhandler_free(eh); }
+
+/* ---- communicators and groups ---- */
+void mpi_comm_size_(F *comm, F *size, F *ierr) { *ierr = MPI_Comm_size(*comm, size); }
+void mpi_comm_rank_(F *comm, F *rank, F *ierr) { *ierr = MPI_Comm_rank(*comm, rank); }
+void mpi_comm_dup_(F *comm, F *nc, F *ierr) { *ierr = MPI_Comm_dup(*comm, nc); }
+void mpi_comm_split_(F *comm, F *color, F *key, F *nc, F *ierr)
+{
+    *ierr = MPI_Comm_split(*comm, *color, *key, nc);
+}
+void mpi_comm_create_(F *comm, F *g, F *nc, F *ierr) { *ierr = MPI_Comm_create(*comm, *g, nc); }
+void mpi_comm_free_(F *comm, F *ierr) { *ierr = MPI_Comm_free(comm); }
+void mpi_comm_compare_(F *a, F *b, F *res, F *ierr) { *ierr = MPI_Comm_compare(*a, *b, res); }
+void mpi_comm_group_(F *comm, F *g, F *ierr) { *ierr = MPI_Comm_group(*comm, g); }
+void mpi_comm_test_inter_(F *comm, F *flag, F *ierr) { *ierr = MPI_Comm_test_inter(*comm, flag); }
+void mpi_comm_get_attr_(F *comm, F *key, MPI_Aint *val, F *flag, F *ierr)
+{
+    int *p = NULL;
+    *ierr = MPI_Comm_get_attr(*comm, *key, &p, flag);
+    if (!*ierr && *flag)
+        *val = *p;
+}
+void mpi_attr_get_(F *comm, F *key, F *val, F *flag, F *ierr)
+{
+    int *p = NULL;
+    *ierr = MPI_Attr_get(*comm, *key, &p, flag);
+    if (!*ierr && *flag)
+        *val = *p;
+}
+void mpi_group_size_(F *g, F *size, F *ierr) { *ierr = MPI_Group_size(*g, size); }
+void mpi_group_rank_(F *g, F *rank, F *ierr) { *ierr = MPI_Group_rank(*g, rank); }
+void mpi_group_incl_(F *g, F *n, F *ranks, F *ng, F *ierr)
+{
+    *ierr = MPI_Group_incl(*g, *n, ranks, ng);
+}
+void mpi_group_excl_(F *g, F *n, F *ranks, F *ng, F *ierr)
+{
+    *ierr = MPI_Group_excl(*g, *n, ranks, ng);
+}
+void mpi_group_range_incl_(F *g, F *n, F *ranges, F *ng, F *ierr)
+{
+    *ierr = MPI_Group_range_incl(*g, *n, (int(*)[3])ranges, ng);
+}
+void mpi_group_range_excl_(F *g, F *n, F *ranges, F *ng, F *ierr)
+{
+    *ierr = MPI_Group_range_excl(*g, *n, (int(*)[3])ranges, ng);
+}
+void mpi_group_union_(F *a, F *b, F *ng, F *ierr) { *ierr = MPI_Group_union(*a, *b, ng); }
+void mpi_group_intersection_(F *a, F *b, F *ng, F *ierr)
+{
+    *ierr = MPI_Group_intersection(*a, *b, ng);
+}
+void mpi_group_difference_(F *a, F *b, F *ng, F *ierr)
+{
+    *ierr = MPI_Group_difference(*a, *b, ng);
+}
+void mpi_group_translate_ranks_(F *g1, F *n, F *r1, F *g2, F *r2, F *ierr)
+{
+    *ierr = MPI_Group_translate_ranks(*g1, *n, r1, *g2, r2);
+}
+void mpi_group_compare_(F *a, F *b, F *res, F *ierr) { *ierr = MPI_Group_compare(*a, *b, res); }
+void mpi_group_free_(F *g, F *ierr) { *ierr = MPI_Group_free(g); }
+
+/* ---- topologies ---- */
+void mpi_cart_create_(F *comm, F *nd, F *dims, F *periods, F *reorder, F *nc, F *ierr)
+{
+    *ierr = MPI_Cart_create(*comm, *nd, dims, periods, *reorder, nc);
+}
+void mpi_cart_coords_(F *comm, F *rank, F *maxd, F *coords, F *ierr)
+{
+    *ierr = MPI_Cart_coords(*comm, *rank, *maxd, coords);
+}
+void mpi_cart_rank_(F *comm, F *coords, F *rank, F *ierr)
+{
+    *ierr = MPI_Cart_rank(*comm, coords, rank);
+}
+void mpi_cart_shift_(F *comm, F *dir, F *disp, F *src, F *dst, F *ierr)
+{
+    *ierr = MPI_Cart_shift(*comm, *dir, *disp, src, dst);
+}
+void mpi_cart_sub_(F *comm, F *remain, F *nc, F *ierr) { *ierr = MPI_Cart_sub(*comm, remain, nc); }
+void mpi_cart_get_(F *comm, F *maxd, F *dims, F *periods, F *coords, F *ierr)
+{
+    *ierr = MPI_Cart_get(*comm, *maxd, dims, periods, coords);
+}
+void mpi_cartdim_get_(F *comm, F *nd, F *ierr) { *ierr = MPI_Cartdim_get(*comm, nd); }
+void mpi_dims_create_(F *nn, F *nd, F *dims, F *ierr) { *ierr = MPI_Dims_create(*nn, *nd, dims); }
+void mpi_topo_test_(F *comm, F *status, F *ierr) { *ierr = MPI_Topo_test(*comm, status); }
+
+/* ---- point to point ---- */
+#define SEND(name, cname)                                                               \
+    void name(void *buf, F *count, F *type, F *dest, F *tag, F *comm, F *ierr)          \
+    {                                                                                   \
+        *ierr = cname(B(buf), *count, *type, *dest, *tag, *comm);                       \
+    }
+SEND(mpi_send_, MPI_Send)
+SEND(mpi_ssend_, MPI_Ssend)
+SEND(mpi_rsend_, MPI_Rsend)
+SEND(mpi_bsend_, MPI_Bsend)
+#define ISEND(name, cname)                                                              \
+    void name(void *buf, F *count, F *type, F *peer, F *tag, F *comm, F *req, F *ierr)  \
+    {                                                                                   \
+        *ierr = cname(B(buf), *count, *type, *peer, *tag, *comm, req);                  \
+    }
+ISEND(mpi_isend_, MPI_Isend)
+ISEND(mpi_issend_, MPI_Issend)
+ISEND(mpi_irsend_, MPI_Irsend)
+ISEND(mpi_ibsend_, MPI_Ibsend)
+ISEND(mpi_irecv_, MPI_Irecv)
+ISEND(mpi_send_init_, MPI_Send_init)
+ISEND(mpi_ssend_init_, MPI_Ssend_init)
+ISEND(mpi_rsend_init_, MPI_Rsend_init)
+ISEND(mpi_bsend_init_, MPI_Bsend_init)
+ISEND(mpi_recv_init_, MPI_Recv_init)
+
+void mpi_recv_(void *buf, F *count, F *type, F *src, F *tag, F *comm, F *status, F *ierr)
+{
+    *ierr = MPI_Recv(B(buf), *count, *type, *src, *tag, *comm, ST(status));
+}
+void mpi_buffer_attach_(void *buf, F *size, F *ierr) { *ierr = MPI_Buffer_attach(buf, *size); }
+void mpi_buffer_detach_(void *buf, F *size, F *ierr)
+{
+    void *p; /* Fortran gets nothing back but the size */
+    (void)buf;
+    *ierr = MPI_Buffer_detach(&p, size);
+}
+void mpi_sendrecv_(void *sb, F *sc, F *st, F *dest, F *stag, void *rb, F *rc, F *rt, F *src,
+                   F *rtag, F *comm, F *status, F *ierr)
+{
+    *ierr = MPI_Sendrecv(B(sb), *sc, *st, *dest, *stag, B(rb), *rc, *rt, *src, *rtag, *comm,
+                         ST(status));
+}
+void mpi_sendrecv_replace_(void *buf, F *count, F *type, F *dest, F *stag, F *src, F *rtag,
+                           F *comm, F *status, F *ierr)
+{
+    *ierr = MPI_Sendrecv_replace(B(buf), *count, *type, *dest, *stag, *src, *rtag, *comm,
+                                 ST(status));
+}
+void mpi_probe_(F *src, F *tag, F *comm, F *status, F *ierr)
+{
+    *ierr = MPI_Probe(*src, *tag, *comm, ST(status));
+}
+void mpi_iprobe_(F *src, F *tag, F *comm, F *flag, F *status, F *ierr)
+{
+    *ierr = MPI_Iprobe(*src, *tag, *comm, flag, ST(status));
+}
+void mpi_start_(F *req, F *ierr) { *ierr = MPI_Start(req); }
+void mpi_startall_(F *n, F *reqs, F *ierr) { *ierr = MPI_Startall(*n, reqs); }
+
+/* ---- requests ---- */
+static MPI_Status *stv(F *s)
+{
+    return (void *)s == (void *)ternmpif_.statuses_ignore ||
+                   (void *)s == (void *)ternmpif_.status_ignore
+               ? MPI_STATUSES_IGNORE
+               : (MPI_Status *)(void *)s;
+}
+/* Fortran indices start at 1. */
+static void to_f_index(F *i)
+{
+    if (*i != MPI_UNDEFINED)
+        (*i)++;
+}
+void mpi_wait_(F *req, F *status, F *ierr) { *ierr = MPI_Wait(req, ST(status)); }
+void mpi_waitall_(F *n, F *reqs, F *statuses, F *ierr)
+{
+    *ierr = MPI_Waitall(*n, reqs, stv(statuses));
+}
+void mpi_waitany_(F *n, F *reqs, F *index, F *status, F *ierr)
+{
+    *ierr = MPI_Waitany(*n, reqs, index, ST(status));
+    to_f_index(index);
+}
+void mpi_waitsome_(F *n, F *reqs, F *outcount, F *indices, F *statuses, F *ierr)
+{
+    *ierr = MPI_Waitsome(*n, reqs, outcount, indices, stv(statuses));
+    for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)
+        indices[i]++;
+}
+void mpi_test_(F *req, F *flag, F *status, F *ierr) { *ierr = MPI_Test(req, flag, ST(status)); }
+void mpi_testall_(F *n, F *reqs, F *flag, F *statuses, F *ierr)
+{
+    *ierr = MPI_Testall(*n, reqs, flag, stv(statuses));
+}
+void mpi_testany_(F *n, F *reqs, F *index, F *flag, F *status, F *ierr)
+{
+    *ierr = MPI_Testany(*n, reqs, index, flag, ST(status));
+    to_f_index(index);
+}
+void mpi_testsome_(F *n, F *reqs, F *outcount, F *indices, F *statuses, F *ierr)
+{
+    *ierr = MPI_Testsome(*n, reqs, outcount, indices, stv(statuses));
+    for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)
+        indices[i]++;
+}
+void mpi_request_free_(F *req, F *ierr) { *ierr = MPI_Request_free(req); }
+void mpi_request_get_status_(F *req, F *flag, F *status, F *ierr)
+{
+    *ierr = MPI_Request_get_status(*req, flag, ST(status));
+}
+void mpi_cancel_(F *req, F *ierr) { *ierr = MPI_Cancel(req); }
+void mpi_test_cancelled_(F *status, F *flag, F *ierr)
+{
+    *ierr = MPI_Test_cancelled((MPI_Status *)(void *)status, flag);
+}
+void mpi_get_count_(F *status, F *type, F *count, F *ierr)
+{
+    *ierr = MPI_Get_count((MPI_Status *)(void *)status, *type, count);
+}
+void mpi_get_elements_(F *status, F *type, F *count, F *ierr)
+{
+    *ierr = MPI_Get_elements((MPI_Status *)(void *)status, *type, count);
+}
+
+/* ---- datatypes ---- */
+void mpi_type_contiguous_(F *count, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_contiguous(*count, *old, nt);
+}
+void mpi_type_vector_(F *count, F *bl, F *stride, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_vector(*count, *bl, *stride, *old, nt);
+}
+void mpi_type_create_hvector_(F *count, F *bl, MPI_Aint *stride, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_hvector(*count, *bl, *stride, *old, nt);
+}
+/* MPI-1's hvector, hindexed, struct, extent and address take default
+ * INTEGERs where MPI-2's take INTEGER(KIND=MPI_ADDRESS_KIND). */
+void mpi_type_hvector_(F *count, F *bl, F *stride, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_hvector(*count, *bl, *stride, *old, nt);
+}
+void mpi_type_indexed_(F *count, F *bls, F *disps, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_indexed(*count, bls, disps, *old, nt);
+}
+void mpi_type_create_indexed_block_(F *count, F *bl, F *disps, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_indexed_block(*count, *bl, disps, *old, nt);
+}
+void mpi_type_create_hindexed_(F *count, F *bls, MPI_Aint *disps, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_hindexed(*count, bls, disps, *old, nt);
+}
+static MPI_Aint *widen(const F *v, F n)
+{
+    MPI_Aint *w = malloc(sizeof *w * ((size_t)(n > 0 ? n : 0) + 1));
+    for (F i = 0; w && i < n; i++)
+        w[i] = v[i];
+    return w;
+}
+void mpi_type_hindexed_(F *count, F *bls, F *disps, F *old, F *nt, F *ierr)
+{
+    MPI_Aint *w = widen(disps, *count);
+    *ierr = w ? MPI_Type_create_hindexed(*count, bls, w, *old, nt) : MPI_ERR_NO_MEM;
+    free(w);
+}
+void mpi_type_create_struct_(F *count, F *bls, MPI_Aint *disps, F *types, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_struct(*count, bls, disps, types, nt);
+}
+void mpi_type_struct_(F *count, F *bls, F *disps, F *types, F *nt, F *ierr)
+{
+    MPI_Aint *w = widen(disps, *count);
+    *ierr = w ? MPI_Type_create_struct(*count, bls, w, types, nt) : MPI_ERR_NO_MEM;
+    free(w);
+}
+void mpi_type_create_resized_(F *old, MPI_Aint *lb, MPI_Aint *ext, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_resized(*old, *lb, *ext, nt);
+}
+void mpi_type_dup_(F *old, F *nt, F *ierr) { *ierr = MPI_Type_dup(*old, nt); }
+void mpi_type_commit_(F *t, F *ierr) { *ierr = MPI_Type_commit(t); }
+void mpi_type_free_(F *t, F *ierr) { *ierr = MPI_Type_free(t); }
+void mpi_type_size_(F *t, F *size, F *ierr) { *ierr = MPI_Type_size(*t, size); }
+void mpi_type_extent_(F *t, F *ext, F *ierr)
+{
+    MPI_Aint e = 0;
+    *ierr = MPI_Type_extent(*t, &e);
+    *ext = (F)e;
+}
+void mpi_type_get_extent_(F *t, MPI_Aint *lb, MPI_Aint *ext, F *ierr)
+{
+    *ierr = MPI_Type_get_extent(*t, lb, ext);
+}
+void mpi_type_get_true_extent_(F *t, MPI_Aint *lb, MPI_Aint *ext, F *ierr)
+{
+    *ierr = MPI_Type_get_true_extent(*t, lb, ext);
+}
+void mpi_get_address_(void *loc, MPI_Aint *addr, F *ierr)
+{
+    *ierr = MPI_Get_address(B(loc), addr);
+}
+void mpi_address_(void *loc, F *addr, F *ierr)
+{
+    MPI_Aint a = 0;
+    *ierr = MPI_Get_address(B(loc), &a);
+    *addr = (F)a;
+}
+void mpi_pack_(void *in, F *count, F *type, void *out, F *outsize, F *pos, F *comm, F *ierr)
+{
+    *ierr = MPI_Pack(B(in), *count, *type, out, *outsize, pos, *comm);
+}
+void mpi_unpack_(void *in, F *insize, F *pos, void *out, F *count, F *type, F *comm, F *ierr)
+{
+    *ierr = MPI_Unpack(in, *insize, pos, B(out), *count, *type, *comm);
+}
+void mpi_pack_size_(F *count, F *type, F *comm, F *size, F *ierr)
+{
+    *ierr = MPI_Pack_size(*count, *type, *comm, size);
+}
+
+/* ---- collectives ---- */
+void mpi_barrier_(F *comm, F *ierr) { *ierr = MPI_Barrier(*comm); }
+void mpi_bcast_(void *buf, F *count, F *type, F *root, F *comm, F *ierr)
+{
+    *ierr = MPI_Bcast(B(buf), *count, *type, *root, *comm);
+}
+void mpi_reduce_(void *sb, void *rb, F *count, F *type, F *op, F *root, F *comm, F *ierr)
+{
+    *ierr = MPI_Reduce(B(sb), B(rb), *count, *type, *op, *root, *comm);
+}
+void mpi_allreduce_(void *sb, void *rb, F *count, F *type, F *op, F *comm, F *ierr)
+{
+    *ierr = MPI_Allreduce(B(sb), B(rb), *count, *type, *op, *comm);
+}
+void mpi_gather_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *root, F *comm, F *ierr)
+{
+    *ierr = MPI_Gather(B(sb), *sc, *st, B(rb), *rc, *rt, *root, *comm);
+}
+void mpi_gatherv_(void *sb, F *sc, F *st, void *rb, F *rcs, F *displs, F *rt, F *root, F *comm,
+                  F *ierr)
+{
+    *ierr = MPI_Gatherv(B(sb), *sc, *st, B(rb), rcs, displs, *rt, *root, *comm);
+}
+void mpi_scatter_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *root, F *comm, F *ierr)
+{
+    *ierr = MPI_Scatter(B(sb), *sc, *st, B(rb), *rc, *rt, *root, *comm);
+}
+void mpi_scatterv_(void *sb, F *scs, F *displs, F *st, void *rb, F *rc, F *rt, F *root,
+                   F *comm, F *ierr)
+{
+    *ierr = MPI_Scatterv(B(sb), scs, displs, *st, B(rb), *rc, *rt, *root, *comm);
+}
+void mpi_allgather_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm, F *ierr)
+{
+    *ierr = MPI_Allgather(B(sb), *sc, *st, B(rb), *rc, *rt, *comm);
+}
+void mpi_allgatherv_(void *sb, F *sc, F *st, void *rb, F *rcs, F *displs, F *rt, F *comm,
+                     F *ierr)
+{
+    *ierr = MPI_Allgatherv(B(sb), *sc, *st, B(rb), rcs, displs, *rt, *comm);
+}
+void mpi_alltoall_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm, F *ierr)
+{
+    *ierr = MPI_Alltoall(B(sb), *sc, *st, B(rb), *rc, *rt, *comm);
+}
+void mpi_alltoallv_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *rt, F *comm,
+                    F *ierr)
+{
+    *ierr = MPI_Alltoallv(B(sb), scs, sd, *st, B(rb), rcs, rd, *rt, *comm);
+}
+void mpi_reduce_scatter_(void *sb, void *rb, F *rcs, F *type, F *op, F *comm, F *ierr)
+{
+    *ierr = MPI_Reduce_scatter(B(sb), B(rb), rcs, *type, *op, *comm);
+}
+void mpi_reduce_scatter_block_(void *sb, void *rb, F *rc, F *type, F *op, F *comm, F *ierr)
+{
+    *ierr = MPI_Reduce_scatter_block(B(sb), B(rb), *rc, *type, *op, *comm);
+}
+void mpi_scan_(void *sb, void *rb, F *count, F *type, F *op, F *comm, F *ierr)
+{
+    *ierr = MPI_Scan(B(sb), B(rb), *count, *type, *op, *comm);
+}
+void mpi_exscan_(void *sb, void *rb, F *count, F *type, F *op, F *comm, F *ierr)
+{
+    *ierr = MPI_Exscan(B(sb), B(rb), *count, *type, *op, *comm);
+}
+void mpi_op_create_(MPI_User_function *fn, F *commute, F *op, F *ierr)
+{
+    /* A Fortran function (invec, inoutvec, len, datatype), all by
+     * reference: the C signature exactly.  LOGICAL commute: 0 or 1. */
+    *ierr = MPI_Op_create(fn, *commute, op);
+}
+void mpi_op_free_(F *op, F *ierr) { *ierr = MPI_Op_free(op); }
+void mpi_reduce_local_(void *in, void *inout, F *count, F *type, F *op, F *ierr)
+{
+    *ierr = MPI_Reduce_local(B(in), B(inout), *count, *type, *op);
+}

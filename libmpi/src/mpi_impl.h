@@ -1,0 +1,217 @@
+/*
+ * Tern's MPI: what its files share.  MPI is a layer over the message
+ * engine (libmsg/msg.h), as NX is.
+ *
+ *   mpi_init.c     Init/Finalize/Abort, time, version, thread levels
+ *   mpi_errors.c   error classes and strings, error handlers, the checks
+ *   mpi_comm.c     communicators, context ids, attributes
+ *   mpi_group.c    groups
+ *   mpi_topo.c     Cartesian topologies, Dims_create
+ *   mpi_type.c     datatypes: predefined, constructors, pack and unpack
+ *   mpi_op.c       reduction operations on every predefined type
+ *   mpi_pt2pt.c    sends, receives, probes, buffered sends
+ *   mpi_request.c  requests: wait and test, persistent requests, cancel
+ *   mpi_coll.c     collective operations
+ *   mpi_fortran.c  the Fortran bindings (mpif.h)
+ *
+ * Match bits of an MPI message: the communicator's context id in bits
+ * 32..61 (even for point to point, odd for the communicator's collectives),
+ * the tag in bits 0..31; the engine's source selector is the sender's rank
+ * in MPI_COMM_WORLD (the job's rank).
+ */
+#ifndef MPI_IMPL_H
+#define MPI_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mpi.h"
+#include "msg.h"
+
+#define H_KIND(h) ((unsigned)(h) >> 24)
+#define H_IDX(h) ((int)((unsigned)(h) & 0xFFFFFF))
+#define H_MAKE(kind, idx) ((int)(((unsigned)(kind) << 24) | (unsigned)(idx)))
+enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO };
+
+#define TAG_UB 0x7FFFFFFF
+#define MAX_CONTEXTS 4096 /* communicators alive at once (context ids) */
+#define TAG_BITS 0xFFFFFFFFULL
+
+/* ---- state of the library ---- */
+struct mpi_state {
+    bool initialized, finalized;
+    int thread_level;
+    int wrank, wsize;
+};
+extern struct mpi_state mpi;
+
+/* ---- errors (mpi_errors.c) ---- */
+/* Raise error `code` in `call` on comm (MPI_COMM_NULL: MPI_COMM_WORLD's
+ * handler): fatal handler -> message and the job ends; else the code. */
+int mpi_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The job ends with this message: errors the library cannot return. */
+_Noreturn void mpi_fatal(const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *mpi_err_name(int code);
+/* Every call but a few needs MPI_Init first. */
+#define NEED_INIT(call)                                                          \
+    do {                                                                         \
+        if (!mpi.initialized || mpi.finalized)                                   \
+            mpi_fatal(call, "called %s MPI_Init",                                \
+                      mpi.finalized ? "after MPI_Finalize, not" : "before");     \
+    } while (0)
+/* Return a non-zero error code from a check. */
+#define TRY(x)                                                                   \
+    do {                                                                         \
+        int rc_ = (x);                                                           \
+        if (rc_)                                                                 \
+            return rc_;                                                          \
+    } while (0)
+
+/* ---- groups (mpi_group.c) ---- */
+struct mgroup {
+    bool in_use;
+    int refs;
+    int size;
+    int *world; /* world rank of each member */
+};
+struct mgroup *mpi_group_get(MPI_Group g); /* NULL if not a valid group */
+MPI_Group mpi_group_new(int size, const int *world); /* copies world */
+void mpi_group_ref(MPI_Group g);
+void mpi_group_unref(MPI_Group g);
+int mpi_group_rank_of(const struct mgroup *g, int world_rank);
+
+/* ---- communicators (mpi_comm.c) ---- */
+struct mcomm {
+    bool in_use;
+    int ctx;          /* context id; match bits use 2*ctx and 2*ctx+1 */
+    int rank, size;
+    int *world;       /* world rank of each member (NULL: identity, world) */
+    int *from_world;  /* comm rank of each world rank or -1 (NULL: identity) */
+    MPI_Group group;
+    MPI_Errhandler errh;
+    uint32_t coll_seq; /* collectives called on it, in the same order everywhere */
+    char name[MPI_MAX_OBJECT_NAME];
+    /* Cartesian topology */
+    int ndims;        /* 0: none */
+    int *dims, *periods;
+};
+struct mcomm *mpi_comm_get(MPI_Comm c);
+/* Check a communicator argument: NULL after raising MPI_ERR_COMM. */
+int mpi_check_comm(const char *call, MPI_Comm c, struct mcomm **out);
+static inline int mpi_world_of(const struct mcomm *c, int r) { return c->world ? c->world[r] : r; }
+static inline int mpi_rank_of(const struct mcomm *c, int w)
+{
+    return c->from_world ? c->from_world[w] : w;
+}
+static inline uint64_t mpi_bits(int ctx, int tag)
+{
+    return ((uint64_t)(uint32_t)ctx << 32) | (uint32_t)tag;
+}
+/* A new communicator over comm's members list (members[i] = world rank of
+ * new rank i), with a context id agreed over parent (a collective on it):
+ * every member of parent calls it; those with members == NULL get
+ * MPI_COMM_NULL. */
+int mpi_comm_make(const char *call, MPI_Comm parent, int n, const int *members,
+                  MPI_Comm *newcomm);
+void mpi_comm_init(void);
+
+/* ---- datatypes (mpi_type.c) ---- */
+enum basic {
+    B_NONE = 0,
+    B_CHAR, B_SCHAR, B_UCHAR, B_BYTE, B_WCHAR, B_SHORT, B_USHORT, B_INT, B_UINT, B_LONG, B_ULONG,
+    B_LLONG, B_ULLONG, B_FLOAT, B_DOUBLE, B_LDOUBLE, B_I8, B_I16, B_I32, B_I64, B_U8, B_U16,
+    B_U32, B_U64, B_BOOL, B_CFLOAT, B_CDOUBLE, B_CLDOUBLE, B_AINT, B_OFFSET, B_COUNT, B_PACKED,
+    B_FLOAT_INT, B_DOUBLE_INT, B_LONG_INT, B_2INT, B_SHORT_INT, B_LDOUBLE_INT,
+    B_FINTEGER, B_FREAL, B_FDOUBLE, B_FCOMPLEX, B_FDCOMPLEX, B_FLOGICAL, B_FCHARACTER,
+    B_FINTEGER1, B_FINTEGER2, B_FINTEGER4, B_FINTEGER8, B_FREAL4, B_FREAL8, B_FCOMPLEX8,
+    B_FCOMPLEX16, B_F2REAL, B_F2DOUBLE, B_F2INTEGER,
+    B_COUNT_OF
+};
+struct block {
+    long off, len;  /* bytes */
+    int basic;      /* what the bytes are (for reductions) */
+};
+struct mtype {
+    bool in_use, committed, predefined;
+    int combiner;
+    long size;            /* bytes of data */
+    long lb, ub;          /* extent = ub - lb */
+    long true_lb, true_ub;
+    int nblocks;          /* the type map: these blocks, in order, */
+    struct block *blocks;
+    long reps, rep_stride; /* repeated reps times, rep_stride bytes apart (vectors) */
+    const char *name;     /* predefined: its name */
+};
+struct mtype *mpi_type_get(MPI_Datatype t);
+int mpi_check_type(const char *call, MPI_Comm comm, MPI_Datatype t, struct mtype **out);
+static inline long mpi_extent(const struct mtype *t) { return t->ub - t->lb; }
+/* One element of it is one block at 0 as long as the extent. */
+static inline bool mpi_contig(const struct mtype *t)
+{
+    return t->nblocks == 1 && t->reps == 1 && t->blocks[0].off == 0 && t->blocks[0].len == t->ub - t->lb &&
+           t->lb == 0;
+}
+/* Every block of one element's type map, in order: offset of block K of
+ * repetition R. */
+#define FOR_BLOCKS(t, R, K)                                                     \
+    for (long R = 0; R < (t)->reps; R++)                                        \
+        for (int K = 0; K < (t)->nblocks; K++)
+#define BLOCK_OFF(t, R, K) ((t)->blocks[K].off + (R) * (t)->rep_stride)
+void mpi_pack(const void *buf, long count, const struct mtype *t, void *out);
+void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf);
+/* Bytes of count elements from the first to the last byte of data. */
+long mpi_span(const struct mtype *t, long count);
+void mpi_types_init(void);
+
+/* ---- operations (mpi_op.c) ---- */
+/* inout = in (op) inout over count elements of t laid out as in memory. */
+int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, void *inout,
+                 long count, MPI_Datatype t);
+int mpi_check_op(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype t);
+bool mpi_op_commutes(MPI_Op op);
+
+/* ---- requests (mpi_request.c) ---- */
+enum rkind { R_SEND, R_RECV };
+struct mreq {
+    bool in_use, persistent, active, done_now, cancelled, freed;
+    enum rkind kind;
+    struct msg_req *er;   /* the engine's, while active */
+    MPI_Comm comm;
+    int peer, tag;        /* as the call gave them */
+    int mode;             /* sends: 0 standard, 'S' synchronous, 'B' buffered, 'R' ready */
+    void *buf;            /* the user's */
+    int count;
+    MPI_Datatype type;
+    void *tmp;            /* packed copy: sends of non-contiguous types, receives to unpack */
+    MPI_Status status;    /* once complete */
+};
+struct mreq *mpi_req_get(MPI_Request h);
+MPI_Request mpi_req_handle(const struct mreq *r);
+struct mreq *mpi_req_new(const char *call, MPI_Comm comm);
+void mpi_req_release(struct mreq *r);
+int mpi_req_start(const char *call, struct mreq *r); /* start the engine's part */
+/* Completion of an active request: fills st (may be IGNORE), frees or
+ * deactivates it and sets *h; returns the error code the status holds. */
+int mpi_req_complete(struct mreq *r, MPI_Request *h, MPI_Status *st);
+bool mpi_req_test(struct mreq *r); /* progress once; is it complete? */
+void mpi_req_wait(struct mreq *r);
+void mpi_status_set(MPI_Status *st, int src, int tag, int err, long long bytes);
+void mpi_status_empty(MPI_Status *st);
+void mpi_requests_init(void);
+
+/* ---- point to point for the library itself (mpi_pt2pt.c) ---- */
+int mpi_check_rank(const char *call, const struct mcomm *c, MPI_Comm comm, int r, bool any_ok);
+int mpi_check_tag(const char *call, MPI_Comm comm, int tag, bool any_ok);
+int mpi_check_count(const char *call, MPI_Comm comm, int count);
+int mpi_check_buf(const char *call, MPI_Comm comm, const void *buf, int count,
+                  const struct mtype *t);
+void mpi_bsend_reap(void);
+
+/* ---- collectives' own messages (mpi_coll.c) ---- */
+void mpi_coll_init(void);
+
+/* ---- Fortran (mpi_fortran.c) ---- */
+void *mpi_f_buf(void *p);     /* Fortran MPI_BOTTOM / MPI_IN_PLACE to C's */
+#endif

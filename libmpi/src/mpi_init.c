@@ -1,0 +1,154 @@
+/*
+ * The MPI environment: Init (starts the message engine with the TERN_MPI_*
+ * tunables), Finalize, Abort, thread levels, time, names and versions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpi_impl.h"
+
+struct mpi_state mpi;
+
+static int start(int required)
+{
+    if (mpi.initialized || mpi.finalized)
+        mpi_fatal("MPI_Init", "MPI is %s already", mpi.finalized ? "finalized" : "initialized");
+    /* After MPI_Abort or a fatal error on one rank, the others wait 2 s
+     * before they end too: under yod the failing rank's end is reported
+     * first (its rank, the call and the code are its last words on
+     * stderr) and yod ends the rest. */
+    static const struct msg_config cfg = {.who = "MPI", .env_prefix = "TERN_MPI",
+                                          .abort_linger_ms = 2000};
+    msg_start(&cfg);
+    mpi.wrank = (int)msg_rank();
+    mpi.wsize = (int)msg_size();
+    /* One thread calls MPI (SINGLE or FUNNELED): progress is made only
+     * inside MPI calls, by the calling thread. */
+    mpi.thread_level = required >= MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+    mpi_types_init();
+    mpi_requests_init();
+    mpi.initialized = true; /* communicators are made with MPI calls */
+    mpi_comm_init();
+    mpi_coll_init();
+    return MPI_SUCCESS;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return start(MPI_THREAD_SINGLE);
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    TRY(start(required));
+    *provided = mpi.thread_level;
+    return MPI_SUCCESS;
+}
+
+int MPI_Initialized(int *flag)
+{
+    *flag = mpi.initialized;
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalized(int *flag)
+{
+    *flag = mpi.finalized;
+    return MPI_SUCCESS;
+}
+
+int MPI_Query_thread(int *provided)
+{
+    NEED_INIT("MPI_Query_thread");
+    *provided = mpi.thread_level;
+    return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int *flag)
+{
+    NEED_INIT("MPI_Is_thread_main");
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalize(void)
+{
+    NEED_INIT("MPI_Finalize");
+    /* Buffered messages leave first; then every message this rank sent is
+     * accepted and the others know it is done (the engine's exit). */
+    mpi_bsend_reap();
+    msg_finish();
+    mpi.finalized = true;
+    return MPI_SUCCESS;
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    struct mcomm *c = mpi.initialized && !mpi.finalized ? mpi_comm_get(comm) : NULL;
+    fflush(stdout);
+    fprintf(stderr, "MPI_Abort(%s, %d) called on rank %d: the job ends with error code %d\n",
+            c && c->name[0] ? c->name : "comm", errorcode, mpi.wrank, errorcode);
+    fflush(stderr);
+    /* The rank's exit status is the error code (1 if that is 0 or does not
+     * fit a status): every rank of the job ends with it. */
+    int status = errorcode > 0 && errorcode < 256 ? errorcode : 1;
+    msg_abort(status);
+}
+
+double MPI_Wtime(void) { return msg_now(); }
+
+double MPI_Wtick(void)
+{
+    struct timespec r;
+    if (clock_getres(CLOCK_MONOTONIC, &r) || (r.tv_sec == 0 && r.tv_nsec == 0))
+        return 1e-9;
+    return (double)r.tv_sec + (double)r.tv_nsec * 1e-9;
+}
+
+/* "nidN" from this rank's entry of TERN_MAP (docs/job-interface.md). */
+int MPI_Get_processor_name(char *name, int *resultlen)
+{
+    NEED_INIT("MPI_Get_processor_name");
+    const char *m = getenv("TERN_MAP");
+    unsigned long nid = 0;
+    bool found = false;
+    for (int r = 0; m && *m; r++) {
+        if (r == mpi.wrank) {
+            nid = strtoul(m, NULL, 0);
+            found = true;
+            break;
+        }
+        m = strchr(m, ',');
+        if (m)
+            m++;
+    }
+    if (found)
+        snprintf(name, MPI_MAX_PROCESSOR_NAME, "nid%lu", nid);
+    else if (gethostname(name, MPI_MAX_PROCESSOR_NAME))
+        snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = 0;
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_version(int *version, int *subversion)
+{
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_library_version(char *version, int *resultlen)
+{
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "Tern MPI %d.%d on Portals 4 (docs/mpi.md)", MPI_VERSION, MPI_SUBVERSION);
+    *resultlen = n;
+    return MPI_SUCCESS;
+}

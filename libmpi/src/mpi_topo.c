@@ -1,0 +1,247 @@
+/*
+ * Cartesian topologies (row-major: the last dimension varies fastest) and
+ * MPI_Dims_create.  reorder is accepted and ignored: ranks keep their order
+ * (one rank per node, every node alike).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+static int check_cart(const char *call, MPI_Comm comm, struct mcomm **c)
+{
+    TRY(mpi_check_comm(call, comm, c));
+    if (!(*c)->ndims)
+        return mpi_error(comm, MPI_ERR_TOPOLOGY, call, "the communicator has no Cartesian "
+                         "topology");
+    return MPI_SUCCESS;
+}
+
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *comm_cart)
+{
+    (void)reorder;
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Cart_create", comm_old, &c));
+    if (ndims < 1)
+        return mpi_error(comm_old, MPI_ERR_DIMS, "MPI_Cart_create", "ndims = %d", ndims);
+    long prod = 1;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] <= 0)
+            return mpi_error(comm_old, MPI_ERR_DIMS, "MPI_Cart_create", "dims[%d] = %d", i,
+                             dims[i]);
+        prod *= dims[i];
+        if (prod > c->size)
+            break;
+    }
+    if (prod > c->size)
+        return mpi_error(comm_old, MPI_ERR_TOPOLOGY, "MPI_Cart_create",
+                         "the grid has more points than the communicator's %d ranks", c->size);
+    MPI_Comm nc;
+    TRY(MPI_Comm_split(comm_old, c->rank < prod ? 0 : MPI_UNDEFINED, c->rank, &nc));
+    *comm_cart = nc;
+    if (nc == MPI_COMM_NULL)
+        return MPI_SUCCESS;
+    struct mcomm *n = mpi_comm_get(nc);
+    n->dims = malloc(sizeof(int) * (size_t)ndims);
+    n->periods = malloc(sizeof(int) * (size_t)ndims);
+    if (!n->dims || !n->periods)
+        return mpi_error(comm_old, MPI_ERR_NO_MEM, "MPI_Cart_create", "no memory");
+    n->ndims = ndims;
+    for (int i = 0; i < ndims; i++) {
+        n->dims[i] = dims[i];
+        n->periods[i] = periods[i] != 0;
+    }
+    return MPI_SUCCESS;
+}
+
+static void coords_of(const struct mcomm *c, int rank, int *coords)
+{
+    for (int i = c->ndims - 1; i >= 0; i--) {
+        coords[i] = rank % c->dims[i];
+        rank /= c->dims[i];
+    }
+}
+
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+{
+    struct mcomm *c;
+    TRY(check_cart("MPI_Cart_coords", comm, &c));
+    if (rank < 0 || rank >= c->size)
+        return mpi_error(comm, MPI_ERR_RANK, "MPI_Cart_coords", "rank %d is not in 0..%d",
+                         rank, c->size - 1);
+    if (maxdims < c->ndims)
+        return mpi_error(comm, MPI_ERR_ARG, "MPI_Cart_coords", "maxdims %d < %d dimensions",
+                         maxdims, c->ndims);
+    coords_of(c, rank, coords);
+    return MPI_SUCCESS;
+}
+
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
+{
+    struct mcomm *c;
+    TRY(check_cart("MPI_Cart_rank", comm, &c));
+    int r = 0;
+    for (int i = 0; i < c->ndims; i++) {
+        int x = coords[i];
+        if (c->periods[i])
+            x = ((x % c->dims[i]) + c->dims[i]) % c->dims[i];
+        else if (x < 0 || x >= c->dims[i])
+            return mpi_error(comm, MPI_ERR_ARG, "MPI_Cart_rank",
+                             "coordinate %d of dimension %d is outside 0..%d (not periodic)", x,
+                             i, c->dims[i] - 1);
+        r = r * c->dims[i] + x;
+    }
+    *rank = r;
+    return MPI_SUCCESS;
+}
+
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+{
+    struct mcomm *c;
+    TRY(check_cart("MPI_Cart_shift", comm, &c));
+    if (direction < 0 || direction >= c->ndims)
+        return mpi_error(comm, MPI_ERR_DIMS, "MPI_Cart_shift", "direction %d of %d dimensions",
+                         direction, c->ndims);
+    int co[c->ndims], me = c->rank;
+    for (int k = 0; k < 2; k++) {
+        coords_of(c, me, co);
+        int x = co[direction] + (k ? disp : -disp), n = c->dims[direction];
+        int *out = k ? rank_dest : rank_source;
+        if (c->periods[direction]) {
+            x = ((x % n) + n) % n;
+        } else if (x < 0 || x >= n) {
+            *out = MPI_PROC_NULL;
+            continue;
+        }
+        co[direction] = x;
+        MPI_Cart_rank(comm, co, out);
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+    struct mcomm *c;
+    TRY(check_cart("MPI_Cart_sub", comm, &c));
+    int nd = c->ndims, co[nd], color = 0, key = 0, kept = 0;
+    int dims[nd], periods[nd];
+    coords_of(c, c->rank, co);
+    for (int i = 0; i < nd; i++) {
+        if (remain_dims[i]) {
+            key = key * c->dims[i] + co[i];
+            dims[kept] = c->dims[i];
+            periods[kept++] = c->periods[i];
+        } else {
+            color = color * c->dims[i] + co[i];
+        }
+    }
+    MPI_Comm nc;
+    TRY(MPI_Comm_split(comm, color, key, &nc));
+    struct mcomm *n = mpi_comm_get(nc);
+    if (!kept) { /* a zero-dimensional grid: one point */
+        dims[0] = 1;
+        periods[0] = 0;
+        kept = 1;
+    }
+    n->dims = malloc(sizeof(int) * (size_t)kept);
+    n->periods = malloc(sizeof(int) * (size_t)kept);
+    if (!n->dims || !n->periods)
+        return mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Cart_sub", "no memory");
+    n->ndims = kept;
+    memcpy(n->dims, dims, sizeof(int) * (size_t)kept);
+    memcpy(n->periods, periods, sizeof(int) * (size_t)kept);
+    *newcomm = nc;
+    return MPI_SUCCESS;
+}
+
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
+{
+    struct mcomm *c;
+    TRY(check_cart("MPI_Cart_get", comm, &c));
+    if (maxdims < c->ndims)
+        return mpi_error(comm, MPI_ERR_ARG, "MPI_Cart_get", "maxdims %d < %d dimensions",
+                         maxdims, c->ndims);
+    for (int i = 0; i < c->ndims; i++) {
+        dims[i] = c->dims[i];
+        periods[i] = c->periods[i];
+    }
+    coords_of(c, c->rank, coords);
+    return MPI_SUCCESS;
+}
+
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
+{
+    struct mcomm *c;
+    TRY(check_cart("MPI_Cartdim_get", comm, &c));
+    *ndims = c->ndims;
+    return MPI_SUCCESS;
+}
+
+int MPI_Topo_test(MPI_Comm comm, int *status)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Topo_test", comm, &c));
+    *status = c->ndims ? MPI_CART : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* Spread nnodes over the free (zero) dimensions as evenly as possible, in
+ * non-increasing order: factor it into primes, largest first, each onto
+ * the free dimension with the smallest product so far. */
+int MPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+    NEED_INIT("MPI_Dims_create");
+    if (nnodes < 1 || ndims < 0)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_DIMS, "MPI_Dims_create",
+                         "nnodes %d, ndims %d", nnodes, ndims);
+    int fixed = 1, nfree = 0;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] < 0)
+            return mpi_error(MPI_COMM_NULL, MPI_ERR_DIMS, "MPI_Dims_create", "dims[%d] = %d",
+                             i, dims[i]);
+        if (dims[i])
+            fixed *= dims[i];
+        else
+            nfree++;
+    }
+    if (nnodes % fixed)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_DIMS, "MPI_Dims_create",
+                         "%d nodes cannot be divided by the fixed dimensions' %d", nnodes,
+                         fixed);
+    if (!nfree)
+        return nnodes == fixed ? MPI_SUCCESS
+                               : mpi_error(MPI_COMM_NULL, MPI_ERR_DIMS, "MPI_Dims_create",
+                                           "the dimensions give %d, not %d", fixed, nnodes);
+    int rest = nnodes / fixed, f[32], nf = 0;
+    for (int p = 2; rest > 1;) {
+        if (rest % p == 0) {
+            f[nf++] = p;
+            rest /= p;
+        } else {
+            p = p * p > rest ? rest : p + 1;
+        }
+    }
+    int v[nfree];
+    for (int i = 0; i < nfree; i++)
+        v[i] = 1;
+    for (int k = nf - 1; k >= 0; k--) {
+        int best = 0;
+        for (int i = 1; i < nfree; i++)
+            if (v[i] < v[best])
+                best = i;
+        v[best] *= f[k];
+    }
+    /* non-increasing */
+    for (int i = 0; i < nfree; i++)
+        for (int j = i + 1; j < nfree; j++)
+            if (v[j] > v[i]) {
+                int t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+            }
+    for (int i = 0, k = 0; i < ndims; i++)
+        if (!dims[i])
+            dims[i] = v[k++];
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,133 @@
+/*
+ * The message engine on Portals 4: what NX (libnx) and MPI (libmpi) are thin
+ * layers over.  One copy of the protocol (docs/libnx.md "The Portals
+ * protocol", docs/mpi.md):
+ *
+ *   - matching on Portals match bits and the sender's rank (a layer packs
+ *     its own selectors into the 64 bits: NX the message type, MPI the
+ *     communicator's context id and the tag) and Portals' match_id (the
+ *     source rank, or any);
+ *   - eager delivery up to the eager limit, into the posted buffer or into
+ *     the library's unexpected space; rendezvous above it (or for a
+ *     synchronous send), the receiver pulling the data with PtlGet straight
+ *     into the posted buffer;
+ *   - flow control that never drops a message (drain, PAUSE, re-enable,
+ *     resend) and pair-wise ordering;
+ *   - requests: a send or receive in progress, tested or waited for.
+ *
+ * Progress happens only inside engine calls.  Ranks are the job's ranks
+ * (TERN_RANK / TERN_SIZE / TERN_MAP, docs/job-interface.md).
+ */
+#ifndef TERN_MSG_H
+#define TERN_MSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <portals4.h>
+
+/* Match bits the engine itself searches for (the end marker of a drain):
+ * no layer may send a message with exactly these bits. */
+#define MSG_BITS_RESERVED ((1ULL << 63) | (1ULL << 62))
+
+#define MSG_ANY_SOURCE (-1L)
+/* Largest message: the rendezvous header carries 40 bits of length. */
+#define MSG_MAX_LEN ((1ULL << 40) - 1)
+
+enum msg_error {
+    MSG_OK = 0,
+    MSG_ERR_TRUNCATE = 1, /* the message was longer than the buffer */
+};
+
+/* isend flags */
+#define MSG_SYNC 1u /* complete only once a receive has taken it (rendezvous) */
+
+/* How a layer starts the engine. */
+struct msg_config {
+    const char *who;        /* in messages: "libnx", "MPI" */
+    const char *env_prefix; /* tunables: PREFIX_EAGER, _UNEXPECTED, _UH, _WINDOW, _STATS,
+                               _DEBUG, _REQUESTS, _SAVED_MAX, _EXIT_WAIT */
+    /* A rank told that another aborted waits this long (answering Portals)
+     * before it exits too, so a launcher sees the aborting rank end first
+     * and can name it (yod ends the others itself).  0: at once. */
+    unsigned abort_linger_ms;
+};
+
+/* A send or receive in progress.  The layer reads the public part; the
+ * rest is the engine's. */
+struct msg_req {
+    int kind;             /* the engine's object tag (user_ptr dispatch) */
+    bool in_use, is_recv, done, ignored, internal;
+    int error;            /* enum msg_error, once done */
+    /* Once a receive is done: the message's sender, match bits, full
+     * length (beyond count if truncated; count bytes were delivered). */
+    long src;
+    uint64_t mbits;
+    uint64_t len;
+    void *owner;          /* the layer's */
+    /* receive arguments */
+    void *buf;
+    uint64_t count;
+    uint64_t bits, ignore;
+    long srcsel;
+    /* engine state */
+    bool posted;          /* an ME is on the priority list */
+    uint64_t post_seq;    /* posting order, for messages to oneself */
+    ptl_handle_me_t me;
+    struct msg_saved *wait_saved; /* drained message still arriving */
+    ptl_handle_md_t get_md;       /* rendezvous pull */
+    uint64_t get_len, get_got;
+};
+
+/* Start (once; later calls do nothing) and stop (once: every message sent
+ * is accepted, the exit handshake is done; also run at exit). */
+void msg_start(const struct msg_config *cfg);
+void msg_finish(void);
+bool msg_started(void);
+bool msg_finished(void);
+long msg_rank(void);
+long msg_size(void);
+double msg_now(void); /* seconds, CLOCK_MONOTONIC */
+
+/* Requests: NULL when all are in use (the table is the engine's bounded
+ * memory; internal ones are for the layers' own collective traffic). */
+struct msg_req *msg_req_new(bool internal);
+void msg_req_free(struct msg_req *r);
+long msg_req_index(const struct msg_req *r);
+struct msg_req *msg_req_at(long i); /* NULL if not a request in use */
+long msg_req_capacity(void);        /* how many requests the table holds */
+
+/* Start a send / a receive on a fresh request.  A send returns once the
+ * buffer may be reused for an eager message (the request is then done) or
+ * at once for rendezvous (done when the receiver has pulled it).  srcsel:
+ * a rank or MSG_ANY_SOURCE; a message matches when its bits agree with
+ * bits outside ignore. */
+void msg_isend(struct msg_req *r, long dest, uint64_t bits, const void *buf, uint64_t len,
+               unsigned flags);
+void msg_irecv(struct msg_req *r, long srcsel, uint64_t bits, uint64_t ignore, void *buf,
+               uint64_t count);
+void msg_wait(struct msg_req *r);
+bool msg_test(struct msg_req *r); /* one step of progress, then done? */
+/* Take back a receive nothing has matched yet: true if it was taken back
+ * (then the request is free), false if it is completing (wait for it). */
+bool msg_cancel_recv(struct msg_req *r);
+/* Ignore a request: it frees itself when done (NX msgignore). */
+void msg_ignore(struct msg_req *r);
+
+/* Is a message there that a receive (srcsel, bits, ignore) would take?
+ * If so, true and its sender, bits and length. */
+struct msg_probe_info {
+    long src;
+    uint64_t bits, len;
+};
+bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
+               struct msg_probe_info *out);
+
+void msg_progress(bool block);
+/* Tell every rank to exit with status, and exit. */
+_Noreturn void msg_abort(int status);
+/* "WHO (node N): ..." on stderr, then msg_abort(1). */
+_Noreturn void msg_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+long msg_env_long(const char *suffix, long dflt); /* PREFIX_SUFFIX from the environment */
+#endif

@@ -1,0 +1,150 @@
+/*
+ * The message engine's files share this (the layers see only msg.h).
+ *
+ *   msg_start.c  start-up (environment, NI, map), the event loop, exit, abort
+ *   msg_send.c   sends: eager copies, rendezvous, per-target queues, the
+ *                sender's half of flow control, control messages
+ *   msg_recv.c   requests, receives, the saved-message queue, probes
+ *   msg_flow.c   unexpected space and the receiver's half of flow control
+ *
+ * Portal table entries (the same index on every rank):
+ *   PT_DATA  every message (FLOWCTRL).  Match bits are the layer's.  Posted
+ *            receives are priority MEs; overflow MEs (MANAGE_LOCAL) are the
+ *            unexpected space.
+ *   PT_RDV   senders expose rendezvous buffers here; receivers PtlGet them.
+ *   PT_CTL   zero-byte control puts (flow-control PAUSE/ACK/UNPAUSE, start-up
+ *            barrier, exit, abort): one persistent wildcard ME, so they never
+ *            need buffer space and are never refused for lack of it.
+ */
+#ifndef MSG_INTERNAL_H
+#define MSG_INTERNAL_H
+
+#include "msg.h"
+
+#define PT_DATA 0
+#define PT_RDV 1
+#define PT_CTL 2
+
+/* hdr_data of a data message: bit 63 = rendezvous announcement, then the
+ * rendezvous id in bits 40..62 and the message length in bits 0..39. */
+#define HD_RDV (1ULL << 63)
+#define HD_LEN_MASK ((1ULL << 40) - 1)
+#define HD_ID_SHIFT 40
+#define HD_ID_MASK ((1ULL << 23) - 1)
+
+/* hdr_data of a control message: op in bits 56..63, argument below. */
+enum ctl_op { CTL_PAUSE = 1, CTL_PAUSE_ACK, CTL_UNPAUSE, CTL_BARRIER, CTL_EXITING, CTL_ABORT };
+#define CTL_HD(op, arg) (((uint64_t)(op) << 56) | ((uint64_t)(arg) & ((1ULL << 56) - 1)))
+
+/* Every object whose address travels as a Portals user_ptr starts with its
+ * kind, so the event loop knows what an event is about. */
+enum obj_kind { OBJ_REQ = 1, OBJ_MSG, OBJ_CTL, OBJ_OVF, OBJ_DRAIN, OBJ_DRAIN_END, OBJ_PROBE,
+                OBJ_RELEASE };
+
+/* One data message on its way to a target (eager copy or rendezvous
+ * announcement), kept until the target accepted it. */
+enum out_state { OUT_QUEUED, OUT_INFLIGHT, OUT_REJECTED, OUT_ACCEPTED };
+struct msg_out {
+    int kind; /* OBJ_MSG */
+    enum out_state state;
+    struct msg_out *next;
+    long target;
+    uint64_t bits, hd;
+    void *data;           /* eager: the copy in the bounce arena */
+    size_t len;           /* eager bytes */
+    int slot;             /* bounce slot, -1 if none */
+    /* rendezvous */
+    bool rdv, pulled;
+    const void *rdv_buf;
+    uint64_t rdv_len, rdv_got;
+    ptl_handle_me_t rdv_me;
+    struct msg_req *req;  /* completed when pulled (rendezvous) */
+};
+
+struct msg_peer {
+    struct msg_out *head, *tail; /* data messages in send order */
+    int inflight;               /* data puts awaiting their ACK */
+    int ctl_inflight;           /* control puts awaiting their ACK */
+    bool paused;                /* its data PT is disabled: send nothing */
+    bool pause_owed;            /* answer its PAUSE when inflight drops to 0 */
+    uint64_t pause_epoch;
+    uint64_t acked_epoch;       /* (we as target) its PAUSE_ACK for our epoch */
+    bool exiting;               /* it sent EXITING: never sends data again */
+};
+
+/* A message taken off Portals' unexpected list by a drain (or sent to
+ * oneself), kept by the library until a receive or probe wants it. */
+struct msg_saved {
+    struct msg_saved *next;
+    long src;
+    uint64_t bits, hd;
+    uint64_t len;         /* eager bytes held in data */
+    void *data;
+    void *ovf_start;      /* where it is still arriving, if pending */
+    bool pending;
+    struct msg_req *waiter;
+};
+
+struct msg_engine {
+    bool up, started, finished, aborting, exiting;
+    const char *who, *prefix;
+    unsigned abort_linger_ms;
+    int verbose;          /* _STATS: 1 counters at exit, 2 also trace recoveries */
+    long rank, size;
+    ptl_handle_ni_t ni;
+    ptl_handle_eq_t eq_data, eq_misc;
+    ptl_handle_md_t md_bounce, md_zero;
+    ptl_ni_limits_t lim;
+    size_t eager_max;
+    struct msg_peer *peers;
+    int ops_inflight, ops_max;
+    int exit_pending;     /* our EXITING messages not yet acknowledged */
+    bool starved;         /* something waits for an operation slot */
+    long rdv_active;      /* rendezvous sends not yet pulled */
+    uint64_t rdv_next;
+    /* receiver side of flow control */
+    bool recovering, draining;
+    uint64_t epoch;
+    struct msg_saved *saved_head, *saved_tail;
+    uint64_t saved_bytes, saved_max; /* heap held by saved messages, and its bound */
+    /* start-up barrier rounds received (bit per round) */
+    uint64_t barrier_got;
+    /* statistics, printed at exit when _STATS is set */
+    uint64_t st_eager, st_rdv, st_unexpected, st_recoveries, st_resent, st_drained;
+};
+extern struct msg_engine eng;
+
+/* msg_start.c */
+void msg_progress_ms(unsigned ms); /* wait at most ms for a first event */
+void msg_control(long from, uint64_t hd); /* a control message arrived */
+
+/* msg_send.c */
+void msg_send_init(void);
+void msg_send_ack(struct msg_out *m, const ptl_event_t *ev);
+void msg_rdv_pulled(struct msg_out *m, const ptl_event_t *ev);
+void msg_ctl_send(long target, uint64_t hd, bool retry);
+void msg_ctl_ack(void *rec, const ptl_event_t *ev);
+void msg_peer_pause(long target, uint64_t epoch);
+void msg_peer_unpause(long target);
+void msg_kick(void);
+bool msg_sends_idle(void);
+bool msg_ctl_idle(void);
+
+/* msg_recv.c */
+void msg_reqs_init(void);
+void msg_recv_event(struct msg_req *r, const ptl_event_t *ev);
+void msg_recv_reply(struct msg_req *r, const ptl_event_t *ev);
+void msg_recv_take_saved(struct msg_req *r, struct msg_saved *s);
+void msg_probe_event(void *probe, const ptl_event_t *ev);
+void msg_self_send(uint64_t bits, const void *buf, uint64_t len);
+
+/* msg_flow.c */
+void msg_flow_init(void);
+void msg_flow_event(const ptl_event_t *ev);
+void msg_flow_pause_ack(long from, uint64_t epoch);
+void msg_flow_peer_exiting(long from);
+void msg_ovf_claimed(const ptl_event_t *ev);
+void msg_saved_append(struct msg_saved *s);
+void *msg_saved_alloc(uint64_t len); /* heap for a saved message, within saved_max */
+void msg_saved_release(struct msg_saved *s);
+#endif

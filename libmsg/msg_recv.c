@@ -1,0 +1,342 @@
+/*
+ * Requests, receives and probes.
+ *
+ * A receive first looks at the saved queue (messages a flow-control drain
+ * took off Portals' list, and messages to oneself, oldest first), then
+ * becomes a priority ME: match bits and ignore bits as the layer gave them,
+ * match_id = the source selector.  Portals matches it against its own
+ * unexpected list atomically on append (PUT_OVERFLOW: data in unexpected
+ * space, copied once) or against later arrivals (PUT: data already in the
+ * buffer).  A rendezvous announcement turns into a PtlGet into the buffer.
+ * A message longer than the buffer delivers what fits and completes the
+ * receive with MSG_ERR_TRUNCATE (the layer reports it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg_internal.h"
+
+/* The request table: bounded, sized once (PREFIX_REQUESTS). */
+static struct msg_req *reqs;
+static long n_reqs, free_hint;
+static uint64_t post_counter;
+
+struct probe {
+    int kind; /* OBJ_PROBE */
+    bool got;
+    ptl_event_t ev;
+};
+
+void msg_reqs_init(void)
+{
+    n_reqs = msg_env_long("REQUESTS", 4352);
+    if (n_reqs < 64)
+        n_reqs = 64;
+    reqs = calloc((size_t)n_reqs, sizeof *reqs);
+    if (!reqs)
+        msg_fatal("no memory for %ld requests (%s_REQUESTS)", n_reqs, eng.prefix);
+}
+
+struct msg_req *msg_req_new(bool internal)
+{
+    for (long k = 0; k < n_reqs; k++) {
+        long i = (free_hint + k) % n_reqs;
+        if (!reqs[i].in_use) {
+            memset(&reqs[i], 0, sizeof reqs[i]);
+            reqs[i].kind = OBJ_REQ;
+            reqs[i].in_use = true;
+            reqs[i].internal = internal;
+            free_hint = i + 1;
+            return &reqs[i];
+        }
+    }
+    return NULL;
+}
+
+void msg_req_free(struct msg_req *r)
+{
+    r->in_use = false;
+    long i = r - reqs;
+    if (i < free_hint)
+        free_hint = i;
+}
+
+long msg_req_index(const struct msg_req *r) { return r - reqs; }
+long msg_req_capacity(void) { return n_reqs; }
+
+struct msg_req *msg_req_at(long i)
+{
+    if (i < 0 || i >= n_reqs || !reqs[i].in_use)
+        return NULL;
+    return &reqs[i];
+}
+
+void msg_wait(struct msg_req *r)
+{
+    while (!r->done)
+        msg_progress(true);
+}
+
+bool msg_test(struct msg_req *r)
+{
+    if (!r->done)
+        msg_progress(false);
+    return r->done;
+}
+
+void msg_ignore(struct msg_req *r)
+{
+    r->ignored = true;
+    if (r->done)
+        msg_req_free(r);
+}
+
+static void finished(struct msg_req *r)
+{
+    r->done = true;
+    if (r->ignored)
+        msg_req_free(r);
+}
+
+/* Pull a rendezvous message of len bytes, take of them into the buffer:
+ * one get per piece of Portals' message limit, each for what of it fits
+ * (maybe nothing), so the sender sees every piece asked for and lets its
+ * buffer go, and a zero-byte message (synchronous, or no room) too. */
+static uint64_t pieces(uint64_t len)
+{
+    return len == 0 ? 1 : (len + eng.lim.max_msg_size - 1) / eng.lim.max_msg_size;
+}
+
+static void start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, uint64_t take)
+{
+    ptl_md_t md = {.start = take ? r->buf : NULL, .length = take, .options = 0,
+                   .eq_handle = eng.eq_misc, .ct_handle = PTL_CT_NONE};
+    int rc = PtlMDBind(eng.ni, &md, &r->get_md);
+    if (rc != PTL_OK)
+        msg_fatal("cannot bind a %llu-byte receive buffer (Portals error %d)",
+                  (unsigned long long)take, rc);
+    r->get_len = pieces(len);
+    r->get_got = 0;
+    ptl_process_t from = {.rank = (ptl_rank_t)src};
+    for (uint64_t k = 0; k < r->get_len; k++) {
+        uint64_t off = k * eng.lim.max_msg_size;
+        uint64_t n = off < take ? take - off : 0;
+        if (n > eng.lim.max_msg_size)
+            n = eng.lim.max_msg_size;
+        rc = PtlGet(r->get_md, n ? off : 0, n, from, PT_RDV, id, off, r);
+        if (rc != PTL_OK)
+            msg_fatal("PtlGet of %llu bytes from node %ld failed (%d)", (unsigned long long)n,
+                      src, rc);
+        eng.ops_inflight++;
+    }
+}
+
+/* A message matched receive r: land what fits. */
+static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uint64_t rlength,
+                    const void *data)
+{
+    bool rdv = hd & HD_RDV;
+    uint64_t len = rdv ? hd & HD_LEN_MASK : rlength;
+    uint64_t take = len <= r->count ? len : r->count;
+    r->src = src;
+    r->mbits = bits;
+    r->len = len;
+    if (len > r->count)
+        r->error = MSG_ERR_TRUNCATE;
+    if (rdv) {
+        start_get(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take);
+        return;
+    }
+    if (data && take)
+        memcpy(r->buf, data, (size_t)take);
+    finished(r);
+}
+
+void msg_recv_event(struct msg_req *r, const ptl_event_t *ev)
+{
+    r->posted = false;
+    if (ev->ni_fail_type != PTL_NI_OK)
+        msg_fatal("a message from node %u failed on arrival (Portals failure %d)",
+                  ev->initiator.rank, (int)ev->ni_fail_type);
+    /* PUT: Portals put min(length, count) bytes into the buffer already;
+     * PUT_OVERFLOW: the data waits in unexpected space. */
+    deliver(r, (long)ev->initiator.rank, ev->match_bits, ev->hdr_data, ev->rlength,
+            ev->type == PTL_EVENT_PUT_OVERFLOW ? ev->start : NULL);
+}
+
+void msg_recv_reply(struct msg_req *r, const ptl_event_t *ev)
+{
+    if (ev->ni_fail_type != PTL_NI_OK)
+        msg_fatal("pulling a message from node %ld failed (Portals failure %d)", r->src,
+                  (int)ev->ni_fail_type);
+    if (++r->get_got < r->get_len)
+        return;
+    PtlMDRelease(r->get_md);
+    finished(r);
+}
+
+void msg_recv_take_saved(struct msg_req *r, struct msg_saved *s)
+{
+    if (s->pending) { /* completes when its data is in (msg_flow.c) */
+        s->waiter = r;
+        r->wait_saved = s;
+        return;
+    }
+    r->wait_saved = NULL;
+    deliver(r, s->src, s->bits, s->hd, s->len, s->data);
+    msg_saved_release(s);
+}
+
+static bool saved_matches(const struct msg_saved *s, uint64_t bits, uint64_t ignore, long srcsel)
+{
+    return ((s->bits ^ bits) & ~ignore) == 0 && (srcsel == MSG_ANY_SOURCE || srcsel == s->src);
+}
+
+/* The oldest saved message matching, unlinked from the queue if take. */
+static struct msg_saved *saved_find(uint64_t bits, uint64_t ignore, long srcsel, bool take)
+{
+    struct msg_saved *prev = NULL;
+    for (struct msg_saved *s = eng.saved_head; s; prev = s, s = s->next) {
+        if (!saved_matches(s, bits, ignore, srcsel))
+            continue;
+        if (take) {
+            if (prev)
+                prev->next = s->next;
+            else
+                eng.saved_head = s->next;
+            if (eng.saved_tail == s)
+                eng.saved_tail = prev;
+        }
+        return s;
+    }
+    return NULL;
+}
+
+static ptl_me_t recv_me(void *buf, uint64_t count, uint64_t bits, uint64_t ignore, long srcsel)
+{
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.start = count ? buf : NULL;
+    me.length = (ptl_size_t)count;
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                 PTL_ME_EVENT_UNLINK_DISABLE;
+    me.match_id.rank = srcsel == MSG_ANY_SOURCE ? PTL_RANK_ANY : (ptl_rank_t)srcsel;
+    me.match_bits = bits;
+    me.ignore_bits = ignore;
+    return me;
+}
+
+void msg_irecv(struct msg_req *r, long srcsel, uint64_t bits, uint64_t ignore, void *buf,
+               uint64_t count)
+{
+    r->is_recv = true;
+    r->done = false;
+    r->error = MSG_OK;
+    r->buf = buf;
+    r->count = count;
+    r->bits = bits;
+    r->ignore = ignore;
+    r->srcsel = srcsel;
+    struct msg_saved *s = saved_find(bits, ignore, srcsel, true);
+    if (s) {
+        msg_recv_take_saved(r, s);
+        return;
+    }
+    ptl_me_t me = recv_me(buf, count, bits, ignore, srcsel);
+    int rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_PRIORITY_LIST, r, &r->me);
+    if (rc != PTL_OK)
+        msg_fatal("cannot post a receive (Portals error %d): too many receives posted?", rc);
+    r->posted = true;
+    r->post_seq = ++post_counter;
+}
+
+bool msg_cancel_recv(struct msg_req *r)
+{
+    if (r->is_recv && r->posted && !r->done && PtlMEUnlink(r->me) == PTL_OK) {
+        r->posted = false;
+        msg_req_free(r);
+        return true;
+    }
+    return false;
+}
+
+/* A message to oneself: into the oldest posted receive it matches, as
+ * Portals would (taking that receive's ME back off the list), else into
+ * the saved queue like an unexpected message.  Always copied, whatever
+ * its length, so the send is complete at once. */
+void msg_self_send(uint64_t bits, const void *buf, uint64_t len)
+{
+    uint64_t after = 0;
+    for (;;) {
+        struct msg_req *best = NULL;
+        for (long i = 0; i < n_reqs; i++) {
+            struct msg_req *r = &reqs[i];
+            if (r->in_use && r->is_recv && r->posted && r->post_seq > after &&
+                (r->srcsel == MSG_ANY_SOURCE || r->srcsel == eng.rank) &&
+                ((bits ^ r->bits) & ~r->ignore) == 0 && (!best || r->post_seq < best->post_seq))
+                best = r;
+        }
+        if (!best)
+            break;
+        after = best->post_seq;
+        /* Fails if a message from the network is matching it right now:
+         * then that one has it, try the next. */
+        if (PtlMEUnlink(best->me) == PTL_OK) {
+            best->posted = false;
+            deliver(best, eng.rank, bits, len, len, buf);
+            return;
+        }
+    }
+    struct msg_saved *s = calloc(1, sizeof *s);
+    if (!s)
+        msg_fatal("no memory for a message to this node");
+    s->src = eng.rank;
+    s->bits = bits;
+    s->hd = len;
+    s->len = len;
+    s->data = msg_saved_alloc(len);
+    if (len)
+        memcpy(s->data, buf, (size_t)len);
+    msg_saved_append(s);
+}
+
+bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
+               struct msg_probe_info *out)
+{
+    for (;;) {
+        struct msg_saved *s = saved_find(bits, ignore, srcsel, false);
+        if (s) {
+            out->src = s->src;
+            out->bits = s->bits;
+            out->len = (s->hd & HD_RDV) ? s->hd & HD_LEN_MASK : s->len;
+            return true;
+        }
+        struct probe p = {.kind = OBJ_PROBE};
+        ptl_me_t me = recv_me(NULL, 0, bits, ignore, srcsel);
+        me.options = PTL_ME_OP_PUT;
+        int rc = PtlMESearch(eng.ni, PT_DATA, &me, PTL_SEARCH_ONLY, &p);
+        if (rc != PTL_OK)
+            msg_fatal("PtlMESearch failed (%d)", rc);
+        while (!p.got)
+            msg_progress(true);
+        if (p.ev.ni_fail_type == PTL_NI_OK) {
+            out->src = (long)p.ev.initiator.rank;
+            out->bits = p.ev.match_bits;
+            out->len = (p.ev.hdr_data & HD_RDV) ? p.ev.hdr_data & HD_LEN_MASK : p.ev.rlength;
+            return true;
+        }
+        if (!block)
+            return false;
+        msg_progress(true); /* something arrives, then look again */
+    }
+}
+
+void msg_probe_event(void *probe, const ptl_event_t *ev)
+{
+    struct probe *p = probe;
+    p->ev = *ev;
+    p->got = true;
+}

@@ -1,0 +1,478 @@
+/*
+ * The message engine: start-up, the event loop, exit and abort.  See
+ * msg_internal.h for the layout of the engine.
+ *
+ * A layer starts it (NX in a constructor, MPI in MPI_Init): rank, size and
+ * the process map come from the environment (docs/job-interface.md), the NI
+ * is a matching logical one opened with PTL_PID_ANY, and a start-up barrier
+ * over the control portal makes sure every rank's portals exist before any
+ * data message is sent to it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "msg_internal.h"
+#include "ptl_lib.h"
+#include <tern/yod_proto.h>    /* TERN_APP_PID */
+
+/* The Linux-host library's counters (absent on Tern: weak). */
+extern int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out) __attribute__((weak));
+struct ptl_linux_stats;
+extern int ptl_linux_get_stats(struct ptl_linux_stats *out) __attribute__((weak));
+/* Tern: the library's and the node's counters (TPO_STATS). */
+struct tern_ptl_node_stats;
+extern int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node)
+    __attribute__((weak));
+
+struct msg_engine eng = {.rank = 0, .size = 1, .who = "libmsg", .prefix = "TERN_MSG"};
+
+_Noreturn void msg_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s (node %ld): ", eng.who, eng.rank);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    msg_abort(1);
+}
+
+static long env_num(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 0);
+    if (errno || *end) {
+        fprintf(stderr, "%s: %s=%s is not a number\n", eng.who, name, v);
+        exit(1);
+    }
+    return x;
+}
+
+long msg_env_long(const char *suffix, long dflt)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s_%s", eng.prefix, suffix);
+    return env_num(name, dflt);
+}
+
+double msg_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+#define now msg_now
+
+long msg_rank(void) { return eng.rank; }
+long msg_size(void) { return eng.size; }
+bool msg_started(void) { return eng.started; }
+bool msg_finished(void) { return eng.finished; }
+
+/* ---- the event loop --------------------------------------------------- */
+
+void msg_control(long from, uint64_t hd)
+{
+    uint64_t arg = hd & ((1ULL << 56) - 1);
+    if (from < 0 || from >= eng.size)
+        return;
+    switch ((int)(hd >> 56)) {
+    case CTL_PAUSE: msg_peer_pause(from, arg); break;
+    case CTL_PAUSE_ACK: msg_flow_pause_ack(from, arg); break;
+    case CTL_UNPAUSE: msg_peer_unpause(from); break;
+    case CTL_BARRIER: eng.barrier_got |= 1ULL << (arg & 63); break;
+    case CTL_EXITING:
+        eng.peers[from].exiting = true;
+        msg_flow_peer_exiting(from);
+        break;
+    case CTL_ABORT:
+        /* Another rank failed: the whole job ends with its status. */
+        fflush(stdout);
+        fflush(stderr);
+        if (eng.abort_linger_ms && !eng.aborting) {
+            eng.aborting = true;
+            for (double end = now() + eng.abort_linger_ms / 1000.0; now() < end;)
+                msg_progress(true);
+        }
+        _exit((int)arg);
+    }
+}
+
+static void dispatch(const ptl_event_t *ev)
+{
+    int kind = ev->user_ptr ? *(const int *)ev->user_ptr : 0;
+    switch (ev->type) {
+    case PTL_EVENT_ACK:
+    case PTL_EVENT_REPLY:
+        eng.ops_inflight--;
+        if (kind == OBJ_MSG)
+            msg_send_ack(ev->user_ptr, ev);
+        else if (kind == OBJ_CTL)
+            msg_ctl_ack(ev->user_ptr, ev);
+        else if (kind == OBJ_REQ)
+            msg_recv_reply(ev->user_ptr, ev);
+        if (eng.starved)
+            msg_kick();
+        return;
+    case PTL_EVENT_GET:
+        if (kind == OBJ_MSG)
+            msg_rdv_pulled(ev->user_ptr, ev);
+        return;
+    case PTL_EVENT_PUT:
+        if (ev->pt_index == PT_CTL)
+            msg_control((long)ev->initiator.rank, ev->hdr_data);
+        else if (kind == OBJ_REQ)
+            msg_recv_event(ev->user_ptr, ev);
+        else
+            msg_flow_event(ev);
+        return;
+    case PTL_EVENT_PUT_OVERFLOW:
+        if (kind == OBJ_REQ) {
+            msg_ovf_claimed(ev);
+            msg_recv_event(ev->user_ptr, ev);
+        } else {
+            msg_flow_event(ev);
+        }
+        return;
+    case PTL_EVENT_SEARCH:
+        if (kind == OBJ_PROBE)
+            msg_probe_event(ev->user_ptr, ev);
+        else
+            msg_flow_event(ev);
+        return;
+    case PTL_EVENT_PT_DISABLED:
+    case PTL_EVENT_AUTO_UNLINK:
+    case PTL_EVENT_AUTO_FREE:
+        msg_flow_event(ev);
+        return;
+    default:
+        return;
+    }
+}
+
+/* PREFIX_DEBUG=S: every S seconds spent in the event loop, one line of
+ * this rank's flow-control state and counters on stderr (hang diagnosis). */
+static void debug_dump(void)
+{
+    static double every = -1, next;
+    if (every < 0) {
+        every = (double)msg_env_long("DEBUG", 0);
+        next = now() + every;
+    }
+    if (every <= 0 || now() < next)
+        return;
+    next = now() + every;
+    long saved = 0;
+    for (struct msg_saved *s = eng.saved_head; s; s = s->next)
+        saved++;
+    fprintf(stderr,
+            "msgdbg node %ld: recovering=%d draining=%d epoch=%llu ops=%d/%d starved=%d "
+            "saved=%ld unexpected=%llu recoveries=%llu resent=%llu drained=%llu\n",
+            eng.rank, eng.recovering, eng.draining, (unsigned long long)eng.epoch, eng.ops_inflight,
+            eng.ops_max, eng.starved, saved, (unsigned long long)eng.st_unexpected,
+            (unsigned long long)eng.st_recoveries, (unsigned long long)eng.st_resent,
+            (unsigned long long)eng.st_drained);
+    for (long r = 0; r < eng.size; r++) {
+        struct msg_peer *p = &eng.peers[r];
+        long q = 0, st[4] = {0, 0, 0, 0};
+        for (struct msg_out *m = p->head; m; m = m->next)
+            q++, st[m->state & 3]++;
+        fprintf(stderr,
+                "msgdbg node %ld peer %ld: msgs=%ld (queued %ld inflight %ld rejected %ld) "
+                "inflight=%d ctl_inflight=%d paused=%d pause_owed=%d pause_epoch=%llu "
+                "acked_epoch=%llu exiting=%d\n",
+                eng.rank, r, q, st[OUT_QUEUED], st[OUT_INFLIGHT], st[OUT_REJECTED], p->inflight,
+                p->ctl_inflight, p->paused, p->pause_owed, (unsigned long long)p->pause_epoch,
+                (unsigned long long)p->acked_epoch, p->exiting);
+    }
+    struct ptl_lib_stats ls;
+    uint64_t ns[11];
+    memset(&ls, 0, sizeof ls);
+    memset(ns, 0, sizeof ns);
+    if (ptl_tern_stats && ptl_tern_stats(&ls, (struct tern_ptl_node_stats *)ns) == PTL_OK)
+        fprintf(stderr,
+                "msgdbg node %ld: lib rx=%llu tx=%llu retx=%llu timeouts=%llu no_res=%llu "
+                "ooo_drop=%llu dup=%llu window=%llu host_busy=%llu peer_fail=%llu | nic tx=%llu "
+                "txerr=%llu rx=%llu rxdrop=%llu irq=%llu | kmem used=%llu peak=%llu/%llu "
+                "fails=%llu | self frames=%llu refused=%llu\n",
+                eng.rank, (unsigned long long)ls.rx_frames, (unsigned long long)ls.tx_frames,
+                (unsigned long long)ls.tx_retransmits, (unsigned long long)ls.tx_timeouts,
+                (unsigned long long)ls.rx_no_resources, (unsigned long long)ls.rx_ooo_dropped,
+                (unsigned long long)ls.rx_dup, (unsigned long long)ls.rx_window,
+                (unsigned long long)ls.tx_host_busy, (unsigned long long)ls.peer_failures,
+                (unsigned long long)ns[0], (unsigned long long)ns[1], (unsigned long long)ns[2],
+                (unsigned long long)ns[3], (unsigned long long)ns[4], (unsigned long long)ns[6],
+                (unsigned long long)ns[7], (unsigned long long)ns[5], (unsigned long long)ns[8],
+                (unsigned long long)ns[9], (unsigned long long)ns[10]);
+}
+
+/* Handle every event that is there; with block, first wait (bounded) for
+ * one.  Callers loop until their condition holds. */
+void msg_progress_ms(unsigned ms)
+{
+    ptl_handle_eq_t eqs[2] = {eng.eq_data, eng.eq_misc};
+    for (int n = 0;; n++) {
+        ptl_event_t ev;
+        unsigned which;
+        ptl_time_t timeout = n == 0 ? (eng.starved && ms > 1 ? 1 : ms) : 0;
+        int rc = PtlEQPoll(eqs, 2, timeout, &ev, &which);
+        if (rc == PTL_EQ_EMPTY)
+            break;
+        if (rc == PTL_EQ_DROPPED)
+            msg_fatal("Portals event queue %u overflowed: events were lost", which);
+        if (rc != PTL_OK)
+            msg_fatal("PtlEQPoll failed (%d)", rc);
+        dispatch(&ev);
+    }
+    if (eng.starved)
+        msg_kick();
+    debug_dump();
+}
+
+void msg_progress(bool block) { msg_progress_ms(block ? 50 : 0); }
+
+/* ---- start-up ----------------------------------------------------------- */
+
+static void check(int rc, const char *what)
+{
+    if (rc != PTL_OK) {
+        fprintf(stderr, "%s: %s failed (Portals error %d)\n", eng.who, what, rc);
+        exit(1);
+    }
+}
+
+static ptl_process_t *parse_map(const char *s, long size)
+{
+    ptl_process_t *map = calloc((size_t)size, sizeof *map);
+    if (!map) {
+        fprintf(stderr, "%s: no memory for a map of %ld ranks\n", eng.who, size);
+        exit(1);
+    }
+    for (long r = 0; r < size; r++) {
+        char *end;
+        errno = 0;
+        unsigned long nid = strtoul(s, &end, 0), pid = TERN_APP_PID;
+        if (errno || end == s)
+            goto bad;
+        if (*end == ':') {
+            s = end + 1;
+            pid = strtoul(s, &end, 0);
+            if (errno || end == s)
+                goto bad;
+        }
+        if ((*end != ',' && *end != 0) || (*end == 0 && r != size - 1) ||
+            (*end == ',' && r == size - 1))
+            goto bad;
+        map[r].phys.nid = (ptl_nid_t)nid;
+        map[r].phys.pid = (ptl_pid_t)pid;
+        s = end + 1;
+    }
+    return map;
+bad:
+    fprintf(stderr, "%s: TERN_MAP does not list %ld entries of nid or nid:pid (near \"%s\")\n",
+            eng.who, size, s);
+    exit(1);
+}
+
+static void startup_barrier(void)
+{
+    /* Dissemination barrier over the control portal; control puts that
+     * find a peer not yet set up are retried (msg_ctl_send retry). */
+    int round = 0;
+    for (long d = 1; d < eng.size; d <<= 1, round++) {
+        msg_ctl_send((eng.rank + d) % eng.size, CTL_HD(CTL_BARRIER, round), true);
+        while (!(eng.barrier_got & (1ULL << round)))
+            msg_progress(true);
+    }
+}
+
+static void print_stats(void)
+{
+    if (eng.verbose)
+        fprintf(stderr,
+                "%s stats node %ld: eager=%llu rendezvous=%llu unexpected=%llu "
+                "recoveries=%llu resent=%llu drained=%llu\n",
+                eng.who, eng.rank, (unsigned long long)eng.st_eager,
+                (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_unexpected,
+                (unsigned long long)eng.st_recoveries, (unsigned long long)eng.st_resent,
+                (unsigned long long)eng.st_drained);
+    struct ptl_lib_stats st;
+    if (eng.verbose > 1 && ptl_lib_get_stats && !ptl_lib_get_stats(0, &st))
+        fprintf(stderr,
+                "portals stats node %ld: tx=%llu retransmits=%llu timeouts=%llu "
+                "no_resources=%llu ooo_dropped=%llu dup=%llu\n",
+                eng.rank, (unsigned long long)st.tx_frames, (unsigned long long)st.tx_retransmits,
+                (unsigned long long)st.tx_timeouts, (unsigned long long)st.rx_no_resources,
+                (unsigned long long)st.rx_ooo_dropped, (unsigned long long)st.rx_dup);
+    if (eng.verbose > 2 && ptl_lib_get_stats && !ptl_lib_get_stats(0, &st)) {
+        const uint64_t *v = (const uint64_t *)&st;
+        fprintf(stderr, "portals raw node %ld:", eng.rank);
+        for (size_t i = 0; i < sizeof st / 8; i++)
+            fprintf(stderr, " %llu", (unsigned long long)v[i]);
+        fprintf(stderr, "\n");
+    }
+    uint64_t ns[11] = {0};
+    if (eng.verbose > 1 && ptl_tern_stats &&
+        ptl_tern_stats(NULL, (struct tern_ptl_node_stats *)ns) == PTL_OK)
+        fprintf(stderr,
+                "tern node stats node %ld: kmem_used=%llu kmem_peak=%llu kmem_size=%llu "
+                "kmem_fails=%llu self_frames=%llu self_refused=%llu\n",
+                eng.rank, (unsigned long long)ns[6], (unsigned long long)ns[7],
+                (unsigned long long)ns[5], (unsigned long long)ns[8], (unsigned long long)ns[9],
+                (unsigned long long)ns[10]);
+    uint64_t h[9];
+    if (eng.verbose > 1 && ptl_linux_get_stats &&
+        !ptl_linux_get_stats((struct ptl_linux_stats *)h))
+        fprintf(stderr,
+                "linux host stats node %ld: rx=%llu skipped=%llu truncated=%llu "
+                "ring_drops=%llu tx_busy=%llu tx_errors=%llu\n",
+                eng.rank, (unsigned long long)h[0], (unsigned long long)h[1],
+                (unsigned long long)h[2], (unsigned long long)h[3], (unsigned long long)h[5],
+                (unsigned long long)h[6]);
+}
+
+/* Every message this rank sent must be accepted by its target (a send
+ * returns before that), this rank's own flow-control episode must be over,
+ * and the others must learn that it will never send again (so their
+ * episodes stop waiting for it).  Then the NI may go. */
+void msg_finish(void)
+{
+    if (!eng.up || eng.aborting || eng.finished)
+        return;
+    double t0 = now();
+    while (!msg_sends_idle() || eng.recovering)
+        msg_progress(true);
+    double t1 = now();
+    eng.exiting = true;
+    /* Not to ranks that announced their own exit: they may be gone (a put
+     * to them would wait for Portals' give-up), and they need nothing from
+     * us.  Whoever we do tell is alive: it has not announced, or it did
+     * and is waiting for our acknowledgement.  So we wait for every
+     * acknowledgement of ours, and two ranks leaving at once each stay
+     * until the other's library has taken its message. */
+    for (long r = 0; r < eng.size; r++)
+        if (r != eng.rank && !eng.peers[r].exiting)
+            msg_ctl_send(r, CTL_HD(CTL_EXITING, 0), false);
+    /* Wait for the acknowledgements of peers still running.  Bounded. */
+    double until = now() + msg_env_long("EXIT_WAIT", 10);
+    while ((eng.exit_pending || !msg_ctl_idle() || eng.recovering || !msg_sends_idle()) &&
+           now() < until)
+        msg_progress(true);
+    /* Linger a little: acknowledgements our library has queued (for the
+     * EXITING of a peer that is waiting for it) leave only when Portals
+     * runs again. */
+    for (double end = now() + 0.01; now() < end;)
+        msg_progress_ms(1);
+    if (eng.verbose)
+        fprintf(stderr, "%s exit node %ld: sends settled in %.3f s, exit handshake %.3f s\n",
+                eng.who, eng.rank, t1 - t0, now() - t1);
+    print_stats();
+    eng.finished = true;
+}
+
+_Noreturn void msg_abort(int status)
+{
+    /* Tell every rank, give the puts a moment to leave, and go. */
+    fflush(stdout);
+    fflush(stderr);
+    if (eng.up && !eng.aborting && !eng.finished) {
+        eng.aborting = true;
+        for (long r = 0; r < eng.size; r++)
+            if (r != eng.rank)
+                msg_ctl_send(r, CTL_HD(CTL_ABORT, status), false);
+        double until = now() + 0.5;
+        while (!msg_ctl_idle() && now() < until)
+            msg_progress(true);
+    }
+    _exit(status);
+}
+
+static void finish_at_exit(void) { msg_finish(); }
+
+void msg_start(const struct msg_config *cfg)
+{
+    if (eng.started)
+        return;
+    eng.started = true;
+    eng.who = cfg->who;
+    eng.prefix = cfg->env_prefix;
+    eng.abort_linger_ms = cfg->abort_linger_ms;
+    const char *size_s = getenv("TERN_SIZE");
+    eng.size = env_num("TERN_SIZE", 1);
+    eng.rank = env_num("TERN_RANK", 0);
+    if (eng.size < 1 || eng.rank < 0 || eng.rank >= eng.size) {
+        fprintf(stderr, "%s: TERN_RANK=%ld is not in 0..TERN_SIZE-1 (%ld)\n", eng.who, eng.rank,
+                eng.size - 1);
+        exit(1);
+    }
+    eng.eager_max = (size_t)msg_env_long("EAGER", 8192);
+    eng.verbose = (int)msg_env_long("STATS", 0);
+    if (eng.eager_max > (1 << 20)) {
+        fprintf(stderr, "%s: %s_EAGER above 1 MiB\n", eng.who, eng.prefix);
+        exit(1);
+    }
+    check(PtlInit(), "PtlInit");
+    ptl_ni_limits_t want;
+    memset(&want, 0, sizeof want);
+    want.max_unexpected_headers = (int)msg_env_long("UH", 0);
+    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_LOGICAL, PTL_PID_ANY, &want,
+                    &eng.lim, &eng.ni),
+          "PtlNIInit (matching, logical, PTL_PID_ANY)");
+    ptl_process_t me;
+    check(PtlGetPhysId(eng.ni, &me), "PtlGetPhysId");
+    ptl_process_t *map;
+    if (size_s) {
+        const char *m = getenv("TERN_MAP");
+        if (!m) {
+            fprintf(stderr, "%s: TERN_SIZE is set but TERN_MAP is not\n", eng.who);
+            exit(1);
+        }
+        map = parse_map(m, eng.size);
+    } else {
+        /* Started without a launcher: a job of one. */
+        map = calloc(1, sizeof *map);
+        if (!map)
+            exit(1);
+        map[0] = me;
+    }
+    check(PtlSetMap(eng.ni, (ptl_size_t)eng.size, map), "PtlSetMap");
+    free(map);
+    ptl_process_t id;
+    if (PtlGetId(eng.ni, &id) != PTL_OK || (long)id.rank != eng.rank) {
+        fprintf(stderr, "%s: this process (nid %u pid %u) is not rank %ld of TERN_MAP\n",
+                eng.who, me.phys.nid, me.phys.pid, eng.rank);
+        exit(1);
+    }
+    eng.peers = calloc((size_t)eng.size, sizeof *eng.peers);
+    if (!eng.peers) {
+        fprintf(stderr, "%s: no memory for %ld peers\n", eng.who, eng.size);
+        exit(1);
+    }
+    /* The data EQ must hold a whole drain (one event per unexpected
+     * header) on top of what is already queued; the misc EQ holds at most
+     * one event per operation, rendezvous send and control message. */
+    check(PtlEQAlloc(eng.ni, (ptl_size_t)eng.lim.max_unexpected_headers * 2 + 256 + 2 * eng.size,
+                     &eng.eq_data),
+          "PtlEQAlloc");
+    eng.ops_max = eng.lim.max_mds / 2;
+    check(PtlEQAlloc(eng.ni, (ptl_size_t)(eng.ops_max + 1024 + 8 * eng.size), &eng.eq_misc),
+          "PtlEQAlloc");
+    msg_reqs_init();
+    msg_send_init();   /* control portal first: it answers the barrier */
+    msg_flow_init();   /* data portal and unexpected space */
+    eng.up = true;
+    atexit(finish_at_exit);
+    double t0 = now();
+    startup_barrier();
+    if (eng.verbose)
+        fprintf(stderr, "%s start node %ld: start-up barrier %.3f s\n", eng.who, eng.rank,
+                now() - t0);
+}

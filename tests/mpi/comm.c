@@ -1,0 +1,216 @@
+/* Communicators, groups and Cartesian topologies: split (colors, keys,
+ * MPI_UNDEFINED), dup, create, free, compare; group incl/excl/range/
+ * union/intersection/difference/translate/compare; Cart_create/coords/
+ * rank/shift/sub/get and Dims_create; traffic on several communicators at
+ * once stays apart.  Prints "comm ok on N ranks". */
+#include "mpitest.h"
+
+static void splits(void)
+{
+    /* Three colors, keys reversing the order; rank 0 of MPI_COMM_WORLD out. */
+    int color = t_rank == 0 ? MPI_UNDEFINED : t_rank % 3;
+    MPI_Comm c;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, color, t_size - t_rank, &c));
+    if (t_rank == 0) {
+        CHECK(c == MPI_COMM_NULL, "MPI_UNDEFINED gave a communicator");
+    } else {
+        int r, n, want_n = 0, want_r = 0;
+        for (int k = 1; k < t_size; k++)
+            if (k % 3 == color) {
+                want_n++;
+                if (k > t_rank)
+                    want_r++;
+            }
+        OK(MPI_Comm_rank(c, &r));
+        OK(MPI_Comm_size(c, &n));
+        CHECK(n == want_n && r == want_r, "split: rank %d of %d, want %d of %d", r, n, want_r,
+              want_n);
+        /* Their own traffic: sum of world ranks over the color. */
+        int s = t_rank, sum;
+        OK(MPI_Allreduce(&s, &sum, 1, MPI_INT, MPI_SUM, c));
+        int want = 0;
+        for (int k = 1; k < t_size; k++)
+            if (k % 3 == color)
+                want += k;
+        CHECK(sum == want, "allreduce on split %d != %d", sum, want);
+        /* Translate: my rank in c to MPI_COMM_WORLD. */
+        MPI_Group gw, gc;
+        OK(MPI_Comm_group(MPI_COMM_WORLD, &gw));
+        OK(MPI_Comm_group(c, &gc));
+        int w;
+        OK(MPI_Group_translate_ranks(gc, 1, &r, gw, &w));
+        CHECK(w == t_rank, "translate %d", w);
+        OK(MPI_Group_free(&gw));
+        OK(MPI_Group_free(&gc));
+        int cmp;
+        OK(MPI_Comm_compare(c, MPI_COMM_WORLD, &cmp));
+        CHECK(cmp == (n == t_size ? MPI_CONGRUENT : MPI_UNEQUAL), "compare %d", cmp);
+        OK(MPI_Comm_free(&c));
+        CHECK(c == MPI_COMM_NULL, "Comm_free");
+    }
+}
+
+static void dups_apart(void)
+{
+    /* The same tag on two communicators: each receive gets its own. */
+    MPI_Comm d;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    int cmp;
+    OK(MPI_Comm_compare(d, MPI_COMM_WORLD, &cmp));
+    CHECK(cmp == MPI_CONGRUENT, "dup compare %d", cmp);
+    int right = (t_rank + 1) % t_size, left = (t_rank - 1 + t_size) % t_size;
+    int a = 1, b = 2, x = 0, y = 0;
+    MPI_Request rq[2];
+    OK(MPI_Irecv(&y, 1, MPI_INT, left, 5, d, &rq[0]));
+    OK(MPI_Irecv(&x, 1, MPI_INT, left, 5, MPI_COMM_WORLD, &rq[1]));
+    OK(MPI_Send(&b, 1, MPI_INT, right, 5, d));
+    OK(MPI_Send(&a, 1, MPI_INT, right, 5, MPI_COMM_WORLD));
+    OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    CHECK(x == 1 && y == 2, "communicators mixed their messages: %d %d", x, y);
+    /* Many communicators alive and freed: context ids are reused. */
+    MPI_Comm many[40];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 40; i++)
+            OK(MPI_Comm_dup(d, &many[i]));
+        for (int i = 0; i < 40; i++) {
+            int s = i + t_rank, sum;
+            OK(MPI_Allreduce(&s, &sum, 1, MPI_INT, MPI_SUM, many[i]));
+            CHECK(sum == t_size * i + t_size * (t_size - 1) / 2, "dup %d", i);
+        }
+        for (int i = 0; i < 40; i++)
+            OK(MPI_Comm_free(&many[i]));
+    }
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    OK(MPI_Comm_set_name(d, "dup of world"));
+    OK(MPI_Comm_get_name(d, name, &len));
+    CHECK(!strcmp(name, "dup of world") && len == 12, "name %s", name);
+    OK(MPI_Comm_get_name(MPI_COMM_WORLD, name, &len));
+    CHECK(!strcmp(name, "MPI_COMM_WORLD"), "world's name %s", name);
+    int *tagub, flag;
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tagub, &flag));
+    CHECK(flag && *tagub >= 32767, "MPI_TAG_UB");
+    OK(MPI_Comm_free(&d));
+}
+
+static void groups(void)
+{
+    MPI_Group w, evens, odds, u, in, diff, r3, ex;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &w));
+    int n = t_size, ne = (n + 1) / 2, ev[64], no = n / 2;
+    for (int i = 0; i < ne; i++)
+        ev[i] = 2 * i;
+    OK(MPI_Group_incl(w, ne, ev, &evens));
+    OK(MPI_Group_excl(w, ne, ev, &odds));
+    int sz, r;
+    OK(MPI_Group_size(odds, &sz));
+    CHECK(sz == no, "excl size %d", sz);
+    OK(MPI_Group_rank(evens, &r));
+    CHECK(r == (t_rank % 2 ? MPI_UNDEFINED : t_rank / 2), "group rank %d", r);
+    OK(MPI_Group_union(odds, evens, &u));
+    OK(MPI_Group_size(u, &sz));
+    CHECK(sz == n, "union size %d", sz);
+    int cmp;
+    OK(MPI_Group_compare(u, w, &cmp));
+    CHECK(cmp == (n > 2 ? MPI_SIMILAR : n == 2 ? MPI_SIMILAR : MPI_IDENT), "union compare %d",
+          cmp);
+    OK(MPI_Group_intersection(u, evens, &in));
+    OK(MPI_Group_compare(in, evens, &cmp));
+    CHECK(cmp == MPI_IDENT, "intersection compare %d", cmp);
+    OK(MPI_Group_difference(w, evens, &diff));
+    OK(MPI_Group_compare(diff, odds, &cmp));
+    CHECK(cmp == MPI_IDENT, "difference compare %d", cmp);
+    int ranges[1][3] = {{n - 1, 0, -2}};
+    OK(MPI_Group_range_incl(w, 1, ranges, &r3));
+    OK(MPI_Group_size(r3, &sz));
+    CHECK(sz == (n + 1) / 2, "range_incl size %d", sz);
+    int first = 0, tr;
+    OK(MPI_Group_translate_ranks(r3, 1, &first, w, &tr));
+    CHECK(tr == n - 1, "range_incl order %d", tr);
+    OK(MPI_Group_range_excl(w, 1, ranges, &ex));
+    OK(MPI_Group_size(ex, &sz));
+    CHECK(sz == n / 2, "range_excl size %d", sz);
+    /* A communicator of the odd ranks (create: collective over world). */
+    MPI_Comm oc;
+    OK(MPI_Comm_create(MPI_COMM_WORLD, odds, &oc));
+    if (t_rank % 2) {
+        int rr;
+        OK(MPI_Comm_rank(oc, &rr));
+        CHECK(rr == t_rank / 2, "create rank %d", rr);
+        int s = 1, sum;
+        OK(MPI_Allreduce(&s, &sum, 1, MPI_INT, MPI_SUM, oc));
+        CHECK(sum == no, "create sum");
+        OK(MPI_Comm_free(&oc));
+    } else {
+        CHECK(oc == MPI_COMM_NULL, "non-member got a communicator");
+    }
+    MPI_Group *gs[] = {&w, &evens, &odds, &u, &in, &diff, &r3, &ex};
+    for (int i = 0; i < 8; i++)
+        if (*gs[i] != MPI_GROUP_EMPTY)
+            OK(MPI_Group_free(gs[i]));
+}
+
+static void cart(void)
+{
+    int dims[3] = {0, 0, 0};
+    OK(MPI_Dims_create(t_size, 2, dims));
+    CHECK(dims[0] * dims[1] == t_size && dims[0] >= dims[1], "dims %d x %d", dims[0], dims[1]);
+    int d3[3] = {0, 2, 0};
+    if (t_size % 2 == 0) {
+        OK(MPI_Dims_create(t_size, 3, d3));
+        CHECK(d3[0] * d3[1] * d3[2] == t_size && d3[1] == 2, "dims3");
+    }
+    int dd[2] = {0, 0};
+    OK(MPI_Dims_create(12, 2, dd));
+    CHECK(dd[0] == 4 && dd[1] == 3, "Dims_create(12,2) = %d x %d", dd[0], dd[1]);
+    int periods[2] = {1, 0};
+    MPI_Comm c;
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &c));
+    int r, co[2], st;
+    OK(MPI_Comm_rank(c, &r));
+    OK(MPI_Topo_test(c, &st));
+    CHECK(st == MPI_CART, "topo_test");
+    OK(MPI_Cart_coords(c, r, 2, co));
+    CHECK(co[0] == r / dims[1] && co[1] == r % dims[1], "coords");
+    int back;
+    OK(MPI_Cart_rank(c, co, &back));
+    CHECK(back == r, "cart_rank");
+    int src, dst;
+    OK(MPI_Cart_shift(c, 0, 1, &src, &dst));
+    CHECK(dst == ((co[0] + 1) % dims[0]) * dims[1] + co[1], "shift periodic dst %d", dst);
+    CHECK(src == ((co[0] - 1 + dims[0]) % dims[0]) * dims[1] + co[1], "shift src");
+    OK(MPI_Cart_shift(c, 1, 1, &src, &dst));
+    CHECK(dst == (co[1] + 1 < dims[1] ? r + 1 : MPI_PROC_NULL), "shift non-periodic %d", dst);
+    CHECK(src == (co[1] > 0 ? r - 1 : MPI_PROC_NULL), "shift non-periodic src %d", src);
+    /* A halo exchange along the non-periodic dimension */
+    int v = r, got = -1;
+    OK(MPI_Sendrecv(&v, 1, MPI_INT, dst, 1, &got, 1, MPI_INT, src, 1, c, MPI_STATUS_IGNORE));
+    CHECK(got == (src == MPI_PROC_NULL ? -1 : src), "halo got %d", got);
+    int keep[2] = {0, 1};
+    MPI_Comm row;
+    OK(MPI_Cart_sub(c, keep, &row));
+    int rr, rn, nd;
+    OK(MPI_Comm_rank(row, &rr));
+    OK(MPI_Comm_size(row, &rn));
+    OK(MPI_Cartdim_get(row, &nd));
+    CHECK(rr == co[1] && rn == dims[1] && nd == 1, "cart_sub rank %d of %d", rr, rn);
+    int gd[2], gp[2], gc[2];
+    OK(MPI_Cart_get(c, 2, gd, gp, gc));
+    CHECK(gd[0] == dims[0] && gp[0] == 1 && gp[1] == 0 && gc[1] == co[1], "cart_get");
+    OK(MPI_Comm_free(&row));
+    OK(MPI_Comm_free(&c));
+}
+
+int main(int argc, char **argv)
+{
+    t_init(&argc, &argv);
+    splits();
+    dups_apart();
+    groups();
+    cart();
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (t_rank == 0)
+        printf("comm ok on %d ranks\n", t_size);
+    OK(MPI_Finalize());
+    return 0;
+}

@@ -1,0 +1,112 @@
+/* Error cases.  argv[1] picks one:
+ *   rank      MPI_Send to a rank outside the communicator (fatal by default)
+ *   truncate  a message longer than the receive buffer (fatal)
+ *   abort     rank 1 calls MPI_Abort(MPI_COMM_WORLD, 7) while the others wait
+ *   noinit    MPI_Send before MPI_Init
+ *   requests  receives posted and never waited for, until the bounded
+ *             request table (TERN_MPI_REQUESTS) is full (fatal)
+ *   return    MPI_ERRORS_RETURN: the calls return error codes, the job goes on;
+ *             a user error handler is called
+ * "not reached" printed means the job did not end where it should have. */
+#include "mpitest.h"
+
+static int handler_calls, handler_code;
+static void handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    handler_calls++;
+    handler_code = *code;
+}
+
+int main(int argc, char **argv)
+{
+    const char *c = argc > 1 ? argv[1] : "";
+    if (!strcmp(c, "noinit")) {
+        int x = 0;
+        MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+        printf("not reached\n");
+        return 0;
+    }
+    t_init(&argc, &argv);
+    int x[4] = {1, 2, 3, 4};
+    if (!strcmp(c, "rank")) {
+        if (t_rank == 0)
+            MPI_Send(x, 1, MPI_INT, t_size + 3, 0, MPI_COMM_WORLD);
+        else
+            MPI_Recv(x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("not reached\n");
+    } else if (!strcmp(c, "truncate")) {
+        if (t_rank == 0)
+            MPI_Send(x, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
+        else if (t_rank == 1)
+            MPI_Recv(x, 2, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);
+        printf("not reached\n");
+    } else if (!strcmp(c, "requests")) {
+        MPI_Request r;
+        for (long i = 0; i < 1000000; i++)
+            MPI_Irecv(x, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &r);
+        printf("not reached\n");
+    } else if (!strcmp(c, "abort")) {
+        if (t_rank == 1)
+            MPI_Abort(MPI_COMM_WORLD, 7);
+        MPI_Recv(x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("not reached\n");
+    } else if (!strcmp(c, "return")) {
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        MPI_Errhandler e;
+        OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &e));
+        CHECK(e == MPI_ERRORS_RETURN, "get_errhandler");
+        int rc = MPI_Send(x, 1, MPI_INT, t_size, 0, MPI_COMM_WORLD);
+        CHECK(rc == MPI_ERR_RANK, "bad rank gave %d", rc);
+        rc = MPI_Send(x, -1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+        CHECK(rc == MPI_ERR_COUNT, "bad count gave %d", rc);
+        rc = MPI_Send(x, 1, MPI_INT, 0, -5, MPI_COMM_WORLD);
+        CHECK(rc == MPI_ERR_TAG, "bad tag gave %d", rc);
+        rc = MPI_Send(x, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD);
+        CHECK(rc == MPI_ERR_TYPE, "bad type gave %d", rc);
+        rc = MPI_Send(x, 1, MPI_INT, 0, 0, MPI_COMM_NULL);
+        CHECK(rc == MPI_ERR_COMM, "MPI_COMM_NULL gave %d", rc);
+        rc = MPI_Bcast(x, 1, MPI_INT, t_size, MPI_COMM_WORLD);
+        CHECK(rc == MPI_ERR_ROOT, "bad root gave %d", rc);
+        MPI_Datatype v;
+        OK(MPI_Type_vector(2, 1, 2, MPI_INT, &v));
+        rc = MPI_Send(x, 1, v, 0, 0, MPI_COMM_WORLD);
+        CHECK(rc == MPI_ERR_TYPE, "uncommitted type gave %d", rc);
+        MPI_Request bad = 12345;
+        rc = MPI_Wait(&bad, MPI_STATUS_IGNORE);
+        CHECK(rc == MPI_ERR_REQUEST, "bad request gave %d", rc);
+        /* Truncation is returned, and the status says what came. */
+        int peer = t_rank ^ 1;
+        if (peer < t_size) {
+            MPI_Status st;
+            MPI_Request rq;
+            OK(MPI_Isend(x, 4, MPI_INT, peer, 9, MPI_COMM_WORLD, &rq));
+            int y[2];
+            rc = MPI_Recv(y, 2, MPI_INT, peer, 9, MPI_COMM_WORLD, &st);
+            CHECK(rc == MPI_ERR_TRUNCATE && st.MPI_ERROR == MPI_ERR_TRUNCATE && y[0] == 1 &&
+                      y[1] == 2, "truncate gave %d", rc);
+            OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        }
+        char s[MPI_MAX_ERROR_STRING];
+        int len;
+        OK(MPI_Error_string(MPI_ERR_RANK, s, &len));
+        CHECK(strstr(s, "MPI_ERR_RANK") && len == (int)strlen(s), "error string %s", s);
+        /* A user handler on a duplicate. */
+        MPI_Comm d;
+        MPI_Errhandler mine;
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        OK(MPI_Comm_create_errhandler(handler, &mine));
+        OK(MPI_Comm_set_errhandler(d, mine));
+        rc = MPI_Send(x, 1, MPI_INT, -7, 0, d);
+        CHECK(rc == MPI_ERR_RANK && handler_calls == 1 && handler_code == MPI_ERR_RANK,
+              "user handler: rc %d calls %d", rc, handler_calls);
+        OK(MPI_Errhandler_free(&mine));
+        OK(MPI_Comm_free(&d));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (t_rank == 0)
+            printf("errors return ok\n");
+    }
+    MPI_Finalize();
+    return 0;
+}

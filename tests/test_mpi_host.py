@@ -1,0 +1,172 @@
+"""Tern's MPI (libmpi over the message engine, docs/mpi.md) on the Linux-host
+Portals: the tests/mpi programs as N processes on one veth end inside a
+network namespace (tests/nxlaunch.py), the same programs test_mpi_tern.py
+runs on Tern nodes.  Also the compiler wrappers: static binaries, -show,
+Fortran through mpif.h in fixed and free form, calls Tern's MPI does not have
+failing at link time.  Needs root (namespaces, CAP_NET_RAW)."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from nodes import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from nxlaunch import Netns, launch, sh  # noqa: E402
+
+BIN = os.path.join(ROOT, "build", "mpi-portals")
+MPICC = os.path.join(ROOT, "build", "bin", "tern-mpicc")
+MPIF90 = os.path.join(ROOT, "build", "bin", "tern-mpif90")
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="needs root for network namespaces")
+
+
+@pytest.fixture(scope="module")
+def ns():
+    n = Netns()
+    try:
+        yield n
+    finally:
+        n.close()
+        assert n.name not in sh("ip", "netns", "list").stdout
+
+
+def run(ns, n, prog, *args, timeout=120, env=None):
+    return launch(ns, n, [os.path.join(BIN, prog), *args], timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("prog,n,expect", [
+    ("p2p", 2, "p2p ok on 2 ranks"),
+    ("p2p", 3, "p2p ok on 3 ranks"),
+    ("p2p", 5, "p2p ok on 5 ranks"),
+    ("comm", 1, "comm ok on 1 ranks"),
+    ("comm", 4, "comm ok on 4 ranks"),
+    ("comm", 16, "comm ok on 16 ranks"),
+    ("types", 2, "types ok on 2 ranks"),
+    ("types", 5, "types ok on 5 ranks"),
+    ("ops", 1, "ops ok on 1 ranks: 326 combinations"),
+    ("ops", 3, "ops ok on 3 ranks: 326 combinations"),
+    ("ops", 16, "ops ok on 16 ranks: 326 combinations"),
+    ("unexpected", 8, "unexpected ok: 14000 messages"),
+    ("bigmsg", 3, "bigmsg ok"),
+    ("ftest", 1, "fortran ok on 1 ranks"),
+    ("ftest", 4, "fortran ok on 4 ranks"),
+])
+def test_semantics(ns, prog, n, expect):
+    r = run(ns, n, prog)
+    assert r.status == 0 and all(s == 0 for s in r.statuses), r
+    assert expect in r.out, r
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 16])
+def test_every_collective_against_the_serial_answer(ns, n):
+    r = run(ns, n, "coll", timeout=180)
+    assert r.status == 0, r
+    assert f"coll ok on {n} ranks" in r.out, r
+
+
+def stats(r, rank):
+    m = re.search(rf"MPI stats node {rank}: (.*)", r.err)
+    assert m, r
+    return {k: int(v) for k, v in (w.split("=") for w in m.group(1).split())}
+
+
+def test_unexpected_space_runs_out_nothing_lost(ns):
+    """32 KiB of unexpected space and 64 Portals headers for 14000 messages:
+    the engine's flow control (drain, PAUSE, re-enable, resend) runs again
+    and again under MPI; every message arrives in order (the program
+    checks).  TERN_MPI_* are the engine's tunables under MPI."""
+    r = run(ns, 8, "unexpected", env=dict(TERN_MPI_UNEXPECTED="32768", TERN_MPI_UH="64",
+                                          TERN_MPI_STATS="1"))
+    assert r.status == 0, r
+    assert "unexpected ok: 14000 messages" in r.out
+    s0 = stats(r, 0)
+    assert s0["recoveries"] >= 3 and s0["drained"] > 1000, s0
+    assert sum(stats(r, k)["resent"] for k in range(1, 8)) > 0
+
+
+def test_unexpected_memory_is_bounded_with_a_clear_message(ns):
+    """Held unexpected messages past TERN_MPI_SAVED_MAX end the job with a
+    message naming the variable, not with the node out of memory."""
+    r = run(ns, 8, "unexpected", env=dict(TERN_MPI_UNEXPECTED="32768", TERN_MPI_UH="64",
+                                          TERN_MPI_SAVED_MAX="4096"), timeout=60)
+    assert r.status == 1, r
+    assert "TERN_MPI_SAVED_MAX" in r.err and "unexpected ok" not in r.out, r
+
+
+@pytest.mark.parametrize("case,n,message", [
+    ("rank", 3, "MPI error on rank 0 in MPI_Send: MPI_ERR_RANK (code 6): rank 6 is not in 0..2"),
+    ("truncate", 2, "MPI error on rank 1 in MPI_Recv: MPI_ERR_TRUNCATE (code 15)"),
+    ("noinit", 2, "in MPI_Send: MPI_ERR_OTHER (code 16): called before MPI_Init"),
+])
+def test_fatal_errors_end_the_job_with_a_message(ns, case, n, message):
+    r = run(ns, n, "errors", case, timeout=30)
+    assert all(s == 1 for s in r.statuses), r
+    assert message in r.err, r
+    assert "not reached" not in r.out
+
+
+def test_request_table_is_bounded_with_a_clear_message(ns):
+    """Requests never waited for fill the table TERN_MPI_REQUESTS sizes; the
+    job ends with a message naming the variable, not out of memory."""
+    r = run(ns, 2, "errors", "requests", timeout=30, env=dict(TERN_MPI_REQUESTS="100"))
+    assert all(s == 1 for s in r.statuses), r
+    assert "in MPI_Irecv: MPI_ERR_INTERN (code 17): all 100 requests are in use " \
+        "(TERN_MPI_REQUESTS" in r.err, r
+    assert "not reached" not in r.out
+
+
+def test_abort_ends_every_rank_with_its_code(ns):
+    r = run(ns, 3, "errors", "abort", timeout=30)
+    assert r.statuses == [7, 7, 7], r
+    assert "MPI_Abort(MPI_COMM_WORLD, 7) called on rank 1" in r.err, r
+    assert "not reached" not in r.out
+
+
+def test_errors_return_codes_under_errors_return(ns):
+    r = run(ns, 2, "errors", "return")
+    assert r.status == 0 and "errors return ok" in r.out, r
+
+
+def test_mpicc_and_mpif90_make_static_tern_binaries(tmp_path):
+    src = tmp_path / "hello.c"
+    src.write_text('#include <mpi.h>\n#include <stdio.h>\n'
+                   'int main(int c, char **v) { int r; MPI_Init(&c, &v);\n'
+                   '  MPI_Comm_rank(MPI_COMM_WORLD, &r); printf("%d\\n", r);\n'
+                   '  return MPI_Finalize(); }\n')
+    # Fixed form, as old codes are: mpif.h must read in both forms.
+    fsrc = tmp_path / "hello.f"
+    fsrc.write_text("      program hello\n      include 'mpif.h'\n      integer ierr, r\n"
+                    "      call mpi_init(ierr)\n"
+                    "      call mpi_comm_rank(MPI_COMM_WORLD, r, ierr)\n"
+                    "      print *, r, MPI_STATUS_SIZE\n      call mpi_finalize(ierr)\n"
+                    "      end\n")
+    for cc, s, flags in ((MPICC, src, []), (MPICC, src, ["--glibc"]), (MPIF90, fsrc, [])):
+        exe = tmp_path / ("a" + "".join(flags) + s.suffix)
+        r = subprocess.run([cc, *flags, "-o", str(exe), str(s)], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        f = subprocess.run(["file", str(exe)], capture_output=True, text=True).stdout
+        assert "statically linked" in f and "x86-64" in f, f
+    r = subprocess.run([MPICC, "-show", "x.c"], capture_output=True, text=True)
+    assert r.returncode == 0 and "libmpi-tern.a" in r.stdout and "-static" in r.stdout
+
+
+def test_calls_tern_mpi_lacks_fail_at_link_time(tmp_path):
+    src = tmp_path / "spawn.c"
+    src.write_text('#include <mpi.h>\nint MPI_Comm_spawn();\n'
+                   'int main(int c, char **v) { MPI_Init(&c, &v); MPI_Comm_spawn();\n'
+                   '  return MPI_Finalize(); }\n')
+    r = subprocess.run([MPICC, "-o", str(tmp_path / "spawn"), str(src)], capture_output=True,
+                       text=True)
+    assert r.returncode != 0 and "undefined reference to `MPI_Comm_spawn'" in r.stderr, r.stderr
+    fsrc = tmp_path / "win.f90"
+    fsrc.write_text("program w\ninclude 'mpif.h'\ninteger :: ierr, win\n"
+                    "call mpi_init(ierr)\ncall mpi_win_fence(0, win, ierr)\n"
+                    "call mpi_finalize(ierr)\nend program w\n")
+    r = subprocess.run([MPIF90, "-o", str(tmp_path / "win"), str(fsrc)], capture_output=True,
+                       text=True)
+    assert r.returncode != 0 and "undefined reference to `mpi_win_fence_'" in r.stderr, r.stderr

@@ -1,0 +1,94 @@
+"""Tern's MPI on Tern compute nodes: the tests/mpi programs built with
+tern-mpicc / tern-mpif90 (build/mpi-tern/, static musl and static glibc
+gfortran), started by yod on one shared 16-node cluster.  The same programs
+run on the Linux-host Portals in test_mpi_host.py."""
+import os
+import re
+
+import pytest
+
+import clusters
+from nodes import ROOT
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")]
+
+BIN = os.path.join(ROOT, "build", "mpi-tern")
+NODES = 16
+
+
+@pytest.fixture(scope="module")
+def tc():
+    # 256 MiB nodes: bigmsg holds two 64 MiB buffers on each.
+    with clusters.up("m", "-n", str(NODES), "--boot", "direct", "--mem", "256M") as name:
+        yield name
+
+
+def yod(name, n, prog, *args, timeout=300, env=None, size_opt="-sz", limit=240):
+    """tests/mpi program `prog` on n ranks (clusters.yod)."""
+    return clusters.yod(name, "-timeout", str(limit), size_opt, str(n),
+                        os.path.join(BIN, prog), *args, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("prog,n,expect", [
+    ("p2p", 4, "p2p ok on 4 ranks"),
+    ("comm", 4, "comm ok on 4 ranks"),
+    ("comm", 16, "comm ok on 16 ranks"),
+    ("types", 4, "types ok on 4 ranks"),
+    ("ops", 4, "ops ok on 4 ranks: 326 combinations"),
+    ("unexpected", 16, "unexpected ok: 30000 messages"),
+    ("bigmsg", 4, "bigmsg ok"),
+    ("ftest", 4, "fortran ok on 4 ranks"),
+])
+def test_semantics(tc, prog, n, expect):
+    r = yod(tc, n, prog)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert expect in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 16])
+def test_every_collective_against_the_serial_answer(tc, n):
+    r = yod(tc, n, "coll")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"coll ok on {n} ranks" in r.stdout
+
+
+def test_flow_control_under_mpi(tc):
+    """Tiny unexpected space on 4 nodes: drain / PAUSE / resend rounds on
+    Tern's kernel Portals, nothing lost, order kept."""
+    r = yod(tc, 4, "unexpected", env={"TERN_MPI_STATS": "1", "TERN_MPI_UH": "64",
+                                      "TERN_MPI_UNEXPECTED": "32768"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "unexpected ok: 6000 messages" in r.stdout
+    m = re.search(r"MPI stats node 0: .*recoveries=(\d+)", r.stderr)
+    assert m and int(m.group(1)) >= 1, r.stderr
+
+
+@pytest.mark.parametrize("opt", ["-n", "-np"])
+def test_yod_takes_n_and_np_as_sz(tc, opt):
+    r = yod(tc, 3, "p2p", size_opt=opt)
+    assert r.returncode == 0 and "p2p ok on 3 ranks" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_fatal_error_ends_the_job_and_yod_names_the_rank(tc):
+    r = yod(tc, 4, "errors", "rank", limit=60, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert ("MPI error on rank 0 in MPI_Send: MPI_ERR_RANK (code 6): rank 7 is not in 0..3"
+            in r.stderr), r.stderr
+    # The failing rank's end is the one yod reports as its own; the others
+    # wait for yod to end them.
+    assert re.search(r"rank 0 \(nid \d+\): exited with status 1", r.stderr), r.stderr
+    assert "not reached" not in r.stdout
+
+
+def test_abort_ends_the_job_yod_reports_rank_call_and_code(tc):
+    r = yod(tc, 4, "errors", "abort", limit=60, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "MPI_Abort(MPI_COMM_WORLD, 7) called on rank 1" in r.stderr, r.stderr
+    assert re.search(r"rank 1 \(nid \d+\): exited with status 7", r.stderr), r.stderr
+    assert "not reached" not in r.stdout
+
+
+def test_errors_return_on_tern(tc):
+    r = yod(tc, 2, "errors", "return")
+    assert r.returncode == 0 and "errors return ok" in r.stdout, r.stdout + r.stderr

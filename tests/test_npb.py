@@ -1,0 +1,85 @@
+"""The NAS Parallel Benchmarks 3.4.1, MPI version (seed 003, section 4.5),
+unmodified from ../shared/third-party/npb (bench/ternbench/npb.py builds them
+in a scratch directory): class S of EP, MG, CG, FT, IS, LU, SP and BT report
+"Verification = SUCCESSFUL" on 4 Tern nodes through yod (BT and SP as 2x2),
+DT on the 5 its BH graph needs.  Fortran through tern-mpif90 (static glibc),
+IS and DT through tern-mpicc.
+
+The same sources built with Debian's MPICH on the Linux comparison nodes
+(over NFS) run with TERN_TEST_NPB_LINUX=1: not by default, because MPICH
+jobs on those nodes often hang in MPI_Finalize after printing their results
+until mpiexec's time limit (docs/linux-cluster.md), minutes per benchmark;
+bench/npb.py (experiment 10) runs them."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import clusters
+from nodes import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from ternbench import npb  # noqa: E402
+
+SRC = npb.source()
+pytestmark = [pytest.mark.cluster, pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)"),
+              pytest.mark.skipif(SRC is None, reason="no ../shared/third-party/npb")]
+
+
+@pytest.fixture(scope="module")
+def tern_npb(tmp_path_factory):
+    """The nine built for Tern, and a 5-node cluster."""
+    scratch = str(tmp_path_factory.mktemp("npb"))
+    bindir, secs = npb.build(SRC, scratch, "tern", npb.EIGHT + ["dt"], "S")
+    print(f"\nNPB class S built for Tern in {secs:.0f} s")
+    with clusters.up("n", "-n", "5", "--boot", "direct", "--mem", "256M") as name:
+        yield name, bindir
+
+
+def yod(name, n, prog, *args):
+    return clusters.yod(name, "-timeout", "400", "-sz", str(n), prog, *args, timeout=500)
+
+
+@pytest.mark.parametrize("bench", npb.EIGHT)
+def test_class_s_verifies_on_4_tern_nodes(tern_npb, bench):
+    name, bindir = tern_npb
+    r = yod(name, 4, os.path.join(bindir, f"{bench}.S.x"))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    res = npb.parse(r.stdout)
+    assert res["verified"] and res["time"] is not None, r.stdout[-3000:]
+    assert re.search(r"Total processes =\s+4\n", r.stdout), r.stdout[-3000:]
+
+
+def test_dt_class_s_on_the_5_its_graph_needs(tern_npb):
+    name, bindir = tern_npb
+    for graph in ("BH", "WH"):
+        r = yod(name, npb.DT_NODES["S"], os.path.join(bindir, "dt.S.x"), graph)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        assert npb.parse(r.stdout)["verified"], r.stdout[-3000:]
+
+
+@pytest.mark.skipif(os.environ.get("TERN_TEST_NPB_LINUX") != "1",
+                    reason="TERN_TEST_NPB_LINUX=1: MPICH on Linux nodes (minutes)")
+def test_the_same_sources_with_mpich_on_linux_nodes(tmp_path_factory):
+    r = subprocess.run(["make", "-C", ROOT, "linux-node"], capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    scratch = str(tmp_path_factory.mktemp("npbl"))
+    bindir, _ = npb.build(SRC, scratch, "linux", npb.EIGHT + ["dt"], "S")
+    with clusters.named("l") as name:
+        clusters.cluster(name, "up", "--os", "linux", "-n", "5", "--boot", "direct", "--mem",
+                         "256M", "--nfs", scratch, timeout=900)
+        bad = []
+        for bench, n, args in [(b, 4, []) for b in npb.EIGHT] + [("dt", 5, ["BH"])]:
+            # timeout 150: MPIEXEC_TIMEOUT 120 (clusters.cluster sets it).
+            r = clusters.cluster(name, "mpiexec", "-n", str(n),
+                                 os.path.join(bindir, f"{bench}.S.x"), *args, check=False,
+                                 timeout=150)
+            # Judged by what the benchmark printed: MPICH may then hang in
+            # MPI_Finalize until MPIEXEC_TIMEOUT.
+            if not npb.parse(r.stdout)["verified"]:
+                bad.append(f"{bench}: {r.stdout[-1500:]}{r.stderr[-1500:]}")
+        assert not bad, "\n".join(bad)
