@@ -17,10 +17,11 @@ def paths(run_dir):
             "pid": os.path.join(d, "munged.pid"), "seed": os.path.join(d, "munged.seed")}
 
 
-def start(run_dir, wrap=lambda *cmd: list(cmd)):
+def start(run_dir, wrap=lambda *cmd: list(cmd), private=False):
     """Makes the key and starts munged (in the foreground of its own
     session); returns its pid once its socket is there.  wrap: how to run
-    a command (in the cluster's namespace)."""
+    a command (in the cluster's namespace).  private: the socket may lie
+    where only root reaches it (munged refuses that unless forced)."""
     p = paths(run_dir)
     os.makedirs(p["dir"], mode=0o755, exist_ok=True)
     os.chmod(p["dir"], 0o755)           # the socket is for every user
@@ -30,7 +31,8 @@ def start(run_dir, wrap=lambda *cmd: list(cmd)):
     out = open(p["log"] + ".out", "w")
     proc = subprocess.Popen(wrap("munged", "--foreground", "--key-file", p["key"],
                                  "--socket", p["socket"], "--pid-file", p["pid"],
-                                 "--log-file", p["log"], "--seed-file", p["seed"]),
+                                 "--log-file", p["log"], "--seed-file", p["seed"],
+                                 *(["--force"] if private else [])),
                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 10
     while not os.path.exists(p["socket"]) and time.monotonic() < deadline:

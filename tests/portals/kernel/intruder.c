@@ -12,6 +12,10 @@
  *                                uid 0, PROG served by itself, to NID's kernel
  *   intruder forge-register      a node's REGISTER, for a MAC it makes up, to
  *                                the allocator
+ *   intruder forge-fio NID PID PATH   (the Linux build, as pid 1 on the
+ *                                service node: TERN_PID=1) a node kernel's
+ *                                file request for PATH as uid 0, to the file
+ *                                server at NID PID
  * Each prints what happened: "... fail=N" is the Portals ni_fail_type
  * (0 delivered, 4 PTL_NI_PERM_VIOLATION: refused), or "no answer". */
 #include <fcntl.h>
@@ -22,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "portals4.h"
+#include <tern/fio_proto.h>
 #include <tern/sha256.h>
 #include <tern/tern_proto.h>
 #include <tern/yod_proto.h>
@@ -254,6 +259,28 @@ static int forge_register(void)
     return 0;
 }
 
+static int forge_fio(uint32_t nid, uint32_t pid, const char *path)
+{
+    open_ni(PTL_NI_PHYSICAL);
+    pt_at(FIO_PT_REPLY);
+    static struct fio_reply rep;
+    append(FIO_PT_REPLY, &rep, sizeof rep, PTL_ME_OP_PUT, 0, ~0ULL);
+    static uint8_t buf[sizeof(struct fio_req) + FIO_PATH_MAX];
+    struct fio_req *r = (struct fio_req *)buf;
+    *r = (struct fio_req){.magic = FIO_MAGIC, .version = FIO_VERSION, .op = FIO_OPEN,
+                          .id = 99, .job = 4242, .uid = 0, .gid = 0, .flags = 0 /* O_RDONLY */,
+                          .path_len = (uint32_t)strlen(path) + 1};
+    strcpy((char *)(r + 1), path);
+    int fail = put_and_tell("forge-fio", buf, sizeof *r + r->path_len, phys(nid, pid),
+                            FIO_PT_REQ, FIO_MB_REQ);
+    ptl_event_t ev;
+    if (fail == PTL_NI_OK && next_event(&ev, 10, PTL_EVENT_PUT, PTL_EVENT_PUT))
+        printf("forge-fio: result %lld\n", (long long)rep.result);
+    else
+        printf("forge-fio: no answer\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -271,6 +298,8 @@ int main(int argc, char **argv)
         return forge_load((uint32_t)atoi(argv[2]), argv[3]);
     if (argc == 2 && !strcmp(argv[1], "forge-register"))
         return forge_register();
+    if (argc == 5 && !strcmp(argv[1], "forge-fio"))
+        return forge_fio((uint32_t)atoi(argv[2]), (uint32_t)atoi(argv[3]), argv[4]);
     fprintf(stderr, "usage: see tests/portals/kernel/intruder.c\n");
     return 2;
 }
