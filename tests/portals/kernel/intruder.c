@@ -19,6 +19,7 @@
  * Each prints what happened: "... fail=N" is the Portals ni_fail_type
  * (0 delivered, 4 PTL_NI_PERM_VIOLATION: refused), or "no answer". */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 
 static ptl_handle_ni_t ni;
 static ptl_handle_eq_t eq;
+static bool logical;
 
 static double now_s(void)
 {
@@ -57,6 +59,7 @@ static void open_ni(unsigned kind)
     check(PtlInit(), "PtlInit");
     check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | kind, PTL_PID_ANY, NULL, NULL, &ni),
           "PtlNIInit");
+    logical = kind == PTL_NI_LOGICAL;
     check(PtlEQAlloc(ni, 256, &eq), "PtlEQAlloc");
 }
 
@@ -72,8 +75,12 @@ static void append(ptl_pt_index_t pt, void *start, uint64_t len, unsigned opts, 
     ptl_me_t me = {.start = start, .length = len, .ct_handle = PTL_CT_NONE, .uid = PTL_UID_ANY,
                    .options = opts | PTL_ME_EVENT_LINK_DISABLE, .match_bits = bits,
                    .ignore_bits = ignore};
-    me.match_id.phys.nid = PTL_NID_ANY;
-    me.match_id.phys.pid = PTL_PID_ANY;
+    if (logical)
+        me.match_id.rank = PTL_RANK_ANY;
+    else {
+        me.match_id.phys.nid = PTL_NID_ANY;
+        me.match_id.phys.pid = PTL_PID_ANY;
+    }
     ptl_handle_me_t h;
     check(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, NULL, &h), "PtlMEAppend");
 }
