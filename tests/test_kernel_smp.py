@@ -220,7 +220,7 @@ def test_cluster_nodes_report_their_cores(smp_cluster):
     status = cluster(smp_cluster, "status").stdout
     assert "2 CPUs per node" in status
     nodes = [l.split() for l in status.splitlines() if l.split() and l.split()[0].isdigit()]
-    assert [(n[0], n[2], n[3]) for n in nodes] == [("1", "ready", "2"), ("2", "ready", "2")]
+    assert [(n[0], n[2], n[4]) for n in nodes] == [("1", "free", "2"), ("2", "free", "2")]
     log = cluster(smp_cluster, "console", "1").stdout
     assert "smp: 2 of 2 CPUs running" in log
     # and jobs run on them

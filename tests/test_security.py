@@ -58,6 +58,10 @@ def test_a_forged_load_descriptor_is_refused(c3):
     r = yod(c3, "-list", "2", INTRUDER, "forge-load", "1", HELLO, pre=NOBODY)
     assert f"forge-load: put fail={REFUSED}" in r.stdout, r.stdout + r.stderr
     assert "LOADED" not in r.stdout, r.stdout
+    end = time.monotonic() + 10       # said from the node's idle loop, within a second
+    while not re.search(r"refused \d+ Portals requests from jobs' programs", console(c3, 1)) \
+            and time.monotonic() < end:
+        time.sleep(0.5)
     con = console(c3, 1)
     assert "job 4242" not in con, con
     assert re.search(r"refused \d+ Portals requests from jobs' programs", con), con[-2000:]
