@@ -27,7 +27,6 @@
 /* Destination nid/pid sit at these frame offsets (Ethernet + wire header). */
 #define LH_DST_NID_OFF (PTL_ETH_HLEN + PTL_WIRE_DST_NID_OFF)
 #define LH_DST_PID_OFF (PTL_ETH_HLEN + PTL_WIRE_DST_PID_OFF)
-#define LH_SRC_NID_END (PTL_WIRE_SRC_NID_OFF + 4)
 
 static struct {
     int fd;
@@ -178,8 +177,9 @@ static void deliver(struct tpacket2_hdr *h, uint32_t status)
     }
     /* A frame's source nid is the station it comes from: its Ethernet
      * source must be that nid's MAC (ours for this node's own processes).
-     * Who registers with the allocator, and for which MAC, rests on it. */
-    if (h->tp_snaplen >= PTL_ETH_HLEN + LH_SRC_NID_END) {
+     * Who registers with the allocator, and for which MAC, rests on it.
+     * (A frame shorter than a header is the library's to count.) */
+    if (h->tp_snaplen >= PTL_ETH_HLEN + PTL_WIRE_HDR_LEN) {
         uint32_t src = (uint32_t)ptl_wget(eth + PTL_ETH_HLEN + PTL_WIRE_SRC_NID_OFF, 4);
         uint8_t want[6];
         if (src == P.nid ? memcmp(eth + 6, P.mac, 6) != 0
