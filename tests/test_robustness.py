@@ -50,7 +50,9 @@ def yod_with_pid(name, *args):
 
 def test_spoofed_sources_do_not_stop_the_next_job(c3):
     """10,000 puts from made-up sources (half asking for an ACK that can
-    never be delivered) at a node's kernel and 10,000 at the allocator: the
+    never be delivered; each from its made-up nid's MAC, or the allocator's
+    host would drop them as spoofed before its peer table saw them) at a
+    node's kernel and 10,000 at the allocator: the
     next job still gets the nodes and runs on the flooded node.  Before the
     peer table was bounded the node's kernel heap filled with peers (it never
     took another job) and the allocator stopped hearing new launchers."""

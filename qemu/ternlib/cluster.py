@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from . import accel
+from . import accel, munge
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_BASE = os.environ.get("TERN_RUN_BASE", "/tmp/tern-clusters")
@@ -117,6 +117,8 @@ class Cluster:
                 state["pids"].append(self._dnsmasq(nodes, node_os, self._node_options(nfs)))
                 self.save(state)
             if node_os == "tern":
+                state["pids"].append(munge.start(self.dir, self.in_ns))
+                self.save(state)
                 state["pids"].append(self._allocd())
                 self.save(state)
             for node in nodes:
@@ -259,20 +261,18 @@ LOG {{
                                open(os.path.join(self.dir, "dnsmasq.out")).read())
         return p.pid
 
-    def secret_path(self):
-        return os.path.join(self.dir, "secret")
+    def munge_socket(self):
+        """The socket of the cluster's munged (TERN_MUNGE_SOCKET)."""
+        return munge.paths(self.dir)["socket"]
 
     def _allocd(self):
-        """The allocator, on the service interface (nid 0), with a fresh
-        per-cluster secret that only root can read."""
-        fd = os.open(self.secret_path(), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(fd, (os.urandom(32).hex() + "\n").encode())
-        os.close(fd)
+        """The allocator, on the service interface (nid 0), checking
+        credentials with the cluster's munged."""
         out = open(os.path.join(self.dir, "allocd.log"), "w")
-        env = dict(os.environ, TERN_IFACE=SERVICE_IFACE, TERN_NID="0")
+        env = dict(os.environ, TERN_IFACE=SERVICE_IFACE, TERN_NID="0",
+                   TERN_MUNGE_SOCKET=self.munge_socket())
         p = subprocess.Popen(self.in_ns(os.path.join(ROOT, "build", "bin", "allocd"), "--db",
-                                        os.path.join(self.dir, "nodes.db"), "--secret-file",
-                                        self.secret_path()),
+                                        os.path.join(self.dir, "nodes.db")),
                              stdout=out, stderr=subprocess.STDOUT, env=env,
                              start_new_session=True)
         time.sleep(0.3)

@@ -149,3 +149,14 @@ int ptl_linux_get_stats(struct ptl_linux_stats *out)
     lh_packet_stats(out);
     return 0;
 }
+
+int ptl_linux_nid_to_mac(uint32_t nid, uint8_t mac[6])
+{
+    if (!is_ready())
+        return -1;
+    if (nid == conf.nid) {
+        memcpy(mac, conf.mac, 6);
+        return 0;
+    }
+    return lh_nid_to_mac(&conf, nid, mac);
+}

@@ -55,6 +55,7 @@
 struct ptl_linux_stats {
     uint64_t rx_frames;     /* frames handed to ptl_lib_rx */
     uint64_t rx_skipped;    /* other hosts' / our own outgoing frames */
+    uint64_t rx_spoofed;    /* source nid not the MAC they came from */
     uint64_t rx_truncated;  /* longer than a ring slot */
     uint64_t rx_ring_drops; /* kernel: ring full (PACKET_STATISTICS) */
     uint64_t tx_frames;
@@ -66,6 +67,12 @@ struct ptl_linux_stats {
 
 /* Host-level counters; 0, or -1 if the host is not set up yet. */
 int ptl_linux_get_stats(struct ptl_linux_stats *out);
+
+/* The MAC of nid by this host's rule or TERN_NIDMAP (this host's own
+ * interface MAC for its own nid): 0, or -1 when it has none or the host is
+ * not set up.  Frames whose Ethernet source is not their source nid's MAC
+ * are dropped (rx_spoofed). */
+int ptl_linux_nid_to_mac(uint32_t nid, uint8_t mac[6]);
 
 /* "aa:bb:cc:dd:ee:ff" (six hex numbers up to ff) into mac: 0, or -1
  * when s is anything else. */
