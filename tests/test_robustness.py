@@ -107,6 +107,8 @@ def test_nodes_of_jobs_that_end_while_allocd_is_down_come_free():
         pid = int(subprocess.run(["pgrep", "-f", f"allocd --db {db}"], capture_output=True,
                                  text=True).stdout.split()[0])
         argv = open(f"/proc/{pid}/cmdline").read().split("\0")[:-1]
+        # Its environment too: the interface, nid and the cluster's munged.
+        env = dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if e)
         p = yod_bg(name, "-sz", "2", RANKS, "spin", "6")
         assert "spinning" in p.stdout.readline()
         os.kill(pid, signal.SIGKILL)
@@ -115,7 +117,7 @@ def test_nodes_of_jobs_that_end_while_allocd_is_down_come_free():
         assert "could not give the nodes back" in err, err
         with open(f"/tmp/tern-clusters/{name}/allocd.log", "a") as log:
             mine = subprocess.Popen(["ip", "netns", "exec", f"tern-{name}", *argv],
-                                    env=dict(os.environ, TERN_IFACE="svc0", TERN_NID="0"),
+                                    env=env,
                                     stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         time.sleep(1)
