@@ -5,6 +5,7 @@
 #ifndef PTL_LIB_H
 #define PTL_LIB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -31,6 +32,11 @@ void ptl_lib_iface_reset(unsigned iface);
  * whose long-lived NI talks to a stream of short-lived processes (a kernel
  * and each job's launcher).  Returns how many peers were freed. */
 int ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid);
+
+/* Whether md is a live MD over the whole address space (start NULL, length
+ * PTL_SIZE_MAX): its offsets are addresses, which a host that must keep a
+ * caller inside its own memory checks per operation. */
+bool ptl_lib_md_whole(uint32_t md);
 
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);

@@ -58,23 +58,21 @@ static int trig_issue(struct ptl_op_args *a, ptl_handle_md_t put,
             rc = PTL_ARG_INVALID;
         } else if (ct->v.success + ct->v.failure >= threshold) {
             rc = ptl_op_issue(ni, a);
-        } else if (!ni->trig_free) {
-            rc = PTL_NO_SPACE;
         } else {
-            struct ptl_trig *t = ni->trig_free;
-            ni->trig_free = t->next;
-            memset(t, 0, sizeof(*t));
-            t->threshold = threshold;
-            t->args = *a;
-            /* The MDs must outlive the wait for the threshold. */
-            if (a->put_md)
-                a->put_md->busy++;
-            if (a->get_md)
-                a->get_md->busy++;
-            struct ptl_trig **pp = &ct->trig;
-            while (*pp)
-                pp = &(*pp)->next;
-            *pp = t;
+            struct ptl_trig *t = ptl_trig_alloc(ni);
+            if (!t) {
+                rc = PTL_NO_SPACE;
+            } else {
+                t->threshold = threshold;
+                t->kind = PTL_TRIG_OP;
+                t->args = *a;
+                /* The MDs must outlive the wait for the threshold. */
+                if (a->put_md)
+                    a->put_md->busy++;
+                if (a->get_md)
+                    a->get_md->busy++;
+                ptl_trig_add(ni, ct, t);
+            }
         }
     }
     ptl_host_unlock();

@@ -64,3 +64,12 @@ int PtlMDRelease(ptl_handle_md_t h)
     ptl_host_unlock();
     return rc;
 }
+
+bool ptl_lib_md_whole(uint32_t h)
+{
+    ptl_host_lock();
+    struct ptl_md *md = ptl_md_get(h, NULL);
+    bool whole = md && !md->r.iov && !md->r.start && md->r.length == PTL_SIZE_MAX;
+    ptl_host_unlock();
+    return whole;
+}

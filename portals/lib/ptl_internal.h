@@ -272,6 +272,7 @@ struct ptl_lib {
     struct ptl_lib_tunables tun;
     uint32_t session_seed;
     uint32_t caller_ifaces;     /* ptl_lib_restrict: 0 = every interface */
+    uint32_t abort_gen;         /* PtlAbort calls so far */
 };
 extern struct ptl_lib ptl_g;
 bool ptl_iface_allowed(unsigned iface);
@@ -318,6 +319,14 @@ void ptl_entry_consume(struct ptl_ni *ni, struct ptl_entry *e);
 int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index,
                const ptl_me_t *me, bool is_me, ptl_list_t list,
                void *user_ptr, uint32_t *handle);
+int ptl_entry_new(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
+                  bool is_me, ptl_list_t list, void *user_ptr, uint32_t *handle,
+                  struct ptl_entry **out);
+void ptl_entry_link(struct ptl_ni *ni, struct ptl_entry *e);
+/* Unlinks an entry for good; a message still using it keeps its slot until
+ * it is done (PtlMEUnlink refuses that case with PTL_IN_USE instead). */
+void ptl_entry_unlink(struct ptl_ni *ni, struct ptl_entry *e);
+ptl_me_t ptl_le_as_me(const ptl_le_t *le);
 int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
                bool is_me, ptl_search_op_t op, void *user_ptr);
 
@@ -381,15 +390,22 @@ void ptl_atomic_fp(ptl_op_t op, ptl_datatype_t t, uint8_t *target,
                    const uint8_t *src, size_t n, const uint8_t *operand);
 
 /* ---- triggered (triggered.c) ---------------------------------------------- */
+enum ptl_trig_kind { PTL_TRIG_OP, PTL_TRIG_CT_INC, PTL_TRIG_CT_SET, PTL_TRIG_LINK,
+                     PTL_TRIG_UNLINK };
 struct ptl_trig {
     struct ptl_trig *next;
     ptl_size_t threshold;
-    bool is_ct;           /* CTInc/CTSet rather than a data op */
-    bool ct_set;
-    struct ptl_ct *ct_target;
+    uint8_t kind;
+    struct ptl_ct *ct_target;     /* CT_INC, CT_SET */
     ptl_ct_event_t ct_val;
-    struct ptl_op_args args;
+    struct ptl_entry *entry;      /* LINK, UNLINK: this entry, if still it */
+    uint8_t entry_gen;
+    struct ptl_op_args args;      /* OP */
 };
+/* A free trigger record (zeroed), or NULL; ptl_trig_add queues it on ct
+ * and fires it at once if ct has reached its threshold already. */
+struct ptl_trig *ptl_trig_alloc(struct ptl_ni *ni);
+void ptl_trig_add(struct ptl_ni *ni, struct ptl_ct *ct, struct ptl_trig *t);
 void ptl_trig_cancel_all(struct ptl_ni *ni, struct ptl_ct *ct);
 
 #endif /* PTL_INTERNAL_H */
