@@ -162,8 +162,11 @@ static int md_bind(uint64_t ni, uint64_t umd, uint64_t uh)
     if (copy_from_user(&md, umd, sizeof md))
         return BAD;
     OUT(ptl_handle_md_t, h, uh);
-    ptl_iovec_t *iov;
-    int rc = buffer_check(&md.start, md.length, md.options, &iov);
+    ptl_iovec_t *iov = NULL;
+    /* The whole address space (offsets are addresses): each operation's
+     * span is checked instead (spans_ok). */
+    bool whole = !(md.options & PTL_IOVEC) && !md.start && md.length == PTL_SIZE_MAX;
+    int rc = whole ? PTL_OK : buffer_check(&md.start, md.length, md.options, &iov);
     if (rc != PTL_OK)
         return rc;
     rc = PtlMDBind((ptl_handle_ni_t)ni, &md, h);
@@ -172,8 +175,9 @@ static int md_bind(uint64_t ni, uint64_t umd, uint64_t uh)
     return rc;
 }
 
-/* ME and LE share everything but the structure's layout. */
-static int entry_op(bool is_me, bool search, const ptl_args_t a)
+/* ME and LE share everything but the structure's layout.  Triggered
+ * appends carry the trigger counter and threshold in a[6], a[7]. */
+static int entry_op(bool is_me, bool search, bool triggered, const ptl_args_t a)
 {
     ptl_me_t me;
     ptl_le_t le;
@@ -207,8 +211,14 @@ static int entry_op(bool is_me, bool search, const ptl_args_t a)
     int rc = buffer_check(start, len, opts, &iov);
     if (rc != PTL_OK)
         return rc;
-    rc = is_me ? PtlMEAppend(ni, pt, &me, (ptl_list_t)a[3], user_ptr, h)
-               : PtlLEAppend(ni, pt, &le, (ptl_list_t)a[3], user_ptr, h);
+    ptl_list_t list = (ptl_list_t)a[3];
+    ptl_handle_ct_t trig = (ptl_handle_ct_t)a[6];
+    if (triggered)
+        rc = is_me ? PtlTriggeredMEAppend(ni, pt, &me, list, user_ptr, h, trig, a[7])
+                   : PtlTriggeredLEAppend(ni, pt, &le, list, user_ptr, h, trig, a[7]);
+    else
+        rc = is_me ? PtlMEAppend(ni, pt, &me, list, user_ptr, h)
+                   : PtlLEAppend(ni, pt, &le, list, user_ptr, h);
     iov_keep(iov, rc, h ? *h : 0, false, is_me);
     DONE(h, a[5]);
     return rc;
@@ -329,8 +339,30 @@ static int stats(uint64_t ulib, uint64_t unode)
     return PTL_OK;
 }
 
+/* The bytes an operation reads or writes through an MD of the whole
+ * address space are its offset and length: they must be the program's. */
+static bool span_ok(uint64_t md, uint64_t off, uint64_t len)
+{
+    return !ptl_lib_md_whole((ptl_handle_md_t)md) || user_ok(off, len);
+}
+
+static bool spans_ok(uint64_t op, const ptl_args_t a)
+{
+    switch (op) {
+    case TPO_PUT: case TPO_GET: case TPO_ATOMIC:
+    case TPO_TRIG_PUT: case TPO_TRIG_GET: case TPO_TRIG_ATOMIC:
+        return span_ok(a[0], a[1], a[2]);
+    case TPO_FETCH_ATOMIC: case TPO_SWAP: case TPO_TRIG_FETCH_ATOMIC: case TPO_TRIG_SWAP:
+        return span_ok(a[0], a[1], a[4]) && span_ok(a[2], a[3], a[4]);
+    default:
+        return true;
+    }
+}
+
 static int dispatch(uint64_t op, const ptl_args_t a)
 {
+    if (!spans_ok(op, a))
+        return BAD;
     switch (op) {
     case TPO_NOP: return PTL_OK;
     case TPO_STATS: return stats(a[0], a[1]);
@@ -377,12 +409,12 @@ static int dispatch(uint64_t op, const ptl_args_t a)
     case TPO_GET_PHYS_ID: ONE_OUT(ptl_process_t, a[1], PtlGetPhysId((ptl_handle_ni_t)a[0], o));
     case TPO_MD_BIND: return md_bind(a[0], a[1], a[2]);
     case TPO_MD_RELEASE: return PtlMDRelease((ptl_handle_md_t)a[0]);
-    case TPO_LE_APPEND: return entry_op(false, false, a);
+    case TPO_LE_APPEND: return entry_op(false, false, false, a);
     case TPO_LE_UNLINK: return PtlLEUnlink((ptl_handle_le_t)a[0]);
-    case TPO_LE_SEARCH: return entry_op(false, true, a);
-    case TPO_ME_APPEND: return entry_op(true, false, a);
+    case TPO_LE_SEARCH: return entry_op(false, true, false, a);
+    case TPO_ME_APPEND: return entry_op(true, false, false, a);
     case TPO_ME_UNLINK: return PtlMEUnlink((ptl_handle_me_t)a[0]);
-    case TPO_ME_SEARCH: return entry_op(true, true, a);
+    case TPO_ME_SEARCH: return entry_op(true, true, false, a);
     case TPO_CT_ALLOC: ONE_OUT(ptl_handle_ct_t, a[1], PtlCTAlloc((ptl_handle_ni_t)a[0], o));
     case TPO_CT_FREE: return PtlCTFree((ptl_handle_ct_t)a[0]);
     case TPO_CT_CANCEL: return PtlCTCancelTriggered((ptl_handle_ct_t)a[0]);
@@ -437,6 +469,13 @@ static int dispatch(uint64_t op, const ptl_args_t a)
     case TPO_TRIG_CT_SET:
         return PtlTriggeredCTSet((ptl_handle_ct_t)a[0], ct_ev(a[1], a[2]), (ptl_handle_ct_t)a[3],
                                  a[4]);
+    case TPO_TRIG_ME_APPEND: return entry_op(true, false, true, a);
+    case TPO_TRIG_LE_APPEND: return entry_op(false, false, true, a);
+    case TPO_TRIG_ME_UNLINK:
+        return PtlTriggeredMEUnlink((ptl_handle_me_t)a[0], (ptl_handle_ct_t)a[1], a[2]);
+    case TPO_TRIG_LE_UNLINK:
+        return PtlTriggeredLEUnlink((ptl_handle_le_t)a[0], (ptl_handle_ct_t)a[1], a[2]);
+    case TPO_ABORT: return PtlAbort();
     case TPO_START_BUNDLE: return PtlStartBundle((ptl_handle_ni_t)a[0]);
     case TPO_END_BUNDLE: return PtlEndBundle((ptl_handle_ni_t)a[0]);
     case TPO_HANDLE_IS_EQUAL:
