@@ -202,6 +202,25 @@ int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
     return rc;
 }
 
+/* The counter of a search: one success (or the bytes) per header found
+ * with PTL_ME_EVENT_CT_OVERFLOW; a failure marks a search that ran to the
+ * end of the list. */
+static void search_count(struct ptl_ni *ni, const struct ptl_entry *e, ptl_size_t mlength,
+                         bool end)
+{
+    unsigned o = e->me.options;
+    if (!e->ct || !(o & PTL_ME_EVENT_CT_OVERFLOW))
+        return;
+    if (end)
+        ptl_ct_add(ni, e->ct, 0, 1);
+    else
+        ptl_ct_add(ni, e->ct, (o & PTL_ME_EVENT_CT_BYTES) ? mlength : 1, 0);
+}
+
+/* Every unexpected header that matches gets an event: SEARCH (search
+ * only) or its overflow event (search and delete), and one count on the
+ * counter; a PTL_ME_USE_ONCE search stops at the first.  A search that
+ * found nothing gets one SEARCH event with PTL_NI_NO_MATCH. */
 int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
                bool is_me, ptl_search_op_t op, void *user_ptr)
 {
@@ -220,10 +239,11 @@ int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
     tmp.me = *me;
     tmp.ct = ct;
     tmp.pt = pt_index;
+    tmp.list = PTL_OVERFLOW_LIST;
     tmp.user_ptr = user_ptr;
-    bool found = false;
+    bool once = me->options & PTL_ME_USE_ONCE, found = false;
     struct ptl_uh *prev = NULL, *uh = pt->uh_head;
-    while (uh) {
+    while (uh && !(found && once)) {
         struct ptl_uh *next = uh->next;
         if (!uh_matches(ni, &tmp, uh)) {
             prev = uh;
@@ -231,32 +251,35 @@ int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
             continue;
         }
         found = true;
+        ptl_event_t ev = uh->ev;
+        ev.user_ptr = user_ptr;
+        ev.ptl_list = PTL_OVERFLOW_LIST;
         if (op == PTL_SEARCH_ONLY) {
-            ptl_event_t ev = uh->ev;
             ev.type = PTL_EVENT_SEARCH;
-            ev.user_ptr = user_ptr;
             ptl_eq_post(pt->eq, &ev);
-            return PTL_OK;
+            search_count(ni, &tmp, ev.mlength, false);
+            prev = uh;
+            uh = next;
+            continue;
         }
         uh_unlink(pt, prev, uh);
-        ptl_event_t ev = uh->ev;
         ev.type = (ptl_event_kind_t)(ev.type + 1);
-        ev.user_ptr = user_ptr;
         ptl_target_event(ni, &tmp, &ev, true);
         if (uh->complete)
             ptl_uh_free(ni, uh);
         else
             uh->discard = true;
-        if (me->options & PTL_ME_USE_ONCE)
-            return PTL_OK;
         uh = next;
     }
+    if (!(found && once))
+        search_count(ni, &tmp, 0, true);
     if (!found) {
         ptl_event_t ev;
         memset(&ev, 0, sizeof(ev));
         ev.type = PTL_EVENT_SEARCH;
         ev.user_ptr = user_ptr;
         ev.pt_index = pt_index;
+        ev.ptl_list = PTL_OVERFLOW_LIST;
         ev.ni_fail_type = PTL_NI_NO_MATCH;
         ptl_eq_post(pt->eq, &ev);
     }
