@@ -24,9 +24,13 @@
 #define PTL_PEER_SLOTS 4096    /* hash slots; peers allocated on demand */
 #define PTL_MAX_PEERS 3072
 #define PTL_INLINE_MAX 64       /* fetch-atomic results kept for resend */
-#define PTL_RESP_POOL 512       /* ACK/REPLY messages in flight per NI */
-#define PTL_PEER_RESP_MAX 64    /* of which one peer may hold */
+#define PTL_RESP_CHUNK 64       /* ACK/REPLY messages: the pool grows by this */
+#define PTL_PEER_RESP_MAX 64    /* held for one peer at most; also the most
+                                 * requests needing an answer we have in
+                                 * flight to one peer */
 #define PTL_ATOMIC_MAX 512      /* max_atomic_size: fits any frame */
+#define PTL_FINI_LINGER_NS 1000000000ull /* PtlNIFini waits this long at
+                                          * most for its frames' acks */
 
 /* ---- handles: [type:4][ni:5][index:15][gen:8] --------------------------
  * Types avoid 3, 5 and 15 so PTL_EQ_NONE, PTL_CT_NONE and
@@ -71,6 +75,8 @@ struct ptl_eq {
     struct ptl_obj o;
     ptl_event_t *ring;
     uint32_t size, head, count;
+    uint32_t cap;         /* what the program asked for; size - cap is kept
+                           * for PTL_EVENT_PT_DISABLED */
     bool dropped;
 };
 
@@ -151,6 +157,13 @@ struct ptl_txmsg {
     uint8_t inline_data[PTL_INLINE_MAX];
 };
 
+/* ACK/REPLY messages come from chunks allocated as needed. */
+struct ptl_resp_chunk {
+    struct ptl_resp_chunk *next;
+    struct ptl_txmsg m[PTL_RESP_CHUNK];
+};
+bool ptl_resp_grow(struct ptl_ni *ni);
+
 struct ptl_txfrag {
     struct ptl_txmsg *m;
     ptl_size_t off;
@@ -205,6 +218,7 @@ struct ptl_peer {
     uint64_t ack_due;
     uint32_t resp_waiting;  /* our ops awaiting ACK/REPLY from this peer */
     uint32_t resp_queued;   /* our ACK/REPLY messages to it not yet acked */
+    uint32_t req_out;       /* our requests to it started, answer not here */
     uint64_t resp_mark;     /* last time one of them started waiting */
 };
 
@@ -221,6 +235,7 @@ struct ptl_op {
     void *user_ptr;
     uint8_t ack_req;
     bool send_done, resp_done, want_resp;
+    bool req_counted;       /* in peer->req_out */
     ptl_process_t target;
     struct ptl_peer *peer;
     uint64_t sent_at;
@@ -256,7 +271,7 @@ struct ptl_ni {
     uint32_t uh_used;
     struct ptl_op *ops, *op_free;
     uint32_t n_ops;
-    struct ptl_txmsg *resp_pool;
+    struct ptl_resp_chunk *resp_chunks;
     struct ptl_txmsg *resp_free;
     struct ptl_trig *trig_pool, *trig_free;
     uint32_t trig_used;
@@ -407,5 +422,7 @@ struct ptl_trig {
 struct ptl_trig *ptl_trig_alloc(struct ptl_ni *ni);
 void ptl_trig_add(struct ptl_ni *ni, struct ptl_ct *ct, struct ptl_trig *t);
 void ptl_trig_cancel_all(struct ptl_ni *ni, struct ptl_ct *ct);
+/* Drops the counter updates aimed at `target` (it is being freed). */
+void ptl_trig_forget_ct(struct ptl_ni *ni, struct ptl_ct *target);
 
 #endif /* PTL_INTERNAL_H */

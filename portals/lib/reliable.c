@@ -131,18 +131,37 @@ int ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid)
     return n;
 }
 
-/* A per-peer cap keeps one silent or hostile peer from holding every
- * response slot until it is given up on. */
+bool ptl_resp_grow(struct ptl_ni *ni)
+{
+    struct ptl_resp_chunk *c = ptl_zalloc(sizeof(*c));
+    if (!c)
+        return false;
+    c->next = ni->resp_chunks;
+    ni->resp_chunks = c;
+    for (int i = PTL_RESP_CHUNK - 1; i >= 0; i--) {
+        c->m[i].next = ni->resp_free;
+        ni->resp_free = &c->m[i];
+    }
+    return true;
+}
+
+/* A peer holds at most PTL_PEER_RESP_MAX answers of ours, which a peer
+ * that limits its requests in flight (ptl_rel_push) never reaches: only
+ * a hostile peer is refused (its request dropped unacknowledged, resent
+ * later), and it cannot take everyone's memory.  Otherwise the pool grows:
+ * a refused request stops its whole stream, and answers of the refusing
+ * side queued behind a request the other side refuses in turn would wait
+ * for each other for good. */
 bool ptl_resp_available(struct ptl_ni *ni, struct ptl_peer *p)
 {
-    return ni->resp_free && p->resp_queued < PTL_PEER_RESP_MAX;
+    return p->resp_queued < PTL_PEER_RESP_MAX && (ni->resp_free || ptl_resp_grow(ni));
 }
 
 struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni, struct ptl_peer *p)
 {
-    struct ptl_txmsg *m = ni->resp_free;
-    if (!m)
+    if (!ni->resp_free && !ptl_resp_grow(ni))
         return NULL;
+    struct ptl_txmsg *m = ni->resp_free;
     ni->resp_free = m->next;
     memset(m, 0, sizeof(*m));
     m->resp_peer = p;
@@ -296,16 +315,42 @@ static uint32_t frag_len(struct ptl_ni *ni, struct ptl_txmsg *m,
     return (uint32_t)n;
 }
 
+/* The next message with a frame to send.  Requests that need an answer
+ * are started while fewer than PTL_PEER_RESP_MAX of them await theirs (what
+ * the peer holds answers for, ptl_resp_available); requests behind a held
+ * one wait too (messages keep their order), answers do not: they go ahead,
+ * so that neither side's answers wait behind its own requests. */
+static struct ptl_txmsg *next_to_send(struct ptl_peer *p)
+{
+    bool held = false;
+    for (struct ptl_txmsg *m = p->q_head; m; m = m->next) {
+        if (m->started && m->next_off >= m->len)
+            continue;
+        if (m->kind == PTL_TX_OP && !m->started) {
+            if (held)
+                continue;
+            if (m->op->want_resp && p->req_out >= PTL_PEER_RESP_MAX) {
+                held = true;
+                continue;
+            }
+        }
+        return m;
+    }
+    return NULL;
+}
+
 void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
 {
     while (p->snd_nxt - p->snd_una < PTL_REL_WIN) {
         /* Per frame: loss detection compares send times within a burst. */
         uint64_t now = ptl_host_now_ns();
-        struct ptl_txmsg *m = p->q_head;
-        while (m && m->started && m->next_off >= m->len)
-            m = m->next;
+        struct ptl_txmsg *m = next_to_send(p);
         if (!m)
             break;
+        if (m->kind == PTL_TX_OP && !m->started && m->op->want_resp) {
+            m->op->req_counted = true;
+            p->req_out++;
+        }
         struct ptl_txfrag *f = &p->win[p->snd_nxt % PTL_REL_WIN];
         memset(f, 0, sizeof(*f));
         f->m = m;

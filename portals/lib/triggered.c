@@ -113,6 +113,22 @@ void ptl_trig_cancel_all(struct ptl_ni *ni, struct ptl_ct *ct)
     }
 }
 
+void ptl_trig_forget_ct(struct ptl_ni *ni, struct ptl_ct *target)
+{
+    for (int i = 0; i < ni->lim.max_cts; i++) {
+        struct ptl_trig **pp = &ni->cts[i].trig, *t;
+        while ((t = *pp)) {
+            if ((t->kind == PTL_TRIG_CT_INC || t->kind == PTL_TRIG_CT_SET) &&
+                t->ct_target == target) {
+                *pp = t->next;
+                trig_free(ni, t);
+            } else {
+                pp = &t->next;
+            }
+        }
+    }
+}
+
 static int trig_ct(ptl_handle_ct_t cth, ptl_ct_event_t val, bool set,
                    ptl_handle_ct_t trigh, ptl_size_t threshold)
 {
