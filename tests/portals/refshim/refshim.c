@@ -44,7 +44,6 @@
 #define KVS_VAL 64
 #define RETRY_NS 20000000ull    /* 20 ms between tries of a refused put */
 #define GIVE_UP_S 300           /* a peer that never shows up */
-#define FAREWELL_NS 2000000000ull
 
 struct kvs {
     struct { char key[KVS_KEY], val[KVS_VAL]; } e[KVS_ENTRIES];
@@ -152,20 +151,13 @@ int libtest_init(void)
     return 0;
 }
 
-static bool exchange(uint64_t deadline);
-
 int libtest_fini(void)
 {
     if (rt.open) {
-        /* A last round, for the frames of the last barrier: this rank's
-         * streams are ordered, so once the other ranks acknowledge this
-         * round they have everything sent before it (the ACK of their last
-         * barrier put may have been lost and waits for a resend that this
-         * process, ending, would never make).  Bounded: a rank that is gone
-         * already does not answer. */
-        exchange(now_ns() + FAREWELL_NS);
         /* The program may already have called PtlNIFini on its own NIs;
-         * this NI and this PtlInit are the runtime's. */
+         * this NI and this PtlInit are the runtime's.  PtlNIFini waits
+         * until the other ranks have what this rank sent last (the ACK of
+         * their last barrier put), should it need a resend. */
         PtlNIFini(rt.ni);
         PtlFini();
         rt.open = false;
