@@ -192,9 +192,9 @@ class LinuxPair:
             self._pid += n
         return p
 
-    def run(self, exe, nprocs, timeout=90, env=None):
-        """Runs exe as a job of nprocs ranks (rank r on nid 1 + r % 2);
-        returns [(exit status or None on timeout, output)]."""
+    def run(self, exe, nprocs, timeout=90, env=None, args=()):
+        """Runs exe (with args) as a job of nprocs ranks (rank r on nid
+        1 + r % 2); returns [(exit status or None on timeout, output)]."""
         pids = self.pids(nprocs)
         nids = [1 + r % 2 for r in range(nprocs)]
         job = {"REFTEST_SIZE": str(nprocs),
@@ -202,7 +202,7 @@ class LinuxPair:
         procs = []
         for r in range(nprocs):
             e = dict(job, REFTEST_RANK=str(r), **(env or {}))
-            procs.append(spawn(["ip", "netns", "exec", self.pair.ns[nids[r]], exe],
+            procs.append(spawn(["ip", "netns", "exec", self.pair.ns[nids[r]], exe, *args],
                                self.pair.env(nids[r], pids[r], e)))
         return wait_ranks(procs, timeout)
 
@@ -257,21 +257,24 @@ class TernCluster:
             self.close()
             raise RuntimeError("cluster up failed:\n" + r.stdout + r.stderr)
 
-    def _yod(self, exe, size, nodes, env, timeout):
+    def _yod(self, exe, size, nodes, env, timeout, args=()):
         pre = ["env", *(f"{k}={v}" for k, v in (env or {}).items())]
         return spawn([self.cluster, "--name", self.name, "exec", *pre, "yod", "-timeout",
-                      str(int(timeout)), "-sz", str(size), "-list", nodes, exe],
+                      str(int(timeout)), "-sz", str(size), "-list", nodes, exe, *args],
                      dict(os.environ))
 
     BUSY = "cannot have the nodes"   # the previous job's node is not free yet
+    BUSY_WAIT_S = 120                # a node cleans up after a killed job (TCG, load)
 
-    def run(self, exe, size=2, timeout=90, env=None):
-        """exe on nodes 1..size, one rank each: [(status, yod's output)]."""
+    def run(self, exe, size=2, timeout=90, env=None, args=()):
+        """exe (with args) on nodes 1..size, one rank each: [(status, yod's
+        output)]."""
         import time
-        for _ in range(50):
-            p = self._yod(exe, size, f"1..{size}", env, timeout)
+        end = time.monotonic() + self.BUSY_WAIT_S
+        while True:
+            p = self._yod(exe, size, f"1..{size}", env, timeout, args)
             [(rc, text)] = wait_ranks([p], timeout + 60)
-            if self.BUSY not in text:
+            if self.BUSY not in text or time.monotonic() > end:
                 break
             time.sleep(0.2)
         return [(s, text) for s in yod_statuses(rc, text, size)]
@@ -280,7 +283,8 @@ class TernCluster:
         """Rank 0: exe_linux on the service interface; rank 1: exe_tern on
         Tern node `node`.  [(status, output)] of the two."""
         import time
-        for _ in range(50):
+        end = time.monotonic() + self.BUSY_WAIT_S
+        while True:
             with self._lock:
                 pid = self._pid
                 self._pid += 1
@@ -290,7 +294,7 @@ class TernCluster:
                         dict(os.environ, TERN_IFACE="svc0", TERN_NID="0", TERN_PID=str(pid),
                              REFTEST_RANK="0", **job))
             (lrc, lout), (yrc, yout) = wait_ranks([lin, tern], timeout + 60)
-            if self.BUSY not in yout:
+            if self.BUSY not in yout or time.monotonic() > end:
                 break
             time.sleep(0.2)
         [tst] = yod_statuses(yrc, yout, 1)

@@ -409,6 +409,12 @@ int PMI_Init(int *spawned)
 
 int PMI_Finalize(void)
 {
+    /* A process manager keeps the KVS after a rank is done; here each rank
+     * serves its own entries (PMI_KVS_Get reads them from it), so none
+     * leaves before all have read: a rank on a slow node may still be
+     * reading when a fast one finalizes. */
+    if (pmi_up && rt.size > 1)
+        libtest_barrier();
     libtest_fini();
     pmi_up = false;
     return PMI_SUCCESS;
