@@ -283,11 +283,11 @@ class TernCluster:
         """Rank 0: exe_linux on the service interface; rank 1: exe_tern on
         Tern node `node`.  [(status, output)] of the two."""
         import time
+        with self._lock:
+            pid = self._pid
+            self._pid += 1
         end = time.monotonic() + self.BUSY_WAIT_S
         while True:
-            with self._lock:
-                pid = self._pid
-                self._pid += 1
             job = {"REFTEST_SIZE": "2", "REFTEST_MAP": f"0:{pid},{node}:16", **(env or {})}
             tern = self._yod(exe_tern, 1, str(node), dict(job, REFTEST_RANK="1"), timeout)
             lin = spawn(["ip", "netns", "exec", f"tern-{self.name}", exe_linux],
