@@ -17,7 +17,7 @@ failure must still fail the way it is listed (its signature in the
 output), so any other change shows.
 
 The Tern modes boot a two-node cluster and run one job at a time; they are
-marked slow (about 8 minutes on two busy cores; tests/conftest.py:
+marked slow (8 to 12 minutes on two busy cores; tests/conftest.py:
 --run-slow or TERN_SLOW=1).  Needs root (namespaces, AF_PACKET)."""
 import concurrent.futures
 import os
