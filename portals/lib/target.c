@@ -146,10 +146,12 @@ static struct ptl_entry *find_match(struct ptl_ni *ni, struct ptl_pt *pt,
     return NULL;
 }
 
-static bool eq_nearly_full(const struct ptl_eq *eq)
+/* The EQ holds as many events as the program asked for: one more would
+ * overwrite an event it has not seen (the PT_DISABLED event has room of
+ * its own, see eq.c). */
+static bool eq_full(const struct ptl_eq *eq)
 {
-    /* Keep one slot for the PT_DISABLED event itself. */
-    return eq && eq->count + 1 >= eq->size;
+    return eq && eq->count >= eq->cap;
 }
 
 static void finish_put(struct ptl_ni *ni, struct ptl_peer *peer,
@@ -217,7 +219,7 @@ static struct ptl_entry *admit(struct ptl_ni *ni, struct ptl_peer *peer,
     struct ptl_entry *e = find_match(ni, pt, h, &src);
     *need_uh = e && e->list == PTL_OVERFLOW_LIST &&
                !(e->me.options & PTL_ME_UNEXPECTED_HDR_DISABLE);
-    if (!e || (*need_uh && !ni->uh_free) || (fc && eq_nearly_full(pt->eq))) {
+    if (!e || (*need_uh && !ni->uh_free) || (fc && eq_full(pt->eq))) {
         /* Resource exhaustion: flow control disables the PT, otherwise the
          * message is dropped; either way it is counted and reported. */
         ni->sr[PTL_SR_DROP_COUNT]++;

@@ -42,10 +42,17 @@
  * library counts them).  Until a process first sends, it sees the frames
  * for every pid of the node.
  *
- * Progress: no thread.  Received frames are handed to the library inside
- * ptl_host_wait (poll() on the socket, bounded by the deadline) and, before
- * every library call takes its lock, whatever already sits in the receive
- * ring is delivered too, so polling calls (PtlEQGet, PtlCTGet) progress.
+ * Progress: a thread (lh_progress.c), started by the first PtlNIInit, takes
+ * frames as they arrive and runs the retransmission timers, so a process
+ * that computes without calling Portals still answers gets and atomics,
+ * takes puts and acknowledges frames (spec: progress must not depend on
+ * the application calling in).  Waits (PtlEQWait, PtlCTWait, the polls)
+ * sleep until the thread has handed over a batch.  TERN_PTL_PROGRESS=0
+ * turns it off: frames are then handed to the library only inside
+ * ptl_host_wait (poll() on the socket, bounded by the deadline) and before
+ * every library call takes its lock (whatever already sits in the receive
+ * ring), so polling calls progress but a computing process does not.  A
+ * child of fork() has no thread and works the second way.
  */
 #ifndef PTL_LINUX_H
 #define PTL_LINUX_H
