@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from clusters import CLUSTER, cluster, down, node_states, start, up, yod, yod_bg
+from clusters import (CLUSTER, allocd_kill, allocd_start, cluster, down, node_states, start, up,
+                      yod, yod_bg)
 from nodes import ROOT
 from test_yod_output import numbered_lines
 
@@ -103,23 +104,13 @@ def test_nodes_of_jobs_that_end_while_allocd_is_down_come_free():
     name = start("r", "-n", "2", "--boot", "direct")
     mine = None
     try:
-        db = f"/tmp/tern-clusters/{name}/nodes.db"
-        pid = int(subprocess.run(["pgrep", "-f", f"allocd --db {db}"], capture_output=True,
-                                 text=True).stdout.split()[0])
-        argv = open(f"/proc/{pid}/cmdline").read().split("\0")[:-1]
-        # Its environment too: the interface, nid and the cluster's munged.
-        env = dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if e)
         p = yod_bg(name, "-sz", "2", RANKS, "spin", "6")
         assert "spinning" in p.stdout.readline()
-        os.kill(pid, signal.SIGKILL)
+        how = allocd_kill(name)
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         assert "could not give the nodes back" in err, err
-        with open(f"/tmp/tern-clusters/{name}/allocd.log", "a") as log:
-            mine = subprocess.Popen(["ip", "netns", "exec", f"tern-{name}", *argv],
-                                    env=env,
-                                    stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+        mine = allocd_start(name, how)
         time.sleep(1)
         got = wait_states(name, {1: "free", 2: "free"}, 60)
         assert got == {1: "free", 2: "free"}, (got, yod(name, "-show").stdout,

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from clusters import cluster, up, yod, yod_bg
+from clusters import allocd_kill, allocd_start, cluster, up, yod, yod_bg
 from nodes import ROOT
 
 INTRUDER = os.path.join(ROOT, "build", "portals", "kernel", "intruder-musl")
@@ -129,3 +129,35 @@ def test_only_the_owner_or_root_ends_a_job(c3):
             if p.poll() is None:
                 p.kill()
                 p.communicate()
+
+
+def test_a_restarted_allocator_still_knows_whose_job_it_is():
+    """The allocator keeps each running job's owner beside its launcher
+    (nodes.db.launchers): killed and started again while nobody's job runs,
+    it still refuses another user's kill of that job and takes nobody's own.
+    Before the owners were kept there, the restarted allocator took every
+    job for root's and refused its owner."""
+    other = ("setpriv", "--reuid=65533", "--regid=65533", "--clear-groups",
+             "--inh-caps=+net_raw", "--ambient-caps=+net_raw")
+    with up("secr", "-n", "1", "--boot", "direct") as name:
+        job, mine = yod_bg(name, "-list", "1", INTRUDER, "wait", "120", pre=NOBODY), None
+        try:
+            wait_for(job, "waiting")
+            j = show(name)[1][1]
+            mine = allocd_start(name, allocd_kill(name))
+            end = time.monotonic() + 60
+            while yod(name, "-show").returncode != 0 and time.monotonic() < end:
+                time.sleep(0.5)
+            r = yod(name, "-kill", j, pre=other)
+            assert r.returncode == 1 and f"job {j} is not yours (uid 65533)" in r.stderr, r.stderr
+            r = yod(name, "-kill", j, pre=NOBODY)
+            assert r.returncode == 0, r.stderr
+            out, err = job.communicate(timeout=60)
+            assert job.returncode == 1 and "killed by yod -kill" in err, err
+        finally:
+            if job.poll() is None:
+                job.kill()
+                job.communicate()
+            if mine:
+                mine.kill()
+                mine.wait()
