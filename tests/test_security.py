@@ -35,8 +35,9 @@ def console(name, nid):
 def show(name):
     r = yod(name, "-show")
     assert r.returncode == 0, r.stdout + r.stderr
+    # node lines (nid, MAC, ...), not the "N nodes, ..." summary
     return {int(l.split()[0]): l.split()[2:4] for l in r.stdout.splitlines()
-            if l.split() and l.split()[0].isdigit()}
+            if len(l.split()) > 3 and l.split()[0].isdigit() and ":" in l.split()[1]}
 
 
 def wait_for(p, text, secs=60):
