@@ -39,6 +39,13 @@ test:
 	$(MAKE) all
 	python3 -m pytest -q tests
 
+# Also the parts marked run_slow (tests/conftest.py), e.g. the Portals reference
+# programs on Tern nodes.
+test-slow:
+	@tools/install-deps
+	$(MAKE) all
+	python3 -m pytest -q --run-slow tests
+
 # Issue 8's benchmarks, Tern against Linux + MPICH (bench/run_all.py, docs/performance.md).
 # BENCH_ARGS: e.g. --smoke, --reps 3, --only network.
 bench:
@@ -50,4 +57,4 @@ bench:
 clean:
 	rm -rf build
 
-.PHONY: all kernel deps demo test clean programs iso bench
+.PHONY: test-slow all kernel deps demo test clean programs iso bench

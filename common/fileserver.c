@@ -31,6 +31,7 @@ static struct reqbuf { char *mem; } reqbufs[REQ_BUFS];
 
 static struct file files[MAX_FILES];
 static int nfiles;
+static unsigned long fs_refused;     /* requests without the allocator's authorisation */
 
 static struct op ops[MAX_OPS];
 
@@ -231,6 +232,12 @@ static void handle_request(const struct fio_req *r, uint64_t len, uint32_t nid)
         return fs_reply_result(nid, r, bad);
     if (fs_cfg.allow && !fs_cfg.allow(nid, r->job, r->rank))
         return fs_reply_result(nid, r, -EACCES);
+    if (fs_cfg.authorised && !fs_cfg.authorised(nid, r)) {
+        fs_refused++;
+        fprintf(stderr, "%s: refused a request of job %u from nid %u: uid %u is not what the "
+                "allocator granted (%lu refused)\n", fs_cfg.name, r->job, nid, r->uid, fs_refused);
+        return fs_reply_result(nid, r, -EACCES);
+    }
     if (r->op == FIO_CLOSE_ALL)
         return close_rank(nid, r);
     int rc = fs_become(r->uid, r->gid);

@@ -87,3 +87,39 @@ void sha256(const void *data, size_t len, uint8_t out[32])
     sha256_update(&s, data, len);
     sha256_final(&s, out);
 }
+
+/* HMAC-SHA256 (RFC 2104): the per-job authorisation's proofs (descriptors,
+ * control messages, file-request tokens), checked by node kernels and
+ * fyods. */
+void hmac_sha256(const uint8_t *key, size_t keylen, const void *data, size_t len,
+                 uint8_t out[32])
+{
+    uint8_t k[64] = {0}, pad[64], inner[32];
+    if (keylen > sizeof k)
+        sha256(key, keylen, k);
+    else
+        for (size_t i = 0; i < keylen; i++)
+            k[i] = key[i];
+    struct sha256 s;
+    for (int i = 0; i < 64; i++)
+        pad[i] = (uint8_t)(k[i] ^ 0x36);
+    sha256_init(&s);
+    sha256_update(&s, pad, sizeof pad);
+    sha256_update(&s, data, len);
+    sha256_final(&s, inner);
+    for (int i = 0; i < 64; i++)
+        pad[i] = (uint8_t)(k[i] ^ 0x5c);
+    sha256_init(&s);
+    sha256_update(&s, pad, sizeof pad);
+    sha256_update(&s, inner, sizeof inner);
+    sha256_final(&s, out);
+}
+
+/* Equal, in a time that says nothing about where they differ. */
+int mac_equal(const uint8_t *a, const uint8_t *b, size_t len)
+{
+    uint8_t d = 0;
+    for (size_t i = 0; i < len; i++)
+        d |= (uint8_t)(a[i] ^ b[i]);
+    return d == 0;
+}

@@ -9,7 +9,9 @@
  * of the job's owner (fsuid/fsgid and groups, so fyod runs as root) and
  * cannot leave DIR.  Files of jobs that are over (the allocator no longer
  * lists their nodes for them) are closed even when no node said so.
- * Environment: TERN_IFACE (or --fabric), TERN_SECRET_FILE, TERN_ALLOC_NID.
+ * Environment: TERN_IFACE (or --fabric), TERN_MUNGE_SOCKET, TERN_ALLOC_NID.
+ * A request runs as the uid and gid of its job's grant from the allocator,
+ * proven by the token in it (docs/security.md).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -21,7 +23,8 @@
 #include <tern/fileserver.h>
 #include <tern/fio_proto.h>
 #include <tern/nodedb.h>
-#include <tern/secret.h>
+#include <tern/sha256.h>
+#include <tern/cred.h>
 #include <tern/svc_portals.h>
 #include <tern/tern_proto.h>
 #include "ptl_me.h"
@@ -30,7 +33,8 @@
 #define REAP_S 10.0
 
 static struct svc svc;
-static uint8_t secret[TERN_SECRET_BYTES];
+static uint8_t fs_key[TERN_KEY_BYTES];   /* the allocator's: checks nodes' tokens */
+static bool have_key;
 static uint32_t alloc_nid;
 static char prefix[TERN_PREFIX_MAX];
 static volatile sig_atomic_t stopping;
@@ -57,7 +61,11 @@ static void request(void *h_, size_t len, uint16_t type, int slot)
     h->request_id = (uint64_t)time(NULL) << 24 ^ ((uint64_t)svc.me.phys.pid << 8) ^ ++seq << 32;
     h->reply_pid = svc.me.phys.pid;
     h->reply_pt = TERN_PT_REPLY;
-    memcpy(h->secret, secret, sizeof h->secret);
+    char err[256];
+    if (cred_sign(h, len, err, sizeof err)) {
+        fprintf(stderr, "fyod: %s\n", err);
+        return;
+    }
     ptl_me_t me = ptl_me_phys(&answers[slot], sizeof answers[slot],
                               PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
                               PTL_ME_EVENT_UNLINK_DISABLE,
@@ -101,6 +109,10 @@ static void on_answer(const ptl_event_t *ev)
         else if (!said)
             fprintf(stderr, "fyod: registered with the allocator: serving %s\n", prefix);
         said = !answers[0].status;
+        if (!answers[0].status) {
+            memcpy(fs_key, answers[0].key, sizeof fs_key);
+            have_key = true;
+        }
     } else if (!answers[1].status) {
         status = answers[1];
         status_valid = true;
@@ -108,6 +120,18 @@ static void on_answer(const ptl_event_t *ev)
         if (n)
             fprintf(stderr, "fyod: closed %d files of jobs that have ended\n", n);
     }
+}
+
+/* A node's file request is served as the uid and gid the allocator
+ * granted its job on that node: the request carries the grant's token. */
+static bool authorised(uint32_t nid, const struct fio_req *r)
+{
+    if (!have_key)
+        return false;
+    struct tern_fio_auth a = {TERN_FIO_AUTH_MAGIC, r->job, r->uid, r->gid, nid};
+    uint8_t want[32];
+    hmac_sha256(fs_key, sizeof fs_key, &a, sizeof a, want);
+    return mac_equal(want, r->auth, sizeof want);
 }
 
 static void usage(void)
@@ -143,10 +167,6 @@ int main(int argc, char **argv)
     strcpy(prefix, pfx);
     setvbuf(stderr, NULL, _IOLBF, 0);
     char err[256];
-    if (secret_load(getenv("TERN_SECRET_FILE"), secret, err, sizeof err)) {
-        fprintf(stderr, "fyod: %s (TERN_SECRET_FILE names the cluster's secret)\n", err);
-        return 1;
-    }
     const char *a = getenv("TERN_ALLOC_NID");
     alloc_nid = a ? (uint32_t)strtoul(a, NULL, 10) : 0;
     if (svc_open(&svc, PTL_PID_ANY, TERN_PT_REPLY, err, sizeof err)) {
@@ -156,7 +176,7 @@ int main(int argc, char **argv)
     ptl_pt_index_t got;
     PtlPTAlloc(svc.ni, 0, svc.eq, TERN_PT_SERVICE, &got);   /* the allocator's pings */
     struct fs_config cfg = {.root = root, .confine = true, .ni = svc.ni, .eq = svc.eq,
-                            .allow = NULL, .name = "fyod"};
+                            .allow = NULL, .authorised = authorised, .name = "fyod"};
     if (fs_init(&cfg, err, sizeof err)) {
         fprintf(stderr, "fyod: %s\n", err);
         return 1;

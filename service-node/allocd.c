@@ -1,17 +1,21 @@
 /*
  * allocd: the node allocator (the role Cplant's bebopd played).
  *
- *   allocd --db FILE [--secret-file FILE] [--ping-period SECONDS]
+ *   allocd --db FILE [--ping-period SECONDS]
  *
  * Nodes register as they boot; launchers ask for nodes and give them back;
- * every node that is up is pinged over Portals (a Get of what the node says
- * of itself, struct tern_node_state), and one that stops answering is
- * marked down until it answers or registers again.  A node is freed when
- * its launcher gives it back having seen its rank end, or else only when
- * the node itself says it holds the job no more: a launcher that is gone
- * (kill -9) or that lost sight of a rank never frees a node that still runs
- * the job.  Every change is written to the node database, and the running
- * jobs' launchers beside it, at once, so a restarted allocd carries on.
+ * who asks is proven by MUNGE (a job belongs to its launcher's user; only
+ * the owner or root kills or releases it), and each job's nodes get a grant
+ * (include/tern/tern_proto.h TERN_GRANT, docs/security.md) before the
+ * launcher hears of them.  Every node that is up is pinged over Portals (a
+ * Get of what the node says of itself, struct tern_node_state), and one that
+ * stops answering is marked down until it answers or registers again.  A
+ * node is freed when its launcher gives it back having seen its rank end, or
+ * else only when the node itself says it holds the job no more: a launcher
+ * that is gone (kill -9) or that lost sight of a rank never frees a node
+ * that still runs the job.  Every change is written to the node database,
+ * and the running jobs' launchers and owners beside it, at once, so a
+ * restarted allocd carries on.
  * Environment: TERN_IFACE and the rest of portals/host/linux/ptl_linux.h.
  */
 #include <signal.h>
@@ -23,22 +27,25 @@
 #include <time.h>
 
 #include "alloc.h"
+#include <tern/cred.h>
+#include <tern/key.h>
 #include <tern/nodedb.h>
-#include <tern/secret.h>
+#include <tern/sha256.h>
 #include <tern/svc_portals.h>
 #include <tern/tern_proto.h>
 #include <tern/yod_proto.h>
+#include "ptl_linux.h"
 
 #define SLOTS 32
 
 static struct nodedb db;
 static struct svc svc;
-static uint8_t secret[TERN_SECRET_BYTES];
-static bool have_secret;
+static uint8_t fs_key[TERN_KEY_BYTES];   /* the file servers' (fyods') key */
+static unsigned long refused;            /* requests refused as not authorised */
 static unsigned char slots[SLOTS][TERN_MSG_MAX];
 static volatile sig_atomic_t stopping;
 
-enum op_kind { OP_REPLY, OP_PING, OP_LAUNCHER_PING, OP_KILL_NOTICE, OP_FYOD_PING };
+enum op_kind { OP_REPLY, OP_PING, OP_LAUNCHER_PING, OP_KILL_NOTICE, OP_FYOD_PING, OP_GRANT };
 struct op {                      /* an outgoing put until its ACK, or a Get until its REPLY */
     enum op_kind kind;
     ptl_handle_md_t md;
@@ -57,6 +64,7 @@ static bool ping_outstanding[NODEDB_MAX + 1];
 #define MAX_JOBS 1024
 static struct launcher {
     uint32_t job, nid, pid;
+    uint32_t uid, gid;                   /* the owner, as MUNGE proved it */
     bool ping_outstanding;
 } jobs[MAX_JOBS];
 static int njobs;
@@ -75,7 +83,8 @@ static void save_launchers(void)
         return;
     }
     for (int i = 0; i < njobs; i++)
-        fprintf(f, "%u %u %u\n", jobs[i].job, jobs[i].nid, jobs[i].pid);
+        fprintf(f, "%u %u %u %u %u\n", jobs[i].job, jobs[i].nid, jobs[i].pid, jobs[i].uid,
+                jobs[i].gid);
     if (fclose(f) == 0)
         rename(tmp, launchers_path);
 }
@@ -83,10 +92,15 @@ static void save_launchers(void)
 static void load_launchers(void)
 {
     FILE *f = fopen(launchers_path, "r");
-    unsigned j, n, p;
-    while (f && njobs < MAX_JOBS && fscanf(f, "%u %u %u", &j, &n, &p) == 3)
-        if (j)
-            jobs[njobs++] = (struct launcher){j, n, p, false};
+    char line[128];
+    unsigned j, n, p, u, g;
+    /* job nid pid uid gid: the owner too, or a restarted allocd would let
+     * nobody but root end the job (and must not guess whose it is). */
+    while (f && njobs < MAX_JOBS && fgets(line, sizeof line, f))
+        if (sscanf(line, "%u %u %u %u %u", &j, &n, &p, &u, &g) == 5 && j)
+            jobs[njobs++] = (struct launcher){j, n, p, u, g, false};
+        else
+            logmsg("ignored a malformed line in %s", launchers_path);
     if (f)
         fclose(f);
 }
@@ -204,7 +218,8 @@ static void put_op(struct op *op, void *buf, uint64_t len, uint32_t nid, uint32_
 }
 
 static void reply_job(const struct tern_hdr *req, uint32_t nid, int status, const char *msg,
-                      const uint32_t *nids, uint32_t n, bool with_status, uint32_t job)
+                      const uint32_t *nids, uint32_t n, bool with_status, uint32_t job,
+                      const uint8_t *key)
 {
     struct op *op = calloc(1, sizeof *op);
     if (!op)
@@ -215,6 +230,8 @@ static void reply_job(const struct tern_hdr *req, uint32_t nid, int status, cons
                              .type = TERN_REPLY, .request_id = req->request_id};
     r->status = status;
     r->job = job;
+    if (key)
+        memcpy(r->key, key, sizeof r->key);
     snprintf(r->message, sizeof r->message, "%s", msg);
     if (with_status) {
         uint32_t max = sizeof r->u.nodes / sizeof r->u.nodes[0];
@@ -239,7 +256,7 @@ static void reply_job(const struct tern_hdr *req, uint32_t nid, int status, cons
 static void reply(const struct tern_hdr *req, uint32_t nid, int status, const char *msg,
                   const uint32_t *nids, uint32_t n, bool with_status)
 {
-    reply_job(req, nid, status, msg, nids, n, with_status, 0);
+    reply_job(req, nid, status, msg, nids, n, with_status, 0, NULL);
 }
 
 /* A request that passed the header check, for the handler of its type. */
@@ -248,7 +265,47 @@ struct request {
     uint64_t len;
     const struct tern_hdr *h;
     uint32_t nid, pid;                 /* the sender */
+    uint32_t uid, gid;                 /* who sent it, from its MUNGE credential */
 };
+
+static void refuse(const struct request *q, int status, const char *why)
+{
+    refused++;
+    logmsg("refused request type %u from nid %u pid %u (uid %u): %s (%lu refused so far)",
+           q->h->type, q->nid, q->pid, q->uid, why, refused);
+    reply(q->h, q->nid, status, why, NULL, 0, false);
+}
+
+/* The job's owner or root: may kill or release it.  A job the allocator
+ * has no launcher for (named by root with tern-svc, or whose launcher
+ * stopped answering) is root's to end. */
+static bool may_end(const struct request *q, uint32_t job)
+{
+    struct launcher *l = find_job(job);
+    return q->uid == 0 || (l && l->uid == q->uid);
+}
+
+/* The allocator's grant of a job to one of its nodes. */
+static void grant(uint32_t nid, uint32_t job, const struct request *q, const uint8_t *key)
+{
+    struct op *op = calloc(1, sizeof *op);
+    if (!op)
+        return;
+    op->kind = OP_GRANT;
+    op->nid = nid;
+    op->job = job;
+    struct tern_grant *g = (struct tern_grant *)&op->reply;
+    _Static_assert(sizeof *g <= sizeof op->reply, "grant fits an op");
+    g->h = (struct tern_hdr){.magic = TERN_MAGIC, .version = TERN_PROTO_VERSION,
+                             .type = TERN_GRANT};
+    g->job = job, g->uid = q->uid, g->gid = q->gid;
+    g->launcher_nid = q->nid, g->launcher_pid = q->h->reply_pid;
+    memcpy(g->key, key, sizeof g->key);
+    struct tern_fio_auth a = {TERN_FIO_AUTH_MAGIC, job, q->uid, q->gid, nid};
+    hmac_sha256(fs_key, sizeof fs_key, &a, sizeof a, g->fio_token);
+    put_op(op, g, sizeof *g, nid, nid <= NODEDB_MAX && node_pid[nid] ? node_pid[nid] : YOD_NODE_PID,
+           TERN_PT_SERVICE, TERN_MB_GRANT);
+}
 
 static void on_register(const struct request *q)
 {
@@ -260,7 +317,25 @@ static void on_register(const struct request *q)
     }
     if (r->nid != q->nid) {
         snprintf(msg, sizeof msg, "claims nid %u but sends from nid %u", r->nid, q->nid);
-        reply(q->h, q->nid, 1, msg, NULL, 0, false);
+        refuse(q, 1, msg);
+        return;
+    }
+    /* Only a node kernel registers (a program's frames carry its job's id
+     * and never reach the allocator), and only for the MAC its frames come
+     * from: the Portals host accepts a frame only from its nid's MAC. */
+    uint8_t from_mac[6];
+    char mac_s[18], from_s[18];
+    if (q->pid != YOD_NODE_PID) {
+        snprintf(msg, sizeof msg, "REGISTER from pid %u: only a node kernel (pid %u) registers",
+                 q->pid, YOD_NODE_PID);
+        refuse(q, 1, msg);
+        return;
+    }
+    if (ptl_linux_nid_to_mac(q->nid, from_mac) || memcmp(from_mac, r->mac, 6)) {
+        format_mac(r->mac, mac_s);
+        format_mac(from_mac, from_s);
+        snprintf(msg, sizeof msg, "registers MAC %s but its frames come from %s", mac_s, from_s);
+        refuse(q, 1, msg);
         return;
     }
     struct node *nd = nodedb_register(&db, r->mac, r->nid, time(NULL), err, sizeof err);
@@ -298,6 +373,10 @@ static void on_alloc(const struct request *q)
         reply(h, nid, 22, "more nodes than one request can carry", NULL, 0, false);
         return;
     }
+    if (a->job && q->uid != 0) {
+        refuse(q, 1, "only root names the job id");
+        return;
+    }
     if (a->job == 0 && njobs >= MAX_JOBS) {
         reply(h, nid, 11, "too many jobs running", NULL, 0, false);
         return;
@@ -309,14 +388,24 @@ static void on_alloc(const struct request *q)
         reply(h, nid, 28, err, NULL, 0, false);
         return;
     }
+    /* The job's key: the launcher proves with it what it sends the nodes,
+     * which hold it from their grant. */
+    uint8_t key[TERN_KEY_BYTES];
+    if (key_random(key, sizeof key)) {
+        release_job(&db, job, NULL, 0);
+        reply(h, nid, 5, "no random bytes for the job's key", NULL, 0, false);
+        return;
+    }
     if (a->job == 0) {
         take_job_id();
-        jobs[njobs++] = (struct launcher){job, nid, h->reply_pid, false};
+        jobs[njobs++] = (struct launcher){job, nid, h->reply_pid, q->uid, q->gid, false};
         save_launchers();
     }
     save();
-    logmsg("job %u: %d nodes for nid %u pid %u", job, n, nid, h->reply_pid);
-    reply_job(h, nid, 0, "allocated", out, (uint32_t)n, false, job);
+    for (int i = 0; i < n; i++)
+        grant(out[i], job, q, key);
+    logmsg("job %u: %d nodes for nid %u pid %u (uid %u)", job, n, nid, h->reply_pid, q->uid);
+    reply_job(h, nid, 0, "allocated", out, (uint32_t)n, false, job, key);
 }
 
 static void on_release(const struct request *q)
@@ -331,6 +420,12 @@ static void on_release(const struct request *q)
     uint32_t n_unsure = q->len >= head ? r->n_unsure : 0;
     if (n_unsure > TERN_MAX_LIST || q->len < head + n_unsure * sizeof(uint32_t)) {
         reply(q->h, q->nid, 22, "malformed RELEASE request", NULL, 0, false);
+        return;
+    }
+    if (!may_end(q, r->job)) {
+        snprintf(msg, sizeof msg, "job %u is not yours (uid %u): only its owner or root "
+                 "releases it", r->job, q->uid);
+        refuse(q, 1, msg);
         return;
     }
     int n = release_job(&db, r->job, r->unsure, n_unsure);
@@ -368,6 +463,10 @@ static void on_fyod_register(const struct request *q)
     const struct tern_hdr *h = q->h;
     const struct tern_fyod_register *r = (const void *)q->buf;
     uint32_t nid = q->nid;
+    if (q->uid != 0) {
+        refuse(q, 1, "only root serves files to jobs (fyod becomes each job's owner)");
+        return;
+    }
     size_t pl = q->len >= sizeof *r ? strnlen(r->prefix, sizeof r->prefix) : 0;
     if (!good_prefix(r->prefix, pl, sizeof r->prefix)) {
         reply(h, nid, 22, "bad FYOD_REGISTER request (prefix: absolute, normalised, "
@@ -395,7 +494,8 @@ static void on_fyod_register(const struct request *q)
     f->f.nid = nid;
     f->f.pid = h->reply_pid;
     memcpy(f->f.prefix, r->prefix, pl + 1);
-    reply(h, nid, 0, "registered", NULL, 0, false);
+    /* With the key that checks the nodes' file-request tokens. */
+    reply_job(h, nid, 0, "registered", NULL, 0, false, 0, fs_key);
 }
 
 static void on_kill(const struct request *q)
@@ -406,6 +506,13 @@ static void on_kill(const struct request *q)
     struct launcher *l = q->len >= sizeof *r ? find_job(r->job) : NULL;
     if (!l) {
         reply(h, nid, 3, "no such job running", NULL, 0, false);
+        return;
+    }
+    if (!may_end(q, r->job)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "job %u is not yours (uid %u): only its owner or root kills "
+                 "it", r->job, q->uid);
+        refuse(q, 1, msg);
         return;
     }
     struct op *op = calloc(1, sizeof *op);
@@ -419,11 +526,11 @@ static void on_kill(const struct request *q)
     w[0] = TERN_KILL_NOTICE;
     w[1] = r->job;
     put_op(op, &op->reply, 8, l->nid, l->pid, YOD_PT_REPORT, r->job);
-    logmsg("job %u: kill asked by nid %u pid %u", r->job, nid, h->reply_pid);
+    logmsg("job %u: kill asked by nid %u pid %u (uid %u)", r->job, nid, h->reply_pid, q->uid);
     reply(h, nid, 0, "the job's yod has been told to kill it", NULL, 0, false);
 }
 
-/* Every type but REGISTER needs the cluster secret. */
+/* Every type but REGISTER needs a MUNGE credential. */
 static void (*const handlers[])(const struct request *) = {
     [TERN_ALLOC] = on_alloc,
     [TERN_RELEASE] = on_release,
@@ -436,7 +543,7 @@ static void (*const handlers[])(const struct request *) = {
 static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
 {
     const struct tern_hdr *h = (const void *)buf;
-    struct request q = {buf, len, h, from.phys.nid, from.phys.pid};
+    struct request q = {buf, len, h, from.phys.nid, from.phys.pid, UINT32_MAX, UINT32_MAX};
     if (len < sizeof *h || h->magic != TERN_MAGIC || h->version != TERN_PROTO_VERSION) {
         logmsg("ignored a malformed request (%lu bytes) from nid %u", (unsigned long)len, q.nid);
         return;
@@ -445,10 +552,11 @@ static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
         on_register(&q);
         return;
     }
-    if (!have_secret || !secret_equal(h->secret, secret)) {
-        logmsg("refused request type %u from nid %u pid %u: not authorised", h->type, q.nid,
-               q.pid);
-        reply(h, q.nid, 13, "not authorised: wrong or missing cluster secret", NULL, 0, false);
+    char err[256], why[300];
+    if (cred_verify(h, len, &q.uid, &q.gid, err, sizeof err)) {
+        q.uid = UINT32_MAX;
+        snprintf(why, sizeof why, "not authorised: %s", err);
+        refuse(&q, 13, why);
         return;
     }
     if (h->type < sizeof handlers / sizeof handlers[0] && handlers[h->type])
@@ -569,6 +677,9 @@ static void on_ack(const ptl_event_t *ev)
                 save();
             }
         }
+    } else if (op->kind == OP_GRANT && ev->ni_fail_type != PTL_NI_OK) {
+        logmsg("job %u: the grant to node %u was not delivered (failure %d)", op->job, op->nid,
+               (int)ev->ni_fail_type);
     } else if (ev->ni_fail_type != PTL_NI_OK) {
         logmsg("reply to nid %u not delivered (failure %d)", ev->initiator.phys.nid,
                (int)ev->ni_fail_type);
@@ -577,21 +688,32 @@ static void on_ack(const ptl_event_t *ev)
     free(op);
 }
 
+/* Requests the Portals library refused before any handler saw them:
+ * frames of jobs' programs (their job id is not 0), logged when the count
+ * has grown. */
+static void report_refusals(void)
+{
+    static ptl_sr_value_t said;
+    ptl_sr_value_t n = 0;
+    if (PtlNIStatus(svc.ni, PTL_SR_PERMISSIONS_VIOLATIONS, &n) == PTL_OK && n != said) {
+        logmsg("refused %lu requests from jobs' programs so far", (unsigned long)n);
+        said = n;
+    }
+}
+
 static void on_signal(int sig) { (void)sig; stopping = 1; }
 
 int main(int argc, char **argv)
 {
-    const char *dbpath = NULL, *secret_path = getenv("TERN_SECRET_FILE");
+    const char *dbpath = NULL;
     double period = 2.0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--db") && i + 1 < argc)
             dbpath = argv[++i];
-        else if (!strcmp(argv[i], "--secret-file") && i + 1 < argc)
-            secret_path = argv[++i];
         else if (!strcmp(argv[i], "--ping-period") && i + 1 < argc)
             period = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: allocd --db FILE [--secret-file FILE] [--ping-period S]\n");
+            fprintf(stderr, "usage: allocd --db FILE [--ping-period S]\n");
             return 2;
         }
     }
@@ -608,14 +730,11 @@ int main(int argc, char **argv)
     load_job_seq();
     snprintf(launchers_path, sizeof launchers_path, "%s.launchers", dbpath);
     load_launchers();
-    if (secret_path) {
-        if (secret_load(secret_path, secret, err, sizeof err)) {
-            fprintf(stderr, "allocd: %s\n", err);
-            return 1;
-        }
-        have_secret = true;
-    } else {
-        logmsg("no cluster secret: only node registrations will be accepted");
+    char key_path[620];
+    snprintf(key_path, sizeof key_path, "%s.fskey", dbpath);
+    if (key_load_or_create(key_path, fs_key, err, sizeof err)) {
+        fprintf(stderr, "allocd: %s\n", err);
+        return 1;
     }
     if (svc_open(&svc, TERN_ALLOC_PID, TERN_PT_SERVICE, err, sizeof err)) {
         fprintf(stderr, "allocd: %s\n", err);
@@ -646,6 +765,7 @@ int main(int argc, char **argv)
             }
         }
         if (svc_now() >= next_ping) {
+            report_refusals();
             ping_nodes();
             ping_launchers();
             ping_fyods();

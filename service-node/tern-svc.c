@@ -7,7 +7,7 @@
  *   tern-svc register MAC NID [--stay SECONDS]   (what a booting node sends)
  *
  * Environment: TERN_IFACE (and portals/host/linux/ptl_linux.h),
- * TERN_ALLOC_NID (default 0), TERN_SECRET_FILE.  Exit status: 0 done,
+ * TERN_ALLOC_NID (default 0), TERN_MUNGE_SOCKET (docs/security.md).  Exit status: 0 done,
  * 1 refused (the allocator says why), 2 allocator unreachable or bad usage.
  */
 #include <stdio.h>
@@ -18,7 +18,8 @@
 
 #include "alloc.h"
 #include <tern/nodedb.h>
-#include <tern/secret.h>
+#include <tern/cred.h>
+#include <tern/yod_proto.h>
 #include <tern/svc_portals.h>
 #include <tern/tern_proto.h>
 #include "ptl_linux.h"
@@ -44,12 +45,9 @@ static int transact(uint32_t type, size_t len)
 {
     char err[256];
     uint32_t alloc_nid = getenv("TERN_ALLOC_NID") ? (uint32_t)atoi(getenv("TERN_ALLOC_NID")) : 0;
-    if (svc_open(&svc, PTL_PID_ANY, TERN_PT_REPLY, err, sizeof err)) {
-        fprintf(stderr, "tern-svc: %s\n", err);
-        return 2;
-    }
-    if (type != TERN_REGISTER && secret_load(getenv("TERN_SECRET_FILE"), req.h.secret, err,
-                                             sizeof err)) {
+    /* register stands in for a node kernel, whose pid it takes. */
+    if (svc_open(&svc, type == TERN_REGISTER ? YOD_NODE_PID : PTL_PID_ANY, TERN_PT_REPLY, err,
+                 sizeof err)) {
         fprintf(stderr, "tern-svc: %s\n", err);
         return 2;
     }
@@ -61,6 +59,10 @@ static int transact(uint32_t type, size_t len)
     req.h.request_id = ((uint64_t)t.tv_nsec << 20) ^ (uint64_t)getpid() ^ ((uint64_t)t.tv_sec << 40);
     req.h.reply_pid = svc.me.phys.pid;
     req.h.reply_pt = TERN_PT_REPLY;
+    if (type != TERN_REGISTER && cred_sign(&req.h, len, err, sizeof err)) {
+        fprintf(stderr, "tern-svc: %s\n", err);
+        return 2;
+    }
     svc_post(&svc, TERN_PT_REPLY, &rep, sizeof rep, req.h.request_id, 0);
     int rc = svc_put(&svc, &req, len, alloc_nid, TERN_ALLOC_PID, TERN_PT_SERVICE, 0, 10.0);
     if (rc != 0) {

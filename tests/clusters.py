@@ -104,3 +104,27 @@ def node_states(name):
     out = yod(name, "-show").stdout
     return {int(w[0]): w[2] for w in map(str.split, out.splitlines())
             if len(w) >= 4 and w[0].isdigit() and w[1].count(":") == 5}
+
+
+
+def allocd_kill(name):
+    """Kills cluster name's allocator (SIGKILL); returns what starts it again
+    as it ran (allocd_start): its argv and its environment (interface, nid,
+    the cluster's munged)."""
+    import signal
+    db = f"/tmp/tern-clusters/{name}/nodes.db"
+    pid = int(subprocess.run(["pgrep", "-f", f"allocd --db {db}"], capture_output=True,
+                             text=True).stdout.split()[0])
+    argv = open(f"/proc/{pid}/cmdline").read().split("\0")[:-1]
+    env = dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if e)
+    os.kill(pid, signal.SIGKILL)
+    return argv, env
+
+
+def allocd_start(name, how):
+    """Starts the allocator allocd_kill stopped, logging to its log: its
+    Popen.  The caller stops it (the cluster's `down` does not know it)."""
+    argv, env = how
+    with open(f"/tmp/tern-clusters/{name}/allocd.log", "a") as log:
+        return subprocess.Popen(["ip", "netns", "exec", f"tern-{name}", *argv], env=env,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

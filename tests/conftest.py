@@ -6,6 +6,8 @@ tests/nodes.py.  Markers (pytest -m):
   slow     a part that takes long: a 16-node cluster, PXE boots, Linux
            nodes, the benchmark smoke run, tests that wait for a node or
            yod to be given up on
+  run_slow longer still (the Portals reference programs on Tern nodes):
+           skipped unless --run-slow or TERN_SLOW=1 (`make test-slow`)
 Running times: tests/README.md."""
 import os
 import subprocess
@@ -19,9 +21,28 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "cluster: boots a virtual cluster (qemu/cluster, root)")
     config.addinivalue_line("markers", "slow: takes long (big clusters, PXE, Linux nodes, the "
                             "benchmark smoke run, waits for give-up times); -m 'not slow'")
+    config.addinivalue_line("markers", "run_slow: runs only with --run-slow or TERN_SLOW=1 "
+                            "(the Portals reference programs on Tern nodes)")
 
 
 @pytest.fixture(scope="session", autouse=True)
 def built():
     """Everything the tests use, built once (a no-op after `make`)."""
     subprocess.run(["make", "-s", "-C", ROOT, "all"], check=True)
+
+
+# Parts too long for the default run (@pytest.mark.run_slow, also marked
+# slow) run only with --run-slow or TERN_SLOW=1 (`make test-slow`), to keep
+# `python3 -m pytest tests` under 20 minutes on two cores.
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true",
+                     help="also run tests marked run_slow (or TERN_SLOW=1)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow") or os.environ.get("TERN_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="run_slow: --run-slow or TERN_SLOW=1 runs it")
+    for item in items:
+        if "run_slow" in item.keywords:
+            item.add_marker(skip)

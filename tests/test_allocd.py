@@ -1,10 +1,11 @@
 """The allocator daemon over Portals: nodes register, launchers allocate and
-release with the cluster secret, silent nodes go down, state survives a
-restart.  Hosts are veth ends on a bridge inside a namespace of the test's
+release with MUNGE credentials from the fabric's own munged, silent nodes go
+down, state survives a restart.  Hosts are veth ends on a bridge inside a namespace of the test's
 own; the "nodes" here are Linux processes registering the way a booting
 node does."""
 import os
 import signal
+import sys
 import subprocess
 import time
 import uuid
@@ -12,6 +13,9 @@ import uuid
 import pytest
 
 from nodes import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "qemu"))
+from ternlib import munge  # noqa: E402
 
 BIN = os.path.join(ROOT, "build", "bin")
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, AF_PACKET)")
@@ -31,20 +35,17 @@ class Fabric:
             self.sh("ip", "link", "set", f"n{i}", "address", f"02:00:00:00:00:{i:02x}")
             self.sh("ip", "link", "set", f"n{i}p", "master", "br0", "up")
             self.sh("ip", "link", "set", f"n{i}", "up")
-        self.secret = tmp_path / "secret"
-        self.secret.write_text(os.urandom(32).hex() + "\n")
+        self.procs.append(munge.start(str(tmp_path), private=True))
+        self.munge_socket = munge.paths(str(tmp_path))["socket"]
         self.db = tmp_path / "nodes"
 
     def sh(self, *cmd, netns=True):
         pre = ["ip", "netns", "exec", self.ns] if netns else []
         subprocess.run(pre + list(cmd), check=True, capture_output=True)
 
-    def env(self, host, secret=True):
-        e = dict(os.environ, TERN_IFACE=f"n{host}")
-        e.pop("TERN_SECRET_FILE", None)
-        if secret:
-            e["TERN_SECRET_FILE"] = str(self.secret)
-        return e
+    def env(self, host, munge_socket=None):
+        return dict(os.environ, TERN_IFACE=f"n{host}",
+                    TERN_MUNGE_SOCKET=munge_socket or self.munge_socket)
 
     def start_allocd(self):
         log = open(self.tmp / "allocd.log", "a")
@@ -55,9 +56,9 @@ class Fabric:
         time.sleep(0.5)
         return p
 
-    def svc(self, host, *args, secret=True, timeout=30):
+    def svc(self, host, *args, munge_socket=None, timeout=30):
         return subprocess.run(["ip", "netns", "exec", self.ns, f"{BIN}/tern-svc", *args],
-                              env=self.env(host, secret), capture_output=True, text=True,
+                              env=self.env(host, munge_socket), capture_output=True, text=True,
                               timeout=timeout)
 
     def status(self, host=1):
@@ -67,6 +68,12 @@ class Fabric:
 
     def close(self):
         for p in self.procs:
+            if isinstance(p, int):          # munged, in a session of its own
+                try:
+                    os.kill(p, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+                continue
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 try:
@@ -89,7 +96,7 @@ def fabric(tmp_path):
 def test_register_allocate_release(fabric):
     fabric.start_allocd()
     for i in (1, 2, 3):
-        r = fabric.svc(i, "register", f"02:00:00:00:00:{i:02x}", str(i), secret=False)
+        r = fabric.svc(i, "register", f"02:00:00:00:00:{i:02x}", str(i))
         assert r.stdout == f"registered as nid {i}\n", r.stderr
     r = fabric.svc(1, "alloc", "7", "2")
     assert r.returncode == 0 and r.stdout.split() == ["1", "2"], r.stderr
@@ -102,22 +109,30 @@ def test_register_allocate_release(fabric):
     assert fabric.status()[1] == ["free", "-", "-"]   # state, job, cores (not reported)
 
 
-def test_requests_without_the_secret_are_refused(fabric):
+def test_requests_without_a_good_credential_are_refused(fabric):
+    """No munged: no request.  A credential of another cluster's munged
+    (another key) is refused by the allocator."""
     fabric.start_allocd()
-    r = fabric.svc(1, "status", secret=False)
-    assert r.returncode == 2 and "cluster secret" in r.stderr
-    wrong = fabric.tmp / "wrong"
-    wrong.write_text(os.urandom(32).hex())
-    e = fabric.env(1)
-    e["TERN_SECRET_FILE"] = str(wrong)
-    r = subprocess.run(["ip", "netns", "exec", fabric.ns, f"{BIN}/tern-svc", "alloc", "1", "1"],
-                       env=e, capture_output=True, text=True, timeout=30)
-    assert r.returncode == 1 and "not authorised" in r.stderr
+    r = fabric.svc(1, "status", munge_socket=str(fabric.tmp / "no-such-socket"))
+    assert r.returncode == 2 and "no MUNGE credential" in r.stderr, r.stderr
+    other = fabric.tmp / "other"
+    other.mkdir()
+    fabric.procs.append(munge.start(str(other), private=True))
+    r = fabric.svc(1, "alloc", "1", "1", munge_socket=munge.paths(str(other))["socket"])
+    assert r.returncode == 1 and "not authorised: MUNGE credential refused" in r.stderr, r.stderr
+
+
+def test_a_node_registers_only_the_mac_its_frames_come_from(fabric):
+    fabric.start_allocd()
+    r = fabric.svc(2, "register", "02:00:00:00:00:05", "2")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "registers MAC 02:00:00:00:00:05 but its frames come from 02:00:00:00:00:02" in r.stderr
+    assert fabric.status() == {}
 
 
 def test_a_node_that_claims_another_nid_is_refused(fabric):
     fabric.start_allocd()
-    r = fabric.svc(2, "register", "02:00:00:00:00:02", "3", secret=False)
+    r = fabric.svc(2, "register", "02:00:00:00:00:02", "3")
     assert r.returncode == 1 and "claims nid 3 but sends from nid 2" in r.stderr
 
 
@@ -125,24 +140,24 @@ def test_silent_node_goes_down_and_comes_back(fabric):
     fabric.start_allocd()
     # node 1 stays up answering pings; node 2 registers and goes away
     stay = subprocess.Popen(["ip", "netns", "exec", fabric.ns, f"{BIN}/tern-svc", "register",
-                             "02:00:00:00:00:01", "1", "--stay", "14"], env=fabric.env(1, False),
+                             "02:00:00:00:00:01", "1", "--stay", "14"], env=fabric.env(1),
                             stdout=subprocess.PIPE, text=True)
     fabric.procs.append(stay)
-    assert fabric.svc(2, "register", "02:00:00:00:00:02", "2", secret=False).returncode == 0
+    assert fabric.svc(2, "register", "02:00:00:00:00:02", "2").returncode == 0
     deadline = time.monotonic() + 12
     while time.monotonic() < deadline and fabric.status(3)[2][0] != "down":
         time.sleep(0.5)
     st = fabric.status(3)
     assert st[2][0] == "down", st
     assert st[1][0] == "free", st          # answering: not marked down
-    assert fabric.svc(2, "register", "02:00:00:00:00:02", "2", secret=False).returncode == 0
+    assert fabric.svc(2, "register", "02:00:00:00:00:02", "2").returncode == 0
     assert fabric.status(3)[2][0] == "free"
 
 
 def test_state_survives_an_allocator_restart(fabric):
     p = fabric.start_allocd()
     for i in (1, 2):
-        fabric.svc(i, "register", f"02:00:00:00:00:{i:02x}", str(i), secret=False)
+        fabric.svc(i, "register", f"02:00:00:00:00:{i:02x}", str(i))
     assert fabric.svc(1, "alloc", "5", "1").stdout.split() == ["1"]
     p.send_signal(signal.SIGTERM)
     p.wait(5)

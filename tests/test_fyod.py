@@ -2,6 +2,7 @@
 compute nodes use ordinary libc file calls; yod serves paths outside the fyod
 prefixes, fyods serve theirs."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -20,6 +21,7 @@ pytestmark = [pytest.mark.cluster,
 PROG = os.path.join(ROOT, "build", "programs")
 FILEIO = os.path.join(PROG, "fileio-musl")
 FILEIO_GLIBC = os.path.join(PROG, "fileio-glibc")
+INTRUDER_LINUX = os.path.join(ROOT, "build", "portals", "kernel", "intruder-linux")
 
 
 def public_dir(prefix):
@@ -164,19 +166,16 @@ def test_paths_cannot_leave_the_root(fc):
 
 
 def test_owner_identity(fc, tmp_path):
-    """yod run by an unprivileged user: neither yod nor fyod reads root's file for it."""
+    """yod run by an unprivileged user: neither yod nor fyod reads root's file for it.
+    The user's identity comes from the cluster's munged, through the allocator's grant."""
     name, dirs, _ = fc
-    secret = os.path.join(dirs["yod"], "secret-copy")
-    shutil.copy(f"/tmp/tern-clusters/{name}/secret", secret)
-    os.chown(secret, 65534, 65534)
     for d in (dirs["yod"], dirs["scratch"]):
         for f, mode in (("root-only", 0o600), ("public", 0o644)):
             with open(os.path.join(d, f), "w") as fh:
                 fh.write(f + "\n")
             os.chmod(os.path.join(d, f), mode)
     nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-              "--inh-caps=+net_raw", "--ambient-caps=+net_raw", "env",
-              f"TERN_SECRET_FILE={secret}")
+              "--inh-caps=+net_raw", "--ambient-caps=+net_raw")
     try:
         for d in (dirs["yod"], "/scratch"):
             r = yod(name, FILEIO, "open", f"{d}/root-only", "r", pre=nobody)
@@ -191,7 +190,28 @@ def test_owner_identity(fc, tmp_path):
         for d in (dirs["yod"], dirs["scratch"]):
             for f in ("root-only", "public"):
                 os.unlink(os.path.join(d, f))
-        os.unlink(secret)
+
+
+def test_fyod_serves_only_the_uid_the_allocator_granted(fc):
+    """Issue 19 row 1's second half: a user who speaks the file protocol
+    itself, as a node kernel would (pid 1, uid 0 claimed), is refused: a
+    uid counts only with the token of the allocator's grant."""
+    name, dirs, fyods = fc
+    path = os.path.join(dirs["scratch"], "root-only")
+    with open(path, "w") as fh:
+        fh.write("root's\n")
+    os.chmod(path, 0o600)
+    try:
+        pid = re.search(r"fyod: nid 0 pid (\d+) serves", fyods[0].text()).group(1)
+        r = cluster(name, "exec", "env", "TERN_PID=1", "setpriv", "--reuid=65534",
+                    "--regid=65534", "--clear-groups", "--inh-caps=+net_raw",
+                    "--ambient-caps=+net_raw", INTRUDER_LINUX, "forge-fio", "0", pid,
+                    "root-only", check=False)
+        assert "forge-fio: result -13" in r.stdout, r.stdout + r.stderr     # EACCES
+        assert "refused a request of job 4242 from nid 0: uid 0 is not what the allocator " \
+               "granted" in fyods[0].text()
+    finally:
+        os.unlink(path)
 
 
 def test_fyod_killed_mid_job(fc):

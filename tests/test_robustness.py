@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from clusters import CLUSTER, cluster, down, node_states, start, up, yod, yod_bg
+from clusters import (CLUSTER, allocd_kill, allocd_start, cluster, down, node_states, start, up,
+                      yod, yod_bg)
 from nodes import ROOT
 from test_yod_output import numbered_lines
 
@@ -50,7 +51,9 @@ def yod_with_pid(name, *args):
 
 def test_spoofed_sources_do_not_stop_the_next_job(c3):
     """10,000 puts from made-up sources (half asking for an ACK that can
-    never be delivered) at a node's kernel and 10,000 at the allocator: the
+    never be delivered; each from its made-up nid's MAC, or the allocator's
+    host would drop them as spoofed before its peer table saw them) at a
+    node's kernel and 10,000 at the allocator: the
     next job still gets the nodes and runs on the flooded node.  Before the
     peer table was bounded the node's kernel heap filled with peers (it never
     took another job) and the allocator stopped hearing new launchers."""
@@ -101,21 +104,13 @@ def test_nodes_of_jobs_that_end_while_allocd_is_down_come_free():
     name = start("r", "-n", "2", "--boot", "direct")
     mine = None
     try:
-        db = f"/tmp/tern-clusters/{name}/nodes.db"
-        pid = int(subprocess.run(["pgrep", "-f", f"allocd --db {db}"], capture_output=True,
-                                 text=True).stdout.split()[0])
-        argv = open(f"/proc/{pid}/cmdline").read().split("\0")[:-1]
         p = yod_bg(name, "-sz", "2", RANKS, "spin", "6")
         assert "spinning" in p.stdout.readline()
-        os.kill(pid, signal.SIGKILL)
+        how = allocd_kill(name)
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         assert "could not give the nodes back" in err, err
-        with open(f"/tmp/tern-clusters/{name}/allocd.log", "a") as log:
-            mine = subprocess.Popen(["ip", "netns", "exec", f"tern-{name}", *argv],
-                                    env=dict(os.environ, TERN_IFACE="svc0", TERN_NID="0"),
-                                    stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+        mine = allocd_start(name, how)
         time.sleep(1)
         got = wait_states(name, {1: "free", 2: "free"}, 60)
         assert got == {1: "free", 2: "free"}, (got, yod(name, "-show").stdout,

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <tern/secret.h>
+#include <tern/cred.h>
 #include <tern/tern_proto.h>
 #include "yod.h"
 #include "ptl_me.h"
@@ -55,14 +55,6 @@ int alloc_request(void *reqp, size_t len, uint16_t type, struct tern_reply *rep,
                   size_t errlen)
 {
     struct tern_hdr *h = reqp;
-    if (!Y.have_secret) {
-        char e[256];
-        if (secret_load(getenv("TERN_SECRET_FILE"), Y.secret, e, sizeof e)) {
-            snprintf(err, errlen, "%s (TERN_SECRET_FILE names the cluster's secret)", e);
-            return -1;
-        }
-        Y.have_secret = true;
-    }
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     h->magic = TERN_MAGIC;
@@ -71,7 +63,8 @@ int alloc_request(void *reqp, size_t len, uint16_t type, struct tern_reply *rep,
     h->request_id = ((uint64_t)t.tv_nsec << 20) ^ (uint64_t)getpid() ^ ((uint64_t)t.tv_sec << 40);
     h->reply_pid = Y.me.phys.pid;
     h->reply_pt = TERN_PT_REPLY;
-    memcpy(h->secret, Y.secret, sizeof h->secret);
+    if (cred_sign(h, len, err, (int)errlen))
+        return -1;
 
     ptl_me_t me = ptl_me_phys(rep, sizeof *rep,
                               PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |

@@ -5,11 +5,13 @@
  * rank i/fanout - 1 of the same group, so the load takes log(N) rounds and
  * yod sends each program only `fanout` times.  Every rank reports LOADED
  * (or why not) before any starts: GO goes to all at once. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <tern/sha256.h>
 #include "yod.h"
 #include "ptl_me.h"
 
@@ -118,6 +120,9 @@ static int build_descriptor(int r, char *err, size_t errlen)
     memcpy(s, Y.mounts, (size_t)Y.nmounts * sizeof(struct yod_mount));
     s += (size_t)Y.nmounts * sizeof(struct yod_mount);
     memcpy(s, Y.cwd, strlen(Y.cwd) + 1);
+    /* The node runs it only with the proof of the job's key (d->mac is
+     * still zero here, as the node computes it). */
+    hmac_sha256(Y.job_key, sizeof Y.job_key, buf, len, d->mac);
     rk->desc = buf;
     rk->desc_len = len;
     return 0;
@@ -153,7 +158,9 @@ static ptl_handle_md_t ctl_md(uint32_t type, uint32_t arg)
     static struct { struct yod_ctl c; ptl_handle_md_t md; bool bound; } cache[8 + 65];
     unsigned i = type == YOD_SIGNAL ? 8 + (arg & 63) : type & 7;
     if (!cache[i].bound) {
-        cache[i].c = (struct yod_ctl){YOD_MAGIC, type, Y.job, arg};
+        cache[i].c = (struct yod_ctl){YOD_MAGIC, type, Y.job, arg, {0}};
+        hmac_sha256(Y.job_key, sizeof Y.job_key, &cache[i].c, offsetof(struct yod_ctl, mac),
+                    cache[i].c.mac);
         ptl_md_t mdd = {.start = &cache[i].c, .length = sizeof cache[i].c,
                         .options = PTL_MD_EVENT_SEND_DISABLE, .eq_handle = Y.eq,
                         .ct_handle = PTL_CT_NONE};

@@ -44,7 +44,7 @@ static const char usage_text[] =
     "  -F loadfile      one job of several programs: lines '-sz N [-list L] program args'\n"
     "  -show            list the nodes and the jobs on them\n"
     "  -kill JOB        kill a running job\n"
-    "environment: TERN_IFACE, TERN_SECRET_FILE, TERN_ALLOC_NID (see docs/yod.md);\n"
+    "environment: TERN_IFACE, TERN_MUNGE_SOCKET, TERN_ALLOC_NID (see docs/yod.md);\n"
     "the program gets yod's environment plus TERN_RANK, TERN_SIZE, TERN_JOB, TERN_MAP.\n";
 
 double now_s(void)
@@ -292,6 +292,7 @@ static int allocate(void)
         return fail(2, "the allocator gave %u nodes for %d ranks", rep.n, Y.size);
     }
     Y.job = rep.job;
+    memcpy(Y.job_key, rep.key, sizeof Y.job_key);
     for (int r = 0; r < Y.size; r++)
         Y.ranks[r].nid = rep.u.nids[r];
     return 0;

@@ -79,8 +79,7 @@ struct yod {
     ptl_handle_eq_t eq;
     ptl_process_t me;
     uint32_t alloc_nid;
-    uint8_t secret[32];
-    bool have_secret;
+    uint8_t job_key[32];         /* the allocator's key for this job (docs/security.md) */
     double t_start, t_loaded, t_end;
     struct yod_mount mounts[YOD_MOUNTS_MAX];   /* fyods, from the allocator */
     int nmounts;

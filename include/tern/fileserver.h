@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "portals4.h"
+#include <tern/fio_proto.h>
 
 struct fs_config {
     const char *root;          /* served directory ("/" for yod) */
@@ -16,6 +17,10 @@ struct fs_config {
     /* May this node (nid) send requests for (job, rank)?  NULL: any node
      * kernel may. */
     bool (*allow)(uint32_t nid, uint32_t job, uint32_t rank);
+    /* Is the request's uid and gid the one the allocator granted its job
+     * on this node (fyod: the request's token)?  NULL: yod, which serves
+     * as its own user only. */
+    bool (*authorised)(uint32_t nid, const struct fio_req *r);
     const char *name;          /* for messages: "yod", "fyod" */
 };
 

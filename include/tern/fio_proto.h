@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #define FIO_MAGIC 0x4F494646u            /* "FFIO" */
-#define FIO_VERSION 1
+#define FIO_VERSION 2                    /* 2: auth */
 
 #define FIO_PT_REPLY 15                  /* node: replies, bits = request id */
 #define FIO_PT_REQ 16                    /* server: requests */
@@ -84,6 +84,9 @@ struct fio_req {
     uint64_t len;
     uint32_t flags, mode;
     uint32_t path_len, path2_len;        /* bytes that follow, each with its NUL */
+    uint8_t auth[32];                    /* the job's grant's fio_token (include/tern/
+                                          * tern_proto.h): an fyod serves only uid and
+                                          * gid the allocator granted to this node */
 };
 #define FIO_REQ_MAX (sizeof(struct fio_req) + 2 * FIO_PATH_MAX)
 
@@ -108,7 +111,7 @@ struct fio_reply {
     char data[FIO_INLINE_MAX];           /* READLINK */
 };
 
-_Static_assert(sizeof(struct fio_req) == 72, "request layout");
+_Static_assert(sizeof(struct fio_req) == 104, "request layout");
 _Static_assert(sizeof(struct fio_stat) == 144, "stat layout");
 _Static_assert(sizeof(struct fio_reply) == 184 + FIO_INLINE_MAX, "reply layout");
 #endif

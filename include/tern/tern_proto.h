@@ -12,13 +12,17 @@
 #include <stdint.h>
 
 #define TERN_MAGIC 0x4E524554u           /* "TERN" */
-#define TERN_PROTO_VERSION 2            /* 2: CPU counts (cores) */
+#define TERN_PROTO_VERSION 3            /* 2: CPU counts (cores); 3: MUNGE
+                                         * credentials, job grants, RELEASE's
+                                         * unsure nodes, node state Get */
 #define TERN_ALLOC_PID 2
 #define TERN_PT_SERVICE 8
 #define TERN_PT_REPLY 9
-#define TERN_SECRET_BYTES 32
+#define TERN_CRED_MAX 512               /* a MUNGE credential, with its NUL */
+#define TERN_KEY_BYTES 32
 #define TERN_MAX_LIST 1024
-#define TERN_MSG_MAX 16384
+#define TERN_MSG_MAX 20480
+#define TERN_MB_GRANT 1                  /* match bits of a grant on a node's TERN_PT_SERVICE */
 
 enum tern_msg_type {
     TERN_REGISTER = 1,   /* a node has booted */
@@ -28,17 +32,25 @@ enum tern_msg_type {
     TERN_KILL = 5,       /* yod -kill: ask the job's launcher to end it */
     TERN_FYOD_REGISTER = 6, /* an fyod serves a prefix (again now and then; leaving: gone) */
     TERN_FYODS = 7,      /* the fyods and their prefixes: reply u.fyods */
+    TERN_GRANT = 8,      /* allocator -> node kernel: a job it may run */
     TERN_REPLY = 0x80,
 };
 
+/* Who asks: every request but REGISTER carries a MUNGE credential (the
+ * credential service Slurm uses; docs/security.md) whose payload is the
+ * SHA-256 of the whole request with this field zeroed.  The allocator takes
+ * the requester's uid and gid from the credential, never from the request;
+ * munged refuses a credential decoded twice, so a copied one is worthless. */
 struct tern_hdr {
     uint32_t magic;
     uint16_t version, type;
     uint64_t request_id;
     uint32_t reply_pid, reply_pt;
-    uint8_t secret[TERN_SECRET_BYTES];   /* zero in REGISTER */
+    char cred[TERN_CRED_MAX];            /* "" in REGISTER, GRANT and replies */
 };
 
+/* Accepted only from a node kernel (pid YOD_NODE_PID, job id 0 on the
+ * wire) and only for the MAC its frames come from. */
 struct tern_register {
     struct tern_hdr h;
     uint32_t nid;                        /* must equal the sender's nid */
@@ -48,7 +60,8 @@ struct tern_register {
 };
 
 /* The sender (its nid, h.reply_pid) becomes the job's launcher: the
- * allocator frees the job's nodes when the launcher stops answering. */
+ * allocator frees the job's nodes when the launcher stops answering.  The
+ * job belongs to the credential's uid; only root names a job id itself. */
 struct tern_alloc {
     struct tern_hdr h;
     uint32_t job;                        /* 0: the allocator picks one */
@@ -60,9 +73,9 @@ struct tern_alloc {
 /* RELEASE from the job's launcher names the nodes whose end it did not see
  * (a rank lost, a load never answered): the allocator frees those only when
  * the node itself says it holds the job no more (struct tern_node_state).
- * A RELEASE without the list (n_unsure absent: older launchers, tern-svc)
- * frees every node of the job at once. */
-struct tern_release {                    /* also TERN_KILL */
+ * A RELEASE without the list (n_unsure absent: tern-svc) frees every node of
+ * the job at once. */
+struct tern_release {                    /* also TERN_KILL: the owner's, or root's */
     struct tern_hdr h;
     uint32_t job;
     uint32_t n_unsure;
@@ -78,6 +91,27 @@ struct tern_node_state {
     uint32_t magic;                      /* TERN_MAGIC */
     uint32_t job;
 };
+
+/* The allocator's authorisation of a job, put to each of its nodes (their
+ * kernel, TERN_PT_SERVICE, bits TERN_MB_GRANT) before the launcher hears
+ * of the nodes.  A node runs only a job it holds a grant for, loaded by the
+ * launcher named here, in descriptors and control messages that carry
+ * HMAC-SHA256 with key (include/tern/yod_proto.h), and as uid/gid from here.
+ * fio_token goes into the node's file requests: HMAC-SHA256 under the file
+ * servers' key of tern_fio_auth(), which an fyod checks. */
+struct tern_grant {
+    struct tern_hdr h;
+    uint32_t job, uid, gid;
+    uint32_t launcher_nid, launcher_pid, pad;
+    uint8_t key[TERN_KEY_BYTES];
+    uint8_t fio_token[TERN_KEY_BYTES];
+};
+
+/* What fio_token authenticates: the job, its owner and the node. */
+struct tern_fio_auth {
+    uint32_t magic, job, uid, gid, nid;
+};
+#define TERN_FIO_AUTH_MAGIC 0x41495446u  /* "FTIA" */
 
 struct tern_node_status {
     uint32_t nid, job;
@@ -108,11 +142,15 @@ struct tern_reply {
     int32_t status;
     uint32_t n;                          /* nids[] (ALLOC) or nodes[] (STATUS) */
     uint32_t job, pad;                   /* ALLOC: the job id */
+    uint32_t uid, gid;                   /* the requester, as MUNGE proved it */
+    uint8_t key[TERN_KEY_BYTES];         /* ALLOC: the job's key (the launcher
+                                          * signs what it sends the nodes);
+                                          * FYOD_REGISTER: the file servers' key */
     char message[200];
     union {
         uint32_t nids[TERN_MAX_LIST];
-        struct tern_node_status nodes[(TERN_MSG_MAX - 512) / sizeof(struct tern_node_status)];
-        struct tern_fyod fyods[(TERN_MSG_MAX - 512) / sizeof(struct tern_fyod)];
+        struct tern_node_status nodes[(TERN_MSG_MAX - 1024) / sizeof(struct tern_node_status)];
+        struct tern_fyod fyods[(TERN_MSG_MAX - 1024) / sizeof(struct tern_fyod)];
     } u;
 };
 

@@ -25,8 +25,11 @@
  *   ctl HEARTBEAT every second, SIGNAL, ABORT, PAUSE (^Z: yod stops)
  *                        <------------- report EXITED (after all output)
  *
- * The node believes control messages only from the nid/pid that loaded the
- * job; a node that hears nothing from its yod for YOD_SILENCE_S seconds
+ * A node runs only a job the allocator has granted it (include/tern/tern_proto.h
+ * TERN_GRANT), loaded by the launcher (nid/pid) the grant names; the
+ * descriptor and every control message carry HMAC-SHA256 under the job's
+ * key from the grant (yod has it from the allocator's answer).  Anything
+ * else is refused and counted (docs/security.md).  A node that hears nothing from its yod for YOD_SILENCE_S seconds
  * ends the job itself.  yod notices a dead node when a heartbeat put is not
  * acknowledged (Portals reports PTL_NI_UNDELIVERABLE after its give-up
  * time).
@@ -36,7 +39,7 @@
 #include <stdint.h>
 
 #define YOD_MAGIC 0x21444F59u            /* "YOD!" */
-#define YOD_PROTO_VERSION 3
+#define YOD_PROTO_VERSION 4            /* 4: HMACs of the job key, PAUSE */
 #define YOD_NODE_PID 1                   /* the node kernel's own Portals pid */
 #define TERN_APP_PID 16                  /* the application's Portals pid */
 
@@ -80,6 +83,9 @@ struct yod_load {
     uint64_t heap, stack;                /* bytes; 0: the node's defaults */
     char name[64];                       /* program name for messages */
     uint32_t files_len, files_pad;
+    uint8_t mac[32];                     /* HMAC-SHA256 under the job's key of the
+                                          * whole descriptor, this field zero; uid and
+                                          * gid must be those of the grant */
 };
 
 /* Forwarded file I/O (include/tern/fio_proto.h): where a job's paths go.  A path
@@ -116,6 +122,7 @@ enum yod_ctl_type {
 
 struct yod_ctl {
     uint32_t magic, type, job, arg;
+    uint8_t mac[32];         /* HMAC-SHA256 under the job's key of the 16 bytes above */
 };
 
 enum yod_report_type {

@@ -15,6 +15,8 @@ struct job_state {
     bool go;                     /* yod has said GO */
     uint32_t id, rank, size, uid, gid;
     uint32_t yod_nid, yod_pid;
+    uint8_t key[32];             /* the job's key, from the allocator's grant */
+    uint8_t fio_token[32];       /* the grant's proof for file servers */
     uint64_t last_heard_ns;      /* last message from yod */
     uint64_t yod_paused_until;   /* yod said PAUSE (it is stopped): send it nothing */
     uint64_t start_ns;
@@ -80,6 +82,24 @@ void job_refuse_busy(void);            /* a second yod's descriptor */
 void job_go(void);                     /* yod said GO */
 void job_unserve_image(void);
 void job_loader_reset(void);           /* frees the ended job's descriptor and map */
+
+/* grant.c: the allocator's grants (include/tern/tern_proto.h TERN_GRANT):
+ * a node runs only a job it holds one for. */
+struct job_grant {
+    bool valid;
+    uint32_t job, uid, gid, launcher_nid, launcher_pid;
+    uint8_t key[32], fio_token[32];
+};
+int job_grants_open(void);             /* posts the grant buffers (knode_open) */
+bool job_is_grant_buf(const void *user_ptr);
+void job_on_grant_put(const ptl_event_t *ev);
+/* The grant of job, waiting up to wait_ns for it to arrive; NULL if none. */
+const struct job_grant *job_grant_find(uint32_t job, uint64_t wait_ns);
+void job_grant_drop(uint32_t job);     /* used up: the job has begun */
+/* A message refused as not from the allocator's authorised launcher:
+ * counted and said on the console with the count. */
+void job_refused(const char *what, uint32_t nid, uint32_t pid, const char *why);
+void job_refusals_report(void);
 
 /* register.c: a node without a program registers with the allocator, then
  * serves jobs (and the allocator's health pings); does not return unless

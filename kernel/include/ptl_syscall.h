@@ -29,6 +29,7 @@ enum tern_ptl_op {
     TPO_HANDLE_IS_EQUAL,
     TPO_NOP,                       /* does nothing: measures the call itself */
     TPO_STATS,                     /* (struct ptl_lib_stats *, struct tern_ptl_node_stats *) */
+    TPO_TRIG_ME_APPEND, TPO_TRIG_ME_UNLINK, TPO_TRIG_LE_APPEND, TPO_TRIG_LE_UNLINK, TPO_ABORT,
     TPO_LAST
 };
 

@@ -12,6 +12,7 @@
 #include "signal.h"
 #include "time.h"
 #include "wait.h"
+#include <tern/sha256.h>
 #include <tern/yod_proto.h>
 
 static bool in_service;
@@ -22,9 +23,17 @@ static unsigned hold;          /* writes to yod in progress (job_control_hold) *
 void job_on_ctl_put(const ptl_event_t *ev)
 {
     const struct yod_ctl *c = ev->start;
-    if (ev->mlength != sizeof *c || c->magic != YOD_MAGIC || !job.active || c->job != job.id ||
-        ev->initiator.phys.nid != job.yod_nid || ev->initiator.phys.pid != job.yod_pid)
+    if (ev->mlength != sizeof *c || c->magic != YOD_MAGIC || !job.active || c->job != job.id)
         return;
+    uint8_t mac[32];
+    hmac_sha256(job.key, sizeof job.key, c, offsetof(struct yod_ctl, mac), mac);
+    if (ev->initiator.phys.nid != job.yod_nid || ev->initiator.phys.pid != job.yod_pid ||
+        !mac_equal(mac, c->mac, sizeof mac)) {
+        job_refused("a control message", ev->initiator.phys.nid, ev->initiator.phys.pid,
+                    ev->initiator.phys.nid != job.yod_nid || ev->initiator.phys.pid != job.yod_pid
+                        ? "not from the job's launcher" : "no proof of the job's key");
+        return;
+    }
     job.last_heard_ns = time_monotonic_ns();
     job.yod_paused_until = 0;
     switch (c->type) {

@@ -277,6 +277,7 @@ static long build_request(struct fio_req *req, const char *path, const char *pat
     req->rank = job.rank;
     req->uid = job.uid;
     req->gid = job.gid;
+    memcpy(req->auth, job.fio_token, sizeof req->auth);
     req->path_len = pl;
     req->path2_len = pl2;
     memcpy(reqbuf, req, sizeof *req);
@@ -453,6 +454,7 @@ void files_job_end(void)
         r.rank = job.rank;
         r.uid = job.uid;
         r.gid = job.gid;
+        memcpy(r.auth, job.fio_token, sizeof r.auth);
         if (knode_put(&r, sizeof r, s->nid, s->pid, FIO_PT_REQ, FIO_MB_REQ,
                       time_monotonic_ns() + END_DEADLINE_NS) != PTL_NI_OK)
             kprintf("job %u: file server nid %u pid %u did not take the end of the job\n",

@@ -63,6 +63,8 @@ int knode_open(void)
         if (!ctl_tags[i].buf || post_ctl(&ctl_tags[i]) != PTL_OK)
             return -1;
     }
+    if (job_grants_open() != PTL_OK)
+        return -1;
     knode.open = true;
     return 0;
 }
@@ -84,6 +86,8 @@ static void dispatch(const ptl_event_t *ev)
         void *p = ev->user_ptr;
         if (p == &ctl_tags[0] || p == &ctl_tags[1])
             job_on_ctl_put(ev);
+        else if (job_is_grant_buf(p))
+            job_on_grant_put(ev);
         else if (job_is_load_slot(p))
             job_on_load_put(ev);
         else if (p) {                       /* a use-once receive: a struct kop */
@@ -97,6 +101,8 @@ static void dispatch(const ptl_event_t *ev)
     case PTL_EVENT_AUTO_UNLINK:
         if (ev->user_ptr == &ctl_tags[0] || ev->user_ptr == &ctl_tags[1])
             post_ctl(ev->user_ptr);
+        else if (job_is_grant_buf(ev->user_ptr))
+            job_on_grant_put(ev);
         return;
     case PTL_EVENT_PT_DISABLED:
         /* The queue filled while nobody looked: it has been drained now. */

@@ -263,14 +263,41 @@ static const char *check(const struct load_slot *s, const struct yod_load *d)
         return "empty program";
     if (s->from.phys.nid != d->yod_nid || s->from.phys.pid != d->yod_pid)
         return "descriptor names another yod than its sender";
+    if (d->parent_pid != YOD_NODE_PID && (d->parent_nid != d->yod_nid ||
+                                           d->parent_pid != d->yod_pid))
+        return "the program comes from neither yod nor a node kernel";
     const char *p = (const char *)(d + 1) + (uint64_t)d->size * 4, *end = p + d->strings_len;
     uint32_t words = 0;
     for (const char *q = p; q < end; q++)
         words += *q == 0;
     if (words != d->argc + d->envc || (d->strings_len && end[-1] != 0))
         return "argument strings malformed";
-    /* Last: it takes the job's mount table and working directory. */
-    return files_job_setup(end, d->files_len, d->rank, d->yod_nid, d->yod_pid);
+    return NULL;
+}
+
+#define GRANT_WAIT_NS (5 * 1000000000ULL)
+
+/* The allocator's word for the job: its grant names this launcher, the
+ * descriptor proves the job's key (its mac field is zeroed here to check
+ * it) and asks for the grant's uid and gid.  NULL or why not. */
+static const char *authorised(struct load_slot *s, struct yod_load *d,
+                              const struct job_grant **gp)
+{
+    const struct job_grant *g = job_grant_find(d->job, GRANT_WAIT_NS);
+    if (!g)
+        return "the allocator has not given this node that job";
+    if (s->from.phys.nid != g->launcher_nid || s->from.phys.pid != g->launcher_pid)
+        return "not from the launcher the allocator named for the job";
+    uint8_t mac[32], want[32];
+    memcpy(mac, d->mac, sizeof mac);
+    memset(d->mac, 0, sizeof d->mac);
+    hmac_sha256(g->key, sizeof g->key, d, s->mlength, want);
+    if (!mac_equal(mac, want, sizeof want))
+        return "no proof of the job's key";
+    if (d->uid != g->uid || d->gid != g->gid)
+        return "asks for another uid or gid than the allocator granted";
+    *gp = g;
+    return NULL;
 }
 
 static char *argv[MAX_ARGS], *envp[MAX_ARGS];
@@ -338,8 +365,16 @@ static void wait_for_go(void)
 
 static void run_job(struct load_slot *s)
 {
-    const struct yod_load *in = s->tag.buf;
+    struct yod_load *in = s->tag.buf;
+    const struct job_grant *g = NULL;
     const char *bad = check(s, in);
+    if (!bad && (bad = authorised(s, in, &g)))
+        job_refused("a job", s->from.phys.nid, s->from.phys.pid, bad);
+    if (!bad) {
+        /* It takes the job's mount table and working directory. */
+        const char *p = (const char *)(in + 1) + (uint64_t)in->size * 4 + in->strings_len;
+        bad = files_job_setup(p, in->files_len, in->rank, in->yod_nid, in->yod_pid);
+    }
     if (bad) {
         refuse(s, in, bad);
         post_slot(s);
@@ -373,8 +408,11 @@ static void run_job(struct load_slot *s)
     job.active = true;
     job_state_publish(d->job);
     job.id = d->job, job.rank = d->rank, job.size = d->size;
-    job.uid = d->uid, job.gid = d->gid;
+    job.uid = g->uid, job.gid = g->gid;
     job.yod_nid = d->yod_nid, job.yod_pid = d->yod_pid;
+    memcpy(job.key, g->key, sizeof job.key);
+    memcpy(job.fio_token, g->fio_token, sizeof job.fio_token);
+    job_grant_drop(d->job);
     job.last_heard_ns = time_monotonic_ns();
     job_attach();
     d->name[sizeof d->name - 1] = 0;
@@ -384,8 +422,8 @@ static void run_job(struct load_slot *s)
 
     options.stack_size = d->stack ? d->stack : default_stack;
     options.heap_size = d->heap ? d->heap : default_heap;
-    options.uid = d->uid;
-    options.gid = d->gid;
+    options.uid = job.uid;
+    options.gid = job.gid;
     uint64_t stack = ALIGN_UP(options.stack_size, PAGE_SIZE);
     uint64_t top = app_region.end - stack - PAGE_SIZE;
     uint64_t len = ALIGN_UP(d->image_len, PAGE_SIZE);
@@ -443,5 +481,6 @@ void job_loop(void)
             if (slots[i].full)
                 run_job(&slots[i]);
         knode_wait(NULL, time_monotonic_ns() + 1000000000ULL);
+        job_refusals_report();
     }
 }

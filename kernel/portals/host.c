@@ -295,3 +295,6 @@ void ptl_host_fpu_end(void)
         return;
     __asm__ volatile("fxrstor64 %0" ::"m"(fpu_save));
 }
+
+/* The library runs on the one CPU, in one program's calls: nothing else waits. */
+void ptl_host_wake(void) {}

@@ -146,8 +146,11 @@ static int md_bind(uint64_t ni, uint64_t umd, uint64_t uh)
     if (copy_from_user(&md, umd, sizeof md))
         return BAD;
     OUT(ptl_handle_md_t, h, uh);
-    ptl_iovec_t *iov;
-    int rc = buffer_check(&md.start, md.length, md.options, &iov);
+    ptl_iovec_t *iov = NULL;
+    /* The whole address space (offsets are addresses): each operation's
+     * span is checked instead (spans_ok). */
+    bool whole = !(md.options & PTL_IOVEC) && !md.start && md.length == PTL_SIZE_MAX;
+    int rc = whole ? PTL_OK : buffer_check(&md.start, md.length, md.options, &iov);
     if (rc != PTL_OK)
         return rc;
     rc = PtlMDBind((ptl_handle_ni_t)ni, &md, h);
@@ -156,8 +159,9 @@ static int md_bind(uint64_t ni, uint64_t umd, uint64_t uh)
     return rc;
 }
 
-/* ME and LE share everything but the structure's layout. */
-static int entry_op(bool is_me, bool search, const ptl_args_t a)
+/* ME and LE share everything but the structure's layout.  Triggered
+ * appends carry the trigger counter and threshold in a[6], a[7]. */
+static int entry_op(bool is_me, bool search, bool triggered, const ptl_args_t a)
 {
     ptl_me_t me;
     ptl_le_t le;
@@ -191,8 +195,14 @@ static int entry_op(bool is_me, bool search, const ptl_args_t a)
     int rc = buffer_check(start, len, opts, &iov);
     if (rc != PTL_OK)
         return rc;
-    rc = is_me ? PtlMEAppend(ni, pt, &me, (ptl_list_t)a[3], user_ptr, h)
-               : PtlLEAppend(ni, pt, &le, (ptl_list_t)a[3], user_ptr, h);
+    ptl_list_t list = (ptl_list_t)a[3];
+    ptl_handle_ct_t trig = (ptl_handle_ct_t)a[6];
+    if (triggered)
+        rc = is_me ? PtlTriggeredMEAppend(ni, pt, &me, list, user_ptr, h, trig, a[7])
+                   : PtlTriggeredLEAppend(ni, pt, &le, list, user_ptr, h, trig, a[7]);
+    else
+        rc = is_me ? PtlMEAppend(ni, pt, &me, list, user_ptr, h)
+                   : PtlLEAppend(ni, pt, &le, list, user_ptr, h);
     iov_keep(iov, rc, h ? *h : 0);
     DONE(h, a[5]);
     return rc;
@@ -313,6 +323,27 @@ static int stats(uint64_t ulib, uint64_t unode)
     return PTL_OK;
 }
 
+/* The bytes an operation reads or writes through an MD of the whole
+ * address space are its offset and length: they must be the program's
+ * (and, like any buffer a NIC may be given, physically contiguous). */
+static bool span_ok(uint64_t md, uint64_t off, uint64_t len)
+{
+    return !ptl_lib_md_whole((ptl_handle_md_t)md) || user_dma_ok(off, len);
+}
+
+static bool spans_ok(uint64_t op, const ptl_args_t a)
+{
+    switch (op) {
+    case TPO_PUT: case TPO_GET: case TPO_ATOMIC:
+    case TPO_TRIG_PUT: case TPO_TRIG_GET: case TPO_TRIG_ATOMIC:
+        return span_ok(a[0], a[1], a[2]);
+    case TPO_FETCH_ATOMIC: case TPO_SWAP: case TPO_TRIG_FETCH_ATOMIC: case TPO_TRIG_SWAP:
+        return span_ok(a[0], a[1], a[4]) && span_ok(a[2], a[3], a[4]);
+    default:
+        return true;
+    }
+}
+
 /* ---- one handler per operation -------------------------------------------- */
 
 #define TPO(name) static int tpo_##name(const ptl_args_t a)
@@ -382,12 +413,12 @@ TPO(get_phys_id) { ONE_OUT(ptl_process_t, a[1], PtlGetPhysId((ptl_handle_ni_t)a[
 
 TPO(md_bind) { return md_bind(a[0], a[1], a[2]); }
 TPO(md_release) { return PtlMDRelease((ptl_handle_md_t)a[0]); }
-TPO(le_append) { return entry_op(false, false, a); }
+TPO(le_append) { return entry_op(false, false, false, a); }
 TPO(le_unlink) { return PtlLEUnlink((ptl_handle_le_t)a[0]); }
-TPO(le_search) { return entry_op(false, true, a); }
-TPO(me_append) { return entry_op(true, false, a); }
+TPO(le_search) { return entry_op(false, true, false, a); }
+TPO(me_append) { return entry_op(true, false, false, a); }
 TPO(me_unlink) { return PtlMEUnlink((ptl_handle_me_t)a[0]); }
-TPO(me_search) { return entry_op(true, true, a); }
+TPO(me_search) { return entry_op(true, true, false, a); }
 
 TPO(ct_alloc) { ONE_OUT(ptl_handle_ct_t, a[1], PtlCTAlloc((ptl_handle_ni_t)a[0], o)); }
 TPO(ct_free) { return PtlCTFree((ptl_handle_ct_t)a[0]); }
@@ -476,6 +507,20 @@ TPO(trig_ct_set)
                              a[4]);
 }
 
+TPO(trig_me_append) { return entry_op(true, false, true, a); }
+TPO(trig_le_append) { return entry_op(false, false, true, a); }
+
+TPO(trig_me_unlink)
+{
+    return PtlTriggeredMEUnlink((ptl_handle_me_t)a[0], (ptl_handle_ct_t)a[1], a[2]);
+}
+
+TPO(trig_le_unlink)
+{
+    return PtlTriggeredLEUnlink((ptl_handle_le_t)a[0], (ptl_handle_ct_t)a[1], a[2]);
+}
+
+TPO(abort) { (void)a; return PtlAbort(); }
 TPO(start_bundle) { return PtlStartBundle((ptl_handle_ni_t)a[0]); }
 TPO(end_bundle) { return PtlEndBundle((ptl_handle_ni_t)a[0]); }
 TPO(handle_is_equal) { return PtlHandleIsEqual((ptl_handle_any_t)a[0], (ptl_handle_any_t)a[1]); }
@@ -505,13 +550,18 @@ static int (*const calls[TPO_LAST])(const ptl_args_t) = {
     [TPO_TRIG_ATOMIC] = tpo_trig_atomic, [TPO_TRIG_FETCH_ATOMIC] = tpo_trig_fetch_atomic,
     [TPO_TRIG_SWAP] = tpo_trig_swap, [TPO_TRIG_CT_INC] = tpo_trig_ct_inc,
     [TPO_TRIG_CT_SET] = tpo_trig_ct_set,
+    [TPO_TRIG_ME_APPEND] = tpo_trig_me_append, [TPO_TRIG_LE_APPEND] = tpo_trig_le_append,
+    [TPO_TRIG_ME_UNLINK] = tpo_trig_me_unlink, [TPO_TRIG_LE_UNLINK] = tpo_trig_le_unlink,
+    [TPO_ABORT] = tpo_abort,
     [TPO_START_BUNDLE] = tpo_start_bundle, [TPO_END_BUNDLE] = tpo_end_bundle,
     [TPO_HANDLE_IS_EQUAL] = tpo_handle_is_equal,
 };
 
 static int dispatch(uint64_t op, const ptl_args_t a)
 {
-    return op < TPO_LAST && calls[op] ? calls[op](a) : -EINVAL;
+    if (op >= TPO_LAST || !calls[op])
+        return -EINVAL;
+    return spans_ok(op, a) ? calls[op](a) : BAD;
 }
 
 void portals_syscall_reset(void)

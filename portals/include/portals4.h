@@ -36,9 +36,12 @@ enum ptl_retvals {
     /* Later spec revisions; appended so the values above stay stable. */
     PTL_ABORTED,
     PTL_NI_NOT_LOGICAL,
-    PTL_SIZE_INVALID
+    PTL_SIZE_INVALID,
+    PTL_PROCESS_INVALID   /* a match_id names no process of the NI's map */
 };
-#define PTL_STATUS_LAST (PTL_SIZE_INVALID + 1)
+#define PTL_STATUS_LAST (PTL_PROCESS_INVALID + 1)
+/* The name PtlLEAppend's list limit had in earlier revisions. */
+#define PTL_LE_LIST_TOO_LONG PTL_LIST_TOO_LONG
 
 /* ---- base types -------------------------------------------------------- */
 typedef uint64_t ptl_size_t;
@@ -55,10 +58,13 @@ typedef uint32_t ptl_jid_t;
 
 typedef enum {
     PTL_SR_DROP_COUNT,
-    PTL_SR_PERMISSIONS_VIOLATIONS,
-    PTL_SR_OPERATIONS_VIOLATIONS
+    PTL_SR_PERMISSION_VIOLATIONS,
+    PTL_SR_OPERATION_VIOLATIONS
 } ptl_sr_index_t;
-#define PTL_SR_LAST (PTL_SR_OPERATIONS_VIOLATIONS + 1)
+#define PTL_SR_LAST (PTL_SR_OPERATION_VIOLATIONS + 1)
+/* Earlier spellings of the same registers. */
+#define PTL_SR_PERMISSIONS_VIOLATIONS PTL_SR_PERMISSION_VIOLATIONS
+#define PTL_SR_OPERATIONS_VIOLATIONS PTL_SR_OPERATION_VIOLATIONS
 typedef int ptl_sr_value_t;
 
 typedef uint32_t ptl_handle_any_t;
@@ -114,6 +120,9 @@ typedef struct {
 #define PTL_PT_ANY ((ptl_pt_index_t)0xffffffff)
 #define PTL_RANK_ANY ((ptl_rank_t)0xffffffff)
 #define PTL_TIME_FOREVER ((ptl_time_t)0xffffffff)
+/* The largest ptl_size_t; an MD of start NULL and this length is the whole
+ * address space (offsets are addresses). */
+#define PTL_SIZE_MAX ((ptl_size_t)0xffffffffffffffffULL)
 
 /* ---- network interfaces ---------------------------------------------- */
 #define PTL_NI_MATCHING (1 << 0)
@@ -137,6 +146,7 @@ typedef enum {
 
 #define PTL_TARGET_BIND_INACCESSIBLE (1 << 0)
 #define PTL_TOTAL_DATA_ORDERING (1 << 1)
+#define PTL_COHERENT_ATOMICS (1 << 2)
 
 typedef struct {
     int max_entries;
@@ -175,7 +185,9 @@ int PtlGetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size,
 #define PTL_PT_ONLY_USE_ONCE (1 << 0)
 #define PTL_PT_FLOWCTRL (1 << 1)
 #define PTL_PT_ONLY_TRUNCATE (1 << 2)
-#define PTL_PT_ALLOC_OPTIONS_MASK ((1 << 3) - 1)
+#define PTL_PT_MATCH_UNORDERED (1 << 3) /* matching may ignore list order */
+#define PTL_PT_ALLOC_DISABLED (1 << 4)  /* allocated disabled: PtlPTEnable */
+#define PTL_PT_ALLOC_OPTIONS_MASK ((1 << 5) - 1)
 
 int PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options,
                ptl_handle_eq_t eq_handle, ptl_pt_index_t pt_index_req,
@@ -198,8 +210,9 @@ int PtlGetPhysId(ptl_handle_ni_t ni_handle, ptl_process_t *id);
 #define PTL_MD_VOLATILE (1 << 6)
 #define PTL_MD_EVENT_SEND_DISABLE (1 << 7)
 #define PTL_MD_REMOTE_FAILURE_DISABLE (1 << 8)
+#define PTL_MD_UNRELIABLE (1 << 9)
 #define PTL_MD_EVENT_CT_BYTES (1 << 15)
-#define PTL_MD_OPTIONS_MASK (PTL_IOVEC | ((1 << 9) - 2) | PTL_MD_EVENT_CT_BYTES)
+#define PTL_MD_OPTIONS_MASK (PTL_IOVEC | ((1 << 10) - 2) | PTL_MD_EVENT_CT_BYTES)
 
 int PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
               ptl_handle_md_t *md_handle);
@@ -227,7 +240,10 @@ typedef enum { PTL_SEARCH_ONLY, PTL_SEARCH_DELETE } ptl_search_op_t;
 #define PTL_ME_MANAGE_LOCAL (1 << 16)
 #define PTL_ME_NO_TRUNCATE (1 << 17)
 #define PTL_ME_MAY_ALIGN (1 << 18)
-#define PTL_ME_APPEND_OPTIONS_MASK ((1 << 19) - 1)
+/* With PTL_ME_MANAGE_LOCAL: each unexpected header the entry takes when it
+ * is appended advances the local offset by its rlength. */
+#define PTL_ME_LOCAL_INC_UH_RLENGTH (1 << 19)
+#define PTL_ME_APPEND_OPTIONS_MASK ((1 << 20) - 1)
 
 #define PTL_LE_OP_PUT PTL_ME_OP_PUT
 #define PTL_LE_OP_GET PTL_ME_OP_GET
@@ -392,6 +408,8 @@ typedef enum {
     PTL_EVENT_SEARCH
 } ptl_event_kind_t;
 
+/* One event.  ptl_list: the list of the entry a target event's message
+ * matched (PTL_OVERFLOW_LIST for the *_OVERFLOW and SEARCH events). */
 typedef struct {
     void *start;
     void *user_ptr;
@@ -403,11 +421,41 @@ typedef struct {
     ptl_uid_t uid;
     ptl_process_t initiator;
     ptl_event_kind_t type;
+    ptl_list_t ptl_list;
     ptl_pt_index_t pt_index;
     ptl_ni_fail_t ni_fail_type;
     ptl_op_t atomic_operation;
     ptl_datatype_t atomic_type;
 } ptl_event_t;
+
+/* The members of ptl_event_t an initiator event (SEND, ACK, REPLY) and a
+ * target event (everything else) carry, as earlier revisions had them in
+ * separate structures: for code that copies one part of an event. */
+typedef struct {
+    ptl_event_kind_t type;
+    ptl_ni_fail_t ni_fail_type;
+    ptl_size_t mlength;
+    ptl_size_t remote_offset;
+    void *user_ptr;
+} ptl_initiator_event_t;
+
+typedef struct {
+    ptl_event_kind_t type;
+    ptl_list_t ptl_list;
+    ptl_pt_index_t pt_index;
+    ptl_ni_fail_t ni_fail_type;
+    ptl_process_t initiator;
+    ptl_uid_t uid;
+    ptl_match_bits_t match_bits;
+    ptl_size_t rlength;
+    ptl_size_t mlength;
+    ptl_size_t remote_offset;
+    void *start;
+    void *user_ptr;
+    ptl_hdr_data_t hdr_data;
+    ptl_op_t atomic_operation;
+    ptl_datatype_t atomic_type;
+} ptl_target_event_t;
 
 int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
                ptl_handle_eq_t *eq_handle);
@@ -459,6 +507,26 @@ int PtlTriggeredCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment,
                       ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
 int PtlTriggeredCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct,
                       ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
+/* The entry exists (its handle is valid) from the call; it is linked, with
+ * its LINK event and its search of the unexpected list, only when the
+ * counter reaches the threshold. */
+int PtlTriggeredMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                         const ptl_me_t *me, ptl_list_t ptl_list, void *user_ptr,
+                         ptl_handle_me_t *me_handle, ptl_handle_ct_t trig_ct_handle,
+                         ptl_size_t threshold);
+int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle, ptl_handle_ct_t trig_ct_handle,
+                         ptl_size_t threshold);
+int PtlTriggeredLEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+                         const ptl_le_t *le, ptl_list_t ptl_list, void *user_ptr,
+                         ptl_handle_le_t *le_handle, ptl_handle_ct_t trig_ct_handle,
+                         ptl_size_t threshold);
+int PtlTriggeredLEUnlink(ptl_handle_le_t le_handle, ptl_handle_ct_t trig_ct_handle,
+                         ptl_size_t threshold);
+
+/* ---- aborting waits ------------------------------------------------------ */
+/* Every PtlEQWait, PtlEQPoll, PtlCTWait and PtlCTPoll blocked in another
+ * thread at the time of the call returns PTL_ABORTED. */
+int PtlAbort(void);
 
 /* ---- bundling and handles --------------------------------------------- */
 int PtlStartBundle(ptl_handle_ni_t ni_handle);

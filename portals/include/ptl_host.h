@@ -67,6 +67,11 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg,
  * return early (spuriously). */
 void ptl_host_wait(uint64_t deadline_ns);
 
+/* Wake every thread blocked in ptl_host_wait now (PtlAbort); they return
+ * and the library looks again.  Called with the lock held, so it must not
+ * take it.  A single-threaded host does nothing. */
+void ptl_host_wake(void);
+
 /* Bracket floating-point work (atomic_fp.c); a kernel built with
  * -mgeneral-regs-only saves/restores the SSE state here. */
 void ptl_host_fpu_begin(void);

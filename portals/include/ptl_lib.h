@@ -39,6 +39,11 @@ int ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid);
  * copy once nothing uses it. */
 bool ptl_lib_iovec_in_use(uint32_t h, const void *iov);
 
+/* Whether md is a live MD over the whole address space (start NULL, length
+ * PTL_SIZE_MAX): its offsets are addresses, which a host that must keep a
+ * caller inside its own memory checks per operation. */
+bool ptl_lib_md_whole(uint32_t md);
+
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);
 

@@ -105,6 +105,7 @@ static inline uint64_t ptl_wget(const uint8_t *p, int n)
 
 /* The fields a host reads to route a frame before the library decodes it:
  * their offsets in the header and accessors. */
+#define PTL_WIRE_SRC_NID_OFF 16
 #define PTL_WIRE_SRC_PID_OFF 20
 #define PTL_WIRE_DST_NID_OFF 24
 #define PTL_WIRE_DST_PID_OFF 28
@@ -134,7 +135,7 @@ static inline void ptl_wire_encode(const struct ptl_wire_hdr *h, uint8_t *p)
     ptl_wput(p + 4, h->crc, 4);
     ptl_wput(p + 8, h->jid, 4);
     ptl_wput(p + 12, h->uid, 4);
-    ptl_wput(p + 16, h->src_nid, 4);
+    ptl_wput(p + PTL_WIRE_SRC_NID_OFF, h->src_nid, 4);
     ptl_wput(p + PTL_WIRE_SRC_PID_OFF, h->src_pid, 4);
     ptl_wput(p + PTL_WIRE_DST_NID_OFF, h->dst_nid, 4);
     ptl_wput(p + PTL_WIRE_DST_PID_OFF, h->dst_pid, 4);

@@ -52,22 +52,18 @@ static int trig_issue(struct ptl_op_args *a, ptl_handle_md_t put,
     API_CHECK(ct && cni == ni);
     if (ct->v.success + ct->v.failure >= threshold)
         API_RETURN(ptl_op_issue(ni, a));
-    if (!ni->trig_free)
+    struct ptl_trig *t = ptl_trig_alloc(ni);
+    if (!t)
         API_RETURN(PTL_NO_SPACE);
-    struct ptl_trig *t = ni->trig_free;
-    ni->trig_free = t->next;
-    memset(t, 0, sizeof(*t));
     t->threshold = threshold;
+    t->kind = PTL_TRIG_OP;
     t->args = *a;
     /* The MDs must outlive the wait for the threshold. */
     if (a->put_md)
         a->put_md->busy++;
     if (a->get_md)
         a->get_md->busy++;
-    struct ptl_trig **pp = &ct->trig;
-    while (*pp)
-        pp = &(*pp)->next;
-    *pp = t;
+    ptl_trig_add(ni, ct, t);
     API_EXIT(PTL_OK);
 }
 

@@ -32,6 +32,20 @@ int PtlCTAlloc(ptl_handle_ni_t nih, ptl_handle_ct_t *out)
     API_EXIT(PTL_NO_SPACE);
 }
 
+/* Spec: the program sees to it that nothing uses a freed counter; what
+ * still names it (MDs, entries, triggered counter updates) counts no
+ * more, rather than into whatever counter takes the slot next. */
+static void ct_forget(struct ptl_ni *ni, struct ptl_ct *ct)
+{
+    for (int i = 0; i < ni->lim.max_mds; i++)
+        if (ni->mds[i].ct == ct)
+            ni->mds[i].ct = NULL;
+    for (int i = 0; i < ni->lim.max_entries; i++)
+        if (ni->entries[i].ct == ct)
+            ni->entries[i].ct = NULL;
+    ptl_trig_forget_ct(ni, ct);
+}
+
 int PtlCTFree(ptl_handle_ct_t h)
 {
     API_ENTER();
@@ -39,6 +53,7 @@ int PtlCTFree(ptl_handle_ct_t h)
     struct ptl_ct *ct = ptl_ct_get(h, &ni);
     API_CHECK(ct);
     ptl_trig_cancel_all(ni, ct);
+    ct_forget(ni, ct);
     ct->o.in_use = false;
     API_EXIT(PTL_OK);
 }

@@ -1,5 +1,9 @@
-/* Event queues: a ring per EQ.  When full, the oldest event is overwritten
- * and the next PtlEQGet reports PTL_EQ_DROPPED (spec: circular EQ). */
+/* Event queues: a ring per EQ.  An EQ holds the `count` events the program
+ * asked for; a new event beyond that overwrites the oldest and the next
+ * PtlEQGet reports PTL_EQ_DROPPED (spec: circular EQ).  Beyond the count the
+ * ring keeps room for one PTL_EVENT_PT_DISABLED per portal (the spec's
+ * advice for PtlEQAlloc), so that a flow-controlled portal that disables
+ * itself because its EQ is full can still say so. */
 #include "ptl_api.h"
 #include "ptl_wait.h"
 
@@ -7,7 +11,8 @@ void ptl_eq_post(struct ptl_eq *eq, const ptl_event_t *ev)
 {
     if (!eq || !eq->o.in_use)
         return;
-    if (eq->count == eq->size) {
+    uint32_t room = ev->type == PTL_EVENT_PT_DISABLED ? eq->size : eq->cap;
+    if (eq->count >= room) {
         eq->head = (eq->head + 1) % eq->size;
         eq->count--;
         eq->dropped = true;
@@ -25,12 +30,12 @@ int PtlEQAlloc(ptl_handle_ni_t nih, ptl_size_t count, ptl_handle_eq_t *out)
         struct ptl_eq *eq = &ni->eqs[i];
         if (eq->o.in_use)
             continue;
-        /* Room for one PT_DISABLED per flow-controlled PT (spec). */
         uint32_t size = (uint32_t)count + (uint32_t)ni->lim.max_pt_index + 1;
         eq->ring = ptl_zalloc(sizeof(ptl_event_t) * size);
         if (!eq->ring)
             break;
         eq->size = size;
+        eq->cap = (uint32_t)count;
         eq->head = eq->count = 0;
         eq->dropped = false;
         eq->o.in_use = true;
@@ -47,9 +52,15 @@ int PtlEQFree(ptl_handle_eq_t h)
     struct ptl_ni *ni;
     struct ptl_eq *eq = ptl_eq_get(h, &ni);
     API_CHECK(eq);
+    /* Spec: the program sees to it that nothing uses a freed EQ; what
+     * still names it (a portal, an MD) posts no more events, rather
+     * than into whatever EQ takes the slot next. */
     for (int i = 0; i <= ni->lim.max_pt_index; i++)
-        if (ni->pts[i].allocated && ni->pts[i].eq == eq)
-            API_RETURN(PTL_IN_USE);
+        if (ni->pts[i].eq == eq)
+            ni->pts[i].eq = NULL;
+    for (int i = 0; i < ni->lim.max_mds; i++)
+        if (ni->mds[i].eq == eq)
+            ni->mds[i].eq = NULL;
     ptl_host_free(eq->ring);
     eq->ring = NULL;
     eq->o.in_use = false;

@@ -199,8 +199,12 @@ static void op_response_done(struct ptl_ni *ni, struct ptl_op *op,
     op->resp_done = true;
     if (op->send_done && op->peer->resp_waiting)
         op->peer->resp_waiting--;
+    if (op->req_counted) {
+        op->req_counted = false;
+        op->peer->req_out--;
+    }
     if (op->kind == PTL_K_PUT || op->kind == PTL_K_ATOMIC) {
-        if (!suppressed)
+        if (!suppressed && op->put_md)
             init_event(ni, op, op->put_md, op->put_off, PTL_EVENT_ACK, fail,
                        mlength, roff);
     } else {
@@ -208,6 +212,15 @@ static void op_response_done(struct ptl_ni *ni, struct ptl_op *op,
                    mlength, roff);
     }
     op_free_if_done(ni, op);
+}
+
+/* Whether the ACK of a put or atomic can show at its MD: as a full event
+ * (PTL_ACK_REQ and an EQ; failures are never suppressed) or as a count. */
+static bool ack_shows(const struct ptl_op *op)
+{
+    const struct ptl_md *md = op->put_md;
+    return (op->ack_req == PTL_ACK_REQ && md->eq) ||
+           (md->ct && (md->options & PTL_MD_EVENT_CT_ACK));
 }
 
 /* All request frames are acknowledged by the target's reliability layer
@@ -220,6 +233,13 @@ void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t fail)
     if (op->kind != PTL_K_GET) {
         init_event(ni, op, op->put_md, op->put_off, PTL_EVENT_SEND, fail,
                    op->len, op->tx.h.remote_offset);
+    }
+    /* An ACK that nothing at the MD will see is no longer the MD's
+     * business: the SEND was its last event, PtlMDRelease may go ahead. */
+    if ((op->kind == PTL_K_PUT || op->kind == PTL_K_ATOMIC) && op->want_resp &&
+        !op->resp_done && fail == PTL_NI_OK && !ack_shows(op)) {
+        op->put_md->busy--;
+        op->put_md = NULL;
     }
     if (op->want_resp && !op->resp_done) {
         if (fail != PTL_NI_OK) {

@@ -77,9 +77,19 @@ static int check_entry_args(struct ptl_ni *ni, ptl_pt_index_t pt_index,
                            ni->lim.max_iovecs);
 }
 
-/* LE calls pass a ptl_me_t built from the ptl_le_t with wildcard matching. */
-int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
-               bool is_me, ptl_list_t list, void *user_ptr, uint32_t *handle)
+/* A match_id naming a rank beyond the map of a logical NI names nobody. */
+static bool match_id_ok(const struct ptl_ni *ni, const ptl_me_t *me, bool is_me)
+{
+    if (!is_me || !(ni->wni & PTL_WNI_LOGICAL) || !ni->map)
+        return true;
+    return me->match_id.rank == PTL_RANK_ANY || me->match_id.rank < ni->map_size;
+}
+
+/* A new entry in a free slot, not linked yet.  LE calls pass a ptl_me_t
+ * built from the ptl_le_t with wildcard matching. */
+int ptl_entry_new(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
+                  bool is_me, ptl_list_t list, void *user_ptr, uint32_t *handle,
+                  struct ptl_entry **out)
 {
     struct ptl_ct *ct;
     struct ptl_region r;
@@ -88,6 +98,8 @@ int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
     int rc = check_entry_args(ni, pt_index, me, is_me, &ct, &r);
     if (rc != PTL_OK)
         return rc;
+    if (!match_id_ok(ni, me, is_me))
+        return PTL_PROCESS_INVALID;
     struct ptl_pt *pt = &ni->pts[pt_index];
     if (pt->len[list] >= (uint32_t)ni->lim.max_list_size)
         return PTL_LIST_TOO_LONG;
@@ -114,8 +126,25 @@ int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
     ni->n_entries_used++;
     *handle = ptl_mkhandle(is_me ? PTL_OBJ_ME : PTL_OBJ_LE, ni->idx,
                            (unsigned)idx, gen);
+    *out = e;
+    return PTL_OK;
+}
 
-    if (list == PTL_PRIORITY_LIST) {
+/* Locally managed entries: free space below min_free uses the entry up. */
+static bool entry_full(const struct ptl_entry *e)
+{
+    return e->is_me && (e->me.options & PTL_ME_MANAGE_LOCAL) && e->me.min_free &&
+           e->r.length - e->loff < e->me.min_free;
+}
+
+/* Links a new entry (PtlMEAppend, or a triggered append when it fires):
+ * first the unexpected headers it matches are handed to it, in arrival
+ * order, then it joins its list - unless those used it up. */
+void ptl_entry_link(struct ptl_ni *ni, struct ptl_entry *e)
+{
+    struct ptl_pt *pt = &ni->pts[e->pt];
+    unsigned o = e->me.options;
+    if (e->list == PTL_PRIORITY_LIST) {
         struct ptl_uh *prev = NULL, *uh = pt->uh_head;
         while (uh) {
             struct ptl_uh *next = uh->next;
@@ -124,18 +153,26 @@ int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
                 uh = next;
                 continue;
             }
+            ptl_size_t rlength = uh->ev.rlength;
             uh_unlink(pt, prev, uh);
             uh_deliver(ni, e, uh);
-            if (me->options & PTL_ME_USE_ONCE) {
-                /* Consumed by the unexpected message: never linked. */
+            /* The offset moves only with PTL_ME_LOCAL_INC_UH_RLENGTH, and
+             * only a move can take the free space below min_free. */
+            bool moved = e->is_me && (o & PTL_ME_MANAGE_LOCAL) &&
+                         (o & PTL_ME_LOCAL_INC_UH_RLENGTH);
+            if (moved)
+                e->loff = rlength < e->r.length - e->loff ? e->loff + rlength : e->r.length;
+            if ((o & PTL_ME_USE_ONCE) || (moved && entry_full(e))) {
+                /* Used up by unexpected messages: never linked. */
                 e->freed = true;
                 e->unlink_ev = true;
                 ptl_entry_settle(ni, e);
-                return PTL_OK;
+                return;
             }
             uh = next;
         }
     }
+    int list = e->list;
     e->prev = pt->tail[list];
     if (pt->tail[list])
         pt->tail[list]->next = e;
@@ -144,17 +181,46 @@ int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
     pt->tail[list] = e;
     pt->len[list]++;
     e->linked = true;
-    if (!(me->options & PTL_ME_EVENT_LINK_DISABLE) && pt->eq) {
+    if (!(o & PTL_ME_EVENT_LINK_DISABLE) && pt->eq) {
         ptl_event_t ev;
         memset(&ev, 0, sizeof(ev));
         ev.type = PTL_EVENT_LINK;
-        ev.user_ptr = user_ptr;
-        ev.pt_index = pt_index;
+        ev.user_ptr = e->user_ptr;
+        ev.pt_index = e->pt;
+        ev.ptl_list = (ptl_list_t)list;
         ptl_eq_post(pt->eq, &ev);
     }
-    return PTL_OK;
 }
 
+int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
+               bool is_me, ptl_list_t list, void *user_ptr, uint32_t *handle)
+{
+    struct ptl_entry *e;
+    int rc = ptl_entry_new(ni, pt_index, me, is_me, list, user_ptr, handle, &e);
+    if (rc == PTL_OK)
+        ptl_entry_link(ni, e);
+    return rc;
+}
+
+/* The counter of a search: one success (or the bytes) per header found
+ * with PTL_ME_EVENT_CT_OVERFLOW; a failure marks a search that ran to the
+ * end of the list. */
+static void search_count(struct ptl_ni *ni, const struct ptl_entry *e, ptl_size_t mlength,
+                         bool end)
+{
+    unsigned o = e->me.options;
+    if (!e->ct || !(o & PTL_ME_EVENT_CT_OVERFLOW))
+        return;
+    if (end)
+        ptl_ct_add(ni, e->ct, 0, 1);
+    else
+        ptl_ct_add(ni, e->ct, (o & PTL_ME_EVENT_CT_BYTES) ? mlength : 1, 0);
+}
+
+/* Every unexpected header that matches gets an event: SEARCH (search
+ * only) or its overflow event (search and delete), and one count on the
+ * counter; a PTL_ME_USE_ONCE search stops at the first.  A search that
+ * found nothing gets one SEARCH event with PTL_NI_NO_MATCH. */
 int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
                bool is_me, ptl_search_op_t op, void *user_ptr)
 {
@@ -173,10 +239,11 @@ int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
     tmp.me = *me;
     tmp.ct = ct;
     tmp.pt = pt_index;
+    tmp.list = PTL_OVERFLOW_LIST;
     tmp.user_ptr = user_ptr;
-    bool found = false;
+    bool once = me->options & PTL_ME_USE_ONCE, found = false;
     struct ptl_uh *prev = NULL, *uh = pt->uh_head;
-    while (uh) {
+    while (uh && !(found && once)) {
         struct ptl_uh *next = uh->next;
         if (!uh_matches(ni, &tmp, uh)) {
             prev = uh;
@@ -184,39 +251,42 @@ int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
             continue;
         }
         found = true;
+        ptl_event_t ev = uh->ev;
+        ev.user_ptr = user_ptr;
+        ev.ptl_list = PTL_OVERFLOW_LIST;
         if (op == PTL_SEARCH_ONLY) {
-            ptl_event_t ev = uh->ev;
             ev.type = PTL_EVENT_SEARCH;
-            ev.user_ptr = user_ptr;
             ptl_eq_post(pt->eq, &ev);
-            return PTL_OK;
+            search_count(ni, &tmp, ev.mlength, false);
+            prev = uh;
+            uh = next;
+            continue;
         }
         uh_unlink(pt, prev, uh);
-        ptl_event_t ev = uh->ev;
         ev.type = (ptl_event_kind_t)(ev.type + 1);
-        ev.user_ptr = user_ptr;
         ptl_target_event(ni, &tmp, &ev, true);
         if (uh->complete)
             ptl_uh_free(ni, uh);
         else
             uh->discard = true;
-        if (me->options & PTL_ME_USE_ONCE)
-            return PTL_OK;
         uh = next;
     }
+    if (!(found && once))
+        search_count(ni, &tmp, 0, true);
     if (!found) {
         ptl_event_t ev;
         memset(&ev, 0, sizeof(ev));
         ev.type = PTL_EVENT_SEARCH;
         ev.user_ptr = user_ptr;
         ev.pt_index = pt_index;
+        ev.ptl_list = PTL_OVERFLOW_LIST;
         ev.ni_fail_type = PTL_NI_NO_MATCH;
         ptl_eq_post(pt->eq, &ev);
     }
     return PTL_OK;
 }
 
-static ptl_me_t le_as_me(const ptl_le_t *le)
+ptl_me_t ptl_le_as_me(const ptl_le_t *le)
 {
     ptl_me_t me;
     memset(&me, 0, sizeof(me));
@@ -242,7 +312,7 @@ int PtlMEAppend(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_me_t *me,
 int PtlLEAppend(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_le_t *le,
                 ptl_list_t list, void *user_ptr, ptl_handle_le_t *h)
 {
-    ptl_me_t me = le_as_me(le);
+    ptl_me_t me = ptl_le_as_me(le);
     API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(nih);
     API_CHECK(ni && le);
@@ -261,11 +331,19 @@ int PtlMESearch(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_me_t *me,
 int PtlLESearch(ptl_handle_ni_t nih, ptl_pt_index_t pt, const ptl_le_t *le,
                 ptl_search_op_t op, void *user_ptr)
 {
-    ptl_me_t me = le_as_me(le);
+    ptl_me_t me = ptl_le_as_me(le);
     API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(nih);
     API_CHECK(ni && le);
     API_EXIT(ptl_search(ni, pt, &me, false, op, user_ptr));
+}
+
+void ptl_entry_unlink(struct ptl_ni *ni, struct ptl_entry *e)
+{
+    if (e->linked)
+        ptl_list_remove(ni, e);
+    e->freed = true;
+    ptl_entry_settle(ni, e);
 }
 
 static int unlink_entry(uint32_t h, bool is_me)
@@ -276,10 +354,7 @@ static int unlink_entry(uint32_t h, bool is_me)
     API_CHECK(e);
     if (e->busy)
         API_RETURN(PTL_IN_USE);
-    if (e->linked)
-        ptl_list_remove(ni, e);
-    e->freed = true;
-    ptl_entry_settle(ni, e);
+    ptl_entry_unlink(ni, e);
     API_EXIT(PTL_OK);
 }
 

@@ -29,8 +29,13 @@ void ptl_target_event(struct ptl_ni *ni, struct ptl_entry *e,
                                   : (o & PTL_ME_EVENT_COMM_DISABLE);
     if (ok && (o & PTL_ME_EVENT_SUCCESS_DISABLE))
         suppress = true;
-    if (!suppress)
-        ptl_eq_post(eq, ev);
+    if (!suppress) {
+        ptl_event_t full = *ev;
+        /* An overflow event reports a message that had landed in an
+         * overflow entry, whichever entry takes it now. */
+        full.ptl_list = overflow_kind ? PTL_OVERFLOW_LIST : (ptl_list_t)e->list;
+        ptl_eq_post(eq, &full);
+    }
     bool count = overflow_kind ? (o & PTL_ME_EVENT_CT_OVERFLOW)
                                : (o & PTL_ME_EVENT_CT_COMM);
     if (count && e->ct) {

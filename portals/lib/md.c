@@ -43,3 +43,12 @@ int PtlMDRelease(ptl_handle_md_t h)
     md->o.in_use = false;
     API_EXIT(PTL_OK);
 }
+
+bool ptl_lib_md_whole(uint32_t h)
+{
+    ptl_host_lock();
+    struct ptl_md *md = ptl_md_get(h, NULL);
+    bool whole = md && !md->r.iov && !md->r.start && md->r.length == PTL_SIZE_MAX;
+    ptl_host_unlock();
+    return whole;
+}

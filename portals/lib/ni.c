@@ -2,6 +2,7 @@
  * registers.  One NI slot per (interface, matching?, logical?) as the spec
  * allows at most one NI of each kind per interface and process. */
 #include "ptl_api.h"
+#include "ptl_wait.h"
 
 static const struct ptl_lib_tunables default_tun = {
     .rto_init_ns = 10000000,     /* 10 ms: until a round trip is measured */
@@ -70,6 +71,15 @@ static int clamp(int want, int dflt, int max)
     return want > max ? max : want;
 }
 
+/* An atomic size limit: what was asked for if it is smaller than what the
+ * NI can do, never below 8 bytes. */
+static ptl_size_t size_limit(ptl_size_t want, ptl_size_t can)
+{
+    if (!want || want >= can)
+        return can;
+    return want < 8 ? 8 : want;
+}
+
 static void set_limits(struct ptl_ni *ni, const ptl_ni_limits_t *d)
 {
     ptl_ni_limits_t z;
@@ -83,20 +93,23 @@ static void set_limits(struct ptl_ni *ni, const ptl_ni_limits_t *d)
     l->max_cts = clamp(d->max_cts, 512, PTL_HIDX_MAX - 1);
     l->max_eqs = clamp(d->max_eqs, 64, PTL_HIDX_MAX - 1);
     l->max_pt_index = clamp(d->max_pt_index, 63, 255);
-    if (l->max_pt_index < 63)
-        l->max_pt_index = 63;
     l->max_iovecs = clamp(d->max_iovecs, 256, 1 << 16);
+    /* A list cannot hold more entries than the NI has. */
     l->max_list_size = clamp(d->max_list_size, l->max_entries, l->max_entries);
     l->max_triggered_ops = clamp(d->max_triggered_ops, 1024, 1 << 20);
     l->max_msg_size = (ptl_size_t)1 << 30;
     if (d->max_msg_size && d->max_msg_size < l->max_msg_size)
         l->max_msg_size = d->max_msg_size;
+    /* Atomics travel in one frame; fetching ones return their old data
+     * from a buffer of PTL_INLINE_MAX.  Smaller requests are honoured, down
+     * to one element of the widest type (the spec's minimum, 8 bytes). */
     ptl_size_t amax = ni->frame_max - PTL_WIRE_HDR_LEN;
     if (amax > PTL_ATOMIC_MAX)
         amax = PTL_ATOMIC_MAX;
     amax &= ~(ptl_size_t)15;
-    l->max_atomic_size = amax;
-    l->max_fetch_atomic_size = amax < PTL_INLINE_MAX ? amax : PTL_INLINE_MAX;
+    ptl_size_t fmax = amax < PTL_INLINE_MAX ? amax : PTL_INLINE_MAX;
+    l->max_atomic_size = size_limit(d->max_atomic_size, amax);
+    l->max_fetch_atomic_size = size_limit(d->max_fetch_atomic_size, fmax);
     /* Frames of one peer are processed strictly in order, so every message
      * is ordered after the previous one. */
     l->max_waw_ordered_size = l->max_msg_size;
@@ -119,13 +132,12 @@ static int ni_alloc_tables(struct ptl_ni *ni)
      * friends return PTL_NO_SPACE beyond that. */
     ni->n_ops = (uint32_t)l->max_mds;
     ni->ops = ptl_zalloc(sizeof(struct ptl_op) * ni->n_ops);
-    ni->resp_pool = ptl_zalloc(sizeof(struct ptl_txmsg) * PTL_RESP_POOL);
     ni->trig_pool = ptl_zalloc(sizeof(struct ptl_trig) *
                                (size_t)l->max_triggered_ops);
     ni->peer_tab = ptl_zalloc(sizeof(struct ptl_peer *) * PTL_PEER_SLOTS);
     if (!ni->pts || !ni->eqs || !ni->cts || !ni->mds || !ni->entries ||
-        !ni->uh_pool || !ni->ops || !ni->resp_pool || !ni->trig_pool ||
-        !ni->peer_tab)
+        !ni->uh_pool || !ni->ops || !ni->trig_pool || !ni->peer_tab ||
+        !ptl_resp_grow(ni))
         return PTL_NO_SPACE;
     ni->uh_free = NULL;
     for (int i = l->max_unexpected_headers - 1; i >= 0; i--) {
@@ -136,11 +148,6 @@ static int ni_alloc_tables(struct ptl_ni *ni)
     for (int i = (int)ni->n_ops - 1; i >= 0; i--) {
         ni->ops[i].next_free = ni->op_free;
         ni->op_free = &ni->ops[i];
-    }
-    ni->resp_free = NULL;
-    for (int i = PTL_RESP_POOL - 1; i >= 0; i--) {
-        ni->resp_pool[i].next = ni->resp_free;
-        ni->resp_free = &ni->resp_pool[i];
     }
     ni->trig_free = NULL;
     for (int i = l->max_triggered_ops - 1; i >= 0; i--) {
@@ -162,7 +169,11 @@ static void ni_release(struct ptl_ni *ni)
     ptl_host_free(ni->entries);
     ptl_host_free(ni->uh_pool);
     ptl_host_free(ni->ops);
-    ptl_host_free(ni->resp_pool);
+    while (ni->resp_chunks) {
+        struct ptl_resp_chunk *c = ni->resp_chunks;
+        ni->resp_chunks = c->next;
+        ptl_host_free(c);
+    }
     ptl_host_free(ni->trig_pool);
     while (ni->peer_list) {
         struct ptl_peer *p = ni->peer_list;
@@ -244,8 +255,39 @@ void ptl_lib_iface_reset(unsigned iface)
     ptl_host_unlock();
 }
 
+/* Nothing of ours to any peer unsent or unacknowledged. */
+static bool ni_quiet(const struct ptl_ni *ni)
+{
+    for (const struct ptl_peer *p = ni->peer_list; p; p = p->next)
+        if (p->q_head || p->snd_una != p->snd_nxt)
+            return false;
+    return true;
+}
+
+static int linger_cond(void *arg)
+{
+    struct ptl_ni *ni = ptl_ni_get(*(ptl_handle_ni_t *)arg);
+    return !ni || ni_quiet(ni) ? PTL_OK : PTL_WAIT_AGAIN;
+}
+
+/* Before the last PtlNIFini of an NI releases it: its last frames may
+ * still need a resend (the answer to a peer's last message, lost or
+ * dropped out of order), and a peer waiting for that answer would wait in
+ * vain once the NI is gone.  So wait, boundedly, until everything sent is
+ * acknowledged, as a socket lingers on close. */
+static void ni_linger(ptl_handle_ni_t h)
+{
+    ptl_host_lock();
+    struct ptl_ni *ni = ptl_ni_get(h);
+    bool wait = ni && ni->refs == 1 && !ni_quiet(ni);
+    ptl_host_unlock();
+    if (wait)
+        ptl_wait(linger_cond, &h, ptl_host_now_ns() + PTL_FINI_LINGER_NS);
+}
+
 int PtlNIFini(ptl_handle_ni_t h)
 {
+    ni_linger(h);
     API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(h);
     API_CHECK(ni);

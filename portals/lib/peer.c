@@ -2,8 +2,8 @@
  * (the reliable streams of reliable.c live in it), found through an
  * open-addressing hash; at most PTL_MAX_PEERS of them, the least recently
  * heard making room for a new source when the table is full; and the
- * response slots (ACK/REPLY messages) that each peer may hold only so many
- * of. */
+ * response slots (ACK/REPLY messages, a pool that grows by chunks) that
+ * each peer may hold only so many of. */
 #include "ptl_internal.h"
 
 static unsigned peer_home(uint32_t nid, uint32_t pid)
@@ -196,18 +196,37 @@ int ptl_lib_forget_peer(unsigned iface, uint32_t nid, uint32_t pid)
     return n;
 }
 
-/* A per-peer cap keeps one silent or hostile peer from holding every
- * response slot until it is given up on. */
+bool ptl_resp_grow(struct ptl_ni *ni)
+{
+    struct ptl_resp_chunk *c = ptl_zalloc(sizeof(*c));
+    if (!c)
+        return false;
+    c->next = ni->resp_chunks;
+    ni->resp_chunks = c;
+    for (int i = PTL_RESP_CHUNK - 1; i >= 0; i--) {
+        c->m[i].next = ni->resp_free;
+        ni->resp_free = &c->m[i];
+    }
+    return true;
+}
+
+/* A peer holds at most PTL_PEER_RESP_MAX answers of ours, which a peer
+ * that limits its requests in flight (ptl_rel_push) never reaches: only
+ * a hostile peer is refused (its request dropped unacknowledged, resent
+ * later), and it cannot take everyone's memory.  Otherwise the pool grows:
+ * a refused request stops its whole stream, and answers of the refusing
+ * side queued behind a request the other side refuses in turn would wait
+ * for each other for good. */
 bool ptl_resp_available(struct ptl_ni *ni, struct ptl_peer *p)
 {
-    return ni->resp_free && p->resp_queued < PTL_PEER_RESP_MAX;
+    return p->resp_queued < PTL_PEER_RESP_MAX && (ni->resp_free || ptl_resp_grow(ni));
 }
 
 struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni, struct ptl_peer *p)
 {
-    struct ptl_txmsg *m = ni->resp_free;
-    if (!m)
+    if (!ni->resp_free && !ptl_resp_grow(ni))
         return NULL;
+    struct ptl_txmsg *m = ni->resp_free;
     ni->resp_free = m->next;
     memset(m, 0, sizeof(*m));
     m->resp_peer = p;

@@ -1,7 +1,8 @@
-/* Progress engine and blocking waits.  There is no progress thread: all
- * protocol work happens inside Ptl* calls and ptl_lib_progress/ptl_lib_rx,
- * so a single-threaded program (the compute-node model) just works. */
-#include "ptl_internal.h"
+/* Progress engine and blocking waits.  All protocol work happens inside
+ * Ptl* calls and ptl_lib_progress/ptl_lib_rx, whoever calls them: the
+ * program's own calls, a host's progress thread (Linux) or its interrupt
+ * path (a Tern node). */
+#include "ptl_api.h"
 #include "ptl_wait.h"
 
 void ptl_progress_locked(void)
@@ -55,11 +56,20 @@ uint64_t ptl_deadline_after_ms(ptl_time_t ms)
 
 int ptl_wait(ptl_cond_fn cond, void *arg, uint64_t deadline)
 {
+    bool first = true;
+    uint32_t abort_gen = 0;
     for (;;) {
         ptl_host_lock();
         if (!ptl_api_ready()) {
             ptl_host_unlock();
             return PTL_NO_INIT;
+        }
+        if (first) {
+            abort_gen = ptl_g.abort_gen;
+            first = false;
+        } else if (ptl_g.abort_gen != abort_gen) {
+            ptl_host_unlock();
+            return PTL_ABORTED;
         }
         ptl_progress_locked();
         int rc = cond(arg);
@@ -78,4 +88,14 @@ int ptl_wait(ptl_cond_fn cond, void *arg, uint64_t deadline)
         ptl_host_unlock();
         ptl_host_wait(d);
     }
+}
+
+/* Waits in progress (in other threads) return PTL_ABORTED: each notes the
+ * generation it started under and checks it after every sleep. */
+int PtlAbort(void)
+{
+    API_ENTER();
+    ptl_g.abort_gen++;
+    ptl_host_wake();
+    API_EXIT(PTL_OK);
 }

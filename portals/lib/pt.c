@@ -37,7 +37,10 @@ int PtlPTAlloc(ptl_handle_ni_t h, unsigned int options, ptl_handle_eq_t eqh,
     }
     struct ptl_pt *pt = &ni->pts[i];
     memset(pt, 0, sizeof(*pt));
-    pt->allocated = pt->enabled = true;
+    pt->allocated = true;
+    pt->enabled = !(options & PTL_PT_ALLOC_DISABLED);
+    /* PTL_PT_MATCH_UNORDERED only permits matching out of list order;
+     * matching here always keeps it. */
     pt->options = options;
     pt->eq = eq;
     *out = i;

@@ -29,9 +29,13 @@
 #define PTL_MAX_PEERS 3072
 #endif
 #define PTL_INLINE_MAX 64       /* fetch-atomic results kept for resend */
-#define PTL_RESP_POOL 512       /* ACK/REPLY messages in flight per NI */
-#define PTL_PEER_RESP_MAX 64    /* of which one peer may hold */
+#define PTL_RESP_CHUNK 64       /* ACK/REPLY messages: the pool grows by this */
+#define PTL_PEER_RESP_MAX 64    /* held for one peer at most; also the most
+                                 * requests needing an answer we have in
+                                 * flight to one peer */
 #define PTL_ATOMIC_MAX 512      /* max_atomic_size: fits any frame */
+#define PTL_FINI_LINGER_NS 1000000000ull /* PtlNIFini waits this long at
+                                          * most for its frames' acks */
 
 /* ---- handles: [type:4][ni:5][index:15][gen:8] --------------------------
  * Types avoid 3, 5 and 15 so PTL_EQ_NONE, PTL_CT_NONE and
@@ -76,6 +80,8 @@ struct ptl_eq {
     struct ptl_obj o;
     ptl_event_t *ring;
     uint32_t size, head, count;
+    uint32_t cap;         /* what the program asked for; size - cap is kept
+                           * for PTL_EVENT_PT_DISABLED */
     bool dropped;
 };
 
@@ -156,6 +162,13 @@ struct ptl_txmsg {
     uint8_t inline_data[PTL_INLINE_MAX];
 };
 
+/* ACK/REPLY messages come from chunks allocated as needed. */
+struct ptl_resp_chunk {
+    struct ptl_resp_chunk *next;
+    struct ptl_txmsg m[PTL_RESP_CHUNK];
+};
+bool ptl_resp_grow(struct ptl_ni *ni);
+
 struct ptl_txfrag {
     struct ptl_txmsg *m;
     ptl_size_t off;
@@ -218,6 +231,7 @@ struct ptl_peer {
     uint64_t ack_due;
     uint32_t resp_waiting;  /* our ops awaiting ACK/REPLY from this peer */
     uint32_t resp_queued;   /* our ACK/REPLY messages to it not yet acked */
+    uint32_t req_out;       /* our requests to it started, answer not here */
     uint64_t resp_mark;     /* last time one of them started waiting */
 };
 
@@ -234,6 +248,7 @@ struct ptl_op {
     void *user_ptr;
     uint8_t ack_req;
     bool send_done, resp_done, want_resp;
+    bool req_counted;       /* in peer->req_out */
     ptl_process_t target;
     struct ptl_peer *peer;
     uint64_t sent_at;
@@ -269,7 +284,7 @@ struct ptl_ni {
     uint32_t uh_used;
     struct ptl_op *ops, *op_free;
     uint32_t n_ops;
-    struct ptl_txmsg *resp_pool;
+    struct ptl_resp_chunk *resp_chunks;
     struct ptl_txmsg *resp_free;
     struct ptl_trig *trig_pool, *trig_free;
     uint32_t trig_used;
@@ -287,6 +302,7 @@ struct ptl_lib {
     struct ptl_lib_tunables tun;
     uint32_t session_seed;
     uint32_t caller_ifaces;     /* ptl_lib_restrict: 0 = every interface */
+    uint32_t abort_gen;         /* PtlAbort calls so far */
 };
 extern struct ptl_lib ptl_g;
 bool ptl_iface_allowed(unsigned iface);
@@ -333,6 +349,14 @@ void ptl_entry_consume(struct ptl_ni *ni, struct ptl_entry *e);
 int ptl_append(struct ptl_ni *ni, ptl_pt_index_t pt_index,
                const ptl_me_t *me, bool is_me, ptl_list_t list,
                void *user_ptr, uint32_t *handle);
+int ptl_entry_new(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
+                  bool is_me, ptl_list_t list, void *user_ptr, uint32_t *handle,
+                  struct ptl_entry **out);
+void ptl_entry_link(struct ptl_ni *ni, struct ptl_entry *e);
+/* Unlinks an entry for good; a message still using it keeps its slot until
+ * it is done (PtlMEUnlink refuses that case with PTL_IN_USE instead). */
+void ptl_entry_unlink(struct ptl_ni *ni, struct ptl_entry *e);
+ptl_me_t ptl_le_as_me(const ptl_le_t *le);
 int ptl_search(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me,
                bool is_me, ptl_search_op_t op, void *user_ptr);
 
@@ -408,15 +432,24 @@ void ptl_atomic_fp(ptl_op_t op, ptl_datatype_t t, uint8_t *target,
                    const uint8_t *src, size_t n, const uint8_t *operand);
 
 /* ---- triggered (triggered.c) ---------------------------------------------- */
+enum ptl_trig_kind { PTL_TRIG_OP, PTL_TRIG_CT_INC, PTL_TRIG_CT_SET, PTL_TRIG_LINK,
+                     PTL_TRIG_UNLINK };
 struct ptl_trig {
     struct ptl_trig *next;
     ptl_size_t threshold;
-    bool is_ct;           /* CTInc/CTSet rather than a data op */
-    bool ct_set;
-    struct ptl_ct *ct_target;
+    uint8_t kind;
+    struct ptl_ct *ct_target;     /* CT_INC, CT_SET */
     ptl_ct_event_t ct_val;
-    struct ptl_op_args args;
+    struct ptl_entry *entry;      /* LINK, UNLINK: this entry, if still it */
+    uint8_t entry_gen;
+    struct ptl_op_args args;      /* OP */
 };
+/* A free trigger record (zeroed), or NULL; ptl_trig_add queues it on ct
+ * and fires it at once if ct has reached its threshold already. */
+struct ptl_trig *ptl_trig_alloc(struct ptl_ni *ni);
+void ptl_trig_add(struct ptl_ni *ni, struct ptl_ct *ct, struct ptl_trig *t);
 void ptl_trig_cancel_all(struct ptl_ni *ni, struct ptl_ct *ct);
+/* Drops the counter updates aimed at `target` (it is being freed). */
+void ptl_trig_forget_ct(struct ptl_ni *ni, struct ptl_ct *target);
 
 #endif /* PTL_INTERNAL_H */

@@ -1,5 +1,8 @@
 /* Buffers that are either contiguous or an iovec list, addressed as one
- * byte range (spec: an iovec MD "behaves exactly as" a contiguous one). */
+ * byte range (spec: an iovec MD "behaves exactly as" a contiguous one).
+ * Start NULL and length PTL_SIZE_MAX is the whole address space: offsets
+ * are addresses (pointer arithmetic goes through uintptr_t, as C allows no
+ * offset from a null pointer). */
 #include "ptl_internal.h"
 
 int ptl_region_init(struct ptl_region *r, void *start, ptl_size_t length,
@@ -7,7 +10,7 @@ int ptl_region_init(struct ptl_region *r, void *start, ptl_size_t length,
 {
     memset(r, 0, sizeof(*r));
     if (!iovec) {
-        if (!start && length)
+        if (!start && length && length != PTL_SIZE_MAX)
             return PTL_ARG_INVALID;
         r->start = start;
         r->length = length;
@@ -35,7 +38,7 @@ int ptl_region_init(struct ptl_region *r, void *start, ptl_size_t length,
         if (!(n))                                                            \
             break;                                                           \
         if (!(r)->iov) {                                                     \
-            uint8_t *piece = (uint8_t *)(r)->start + (off);                  \
+            uint8_t *piece = (uint8_t *)((uintptr_t)(r)->start + (off));     \
             ptl_size_t plen = (n), done = 0;                                 \
             BODY;                                                            \
             (void)done;                                                      \
@@ -78,7 +81,8 @@ void *ptl_region_addr(const struct ptl_region *r, ptl_size_t off)
     if (off > r->length)
         return NULL;
     if (!r->iov)
-        return r->start ? (uint8_t *)r->start + off : NULL;
+        return r->start || r->length == PTL_SIZE_MAX
+                   ? (void *)((uintptr_t)r->start + off) : NULL;
     for (uint32_t i = 0; i < r->niov; i++) {
         if (off < r->iov[i].iov_len)
             return (uint8_t *)r->iov[i].iov_base + off;

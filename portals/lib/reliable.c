@@ -172,6 +172,30 @@ static uint32_t frag_len(struct ptl_ni *ni, struct ptl_txmsg *m,
     return (uint32_t)n;
 }
 
+/* The next message with a frame to send.  Requests that need an answer
+ * are started while fewer than PTL_PEER_RESP_MAX of them await theirs (what
+ * the peer holds answers for, ptl_resp_available); requests behind a held
+ * one wait too (messages keep their order), answers do not: they go ahead,
+ * so that neither side's answers wait behind its own requests. */
+static struct ptl_txmsg *next_to_send(struct ptl_peer *p)
+{
+    bool held = false;
+    for (struct ptl_txmsg *m = p->q_head; m; m = m->next) {
+        if (m->started && m->next_off >= m->len)
+            continue;
+        if (m->kind == PTL_TX_OP && !m->started) {
+            if (held)
+                continue;
+            if (m->op->want_resp && p->req_out >= PTL_PEER_RESP_MAX) {
+                held = true;
+                continue;
+            }
+        }
+        return m;
+    }
+    return NULL;
+}
+
 void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
 {
     if (!p->win && p->q_head) {
@@ -183,11 +207,13 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
     while (p->snd_nxt - p->snd_una < PTL_REL_WIN) {
         /* Per frame: loss detection compares send times within a burst. */
         uint64_t now = ptl_host_now_ns();
-        struct ptl_txmsg *m = p->q_head;
-        while (m && m->started && m->next_off >= m->len)
-            m = m->next;
+        struct ptl_txmsg *m = next_to_send(p);
         if (!m)
             break;
+        if (m->kind == PTL_TX_OP && !m->started && m->op->want_resp) {
+            m->op->req_counted = true;
+            p->req_out++;
+        }
         struct ptl_txfrag *f = &p->win[p->snd_nxt % PTL_REL_WIN];
         memset(f, 0, sizeof(*f));
         f->m = m;

@@ -146,10 +146,12 @@ static struct ptl_entry *find_match(struct ptl_ni *ni, struct ptl_pt *pt,
     return NULL;
 }
 
-static bool eq_nearly_full(const struct ptl_eq *eq)
+/* The EQ holds as many events as the program asked for: one more would
+ * overwrite an event it has not seen (the PT_DISABLED event has room of
+ * its own, see eq.c). */
+static bool eq_full(const struct ptl_eq *eq)
 {
-    /* Keep one slot for the PT_DISABLED event itself. */
-    return eq && eq->count + 1 >= eq->size;
+    return eq && eq->count >= eq->cap;
 }
 
 static void finish_put(struct ptl_ni *ni, struct ptl_peer *peer,
@@ -217,7 +219,7 @@ static struct ptl_entry *admit(struct ptl_ni *ni, struct ptl_peer *peer,
     struct ptl_entry *e = find_match(ni, pt, h, &src);
     *need_uh = e && e->list == PTL_OVERFLOW_LIST &&
                !(e->me.options & PTL_ME_UNEXPECTED_HDR_DISABLE);
-    if (!e || (*need_uh && !ni->uh_free) || (fc && eq_nearly_full(pt->eq))) {
+    if (!e || (*need_uh && !ni->uh_free) || (fc && eq_full(pt->eq))) {
         /* Resource exhaustion: flow control disables the PT, otherwise the
          * message is dropped; either way it is counted and reported. */
         ni->sr[PTL_SR_DROP_COUNT]++;
@@ -312,12 +314,42 @@ static void start_fetch(struct ptl_ni *ni, struct ptl_peer *peer, const struct p
     ptl_entry_settle(ni, e);
 }
 
+/* The sender's rank in this NI's map, from what the sender's host stamps
+ * (its nid and pid), never from the rank the frame claims alone: the claim
+ * is only a hint where to look first.  PTL_RANK_ANY: not in the map. */
+static ptl_rank_t trusted_rank(const struct ptl_ni *ni, const struct ptl_wire_hdr *h)
+{
+    if (!ni->map)
+        return PTL_RANK_ANY;
+    if (h->src_rank < ni->map_size && ni->map[h->src_rank].phys.nid == h->src_nid &&
+        ni->map[h->src_rank].phys.pid == h->src_pid)
+        return h->src_rank;
+    for (ptl_size_t r = 0; r < ni->map_size; r++)
+        if (ni->map[r].phys.nid == h->src_nid && ni->map[r].phys.pid == h->src_pid)
+            return (ptl_rank_t)r;
+    return PTL_RANK_ANY;
+}
+
 int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
-                     const struct ptl_wire_hdr *h, const uint8_t *payload)
+                     const struct ptl_wire_hdr *claimed, const uint8_t *payload)
 {
     /* Refuse (unacked, the sender retries) rather than lose a response. */
-    if ((wants_ack(h) || wants_reply(h)) && !ptl_resp_available(ni, peer))
+    if ((wants_ack(claimed) || wants_reply(claimed)) && !ptl_resp_available(ni, peer))
         return -1;
+    /* Job isolation: a request reaches only an NI of the sender's own job
+     * (the job id is stamped by the sender's host: a node kernel stamps its
+     * application's, never the program), and a logical NI only from a
+     * process in its map, whose rank it looks up itself.  Everything else
+     * is refused (the sender learns PTL_NI_PERM_VIOLATION) and counted. */
+    struct ptl_wire_hdr hv = *claimed;
+    const struct ptl_wire_hdr *h = &hv;
+    if (ni->wni & PTL_WNI_LOGICAL)
+        hv.src_rank = trusted_rank(ni, claimed);
+    if (h->jid != ni->jid || ((ni->wni & PTL_WNI_LOGICAL) && h->src_rank == PTL_RANK_ANY)) {
+        ni->sr[PTL_SR_PERMISSIONS_VIOLATIONS]++;
+        reject(ni, peer, h, PTL_NI_PERM_VIOLATION);
+        return 0;
+    }
     bool need_uh;
     struct ptl_entry *e = admit(ni, peer, h, &need_uh);
     if (!e)

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from . import accel
+from . import accel, munge
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_BASE = os.environ.get("TERN_RUN_BASE", "/tmp/tern-clusters")
@@ -79,14 +79,17 @@ class Cluster:
 
     # --- up ----------------------------------------------------------------
     def up(self, n, mem=None, nic="virtio", boot="pxe", mode=None, timeout=None, log=print,
-           node_os="tern", nfs=None, smp=1):
+           node_os="tern", nfs=None, smp=1, kmem=None):
         """nfs: a service-node directory to export by NFS; every (Linux) node
         mounts it at the same absolute path before it says it is ready.
-        smp: CPUs per node."""
+        smp: CPUs per node.
+        kmem: a Tern node's kernel heap for Portals (kernel option kmem=)."""
         if node_os not in READY:
             raise SystemExit(f"cluster: unknown node OS '{node_os}'")
         if node_os == "linux":
             self._check_linux_node()
+        if kmem and (node_os != "tern" or not kmem[:-1].isdigit() or kmem[-1] not in "KMG"):
+            raise SystemExit(f"cluster: --kmem {kmem}: a size like 8M, for Tern nodes")
         if nfs:
             nfs = os.path.realpath(nfs)
             if node_os != "linux":
@@ -102,7 +105,7 @@ class Cluster:
         mode = mode or accel.default_accel()
         state = {"name": self.name, "netns": self.netns, "nodes": [], "pids": [],
                  "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time(),
-                 "os": node_os, "nfs": nfs, "smp": smp}
+                 "os": node_os, "nfs": nfs, "smp": smp, "kmem": kmem}
         self.save(state)
         try:
             self._fabric()
@@ -114,16 +117,18 @@ class Cluster:
             state["nodes"] = nodes
             self.save(state)
             if boot == "pxe":
-                state["pids"].append(self._dnsmasq(nodes, node_os, self._node_options(nfs)))
+                state["pids"].append(self._dnsmasq(nodes, node_os, self._node_options(nfs, kmem)))
                 self.save(state)
             if node_os == "tern":
+                state["pids"].append(munge.start(self.dir, self.in_ns))
+                self.save(state)
                 state["pids"].append(self._allocd())
                 self.save(state)
             for node in nodes:
                 sh(*self.in_ns("ip", "tuntap", "add", node["tap"], "mode", "tap"))
                 sh(*self.in_ns("ip", "link", "set", node["tap"], "master", BRIDGE, "up"))
                 node["pid"] = self._qemu(node, mem, nic, boot, mode, node_os,
-                                         self._node_options(nfs), smp)
+                                         self._node_options(nfs, kmem), smp)
                 state["pids"].append(node["pid"])
                 self.save(state)
             if node_os == "tern":
@@ -158,8 +163,10 @@ class Cluster:
         sh(*self.in_ns("ip", "link", "set", SERVICE_IFACE, "up"))
 
     @staticmethod
-    def _node_options(nfs):
+    def _node_options(nfs, kmem=None):
         """Kernel options every node gets besides nid (Linux: /etc/rc reads them)."""
+        if kmem:
+            return f"kmem={kmem}"
         return f"nfs={SERVICE_IP}:{nfs} nfsopts={NFS_MOUNT_OPTS}" if nfs else ""
 
     def _nfs(self, export):
@@ -259,20 +266,18 @@ LOG {{
                                open(os.path.join(self.dir, "dnsmasq.out")).read())
         return p.pid
 
-    def secret_path(self):
-        return os.path.join(self.dir, "secret")
+    def munge_socket(self):
+        """The socket of the cluster's munged (TERN_MUNGE_SOCKET)."""
+        return munge.paths(self.dir)["socket"]
 
     def _allocd(self):
-        """The allocator, on the service interface (nid 0), with a fresh
-        per-cluster secret that only root can read."""
-        fd = os.open(self.secret_path(), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(fd, (os.urandom(32).hex() + "\n").encode())
-        os.close(fd)
+        """The allocator, on the service interface (nid 0), checking
+        credentials with the cluster's munged."""
         out = open(os.path.join(self.dir, "allocd.log"), "w")
-        env = dict(os.environ, TERN_IFACE=SERVICE_IFACE, TERN_NID="0")
+        env = dict(os.environ, TERN_IFACE=SERVICE_IFACE, TERN_NID="0",
+                   TERN_MUNGE_SOCKET=self.munge_socket())
         p = subprocess.Popen(self.in_ns(os.path.join(ROOT, "build", "bin", "allocd"), "--db",
-                                        os.path.join(self.dir, "nodes.db"), "--secret-file",
-                                        self.secret_path()),
+                                        os.path.join(self.dir, "nodes.db")),
                              stdout=out, stderr=subprocess.STDOUT, env=env,
                              start_new_session=True)
         time.sleep(0.3)
@@ -304,7 +309,7 @@ LOG {{
                                f"ip4={node_ip(node['nid'])}/24 {cmdline}".rstrip()]
         elif boot != "pxe":
             cmd += ["-kernel", os.path.join(ROOT, "build", "tern.elf"),
-                    "-append", f"nid={node['nid']}"]
+                    "-append", f"nid={node['nid']} {cmdline}".rstrip()]
         out = open(node["log"] + ".qemu", "w")
         p = subprocess.Popen(self.in_ns(*cmd), stdin=subprocess.DEVNULL, stdout=out,
                              stderr=subprocess.STDOUT, start_new_session=True)

@@ -1,5 +1,5 @@
 /* libFuzzer harness: the allocator's request handling (service-node/
- * allocd.c: the header and secret check in handle(), one handler per
+ * allocd.c: the header and credential check in handle(), one handler per
  * request type, the acknowledgement of its own puts in on_ack()).  allocd.c
  * is compiled into the harness as it is (its main renamed), so the code
  * fuzzed is the daemon's; it runs on the in-process test wire (interface
@@ -12,16 +12,53 @@
  * from its kernel pid YOD_NODE_PID (else pid 77); who 0xff: no message - the
  * allocator pings its nodes, launchers and fyods instead (a peer that does
  * not exist stops answering).  Each message is handed to handle() in a
- * buffer of exactly its length.  The cluster secret is 32 bytes of 0x5e.
- * Each input starts from an empty database, no jobs and no fyods. */
+ * buffer of exactly its length.  Each input starts from an empty database,
+ * no jobs and no fyods.
+ *
+ * Credentials: a fuzzer cannot make MUNGE credentials (munged signs them
+ * and decodes each once), so common/cred.c is not linked: this harness's
+ * cred_verify takes the same NUL-terminated, non-empty h.cred field and
+ * believes "uid:N" (uid and gid N) and nothing else.  Who the request is
+ * from then drives allocd's own checks (owner or root) as MUNGE's answer
+ * would.  ptl_linux_nid_to_mac (the Linux host's, absent on the test wire)
+ * is the same rule: 02:00:00 and the nid's low 24 bits. */
 #define main allocd_main
 #include "../../service-node/allocd.c"
 #undef main
 
+#include <errno.h>
 #include <unistd.h>
 #include "fuzz.h"
 #include "fuzz_wire.h"
 #include "ptl_me.h"
+
+int cred_verify(const struct tern_hdr *req, size_t len, uint32_t *uid, uint32_t *gid, char *err,
+                int errlen)
+{
+    if (len < sizeof *req || !memchr(req->cred, 0, sizeof req->cred) || !req->cred[0]) {
+        snprintf(err, (size_t)errlen, "no MUNGE credential");
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long u = strncmp(req->cred, "uid:", 4) ? 0 : strtoul(req->cred + 4, &end, 10);
+    if (strncmp(req->cred, "uid:", 4) || errno || *end || end == req->cred + 4 ||
+        u > UINT32_MAX - 1) {
+        snprintf(err, (size_t)errlen, "not a credential");
+        return -1;
+    }
+    *uid = *gid = (uint32_t)u;
+    return 0;
+}
+
+int ptl_linux_nid_to_mac(uint32_t nid, uint8_t mac[6])
+{
+    if (nid > 0xffffffu)
+        return -1;
+    uint8_t m[6] = {2, 0, 0, (uint8_t)(nid >> 16), (uint8_t)(nid >> 8), (uint8_t)nid};
+    memcpy(mac, m, 6);
+    return 0;
+}
 
 struct peer {
     ptl_handle_ni_t ni;
@@ -65,6 +102,7 @@ static void fresh_state(void)
     char err[256], path[4200];
     snprintf(path, sizeof path, "%s/nodes.db", dir);
     unlink(path);
+    unlink(launchers_path);
     if (nodedb_load(&db, path, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         abort();
@@ -85,9 +123,9 @@ static void fuzz_setup(void)
         abort();
     atexit(rm_dir);
     snprintf(seq_path, sizeof seq_path, "%s/nodes.db.jobseq", dir);
+    snprintf(launchers_path, sizeof launchers_path, "%s/nodes.db.launchers", dir);
     fresh_state();
-    memset(secret, 0x5e, sizeof secret);
-    have_secret = true;
+    memset(fs_key, 0x5e, sizeof fs_key);
     ptl_test_host_init(3, 1500);
     /* A peer that does not answer is given up on after a few resends. */
     struct ptl_lib_tunables t;
@@ -154,7 +192,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* ---- seeds ----------------------------------------------------------------- */
 
-static size_t record(uint8_t *out, unsigned who, void *msg, size_t len, uint16_t type)
+/* A request as uid (the harness's credential, above); uid < 0: none. */
+static size_t record_as(uint8_t *out, unsigned who, void *msg, size_t len, uint16_t type, int uid)
 {
     struct tern_hdr *h = msg;
     h->magic = TERN_MAGIC;
@@ -163,18 +202,25 @@ static size_t record(uint8_t *out, unsigned who, void *msg, size_t len, uint16_t
     h->request_id = 99;
     h->reply_pid = who & 2 ? YOD_NODE_PID : 77;
     h->reply_pt = TERN_PT_REPLY;
-    if (type != TERN_REGISTER)
-        memset(h->secret, 0x5e, sizeof h->secret);
+    memset(h->cred, 0, sizeof h->cred);
+    if (uid >= 0)
+        snprintf(h->cred, sizeof h->cred, "uid:%d", uid);
     out[0] = (uint8_t)who;
     size_t k = 1 + fuzz_put(out + 1, len, 2);
     memcpy(out + k, msg, len);
     return k + len;
 }
 
+static size_t record(uint8_t *out, unsigned who, void *msg, size_t len, uint16_t type)
+{
+    return record_as(out, who, msg, len, type, type == TERN_REGISTER ? -1 : 0);
+}
+
 static void fuzz_write_seeds(const char *d)
 {
     static uint8_t out[65536];
-    struct tern_register reg = {.nid = PTL_TEST_NID(1), .mac = {2, 0, 0, 0, 0, 1},
+    struct tern_register reg = {.nid = PTL_TEST_NID(1),
+                                .mac = {2, 0, 0, 0, PTL_TEST_NID(1) >> 8, PTL_TEST_NID(1) & 255},
                                 .cores = 2, .mem_bytes = 1 << 30};
     struct tern_alloc al = {.count = 1};
     struct tern_alloc list = {.nlist = 1, .list = {PTL_TEST_NID(1)}};
@@ -192,6 +238,14 @@ static void fuzz_write_seeds(const char *d)
     n = record(out, 3, &reg, sizeof reg, TERN_REGISTER);
     n += record(out + n, 0, &list, offsetof(struct tern_alloc, list) + 4, TERN_ALLOC);
     fuzz_seed(d, "alloc-list", out, n);
+    /* A user's job, killed and released by another user, then by its owner. */
+    n = record(out, 3, &reg, sizeof reg, TERN_REGISTER);
+    n += record_as(out + n, 0, &al, offsetof(struct tern_alloc, list), TERN_ALLOC, 1000);
+    n += record_as(out + n, 0, &rel, sizeof rel, TERN_KILL, 1001);
+    n += record_as(out + n, 0, &rel, sizeof rel, TERN_RELEASE, 1001);
+    n += record_as(out + n, 0, &rel, sizeof rel, TERN_RELEASE, 1000);
+    n += record_as(out + n, 0, &st, sizeof st, TERN_STATUS, -1);
+    fuzz_seed(d, "owners", out, n);
     n = record(out, 0, &fy, sizeof fy, TERN_FYOD_REGISTER);
     n += record(out + n, 0, &st, sizeof st, TERN_FYODS);
     out[n++] = 0xff;

@@ -70,6 +70,8 @@ static bool post(struct entry *e)
         abort();
     ptl_me_t me = tp_me(e->buf, e->len, e->opts, e->bits, e->ignore);
     me.ct_handle = e->counted ? ct_b : PTL_CT_NONE;
+    if (e->n == &Bl)          /* a logical NI's wildcard is a rank: any */
+        me.match_id.rank = PTL_RANK_ANY;
     if (e->opts & PTL_ME_MANAGE_LOCAL)
         me.min_free = 128;
     if (e->le) {

@@ -24,7 +24,8 @@ static inline size_t tp_craft(uint8_t *f, struct ptl_wire_hdr *h,
     return PTL_WIRE_HDR_LEN + plen;
 }
 
-/* First frame of a put from a fake node, new session, seq 0. */
+/* First frame of a put from a fake node of the target's job, new
+ * session, seq 0. */
 static inline struct ptl_wire_hdr tp_put_hdr(const struct node *dst,
                                              ptl_pt_index_t pt,
                                              uint32_t src_nid,
@@ -36,6 +37,7 @@ static inline struct ptl_wire_hdr tp_put_hdr(const struct node *dst,
     h.op = PTL_WOP_PUT;
     h.flags = PTL_WF_SEQ | PTL_WF_FIRST | PTL_WF_LAST;
     h.uid = PTL_TEST_UID;
+    h.jid = PTL_TEST_JID;
     h.src_nid = src_nid;
     h.src_pid = 5;
     h.dst_nid = dst->id.phys.nid;

@@ -14,7 +14,6 @@
 #include "ptl_wire.h"
 
 #define LH_MAX_SG 256     /* the library sends at most 33 pieces */
-#define LH_RX_BATCH 8    /* frames per drain: bounds one call's detour */
 /* Longest single sleep.  A thread asleep with no timer pending does not see
  * timers that another thread's Ptl* call arms afterwards; waking at this
  * rate bounds the delay of such a retransmission without spinning. */
@@ -55,7 +54,10 @@ void ptl_host_lock(void)
         in_host--;
     }
     pthread_mutex_lock(&lib_m);
+    lh_progress_note();
 }
+
+void lh_host_enter(void) { in_host++; }
 
 void ptl_host_unlock(void) { pthread_mutex_unlock(&lib_m); }
 
@@ -67,8 +69,10 @@ static int host_init(void)
         rc = lh_config_load(&conf);
         if (!rc)
             rc = lh_packet_open(&conf);
-        if (!rc)
+        if (!rc) {
             __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
+            lh_progress_start();
+        }
     }
     pthread_mutex_unlock(&init_m);
     return rc;
@@ -124,6 +128,11 @@ void ptl_host_wait(uint64_t deadline_ns)
 {
     if (!is_ready())
         return;
+    if (lh_progress_running()) {
+        /* The progress thread polls; it wakes us after each batch. */
+        lh_progress_wait(deadline_ns);
+        return;
+    }
     in_host++;
     if (lh_loop_drain(LH_RX_BATCH) + lh_packet_drain(LH_RX_BATCH, true) > 0)
         goto out;
@@ -148,4 +157,24 @@ int ptl_linux_get_stats(struct ptl_linux_stats *out)
         return -1;
     lh_packet_stats(out);
     return 0;
+}
+
+int ptl_linux_nid_to_mac(uint32_t nid, uint8_t mac[6])
+{
+    if (!is_ready())
+        return -1;
+    if (nid == conf.nid) {
+        memcpy(mac, conf.mac, 6);
+        return 0;
+    }
+    return lh_nid_to_mac(&conf, nid, mac);
+}
+
+/* With the progress thread, waiters sleep on its condition variable;
+ * without it they sleep in poll() at most LH_WAIT_CAP_NS and then look
+ * again: that bounds how late they see PtlAbort. */
+void ptl_host_wake(void)
+{
+    if (lh_progress_running())
+        lh_progress_signal();
 }

@@ -24,6 +24,8 @@ struct lh_conf {
     size_t n_map;
 };
 
+#define LH_RX_BATCH 8    /* frames per drain: bounds one call's detour */
+
 /* lh_config.c: environment, interface facts, nid <-> MAC. */
 int lh_config_load(struct lh_conf *c);
 int lh_nid_to_mac(const struct lh_conf *c, uint32_t nid, uint8_t mac[6]);
@@ -49,6 +51,17 @@ bool lh_loop_ready(void);
 int lh_loop_drain(int max);
 
 void lh_packet_stats(struct ptl_linux_stats *out);
+
+/* lh_progress.c: the progress thread (TERN_PTL_PROGRESS). */
+void lh_progress_start(void);
+bool lh_progress_running(void);
+void lh_progress_note(void);           /* with the library lock just taken */
+void lh_progress_wait(uint64_t deadline_ns);
+void lh_progress_signal(void);
+void lh_progress_kick(void);           /* a frame to this process was queued */
+/* lh_host.c: the calling thread delivers frames itself and must not be
+ * made to drain again when the library locks (the progress thread). */
+void lh_host_enter(void);
 void lh_packet_count_no_route(void);
 
 #endif

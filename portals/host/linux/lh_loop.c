@@ -43,6 +43,7 @@ int lh_loop_send(const struct ptl_sg *sg, int n_sg)
     tail = &f->next;
     __atomic_fetch_add(&queued, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&loop_m);
+    lh_progress_kick();
     return 0;
 }
 

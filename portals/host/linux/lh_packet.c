@@ -35,6 +35,7 @@ static struct {
     unsigned frame_size, frames_per_block, frame_nr, idx;
     uint8_t mac[6];
     uint32_t nid;
+    const struct lh_conf *conf;
     pthread_mutex_t rx_m, filter_m;
     uint64_t filter_pid; /* UINT64_MAX: no filter attached */
     struct ptl_linux_stats st;
@@ -123,6 +124,7 @@ int lh_packet_open(const struct lh_conf *c)
     }
     memcpy(P.mac, c->mac, 6);
     P.nid = c->nid;
+    P.conf = c;
     return 0;
 bad:
     if (P.ring)
@@ -172,6 +174,19 @@ static void deliver(struct tpacket2_hdr *h, uint32_t status)
     if (h->tp_snaplen < PTL_ETH_HLEN) {
         bump(&P.st.rx_truncated);
         return;
+    }
+    /* A frame's source nid is the station it comes from: its Ethernet
+     * source must be that nid's MAC (ours for this node's own processes).
+     * Who registers with the allocator, and for which MAC, rests on it.
+     * (A frame shorter than a header is the library's to count.) */
+    if (h->tp_snaplen >= PTL_ETH_HLEN + PTL_WIRE_HDR_LEN) {
+        uint32_t src = (uint32_t)ptl_wget(eth + PTL_ETH_HLEN + PTL_WIRE_SRC_NID_OFF, 4);
+        uint8_t want[6];
+        if (src == P.nid ? memcmp(eth + 6, P.mac, 6) != 0
+                         : lh_nid_to_mac(P.conf, src, want) || memcmp(eth + 6, want, 6) != 0) {
+            bump(&P.st.rx_spoofed);
+            return;
+        }
     }
     bump(&P.st.rx_frames);
     ptl_lib_rx(0, eth + PTL_ETH_HLEN, h->tp_snaplen - PTL_ETH_HLEN);
@@ -268,6 +283,7 @@ void lh_packet_stats(struct ptl_linux_stats *out)
         __atomic_fetch_add(&P.st.rx_ring_drops, ts.tp_drops, __ATOMIC_RELAXED);
     out->rx_frames = __atomic_load_n(&P.st.rx_frames, __ATOMIC_RELAXED);
     out->rx_skipped = __atomic_load_n(&P.st.rx_skipped, __ATOMIC_RELAXED);
+    out->rx_spoofed = __atomic_load_n(&P.st.rx_spoofed, __ATOMIC_RELAXED);
     out->rx_truncated = __atomic_load_n(&P.st.rx_truncated, __ATOMIC_RELAXED);
     out->rx_ring_drops = __atomic_load_n(&P.st.rx_ring_drops, __ATOMIC_RELAXED);
     out->tx_frames = __atomic_load_n(&P.st.tx_frames, __ATOMIC_RELAXED);

@@ -42,10 +42,17 @@
  * library counts them).  Until a process first sends, it sees the frames
  * for every pid of the node.
  *
- * Progress: no thread.  Received frames are handed to the library inside
- * ptl_host_wait (poll() on the socket, bounded by the deadline) and, before
- * every library call takes its lock, whatever already sits in the receive
- * ring is delivered too, so polling calls (PtlEQGet, PtlCTGet) progress.
+ * Progress: a thread (lh_progress.c), started by the first PtlNIInit, takes
+ * frames as they arrive and runs the retransmission timers, so a process
+ * that computes without calling Portals still answers gets and atomics,
+ * takes puts and acknowledges frames (spec: progress must not depend on
+ * the application calling in).  Waits (PtlEQWait, PtlCTWait, the polls)
+ * sleep until the thread has handed over a batch.  TERN_PTL_PROGRESS=0
+ * turns it off: frames are then handed to the library only inside
+ * ptl_host_wait (poll() on the socket, bounded by the deadline) and before
+ * every library call takes its lock (whatever already sits in the receive
+ * ring), so polling calls progress but a computing process does not.  A
+ * child of fork() has no thread and works the second way.
  */
 #ifndef PTL_LINUX_H
 #define PTL_LINUX_H
@@ -55,6 +62,7 @@
 struct ptl_linux_stats {
     uint64_t rx_frames;     /* frames handed to ptl_lib_rx */
     uint64_t rx_skipped;    /* other hosts' / our own outgoing frames */
+    uint64_t rx_spoofed;    /* source nid not the MAC they came from */
     uint64_t rx_truncated;  /* longer than a ring slot */
     uint64_t rx_ring_drops; /* kernel: ring full (PACKET_STATISTICS) */
     uint64_t tx_frames;
@@ -66,6 +74,12 @@ struct ptl_linux_stats {
 
 /* Host-level counters; 0, or -1 if the host is not set up yet. */
 int ptl_linux_get_stats(struct ptl_linux_stats *out);
+
+/* The MAC of nid by this host's rule or TERN_NIDMAP (this host's own
+ * interface MAC for its own nid): 0, or -1 when it has none or the host is
+ * not set up.  Frames whose Ethernet source is not their source nid's MAC
+ * are dropped (rx_spoofed). */
+int ptl_linux_nid_to_mac(uint32_t nid, uint8_t mac[6]);
 
 /* "aa:bb:cc:dd:ee:ff" (six hex numbers up to ff) into mac: 0, or -1
  * when s is anything else. */

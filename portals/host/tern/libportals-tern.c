@@ -215,6 +215,28 @@ int PtlTriggeredCTSet(ptl_handle_ct_t ct, ptl_ct_event_t v, ptl_handle_ct_t trig
 {
     return CALL(TPO_TRIG_CT_SET, ct, v.success, v.failure, trig, threshold);
 }
+int PtlTriggeredMEAppend(ptl_handle_ni_t ni, ptl_pt_index_t pt, const ptl_me_t *me,
+                         ptl_list_t list, void *user_ptr, ptl_handle_me_t *h,
+                         ptl_handle_ct_t trig, ptl_size_t threshold)
+{
+    return CALL(TPO_TRIG_ME_APPEND, ni, pt, P(me), list, P(user_ptr), P(h), trig, threshold);
+}
+int PtlTriggeredLEAppend(ptl_handle_ni_t ni, ptl_pt_index_t pt, const ptl_le_t *le,
+                         ptl_list_t list, void *user_ptr, ptl_handle_le_t *h,
+                         ptl_handle_ct_t trig, ptl_size_t threshold)
+{
+    return CALL(TPO_TRIG_LE_APPEND, ni, pt, P(le), list, P(user_ptr), P(h), trig, threshold);
+}
+int PtlTriggeredMEUnlink(ptl_handle_me_t h, ptl_handle_ct_t trig, ptl_size_t threshold)
+{
+    return CALL(TPO_TRIG_ME_UNLINK, h, trig, threshold);
+}
+int PtlTriggeredLEUnlink(ptl_handle_le_t h, ptl_handle_ct_t trig, ptl_size_t threshold)
+{
+    return CALL(TPO_TRIG_LE_UNLINK, h, trig, threshold);
+}
+/* A Tern program is one thread: nothing can be waiting while it calls this. */
+int PtlAbort(void) { return CALL(TPO_ABORT, 0); }
 int PtlStartBundle(ptl_handle_ni_t ni) { return CALL(TPO_START_BUNDLE, ni); }
 int PtlEndBundle(ptl_handle_ni_t ni) { return CALL(TPO_END_BUNDLE, ni); }
 int PtlHandleIsEqual(ptl_handle_any_t a, ptl_handle_any_t b)

@@ -173,7 +173,7 @@ static inline void pl_print_stats(struct pl *p)
            "host_rx=%llu host_skipped=%llu host_trunc=%llu "
            "host_ring_drops=%llu host_tx=%llu host_tx_busy=%llu "
            "host_tx_err=%llu filter_pid=%lld tx_timeouts=%llu "
-           "tx_fast_retransmits=%llu peer_restarts=%llu\n",
+           "tx_fast_retransmits=%llu peer_restarts=%llu host_spoofed=%llu\n",
            (unsigned long long)s.rx_frames, (unsigned long long)s.rx_short,
            (unsigned long long)s.rx_bad_version,
            (unsigned long long)s.rx_bad_crc, (unsigned long long)s.rx_bad_op,
@@ -192,7 +192,7 @@ static inline void pl_print_stats(struct pl *p)
            h.filter_pid == UINT64_MAX ? -1LL : (long long)h.filter_pid,
            (unsigned long long)s.tx_timeouts,
            (unsigned long long)s.tx_fast_retransmits,
-           (unsigned long long)s.peer_restarts);
+           (unsigned long long)s.peer_restarts, (unsigned long long)h.rx_spoofed);
     fflush(stdout);
 }
 

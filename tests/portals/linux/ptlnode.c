@@ -13,6 +13,10 @@
  *   ptlnode ctl NID PID CMD    CMD stats|quit to a target.
  *   ptlnode rt NID PID         put/get/atomic round trips against a server.
  *   ptlnode stream NID PID N MAX WINDOW   send the stream, WINDOW in flight.
+ *   ptlnode compute SECS       the round-trip and atomic areas of a server,
+ *                              "READY", then SECS of computing without one
+ *                              Portals call, "DONE": only a progress thread
+ *                              answers an "rt" client meanwhile.
  *   ptlnode dead NID PID GIVEUP_MS   one put, "CONNECTED", wait for a stdin
  *                              line (the test kills the server), put again:
  *                              must fail PTL_NI_UNDELIVERABLE.
@@ -345,11 +349,50 @@ static int ctl(int argc, char **argv)
     return 0;
 }
 
+static int compute(int argc, char **argv)
+{
+    if (argc < 1)
+        DIE("compute SECS");
+    double secs = strtod(argv[0], NULL);
+    uint8_t *rt = calloc(1, RT_LEN);
+    int64_t *at = calloc(8, sizeof(int64_t));
+    if (!rt || !at)
+        DIE("out of memory");
+    pl_init(&P, 64);
+    pl_me(&P, rt, RT_LEN, PL_MB_RT, 0);
+    pl_me(&P, at, 8 * sizeof(int64_t), PL_MB_ATOMIC, 0);
+    printf("READY\n");
+    /* Busy, not asleep: no system call the library could hook either.
+     * Fixed work quanta, each timed: what the progress thread takes from
+     * a computing program shows as longer quanta (bench/portals_reference.py). */
+    enum { QMAX = 1 << 20 };
+    static float q[QMAX];
+    unsigned n = 0;
+    volatile uint64_t spin = 0;
+    double end = pl_now() + secs, t = pl_now();
+    while (t < end) {
+        for (int i = 0; i < 100000; i++)
+            spin++;
+        double t2 = pl_now();
+        if (n < QMAX)
+            q[n++] = (float)((t2 - t) * 1e6);
+        t = t2;
+    }
+    double sum = 0, max = 0;
+    for (unsigned i = 0; i < n; i++) {
+        sum += q[i];
+        if (q[i] > max)
+            max = q[i];
+    }
+    printf("DONE quanta=%u mean_us=%.3f max_us=%.1f\n", n, n ? sum / n : 0.0, max);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2)
-        DIE("usage: ptlnode serve|target|ctl|rt|stream|dead ...");
+        DIE("usage: ptlnode serve|target|ctl|rt|stream|compute|dead ...");
     if (!strcmp(argv[1], "serve"))
         return serve(argc - 2, argv + 2);
     if (!strcmp(argv[1], "target"))
@@ -360,6 +403,8 @@ int main(int argc, char **argv)
         return rt(argc - 2, argv + 2);
     if (!strcmp(argv[1], "stream"))
         return stream(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "compute"))
+        return compute(argc - 2, argv + 2);
     if (!strcmp(argv[1], "dead"))
         return dead(argc - 2, argv + 2);
     DIE("unknown mode %s", argv[1]);

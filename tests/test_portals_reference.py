@@ -1,0 +1,320 @@
+"""Sandia's Portals 4 reference tests (../shared/third-party/portals4-tests,
+test/basic: 102 programs) built against Tern's portals4.h with the runtime
+of tests/portals/refshim (tests/ptlref.py) and run as a new user would:
+
+- linux-1: one Linux process (libportals, AF_PACKET on a veth end);
+- linux-2: two Linux processes over a veth pair;
+- linux-tern: rank 0 a Linux process on the service network, rank 1 on a
+  Tern node (yod);
+- tern-2: two ranks on two Tern nodes (yod).
+
+EXPECT is the one table of what each program must do in each mode: pass,
+skip (the program exits 77 itself: it needs two ranks), or a known
+failure whose reason is in KNOWN (one, RACE, depends on timing in the
+program and may also pass) (the deviations of portals/NOTES.md, or
+a test that relies on something the spec does not promise).  A known
+failure must still fail the way it is listed (its signature in the
+output), so any other change shows.
+
+The Tern modes boot a two-node cluster and run one job at a time; they are
+marked run_slow (8 to 12 minutes on two busy cores; tests/conftest.py:
+--run-slow or TERN_SLOW=1).  Needs root (namespaces, AF_PACKET)."""
+import concurrent.futures
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ptlref  # noqa: E402
+from ptlref import FAIL, PASS, SKIP  # noqa: E402
+
+SRC = ptlref.third_party()
+
+pytestmark = [
+    pytest.mark.skipif(SRC is None, reason="no ../shared/third-party/portals4-tests "
+                       "(PORTALS4_TESTS overrides)"),
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces"),
+]
+
+
+class Known:
+    """An expected failure: why, and a piece of the output it must show."""
+
+    def __init__(self, why, sign, or_pass=False):
+        self.why, self.sign, self.or_pass = why, sign, or_pass
+
+
+KNOWN = {
+    "RANK1": Known(
+        "sends to rank 1 without checking that the job has one (a one-rank job): the target "
+        "is outside the map, and the spec's PtlPut answers PTL_ARG_INVALID for it",
+        "returned PTL_ARG_INVALID"),
+    "STALE": Known(
+        "after PtlCTFree/PtlEQFree of a worker's object the program allocates a new one into "
+        "another variable and waits again on the freed handle; spec (handles): a handle of a "
+        "freed object is invalid, so the wait answers PTL_ARG_INVALID, not PTL_ABORTED (the "
+        "reference implementation hands out the same handle value again)",
+        "== PTL_ABORTED' failed"),
+    "IN_USE": Known(
+        "unlinks its entry right after the first of up to 2048 triggered gets of it is "
+        "answered; spec PtlLEUnlink/PtlMEUnlink: PTL_IN_USE while the entry has operations "
+        "in progress (portals/NOTES.md: replies are sent from the entry's memory until "
+        "acknowledged); the reference unlinks at once",
+        "UNLINK(value_e_handle) returned PTL_IN_USE"),
+    "AUTO_UNLINKED": Known(
+        "unlinks an entry the implementation already unlinked (PTL_ME_MANAGE_LOCAL with "
+        "PTL_ME_LOCAL_INC_UH_RLENGTH: the unexpected headers taken at append leave less than "
+        "min_free, PTL_EVENT_AUTO_UNLINK is posted); spec PtlMEUnlink: the handle of an "
+        "unlinked entry is not valid, PTL_ARG_INVALID",
+        "UNLINK(append_me_handle) returned PTL_ARG_INVALID"),
+    "RACE": Known(
+        "rank 1's fetch-atomic to rank 0 and rank 0's PtlNIFini are not ordered (no barrier "
+        "between them): when rank 0 is first, the fetch-atomic finds no NI and fails; spec "
+        "PtlNIFini: operations on a finalized NI are not delivered",
+        "ctc.failure == 0", or_pass=True),
+    "RACE_PUT": Known(
+        "rank 0 waits for one put from each rank, then unlinks its entry and finalizes its NI "
+        "while up to 1023 more triggered puts from rank 1 are on their way; a slower rank 1 "
+        "(a Tern node under emulation) sees them fail (spec PtlNIFini: operations on a "
+        "finalized NI are not delivered)",
+        "ctc.failure == 0", or_pass=True),
+    "THREADS": Known(
+        "creates POSIX threads to wait while the main thread calls PtlAbort; a Tern node "
+        "runs one thread per program (clone is not in kernel/sys/table.c: ENOSYS), so "
+        "pthread_create fails and the program, which does not check it, faults joining the "
+        "thread",
+        "application fault"),
+}
+
+# program                               linux-1   linux-2        linux-tern     tern-2
+TABLE = """
+test_abort_CTWait                       STALE     STALE          STALE          THREADS
+test_abort_CTPoll                       STALE     STALE          STALE          THREADS
+test_abort_EQWait                       STALE     STALE          STALE          THREADS
+test_abort_EQPoll                       STALE     STALE          STALE          THREADS
+test_manage_local_only                  RANK1     pass           pass           pass
+test_manage_local_and_inc_uh_rlength    RANK1     AUTO_UNLINKED  AUTO_UNLINKED  AUTO_UNLINKED
+test_search_only_counter_me             RANK1     pass           pass           pass
+test_search_only_counter_le             RANK1     pass           pass           pass
+test_search_delete_counter_me_1         RANK1     pass           pass           pass
+test_search_delete_counter_me_2         RANK1     pass           pass           pass
+test_search_delete_counter_me_3         RANK1     pass           pass           pass
+test_search_delete_counter_le_1         pass      pass           pass           pass
+test_search_delete_counter_le_2         RANK1     pass           pass           pass
+test_search_delete_counter_le_3         RANK1     pass           pass           pass
+test_pmi_hello                          pass      pass           pass           pass
+test_init                               pass      pass           pass           pass
+test_PA_NIInit                          pass      pass           pass           pass
+test_LA_NIInit                          pass      pass           pass           pass
+test_bootstrap                          pass      pass           pass           pass
+test_PA_LE_put_self                     pass      pass           pass           pass
+test_PA_ME_put_self                     pass      pass           pass           pass
+test_LA_LE_put_self                     pass      pass           pass           pass
+test_LA_ME_put_self                     pass      pass           pass           pass
+test_PA_LE_put                          skip      pass           pass           pass
+test_PA_ME_put                          skip      pass           pass           pass
+test_LA_LE_put                          skip      pass           pass           pass
+test_LA_ME_put                          skip      pass           pass           pass
+test_PA_LE_put_event                    skip      pass           pass           pass
+test_PA_ME_put_event                    skip      pass           pass           pass
+test_LA_LE_put_event                    skip      pass           pass           pass
+test_LA_ME_put_event                    skip      pass           pass           pass
+test_PA_LE_put_send_disable             skip      pass           pass           pass
+test_PA_ME_put_send_disable             skip      pass           pass           pass
+test_LA_LE_put_send_disable             skip      pass           pass           pass
+test_LA_ME_put_send_disable             skip      pass           pass           pass
+test_PA_LE_put_overflow_ct              pass      pass           pass           pass
+test_PA_ME_put_overflow_ct              pass      pass           pass           pass
+test_LA_LE_put_overflow_ct              pass      pass           pass           pass
+test_LA_ME_put_overflow_ct              pass      pass           pass           pass
+test_LE_put_multiple                    pass      pass           pass           pass
+test_ME_put_multiple                    pass      pass           pass           pass
+test_LE_put_multiple_large              pass      pass           pass           pass
+test_ME_put_multiple_large              pass      pass           pass           pass
+test_LE_put_multiple_overlap            pass      pass           pass           pass
+test_ME_put_multiple_overlap            pass      pass           pass           pass
+test_LE_put_multiple_large_overlap      pass      pass           pass           pass
+test_ME_put_multiple_large_overlap      pass      pass           pass           pass
+test_LE_get                             pass      pass           pass           pass
+test_ME_get                             pass      pass           pass           pass
+test_LE_atomic                          pass      pass           pass           pass
+test_ME_atomic                          pass      pass           pass           pass
+test_LE_fetchatomic                     pass      pass           pass           pass
+test_ME_fetchatomic                     pass      pass           pass           pass
+test_LE_swap                            pass      pass           pass           pass
+test_ME_swap                            pass      pass           pass           pass
+test_event                              pass      pass           pass           pass
+test_LE_put_truncate                    pass      pass           pass           pass
+test_ME_put_truncate                    pass      pass           pass           pass
+test_LE_get_truncate                    pass      pass           pass           pass
+test_ME_get_truncate                    pass      pass           pass           pass
+test_triggered_LE_put                   pass      pass           pass           pass
+test_triggered_ME_put                   pass      pass           pass           pass
+test_triggered_LE_get                   pass      pass           pass           pass
+test_triggered_ME_get                   pass      pass           pass           pass
+test_triggered_ctinc                    pass      pass           pass           pass
+test_triggered_ctinc_unordered          pass      pass           pass           pass
+test_triggered_ctset                    pass      pass           pass           pass
+test_triggered_ctset_unordered          pass      pass           pass           pass
+test_LE_oversize_get                    pass      pass           pass           pass
+test_ME_oversize_get                    pass      pass           pass           pass
+test_LE_oversize_put                    pass      pass           pass           pass
+test_ME_oversize_put                    pass      pass           pass           pass
+test_ME_unexpected_put                  pass      pass           pass           pass
+test_LE_flowctl_noeq                    skip      pass           pass           pass
+test_ME_flowctl_noeq                    skip      pass           pass           pass
+test_LE_flowctl_norecv                  skip      pass           pass           pass
+test_ME_flowctl_norecv                  skip      pass           pass           pass
+test_LE_flowctl_nohdr                   skip      pass           pass           pass
+test_ME_flowctl_nohdr                   skip      pass           pass           pass
+test_LE_unlink                          skip      pass           pass           pass
+test_ME_unlink                          skip      pass           pass           pass
+test_unlink_race                        pass      pass           pass           pass
+test_PA_LE_persistent_search            RANK1     pass           pass           pass
+test_PA_ME_persistent_search            RANK1     pass           pass           pass
+test_ct_ack                             pass      pass           pass           pass
+test_ct_overflow                        pass      pass           pass           pass
+test_amo                                skip      pass           pass           pass
+test_amo_barrier                        skip      pass           pass           pass
+test_LE_ro_put                          skip      pass           pass           pass
+test_ME_ro_put                          skip      pass           pass           pass
+test_LE_no_space_triggered_atomic       pass      pass           pass           pass
+test_ME_no_space_triggered_atomic       pass      pass           pass           pass
+test_LE_no_space_triggered_put          pass      RACE_PUT       RACE_PUT       RACE_PUT
+test_ME_no_space_triggered_put          pass      RACE_PUT       RACE_PUT       RACE_PUT
+test_LE_no_space_triggered_get          IN_USE    IN_USE         IN_USE         IN_USE
+test_ME_no_space_triggered_get          IN_USE    IN_USE         IN_USE         IN_USE
+test_LE_no_space_triggered_fetchatomic  pass      RACE           RACE           RACE
+test_ME_no_space_triggered_fetchatomic  pass      RACE           RACE           RACE
+test_LE_no_space_triggeredswap          pass      pass           pass           pass
+test_ME_no_space_triggeredswap          pass      pass           pass           pass
+test_triggered_ME_ops                   pass      pass           pass           pass
+test_ME_unordered_match_ops             pass      pass           pass           pass
+"""
+MODES = ("linux-1", "linux-2", "linux-tern", "tern-2")
+EXPECT = {}
+for _line in TABLE.strip().splitlines():
+    _name, *_cols = _line.split()
+    EXPECT[_name] = dict(zip(MODES, (KNOWN.get(x, x) for x in _cols)))
+
+PROGRAMS = list(ptlref.programs()) if SRC else []
+TIMEOUT = 60   # seconds per Linux job; the slowest program needs about 6
+TIMEOUT_TERN = 240  # test_amo: 20000 round trips with an emulated node
+
+
+def test_table_names_every_program():
+    """The table and test/basic/Makefile.am list the same programs."""
+    assert sorted(EXPECT) == sorted(PROGRAMS)
+
+
+def check(name, mode, results):
+    """results[name]: (outcome, [(status, output)] of the ranks)."""
+    got, ranks = results[name]
+    want = EXPECT[name][mode]
+    text = "\n".join(f"--- rank {r}: status {s}\n{out[-3000:]}" for r, (s, out) in
+                     enumerate(ranks))
+    if isinstance(want, Known) and want.or_pass and got == PASS:
+        return
+    if isinstance(want, Known):
+        assert got == FAIL and want.sign in text, \
+            f"{name} ({mode}) was to fail showing {want.sign!r} ({want.why}); got {got}:\n{text}"
+    else:
+        assert got == want, f"{name} ({mode}): {got}, expected {want}:\n{text}"
+
+
+@pytest.fixture(scope="module")
+def linux_builds(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("ptlref-linux"))
+    built = ptlref.build("linux", out)
+    return built
+
+
+def run_jobs(run_one, names, jobs):
+    """{name: (outcome, ranks)} of run_one(name) -> (outcome, ranks), jobs at once."""
+    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
+        return dict(zip(names, ex.map(run_one, names)))
+
+
+@pytest.fixture(scope="module")
+def linux_results(linux_builds):
+    """Every program one- and two-process on one veth pair, four jobs at a time."""
+    pair = ptlref.LinuxPair()
+    try:
+        def one(key):
+            name, n = key
+            exe = linux_builds[name]
+            if not exe:
+                return FAIL, [(None, open(os.path.join(os.path.dirname(
+                    linux_builds["test_init"]), name + ".log")).read())]
+            ranks = pair.run(exe, n, timeout=TIMEOUT)
+            return ptlref.outcome([s for s, _ in ranks]), ranks
+        keys = [(n, k) for n in PROGRAMS for k in (1, 2)]
+        res = run_jobs(one, keys, 4)
+    finally:
+        pair.close()
+    return {"linux-1": {n: res[(n, 1)] for n in PROGRAMS},
+            "linux-2": {n: res[(n, 2)] for n in PROGRAMS}}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_linux_one_process(name, linux_results):
+    check(name, "linux-1", linux_results["linux-1"])
+
+
+# Cases that fail now and then for a reason not yet understood: expected
+# to fail (not strict), and listed in portals/NOTES.md, never left out.
+INTERMITTENT = {
+    ("linux-2", "test_unlink_race"):
+        "intermittent hang under investigation (portals/NOTES.md): about 1 run in 4 both "
+        "ranks are still waiting at the job's timeout",
+}
+
+
+def cases(mode):
+    """PROGRAMS for one mode, the INTERMITTENT ones marked xfail(strict=False)."""
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=False, reason=INTERMITTENT[mode, n]))
+            if (mode, n) in INTERMITTENT else n for n in PROGRAMS]
+
+
+@pytest.mark.parametrize("name", cases("linux-2"))
+def test_linux_two_processes(name, linux_results):
+    check(name, "linux-2", linux_results["linux-2"])
+
+
+@pytest.fixture(scope="module")
+def tern_results(linux_builds, tmp_path_factory):
+    """Every program between a Linux process and a Tern node (two at once,
+    one per node), then between the two Tern nodes."""
+    tern = ptlref.build("tern", str(tmp_path_factory.mktemp("ptlref-tern")))
+    cluster = ptlref.TernCluster(2)
+    try:
+        def with_linux(name):
+            ranks = cluster.run_with_linux(linux_builds[name], tern[name],
+                                           1 + PROGRAMS.index(name) % 2, timeout=TIMEOUT_TERN)
+            return ptlref.yod_outcome([s for s, _ in ranks]), ranks
+
+        def two_nodes(name):
+            ranks = cluster.run(tern[name], 2, timeout=TIMEOUT_TERN)
+            return ptlref.yod_outcome([s for s, _ in ranks]), ranks
+        lt = run_jobs(with_linux, PROGRAMS, 2)
+        tt = run_jobs(two_nodes, PROGRAMS, 1)
+    finally:
+        cluster.close()
+    return {"linux-tern": lt, "tern-2": tt}
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+@pytest.mark.run_slow
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_linux_and_tern_node(name, tern_results):
+    check(name, "linux-tern", tern_results["linux-tern"])
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+@pytest.mark.run_slow
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_two_tern_nodes(name, tern_results):
+    check(name, "tern-2", tern_results["tern-2"])
