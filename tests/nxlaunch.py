@@ -11,6 +11,7 @@ packet socket on va sees them); va has the MAC of nid 1.  Netns.close()
 deletes it; launch() kills every process it started before returning,
 whatever happened.  Needs root (namespaces, CAP_NET_RAW for AF_PACKET).
 """
+import contextlib
 import itertools
 import os
 import subprocess
@@ -26,6 +27,17 @@ _seq = itertools.count()
 def sh(*args, check=True):
     return subprocess.run(list(args), check=check, capture_output=True,
                           text=True, timeout=30)
+
+
+@contextlib.contextmanager
+def netns():
+    """A Netns for the length of the `with`, closed (and checked gone) after."""
+    n = Netns()
+    try:
+        yield n
+    finally:
+        n.close()
+        assert n.name not in sh("ip", "netns", "list").stdout
 
 
 class Netns:

@@ -14,7 +14,7 @@ import pytest
 from nodes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from nxlaunch import Netns, launch, sh  # noqa: E402
+from nxlaunch import launch, netns  # noqa: E402
 
 BIN = os.path.join(ROOT, "build", "nx-portals")
 LWKCC = os.path.join(ROOT, "build", "bin", "lwkcc")
@@ -25,12 +25,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0,
 
 @pytest.fixture
 def ns():
-    n = Netns()
-    try:
+    with netns() as n:
         yield n
-    finally:
-        n.close()
-        assert n.name not in sh("ip", "netns", "list").stdout
 
 
 def run(ns, n, prog, *args, timeout=90, env=None):
