@@ -17,6 +17,10 @@ from . import accel, munge
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_BASE = os.environ.get("TERN_RUN_BASE", "/tmp/tern-clusters")
+# `down` removes the run directory; with TERN_KEEP_LOGS=DIR set, the
+# cluster's logs (allocd, consoles, QEMU's own) are first copied to DIR/NAME,
+# for a failure seen only in a long run (tests/README.md).
+KEEP_LOGS = os.environ.get("TERN_KEEP_LOGS")
 SERVICE_IP = "10.77.0.1"
 SERVICE_IFACE = "svc0"
 BRIDGE = "br0"
@@ -404,6 +408,11 @@ LOG {{
             for pid in sh("ip", "netns", "pids", self.netns, check=False).stdout.split():
                 kill_group(int(pid), signal.SIGKILL, group=False)
             sh("ip", "netns", "delete", self.netns, check=False)
+        if KEEP_LOGS:
+            keep = os.path.join(KEEP_LOGS, self.name)
+            os.makedirs(keep, exist_ok=True)
+            for f in glob.glob(os.path.join(self.dir, "*.log*")):
+                shutil.copy2(f, keep)
         shutil.rmtree(self.dir, ignore_errors=True)
         log(f"cluster '{self.name}': down")
 
