@@ -164,8 +164,7 @@ void job_control_reset(void)
  * on the way back. */
 static void tick(struct regs *r)
 {
-    ptl_kernel_poll();
-    ptl_lib_progress();
+    knode_answer();
     job_service_from_wait();
     if (proc.sig.pending & ~proc.sig.blocked)
         signal_deliver(r);
