@@ -63,6 +63,34 @@ static uint64_t next_piece(struct xfer *x, int s)
     return n;
 }
 
+/* The operation (and MD over slot s's buffer, n bytes) for one piece's put
+ * or get; NULL when there is none (x->err says so). */
+static struct op *piece_op(struct xfer *x, int s, uint64_t n, unsigned options)
+{
+    struct op *op = fs_op_new(OP_PIECE);
+    ptl_md_t mdd = {.start = x->p[s].buf, .length = n, .options = options,
+                    .eq_handle = fs_cfg.eq, .ct_handle = PTL_CT_NONE};
+    if (!op || PtlMDBind(fs_cfg.ni, &mdd, &op->md) != PTL_OK) {
+        fs_log("no operation for a transfer (%s)", op ? "MD" : "ops");
+        if (op)
+            op->kind = OP_FREE;
+        x->err = ENOMEM;
+        return NULL;
+    }
+    op->x = x;
+    op->slot = s;
+    return op;
+}
+
+/* The put or get of a piece was refused: its operation goes back. */
+static bool piece_op_failed(struct xfer *x, struct op *op)
+{
+    PtlMDRelease(op->md);
+    op->kind = OP_FREE;
+    x->err = EIO;
+    return false;
+}
+
 /* Reads the next piece into slot s and puts it to the node. */
 static bool issue_read(struct xfer *x, int s)
 {
@@ -83,26 +111,12 @@ static bool issue_read(struct xfer *x, int s)
     }
     if (k == 0)
         return false;
-    struct op *op = fs_op_new(OP_PIECE);
-    ptl_md_t mdd = {.start = p->buf, .length = (ptl_size_t)k,
-                    .options = PTL_MD_EVENT_SEND_DISABLE, .eq_handle = fs_cfg.eq,
-                    .ct_handle = PTL_CT_NONE};
-    if (!op || PtlMDBind(fs_cfg.ni, &mdd, &op->md) != PTL_OK) {
-        fs_log("no operation for a transfer (%s)", op ? "MD" : "ops");
-        if (op)
-            op->kind = OP_FREE;
-        x->err = ENOMEM;
+    struct op *op = piece_op(x, s, (uint64_t)k, PTL_MD_EVENT_SEND_DISABLE);
+    if (!op)
         return false;
-    }
-    op->x = x;
-    op->slot = s;
     if (PtlPut(op->md, 0, (ptl_size_t)k, PTL_ACK_REQ, fs_node(x->nid), FIO_PT_BULK, x->req.id,
-               x->next, op, 0) != PTL_OK) {
-        PtlMDRelease(op->md);
-        op->kind = OP_FREE;
-        x->err = EIO;
-        return false;
-    }
+               x->next, op, 0) != PTL_OK)
+        return piece_op_failed(x, op);
     p->busy = true;
     p->off = x->next;
     p->n = (uint64_t)k;
@@ -119,23 +133,11 @@ static bool issue_write(struct xfer *x, int s)
     uint64_t n = next_piece(x, s);
     if (!n)
         return false;
-    struct op *op = fs_op_new(OP_PIECE);
-    ptl_md_t mdd = {.start = p->buf, .length = n, .options = 0, .eq_handle = fs_cfg.eq,
-                    .ct_handle = PTL_CT_NONE};
-    if (!op || PtlMDBind(fs_cfg.ni, &mdd, &op->md) != PTL_OK) {
-        if (op)
-            op->kind = OP_FREE;
-        x->err = ENOMEM;
+    struct op *op = piece_op(x, s, n, 0);
+    if (!op)
         return false;
-    }
-    op->x = x;
-    op->slot = s;
-    if (PtlGet(op->md, 0, n, fs_node(x->nid), FIO_PT_BULK, x->req.id, x->next, op) != PTL_OK) {
-        PtlMDRelease(op->md);
-        op->kind = OP_FREE;
-        x->err = EIO;
-        return false;
-    }
+    if (PtlGet(op->md, 0, n, fs_node(x->nid), FIO_PT_BULK, x->req.id, x->next, op) != PTL_OK)
+        return piece_op_failed(x, op);
     p->busy = true;
     p->ready = false;
     p->off = x->next;

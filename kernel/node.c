@@ -13,12 +13,6 @@ static const struct node_owner *owner;
 
 void node_set_owner(const struct node_owner *o) { owner = o; }
 
-void node_fault_report(const char *report, uint64_t len)
-{
-    if (owner)
-        owner->fault(report, len);
-}
-
 static void halt_forever(void)
 {
     for (;;)
@@ -79,8 +73,14 @@ void program_killed(int sig, const char *fmt, ...)
     msg[n++] = '\n';
     msg[n] = 0;
     kprintf("%s", msg);
-    hostlink_send(HL_REPORT, msg, (uint32_t)n);
-    node_fault_report(msg, (uint64_t)n);
+    program_fault(msg, (uint64_t)n, sig);
+}
+
+void program_fault(const char *report, uint64_t len, int sig)
+{
+    hostlink_send(HL_REPORT, report, (uint32_t)len);
+    if (owner)
+        owner->fault(report, len);
     node_end(END_SIGNAL, sig);
 }
 

@@ -140,11 +140,9 @@ void trap_handler(struct regs *f)
             line = p + 1;
         }
     }
+    if (user)
+        program_fault(r.buf, r.len, signal_for((int)f->vector));
     hostlink_send(HL_REPORT, r.buf, (uint32_t)r.len);
-    if (user) {
-        node_fault_report(r.buf, r.len);
-        node_end(END_SIGNAL, signal_for((int)f->vector));
-    }
     hostlink_send(HL_PANIC, "kernel fault", 12);
     node_end(END_PANIC, 0);
 }

@@ -279,8 +279,7 @@ def test_sendfile_from_a_forwarded_file(fc):
     data = bytes((i * 7 + i // 251) & 0xFF for i in range(150000))
     with open(os.path.join(dirs["scratch"], "src"), "wb") as f:
         f.write(data)
-    r = subprocess.run([CLUSTER, "--name", name, "exec", "yod", FILEIO, "sendfile", "/scratch/src",
-                        "/scratch/dst"], capture_output=True, timeout=120, cwd="/tmp")
+    r = yod(name, FILEIO, "sendfile", "/scratch/src", "/scratch/dst", text=False)
     assert r.returncode == 0, r.stderr
     # yod ends a rank's last line with the newline it lacks (docs/yod.md)
     assert r.stdout == data + b"\n"

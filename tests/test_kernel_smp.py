@@ -7,11 +7,10 @@ import os
 import re
 import struct
 import subprocess
-import uuid
 
 import pytest
 
-from clusters import CLUSTER, NOTHING, cluster, leftovers
+from clusters import cluster, up
 from nodes import KERNEL, ROOT, program, run_node
 
 
@@ -205,11 +204,8 @@ def test_madt_malformed(acpi_probe, tmp_path, case, mem, message):
 def smp_cluster():
     if os.geteuid() != 0:
         pytest.skip("needs root (netns, taps)")
-    name = "s" + uuid.uuid4().hex[:7]
-    cluster(name, "up", "-n", "2", "--smp", "2", "--boot", "direct")
-    yield name
-    subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True)
-    assert leftovers(name) == NOTHING
+    with up("s", "-n", "2", "--smp", "2", "--boot", "direct") as name:
+        yield name
 
 
 def test_cluster_nodes_report_their_cores(smp_cluster):

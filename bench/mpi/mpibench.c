@@ -17,14 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int sizes(const char *s, long *out)
-{
-    int n = 0;
-    for (char *end; *s && n < 32; s = *end ? end + 1 : end)
-        out[n++] = strtol(s, &end, 0);
-    return n;
-}
+#include "../benchargs.h"
 
 int main(int argc, char **argv)
 {
@@ -36,14 +29,11 @@ int main(int argc, char **argv)
     int me, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    long sz[32];
+    long sz[BENCH_MAX_SIZES];
     int reps = atoi(argv[2]);
     long arg = atol(argv[3]);
-    int ns = argc > 4 ? sizes(argv[4], sz) : 0;
-    long max = 8;
-    for (int i = 0; i < ns; i++)
-        if (sz[i] > max)
-            max = sz[i];
+    int ns = argc > 4 ? bench_sizes(argv[4], sz) : 0;
+    long max = bench_max_size(sz, ns);
     char *a = calloc(1, (size_t)max), *b = calloc(1, (size_t)max);
     if (!a || !b)
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -78,7 +68,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[1], "ring")) {
         int right = (me + 1) % n, left = (me - 1 + n) % n;
         for (int i = 0; i < ns; i++) {
-            long iters = arg / sz[i] < 4 ? 4 : arg / sz[i] > 1000 ? 1000 : arg / sz[i];
+            long iters = bench_ring_iters(arg, sz[i]);
             for (int r = 0; r <= reps; r++) {
                 MPI_Barrier(w);
                 double t0 = MPI_Wtime();

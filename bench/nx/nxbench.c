@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <nx.h>
+#include "../benchargs.h"
 
 static void sleep_ms(long ms)
 {
@@ -29,28 +30,17 @@ static void sleep_ms(long ms)
         ;
 }
 
-static int sizes(const char *s, long *out)
-{
-    int n = 0;
-    for (char *end; *s && n < 32; s = *end ? end + 1 : end)
-        out[n++] = strtol(s, &end, 0);
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 4) {
         fprintf(stderr, "usage: see the header of nxbench.c\n");
         return 2;
     }
-    long me = mynode(), n = numnodes(), sz[32];
+    long me = mynode(), n = numnodes(), sz[BENCH_MAX_SIZES];
     int reps = atoi(argv[2]);
     long arg = atol(argv[3]);
-    int ns = argc > 4 ? sizes(argv[4], sz) : 0;
-    long max = 8;
-    for (int i = 0; i < ns; i++)
-        if (sz[i] > max)
-            max = sz[i];
+    int ns = argc > 4 ? bench_sizes(argv[4], sz) : 0;
+    long max = bench_max_size(sz, ns);
     char *a = calloc(1, (size_t)max), *b = calloc(1, (size_t)max);
     if (!a || !b)
         return 1;
@@ -84,7 +74,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[1], "ring")) {
         long right = (me + 1) % n;
         for (int i = 0; i < ns; i++) {
-            long iters = arg / sz[i] < 4 ? 4 : arg / sz[i] > 1000 ? 1000 : arg / sz[i];
+            long iters = bench_ring_iters(arg, sz[i]);
             for (int r = 0; r <= reps; r++) {
                 gsync();
                 double t0 = dclock();

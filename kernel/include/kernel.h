@@ -47,13 +47,15 @@ struct node_owner {
     void (*end)(enum end_kind kind, int code, const char *why);    /* does not return */
 };
 void node_set_owner(const struct node_owner *owner);    /* NULL: none */
-/* trap.c: the report of an application fault, before its end. */
-void node_fault_report(const char *report, uint64_t len);
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2))) void load_error(const char *fmt, ...);
 /* The kernel ends the program (it can never go on): the message is reported
  * like a fault's, to the log and the user's stderr, and the run ends as if
  * killed by sig. */
 __attribute__((noreturn, format(printf, 2, 3))) void program_killed(int sig, const char *fmt, ...);
+/* The end of the program at a fault: its report (whole lines, already
+ * logged) goes to the host link and to the job's owner (the user's
+ * stderr), then the run ends as if killed by sig. */
+__attribute__((noreturn)) void program_fault(const char *report, uint64_t len, int sig);
 
 #endif

@@ -63,7 +63,7 @@ static bool fatal_by_default(int sig)
 }
 
 /* A yod stopped by ^Z said PAUSE first: its silence is allowed longer. */
-static bool silent_too_long(void)
+bool job_yod_silent(void)
 {
     uint64_t now = time_monotonic_ns();
     if (job.yod_paused_until)
@@ -71,13 +71,9 @@ static bool silent_too_long(void)
     return now - job.last_heard_ns > YOD_SILENCE_S * 1000000000ULL;
 }
 
-bool job_yod_silent(void) { return silent_too_long(); }
-
-bool job_yod_paused(void) { return job.yod_paused_until != 0; }
-
 void job_wait_yod_awake(void)
 {
-    while (job_yod_paused() && !silent_too_long())
+    while (job.yod_paused_until && !job_yod_silent())
         knode_pause(100000000ULL);
 }
 
@@ -90,7 +86,7 @@ static bool signal_ends_job(int sig)
 bool job_end_pending(void)
 {
     return !job.ending && (abort_from_yod || (signal_from_yod && signal_ends_job(signal_from_yod)) ||
-                           silent_too_long());
+                           job_yod_silent());
 }
 
 /* Acts on what the dispatcher recorded.  May end the job (and not return).
@@ -117,7 +113,7 @@ static void act(void)
             job_end(END_SIGNAL, sig, NULL);
         signal_raise(sig);
     }
-    if (silent_too_long()) {
+    if (job_yod_silent()) {
         kprintf("job %u: nothing from yod (nid %u pid %u) for %u s: ending the job\n", job.id,
                 job.yod_nid, job.yod_pid, YOD_SILENCE_S);
         job.yod_gone = true;
@@ -164,8 +160,7 @@ void job_control_reset(void)
  * on the way back. */
 static void tick(struct regs *r)
 {
-    ptl_kernel_poll();
-    ptl_lib_progress();
+    knode_answer();
     job_service_from_wait();
     if (proc.sig.pending & ~proc.sig.blocked)
         signal_deliver(r);

@@ -3,8 +3,6 @@
  * output, then the node forgets everything about the job - the program's
  * Portals NIs, its page tables, every byte of its memory - and waits for the
  * next job on a fresh kernel stack.  The node stays registered. */
-#include "cpu.h"
-#include "fd.h"
 #include "files.h"
 #include "job.h"
 #include "kmalloc.h"

@@ -183,12 +183,8 @@ static long wake_op(uint64_t uaddr2, uint32_t encoded, bool *cond)
 /* Priority-inheritance locks: the word holds the owner's thread id.  The
  * caller is the only thread, so a lock is free, its own, or owned by a
  * thread that does not exist. */
-static long lock_pi(uint64_t uaddr)
+static long lock_pi(volatile uint32_t *w)
 {
-    long r;
-    volatile uint32_t *w = word(uaddr, &r);
-    if (!w)
-        return r;
     uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST);
     for (;;) {
         if ((v & FUTEX_TID_MASK) == proc.pid)
@@ -201,12 +197,8 @@ static long lock_pi(uint64_t uaddr)
     }
 }
 
-static long unlock_pi(uint64_t uaddr)
+static long unlock_pi(volatile uint32_t *w)
 {
-    long r;
-    volatile uint32_t *w = word(uaddr, &r);
-    if (!w)
-        return r;
     uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST);
     if ((v & FUTEX_TID_MASK) != proc.pid)
         return -EPERM;
@@ -268,9 +260,12 @@ SYSCALL(futex)
     case FUTEX_LOCK_PI:
     case FUTEX_LOCK_PI2:
     case FUTEX_TRYLOCK_PI:
-        return lock_pi(uaddr);
-    case FUTEX_UNLOCK_PI:
-        return unlock_pi(uaddr);
+    case FUTEX_UNLOCK_PI: {
+        volatile uint32_t *w = word(uaddr, &r);
+        if (!w)
+            return r;
+        return cmd == FUTEX_UNLOCK_PI ? unlock_pi(w) : lock_pi(w);
+    }
     default:                                     /* FUTEX_FD went with Linux 2.6.26 */
         return -ENOSYS;
     }

@@ -152,7 +152,6 @@ struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
             p = ptl_zalloc(sizeof(*p));
         if (!p)
             return NULL;
-        p->used = true;
         p->nid = nid;
         p->pid = pid;
         p->tx_session = ptl_rel_new_session();

@@ -199,7 +199,6 @@ struct ptl_rxmsg {
 struct ptl_peer {
     struct ptl_peer *next, *prev;         /* all peers of the NI */
     struct ptl_peer *lru_next, *lru_prev; /* its LRU list, oldest first */
-    bool used;
     /* It acknowledged a frame of ours: it receives at the nid it claims, so
      * it is no made-up source.  Proven peers are reclaimed only when idle
      * and long silent; others first (peer.c). */

@@ -517,8 +517,9 @@ bool ptl_rel_rx_dup(struct ptl_ni *ni, const struct ptl_wire_hdr *h)
     if (d < 0x80000000u && (d == 0 || d > 64 || !(p->sack >> (d - 1) & 1)))
         return false;
     /* Copies still say the sender is there: a receiver working through a
-     * queue of them must not give up on it, nor on the message it is in. */
-    p->last_heard = ptl_host_now_ns();
+     * queue of them must not give up on it, nor on the message it is in
+     * (nor reclaim it before peers heard less recently: peer.c). */
+    ptl_peer_heard(ni, p);
     ptl_g.stats[ni->iface].rx_dup++;
     ptl_g.stats[ni->iface].rx_dup_unchecked++;
     want_ack(ni, p, true);
