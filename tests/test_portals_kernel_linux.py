@@ -107,3 +107,41 @@ def test_kernel_node_to_linux_over_a_lossy_wire():
     server_stats = dict(kv.split("=") for kv in out.splitlines()[-1].split()[1:])
     assert int(client["tx_retransmits"]) > 0
     assert int(server_stats["rx_dup"]) + int(server_stats["rx_bad_crc"]) > 0
+
+
+def test_computing_kernel_node_answers_at_once():
+    """A program on a Tern node computes for 150 s without calling Portals
+    (ptlnode compute: no system call either); a Linux process does
+    put/get/atomic round trips with it, all checked, and they must finish
+    while the program still computes: the kernel handles the frames when they
+    arrive (the NIC's interrupt), not when the program next calls in."""
+    import select
+    import signal
+    import time
+    with bridged_namespace(1) as (ns, taps):
+        ip("-n", ns, "link", "add", "lnx0", "type", "veth", "peer", "name", "lnx0p")
+        ip("-n", ns, "link", "set", "lnx0", "address", f"02:00:00:00:00:{SERVER_NID:02x}")
+        ip("-n", ns, "link", "set", "lnx0p", "master", "br0", "up")
+        ip("-n", ns, "link", "set", "lnx0", "up")
+        cmd = ["ip", "netns", "exec", ns, sys.executable, RUN_NODE, "--tcg", "--mem", "160M",
+               "--timeout", "200", "--nic", "virtio", "--tap", taps[0], "--nid", str(TERN_NID),
+               TERN_NODE, "compute", "150"]
+        tern = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        try:
+            end, line = time.monotonic() + 120, ""
+            while "READY" not in line and time.monotonic() < end and tern.poll() is None:
+                if select.select([tern.stdout], [], [], 1)[0]:
+                    line = tern.stdout.readline()
+            assert "READY" in line, line + (tern.stderr.read() if tern.poll() is not None else "")
+            env = dict(os.environ, TERN_IFACE="lnx0", TERN_PID=str(SERVER_PID))
+            rt = subprocess.run(["ip", "netns", "exec", ns, LINUX_NODE, "rt", str(TERN_NID),
+                                 "16"], capture_output=True, text=True, env=env, timeout=200)
+            assert rt.returncode == 0 and "OK rt" in rt.stdout, rt.stdout + rt.stderr
+            # Answered by the kernel, not at the program's end: it still computes.
+            assert tern.poll() is None, "the round trips ended only when the program did"
+            assert not select.select([tern.stdout], [], [], 0)[0] or \
+                "DONE" not in tern.stdout.readline(), "the program ended first"
+        finally:
+            os.killpg(tern.pid, signal.SIGKILL)
+            tern.communicate()

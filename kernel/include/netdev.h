@@ -83,6 +83,12 @@ bool netdev_wait(uint64_t deadline_ns);
 
 void netdev_get_stats(struct netdev_stats *s);
 
+/* While fn is set (not NULL), receive interrupts stay on while the program
+ * runs and one that interrupts it calls fn with its registers: frames are
+ * handled on arrival, not at the program's next kernel entry. */
+struct regs;
+void netdev_user_rx(void (*fn)(struct regs *));
+
 /* net/nettest.c: the nettest=echo boot mode, run instead of a program. */
 __attribute__((noreturn)) void nettest_echo(void);
 #endif

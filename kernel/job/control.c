@@ -1,11 +1,14 @@
 /* Control of a job while it loads and runs: GO, signals and ABORT from yod,
  * yod's heartbeat.  Messages are only believed from the yod that loaded the
  * job.  They are acted on where the kernel can safely stop what it is doing:
- * in its own waits (a program blocked in a Portals wait or a sleep included)
- * and in a once-a-second timer tick while the program computes; the NIC
- * itself never interrupts a running program. */
+ * in its own waits (a program blocked in a Portals wait or a sleep included),
+ * in a once-a-second timer tick while the program computes, and when a frame
+ * arrives while it computes (the NIC's interrupt, netdev_user_rx): Portals
+ * traffic aimed at a computing program is answered at once (spec 2.3:
+ * progress without the target calling the library). */
 #include "cpu.h"
 #include "job.h"
+#include "netdev.h"
 #include "process.h"
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
@@ -191,5 +194,16 @@ void job_detach(void)
     ptl_kernel_set_app_jid(0);
 }
 
-void job_tick_start(void) { time_user_tick(tick, YOD_HEARTBEAT_S * 1000000000ULL); }
-void job_tick_stop(void) { time_user_tick(NULL, 0); }
+/* The same work when a frame arrives while the program computes (the NIC's
+ * interrupt): a get or atomic aimed at it is answered at once. */
+void job_tick_start(void)
+{
+    time_user_tick(tick, YOD_HEARTBEAT_S * 1000000000ULL);
+    netdev_user_rx(tick);
+}
+
+void job_tick_stop(void)
+{
+    netdev_user_rx(NULL);
+    time_user_tick(NULL, 0);
+}

@@ -1,10 +1,13 @@
 /* The device-independent network layer: picks the NIC, checks what callers
  * give it, and owns the NIC's interrupt and the idle wait.
  *
- * The interrupt exists only to end a halt: all receive work happens in
- * netdev_poll, in the caller's context.  Receive interrupts are enabled at the
- * device only inside netdev_wait, so a running application is never disturbed
- * by network traffic it is not waiting for. */
+ * The interrupt ends a halt: receive work happens in netdev_poll, in the
+ * caller's context.  Receive interrupts are enabled at the device inside
+ * netdev_wait and, while a hook is registered (netdev_user_rx: a job runs),
+ * also while the program runs: one that interrupts the program (ring 3) calls
+ * the hook, so frames are handled when they arrive even if the program
+ * computes without entering the kernel.  Without a hook a running program is
+ * never disturbed by network traffic. */
 #include "cpu.h"
 #include "errno.h"
 #include "ioapic.h"
@@ -40,10 +43,26 @@ static void irq_give_up(const char *why)
     kprintf("net: %s: polling every %llu us while idle\n", why, BROKEN_POLL_NS / 1000);
 }
 
+static void (*user_rx_fn)(struct regs *);
+
+/* Receive interrupts off, or left on for the program's hook. */
+static void irq_rest(void)
+{
+    nd->irq_enable(nd, user_rx_fn && irq_state != IRQ_LOST);
+}
+
+void netdev_user_rx(void (*fn)(struct regs *))
+{
+    user_rx_fn = fn;
+    if (nd)
+        irq_rest();
+}
+
 static void netdev_irq(struct regs *r)
 {
-    (void)r;
+    bool ours = false;
     if (nd && nd->irq_ack(nd)) {
+        ours = true;
         irq_ours++;
         irq_foreign = 0;
         nd->stats.interrupts++;
@@ -55,6 +74,10 @@ static void netdev_irq(struct regs *r)
         irq_give_up("interrupt line shared with another device");
     }
     apic_eoi();
+    /* Interrupts stay off in the handler: the hook cannot be re-entered,
+     * and the program it interrupted holds no kernel lock. */
+    if (ours && user_rx_fn && (r->cs & 3) == 3)
+        user_rx_fn(r);
 }
 
 static const char *irq_mode_name(void)
@@ -214,12 +237,12 @@ bool netdev_wait(uint64_t deadline)
          * raised the interrupt, which stays pending until the halt. */
         nd->irq_enable(nd, true);
         if (nd->rx_pending(nd)) {
-            nd->irq_enable(nd, false);
+            irq_rest();
             return true;
         }
         now = time_monotonic_ns();
         if (now >= deadline) {
-            nd->irq_enable(nd, false);
+            irq_rest();
             return false;
         }
         uint64_t wake = deadline;
@@ -229,7 +252,7 @@ bool netdev_wait(uint64_t deadline)
                 wake = now + cap;
         }
         time_halt_until(wake);
-        nd->irq_enable(nd, false);
+        irq_rest();
         if (nd->rx_pending(nd)) {
             if (irq_ours == seen && irq_state == IRQ_UNPROVEN && ++irq_missed >= 3)
                 irq_give_up("frames arrive without an interrupt");
