@@ -16,7 +16,10 @@ program.  Needs root.  One command:
   round trips with it, against no thread (the baseline), same run.
 - --rtt: ct_hotpotato and events_hotpotato (their loop count is fixed at
   10^6 in the source: one run each, minutes).
-- --tern: P4msgrate between two Tern nodes (qemu/cluster, TCG).
+- --tern: P4msgrate between two Tern nodes (qemu/cluster, TCG), and the
+  noise of a computing Tern program (`ptlnode compute` on a TCG node, which
+  handles frames in the NIC's interrupt while the program computes): mean
+  and worst quantum idle and while a Linux process does round trips with it.
 CSV: bench/results/<date>/portals_reference.csv."""
 import argparse
 import csv
@@ -70,6 +73,27 @@ def noise(pair, env, traffic):
     line = read_until(t, "DONE", 30)
     t.communicate(timeout=10)
     return float(re.search(r"mean_us=([\d.]+)", line).group(1)), clients
+
+
+def tern_noise(traffic, secs=12):
+    """(mean us, max us, rt clients done) of a computing Tern program, with
+    `traffic`: Linux `ptlnode rt` clients against it meanwhile."""
+    import select
+    from test_portals_kernel_linux import computing_tern_node
+    with computing_tern_node(secs) as (run, node):
+        clients = 0
+        if traffic:
+            end = time.monotonic() + secs - 3
+            while time.monotonic() < end:
+                clients += run().returncode == 0
+        end, line = time.monotonic() + secs + 60, ""
+        while "DONE" not in line and time.monotonic() < end and node.poll() is None:
+            if select.select([node.stdout], [], [], 1)[0]:
+                line = node.stdout.readline()
+    m = re.search(r"mean_us=([\d.]+) max_us=([\d.]+)", line)
+    if not m:
+        raise RuntimeError(f"no DONE line from the Tern node: {line!r}")
+    return float(m.group(1)), float(m.group(2)), clients
 
 
 def main():
@@ -134,6 +158,15 @@ def main():
                                          statistics.median(v), len(v)))
             finally:
                 c.close()
+            quiet = [tern_noise(False) for _ in range(a.reps)]
+            busy = [tern_noise(True) for _ in range(a.reps)]
+            for name, v in (("idle", quiet), ("round trips", busy)):
+                rows.append(("tern-1", "noise mean quantum", name, "us",
+                             statistics.median(x[0] for x in v), len(v)))
+                rows.append(("tern-1", "noise worst quantum", name, "us",
+                             statistics.median(x[1] for x in v), len(v)))
+            rows.append(("tern-1", "noise: rt clients done", "round trips", "count",
+                         statistics.median(x[2] for x in busy), len(busy)))
     print("load after:", open("/proc/loadavg").read().strip())
     out = ROOT / "bench" / "results" / datetime.date.today().isoformat()
     out.mkdir(parents=True, exist_ok=True)

@@ -2,9 +2,13 @@
 same test program (tests/portals/linux/ptlnode.c) runs on the kernel node
 (build/portals/kernel/ptlnode-tern) and on Linux (the AF_PACKET host), on a
 bridge inside a namespace the test creates and removes."""
+import contextlib
 import os
+import select
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -109,39 +113,51 @@ def test_kernel_node_to_linux_over_a_lossy_wire():
     assert int(server_stats["rx_dup"]) + int(server_stats["rx_bad_crc"]) > 0
 
 
-def test_computing_kernel_node_answers_at_once():
-    """A program on a Tern node computes for 150 s without calling Portals
-    (ptlnode compute: no system call either); a Linux process does
-    put/get/atomic round trips with it, all checked, and they must finish
-    while the program still computes: the kernel handles the frames when they
-    arrive (the NIC's interrupt), not when the program next calls in."""
-    import select
-    import signal
-    import time
+@contextlib.contextmanager
+def computing_tern_node(secs):
+    """A Tern node running `ptlnode compute SECS` (busy, no system call)
+    beside a Linux veth end lnx0 at SERVER_NID; yields (run, node): run()
+    does one `ptlnode rt` client against the node (CompletedProcess), node
+    is the node's Popen, past READY.  Killed on the way out, whatever
+    happened (also used by bench/portals_reference.py --tern)."""
     with bridged_namespace(1) as (ns, taps):
         ip("-n", ns, "link", "add", "lnx0", "type", "veth", "peer", "name", "lnx0p")
         ip("-n", ns, "link", "set", "lnx0", "address", f"02:00:00:00:00:{SERVER_NID:02x}")
         ip("-n", ns, "link", "set", "lnx0p", "master", "br0", "up")
         ip("-n", ns, "link", "set", "lnx0", "up")
         cmd = ["ip", "netns", "exec", ns, sys.executable, RUN_NODE, "--tcg", "--mem", "160M",
-               "--timeout", "200", "--nic", "virtio", "--tap", taps[0], "--nid", str(TERN_NID),
-               TERN_NODE, "compute", "150"]
-        tern = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+               "--timeout", str(int(secs) + 60), "--nic", "virtio", "--tap", taps[0],
+               "--nid", str(TERN_NID), TERN_NODE, "compute", str(secs)]
+        node = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
         try:
             end, line = time.monotonic() + 120, ""
-            while "READY" not in line and time.monotonic() < end and tern.poll() is None:
-                if select.select([tern.stdout], [], [], 1)[0]:
-                    line = tern.stdout.readline()
-            assert "READY" in line, line + (tern.stderr.read() if tern.poll() is not None else "")
+            while "READY" not in line and time.monotonic() < end and node.poll() is None:
+                if select.select([node.stdout], [], [], 1)[0]:
+                    line = node.stdout.readline()
+            assert "READY" in line, line + (node.stderr.read() if node.poll() is not None else "")
             env = dict(os.environ, TERN_IFACE="lnx0", TERN_PID=str(SERVER_PID))
-            rt = subprocess.run(["ip", "netns", "exec", ns, LINUX_NODE, "rt", str(TERN_NID),
-                                 "16"], capture_output=True, text=True, env=env, timeout=200)
-            assert rt.returncode == 0 and "OK rt" in rt.stdout, rt.stdout + rt.stderr
-            # Answered by the kernel, not at the program's end: it still computes.
-            assert tern.poll() is None, "the round trips ended only when the program did"
-            assert not select.select([tern.stdout], [], [], 0)[0] or \
-                "DONE" not in tern.stdout.readline(), "the program ended first"
+
+            def run():
+                return subprocess.run(["ip", "netns", "exec", ns, LINUX_NODE, "rt",
+                                       str(TERN_NID), "16"], capture_output=True, text=True,
+                                      env=env, timeout=200)
+            yield run, node
         finally:
-            os.killpg(tern.pid, signal.SIGKILL)
-            tern.communicate()
+            os.killpg(node.pid, signal.SIGKILL)
+            node.communicate()
+
+
+def test_computing_kernel_node_answers_at_once():
+    """A program on a Tern node computes for 150 s without calling Portals
+    (ptlnode compute: no system call either); a Linux process does
+    put/get/atomic round trips with it, all checked, and they must finish
+    while the program still computes: the kernel handles the frames when they
+    arrive (the NIC's interrupt), not when the program next calls in."""
+    with computing_tern_node(150) as (run, node):
+        rt = run()
+        assert rt.returncode == 0 and "OK rt" in rt.stdout, rt.stdout + rt.stderr
+        # Answered by the kernel, not at the program's end: it still computes.
+        assert node.poll() is None, "the round trips ended only when the program did"
+        assert not select.select([node.stdout], [], [], 0)[0] or \
+            "DONE" not in node.stdout.readline(), "the program ended first"
