@@ -16,7 +16,9 @@ program.  Needs root.  One command:
   round trips with it, against no thread (the baseline), same run.
 - --rtt: ct_hotpotato and events_hotpotato (their loop count is fixed at
   10^6 in the source: one run each, minutes).
-- --tern: P4msgrate between two Tern nodes (qemu/cluster, TCG), and the
+- --tern: P4msgrate and (with --rtt) ct_hotpotato/events_hotpotato, their
+  round trips lowered to --tern-rtt-loops in the scratch copy (10^6 would
+  take hours under TCG), between two Tern nodes (qemu/cluster, TCG), and the
   noise of a computing Tern program (`ptlnode compute` on a TCG node, which
   handles frames in the NIC's interrupt while the program computes): mean
   and worst quantum idle and while a Linux process does round trips with it.
@@ -102,6 +104,7 @@ def main():
     ap.add_argument("--iters", type=int, default=256, help="P4msgrate -i")
     ap.add_argument("--rtt", action="store_true")
     ap.add_argument("--tern", action="store_true")
+    ap.add_argument("--tern-rtt-loops", type=int, default=10000)
     a = ap.parse_args()
     if ptlref.third_party() is None:
         sys.exit("no ../shared/third-party/portals4-tests (PORTALS4_TESTS overrides)")
@@ -141,7 +144,8 @@ def main():
         finally:
             pair.close()
         if a.tern:
-            tern = ptlref.build("tern", os.path.join(d, "tern"), bench=True)
+            tern = ptlref.build("tern", os.path.join(d, "tern"), bench=True,
+                                rtt_loops=a.tern_rtt_loops)
             c = ptlref.TernCluster(2)
             try:
                 for t in ("0", "1"):
@@ -156,6 +160,16 @@ def main():
                         if v:
                             rows.append(("tern-2", f"msgrate -t {t} {k}", "-", "msgs/s",
                                          statistics.median(v), len(v)))
+                if a.rtt:
+                    for prog in ("ct_hotpotato", "events_hotpotato"):
+                        v = []
+                        for _ in range(a.reps):
+                            [(s, out), _] = c.run(tern[prog], 2, timeout=600)
+                            if hotpotato(out) is not None:
+                                v.append(hotpotato(out))
+                        if v:
+                            rows.append(("tern-2", f"{prog} ({a.tern_rtt_loops} loops)", "-",
+                                         "us catch-to-toss", statistics.median(v), len(v)))
             finally:
                 c.close()
             quiet = [tern_noise(False) for _ in range(a.reps)]
