@@ -299,6 +299,27 @@ def test_lost_node_ends_job():
 
 
 @pytest.mark.slow
+def test_sigterm_while_loading_ends_yod_at_once():
+    """A node that takes the job but never reports it loaded (here: its
+    QEMU stopped, so the descriptor is never acknowledged and yod would
+    wait for the library to give up on it) must not hold yod: SIGTERM ends
+    the load at once, as ^C does.  Before the fix yod went on waiting."""
+    with up("y", "-n", "1", "--boot", "direct") as name:
+        pid = int(subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/node1.log"],
+                                 capture_output=True, text=True).stdout.split()[0])
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            p = yod_bg(name, "-sz", "1", RANKS)
+            time.sleep(1.5)
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=60)
+            assert p.returncode == 1, err
+            assert "yod: terminated while loading" in err, err
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+
+@pytest.mark.slow
 def test_dead_yod_frees_nodes():
     name = start("y", "-n", "2", "--boot", "direct")
     try:

@@ -218,8 +218,9 @@ int launch(void)
     double next_hb = now_s() + YOD_HEARTBEAT_S, deadline = Y.opt.timeout > 0 ?
                      Y.t_start + Y.opt.timeout : 0;
     while (count_state(R_LOADING) > 0 && !count_state(R_FAILED_LOAD) && !count_state(R_LOST)) {
-        if (yod_interrupted) {
-            fprintf(stderr, "yod: interrupted while loading\n");
+        if (yod_interrupted || yod_terminated) {
+            fprintf(stderr, "yod: %s while loading\n",
+                    yod_interrupted ? "interrupted" : "terminated");
             return -1;
         }
         if (deadline && now_s() > deadline) {

@@ -417,7 +417,7 @@ static int run_job(void)
                 handle_event(&ev);
         }
         release();
-        return yod_interrupted ? 1 : 2;
+        return yod_interrupted || yod_terminated ? 1 : 2;
     }
     rc = monitor();
     signal(SIGTSTP, SIG_DFL);
