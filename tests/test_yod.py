@@ -317,6 +317,10 @@ def test_sigterm_while_loading_ends_yod_at_once():
             assert "yod: terminated while loading" in err, err
         finally:
             os.kill(pid, signal.SIGCONT)
+        # The node got the job late, hears no yod, drops it: free again.
+        assert wait_free(name, [1], secs=90) == [1]
+        r = yod(name, "-sz", "1", RANKS)
+        assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.slow
