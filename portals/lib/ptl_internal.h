@@ -225,6 +225,7 @@ struct ptl_peer {
     bool rx_valid;
     uint32_t rx_session, rx_prev_session, rcv_nxt;
     uint64_t sack;
+    uint8_t rx_echo;        /* xmit of the frame that moved rcv_nxt last */
     struct ptl_rxmsg cur;
     uint32_t ack_pending;
     uint64_t ack_due;
