@@ -264,11 +264,7 @@ def test_linux_one_process(name, linux_results):
 
 # Cases that fail now and then for a reason not yet understood: expected
 # to fail (not strict), and listed in portals/NOTES.md, never left out.
-INTERMITTENT = {
-    ("linux-2", "test_unlink_race"):
-        "intermittent hang under investigation (portals/NOTES.md): about 1 run in 4 both "
-        "ranks are still waiting at the job's timeout",
-}
+INTERMITTENT = {}
 
 
 def cases(mode):

@@ -41,7 +41,11 @@
  * 120     8   operand        CSWAP/MSWAP operand (little-endian bytes)
  * 128     8   mlength        manipulated length (ACK/REPLY)
  * 136     1   fail           ptl_ni_fail_t (ACK/REPLY)
- * 137     7   reserved, zero
+ * 137     1   xmit           which transmission of this frame (1 = first,
+ *                            255 = 255th or later; 0 = not counted)
+ * 138     1   ack_xmit       ACKV: xmit of the frame that moved `ack` to
+ *                            its value (0 = not known)
+ * 139     5   reserved, zero
  */
 #ifndef PTL_WIRE_H
 #define PTL_WIRE_H
@@ -87,6 +91,7 @@ struct ptl_wire_hdr {
     uint8_t ni_type, ack_req, atomic_op, atomic_type;
     uint64_t hdr_data, msg_id, operand, mlength;
     uint8_t fail;
+    uint8_t xmit, ack_xmit;
 };
 
 static inline void ptl_wput(uint8_t *p, uint64_t v, int n)
@@ -160,6 +165,8 @@ static inline void ptl_wire_encode(const struct ptl_wire_hdr *h, uint8_t *p)
     ptl_wput(p + 120, h->operand, 8);
     ptl_wput(p + 128, h->mlength, 8);
     p[136] = h->fail;
+    p[137] = h->xmit;
+    p[138] = h->ack_xmit;
 }
 
 static inline void ptl_wire_decode(const uint8_t *p, struct ptl_wire_hdr *h)
@@ -195,6 +202,8 @@ static inline void ptl_wire_decode(const uint8_t *p, struct ptl_wire_hdr *h)
     h->operand = ptl_wget(p + 120, 8);
     h->mlength = ptl_wget(p + 128, 8);
     h->fail = p[136];
+    h->xmit = p[137];
+    h->ack_xmit = p[138];
 }
 
 /* CRC32C (Castagnoli, reflected, init/xorout 0xffffffff); crc32c.c. */

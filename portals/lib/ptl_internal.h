@@ -212,8 +212,8 @@ struct ptl_peer {
      * a frame costs a few hundred bytes, not the 4 KiB of a window). */
     struct ptl_txfrag *win;
     struct ptl_txmsg *q_head, *q_tail;
-    /* Round-trip estimate (Jacobson/Karels) from frames acked without
-     * having been resent (Karn); srtt == 0: no sample yet. */
+    /* Round-trip estimate (Jacobson/Karels) from acks known to answer a
+     * frame's last transmission (Karn; reliable.c); srtt == 0: no sample yet. */
     uint64_t srtt, rttvar, rto;
     unsigned backoff;       /* timer expiries since the last clean sample */
     /* Latest send time of any frame acked so far: an unacked frame sent
@@ -225,6 +225,7 @@ struct ptl_peer {
     bool rx_valid;
     uint32_t rx_session, rx_prev_session, rcv_nxt;
     uint64_t sack;
+    uint8_t rx_echo;        /* xmit of the frame that moved rcv_nxt last */
     struct ptl_rxmsg cur;
     uint32_t ack_pending;
     uint64_t ack_due;

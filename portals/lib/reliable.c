@@ -8,13 +8,20 @@
  * from the acks (a frame sent clearly before one that has been acked is
  * lost, like TCP RACK; three pure acks that ack nothing new point at the
  * first hole) and resent at once, or by a per-frame timer whose timeout
- * follows the measured round trip (Jacobson/Karels srtt + 4 rttvar, samples
- * only from frames never resent - Karn), doubling on each expiry up to
- * rto_max.  A fixed timeout was wrong both ways: a window of jumbo frames
- * takes longer than 2 ms to drain on a busy node, so a lossless stream
- * resent most of its frames.  A frame unacknowledged for giveup_ns
- * makes the peer unreachable: its messages fail with PTL_NI_UNDELIVERABLE
- * and the stream restarts in a new session.  Because resends re-read the
+ * follows the measured round trip (Jacobson/Karels srtt + 4 rttvar),
+ * doubling on each expiry up to rto_max.  Every transmission carries its
+ * number (xmit) and every ack echoes that of the frame that moved it
+ * (ack_xmit), as TCP's timestamps do: round-trip samples come from acks
+ * known to answer a frame's last transmission (Karn: never from the others),
+ * and such an ack of a resend shows the frames sent before the resend lost.
+ * Without the echo, a stream whose every frame had to be resent (one loss,
+ * then each frame arriving behind the hole the previous one left: the
+ * receiver buffers nothing) never had a sample or a loss signal again and
+ * crawled at one timer of rto_max a frame.  A fixed timeout was wrong both
+ * ways: a window of jumbo frames takes longer than 2 ms to drain on a busy
+ * node, so a lossless stream resent most of its frames.  A frame
+ * unacknowledged for giveup_ns makes the peer unreachable: its messages
+ * fail with PTL_NI_UNDELIVERABLE and the stream restarts in a new session.  Because resends re-read the
  * user buffer, a message completes (SEND event) only when all of its frames
  * are acknowledged.
  *
@@ -91,6 +98,7 @@ static void fill_ack(struct ptl_peer *p, struct ptl_wire_hdr *h)
     h->flags |= PTL_WF_ACKV;
     h->ack_session = p->rx_session;
     h->ack = p->rcv_nxt;
+    h->ack_xmit = p->rx_echo;
     h->sack = p->sack;
     p->ack_pending = 0;
 }
@@ -117,10 +125,17 @@ static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *h,
         st->tx_host_busy++;
 }
 
+/* The number a transmission of f carries: 1 for the first. */
+static uint8_t xmit_of(const struct ptl_txfrag *f)
+{
+    return f->tries < 254 ? (uint8_t)(f->tries + 1) : 255;
+}
+
 static void send_frag(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
                       struct ptl_txfrag *f, bool resend)
 {
     struct ptl_wire_hdr h = f->m->h;
+    h.xmit = xmit_of(f);
     struct ptl_sg sg[MAX_SG + 1];
     h.flags = (uint16_t)(f->flags | PTL_WF_SEQ | (resend ? PTL_WF_ACKNOW : 0));
     h.session = p->tx_session;
@@ -273,21 +288,29 @@ static void rtt_sample(struct ptl_peer *p, uint64_t r)
     p->rto = rto;
 }
 
+/* Which transmission of a frame an ack answers, from its ack_xmit. */
+enum echo { ECHO_UNKNOWN, ECHO_LATEST, ECHO_EARLIER };
+
 /* Returns true if the frame was newly acknowledged.  *sample collects the
- * longest round trip of the never-resent frames this ack covers: the RTO
- * must outlast the slowest of them (a delayed ack covers a burst). */
+ * longest round trip of the frames this ack covers whose last transmission
+ * it answers (never resent, or told by the echo; Karn's rule for the
+ * rest): the RTO must outlast the slowest of them (a delayed ack covers a
+ * burst). */
 static bool frag_acked(struct ptl_ni *ni, struct ptl_peer *p,
-                       struct ptl_txfrag *f, uint64_t now, uint64_t *sample)
+                       struct ptl_txfrag *f, uint64_t now, uint64_t *sample,
+                       enum echo echo)
 {
     if (!f->live || f->acked)
         return false;
     f->acked = true;
     uint64_t rtt = now - f->sent_at;
-    if (!f->tries && rtt > *sample)
+    bool latest = !f->tries || echo == ECHO_LATEST;
+    if (latest && rtt > *sample)
         *sample = rtt;
-    /* An ack that comes sooner than half a round trip after a resend is
-     * for the original: it says nothing about later frames' fate. */
-    if ((!f->tries || (p->srtt && 2 * rtt >= p->srtt)) &&
+    /* Without an echo, an ack that comes sooner than half a round trip
+     * after a resend is taken for the original's: it says nothing about
+     * later frames' fate. */
+    if ((latest || (echo == ECHO_UNKNOWN && p->srtt && 2 * rtt >= p->srtt)) &&
         f->sent_at > p->rack_sent_at)
         p->rack_sent_at = f->sent_at;
     struct ptl_txmsg *m = f->m;
@@ -302,10 +325,10 @@ static bool frag_acked(struct ptl_ni *ni, struct ptl_peer *p,
 static void resend(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
                    struct ptl_txfrag *f, uint64_t now)
 {
+    f->tries++;
     send_frag(ni, p, seq, f, true);
     ptl_g.stats[ni->iface].tx_retransmits++;
     f->sent_at = now;
-    f->tries++;
 }
 
 /* Resend what the acks show lost, without waiting for the timer. */
@@ -346,8 +369,12 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
     uint64_t now = ptl_host_now_ns(), sample = 0;
     bool fresh = false;
     while (p->snd_una != h->ack) {
-        fresh |= frag_acked(ni, p, &p->win[p->snd_una % PTL_REL_WIN], now,
-                            &sample);
+        /* The echo is of the frame just below the ack (ptl_rel_rx). */
+        struct ptl_txfrag *f = &p->win[p->snd_una % PTL_REL_WIN];
+        enum echo e = ECHO_UNKNOWN;
+        if (p->snd_una + 1 == h->ack && h->ack_xmit && h->ack_xmit < 255)
+            e = h->ack_xmit == xmit_of(f) ? ECHO_LATEST : ECHO_EARLIER;
+        fresh |= frag_acked(ni, p, f, now, &sample, e);
         p->win[p->snd_una % PTL_REL_WIN].live = false;
         p->snd_una++;
     }
@@ -357,7 +384,7 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
         uint32_t seq = h->ack + 1 + i;
         if (seq - p->snd_una < p->snd_nxt - p->snd_una)
             fresh |= frag_acked(ni, p, &p->win[seq % PTL_REL_WIN], now,
-                                &sample);
+                                &sample, ECHO_UNKNOWN);
     }
     if (sample) {
         rtt_sample(p, sample);
@@ -600,6 +627,7 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         p->rx_valid = true;
         p->rcv_nxt = 0;
         p->sack = 0;
+        p->rx_echo = 0;
     }
     uint32_t d = h->seq - p->rcv_nxt;
     if (d >= 0x80000000u) {
@@ -613,12 +641,16 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
             return;
         }
         p->rcv_nxt++;
+        /* The ack's echo is of the frame just below it: this one, unless
+         * frames received earlier out of order follow it (not known). */
+        p->rx_echo = h->xmit;
         for (;;) {
             bool have = p->sack & 1;
             p->sack >>= 1;
             if (!have)
                 break;
             p->rcv_nxt++;
+            p->rx_echo = 0;
         }
         want_ack(ni, p, h->flags & PTL_WF_ACKNOW);
     } else if (d > 64) {

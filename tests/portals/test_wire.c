@@ -49,7 +49,7 @@ int main(void)
         .frag_len = 0xc1c2c3c4, .ni_type = 3, .ack_req = 2, .atomic_op = 11,
         .atomic_type = 9, .hdr_data = 0xd1d2d3d4d5d6d7d8ull,
         .msg_id = 0xe1e2e3e4e5e6e7e8ull, .operand = 0xf1f2f3f4f5f6f7f8ull,
-        .mlength = 0x0102030405060708ull, .fail = 4,
+        .mlength = 0x0102030405060708ull, .fail = 4, .xmit = 7, .ack_xmit = 5,
     };
     uint8_t b[PTL_WIRE_HDR_LEN];
     memset(b, 0xcc, sizeof(b));
@@ -69,8 +69,8 @@ int main(void)
     CHECK(b[100] == 3 && b[101] == 2 && b[102] == 11 && b[103] == 9);
     CHECK(at(b, 104, 8) == h.hdr_data && at(b, 112, 8) == h.msg_id);
     CHECK(at(b, 120, 8) == h.operand && at(b, 128, 8) == h.mlength);
-    CHECK(b[136] == 4);
-    for (int i = 137; i < PTL_WIRE_HDR_LEN; i++)
+    CHECK(b[136] == 4 && b[137] == 7 && b[138] == 5);
+    for (int i = 139; i < PTL_WIRE_HDR_LEN; i++)
         CHECK(b[i] == 0);
     struct ptl_wire_hdr d;
     memset(&d, 0, sizeof(d));
@@ -89,7 +89,8 @@ int main(void)
           d.ack_req == h.ack_req && d.atomic_op == h.atomic_op &&
           d.atomic_type == h.atomic_type && d.hdr_data == h.hdr_data &&
           d.msg_id == h.msg_id && d.operand == h.operand &&
-          d.mlength == h.mlength && d.fail == h.fail);
+          d.mlength == h.mlength && d.fail == h.fail &&
+          d.xmit == h.xmit && d.ack_xmit == h.ack_xmit);
 
     /* Frames the library sends carry a valid CRC over header + payload and
      * never exceed the interface's frame size. */
