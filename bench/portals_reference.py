@@ -6,6 +6,7 @@ scratch directory, and what the Linux progress thread costs a computing
 program.  Needs root.  One command:
 
     python3 bench/portals_reference.py [--reps 3] [--iters 256] [--rtt] [--tern]
+        [--linux-rtt-loops N] [--tern-rtt-loops N]
 
 - msgrate: P4msgrate -t 0 (LE + counting events) and -t 1 (ME + EQ), 8-byte
   messages, two Linux processes over a veth pair, with the progress thread
@@ -14,8 +15,8 @@ program.  Needs root.  One command:
 - noise: `ptlnode compute` times fixed work quanta for 4 s; mean quantum
   with the thread idle and while another process does put/get/atomic
   round trips with it, against no thread (the baseline), same run.
-- --rtt: ct_hotpotato and events_hotpotato (their loop count is fixed at
-  10^6 in the source: one run each, minutes).
+- --rtt: ct_hotpotato and events_hotpotato (their loop count is a #define,
+  10^6: minutes each; --linux-rtt-loops N sets it in the scratch copy).
 - --tern: P4msgrate and (with --rtt) ct_hotpotato/events_hotpotato, their
   round trips lowered to --tern-rtt-loops in the scratch copy (10^6 would
   take hours under TCG), between two Tern nodes (qemu/cluster, TCG), and the
@@ -105,13 +106,16 @@ def main():
     ap.add_argument("--rtt", action="store_true")
     ap.add_argument("--tern", action="store_true")
     ap.add_argument("--tern-rtt-loops", type=int, default=10000)
+    ap.add_argument("--linux-rtt-loops", type=int, default=None,
+                    help="round trips of the Linux rtt runs (default: the source's 10^6)")
     a = ap.parse_args()
     if ptlref.third_party() is None:
         sys.exit("no ../shared/third-party/portals4-tests (PORTALS4_TESTS overrides)")
     print("load before:", open("/proc/loadavg").read().strip())
     rows = []
     with tempfile.TemporaryDirectory() as d:
-        lin = ptlref.build("linux", os.path.join(d, "linux"), bench=True)
+        lin = ptlref.build("linux", os.path.join(d, "linux"), bench=True,
+                           rtt_loops=a.linux_rtt_loops)
         pair = ptlref.LinuxPair()
         try:
             for t in ("0", "1"):
@@ -139,8 +143,9 @@ def main():
                 for prog in ("ct_hotpotato", "events_hotpotato"):
                     for name, env in (("thread", {}), ("no-thread", OFF)):
                         r = pair.run(lin[prog], 2, timeout=600, env=env)
-                        rows.append(("linux-2", prog, name, "us catch-to-toss",
-                                     hotpotato(r[0][1]), 1))
+                        loops = a.linux_rtt_loops or 1000000
+                        rows.append(("linux-2", f"{prog} ({loops} loops)", name,
+                                     "us catch-to-toss", hotpotato(r[0][1]), 1))
         finally:
             pair.close()
         if a.tern:
