@@ -280,11 +280,27 @@ class TernCluster:
             self.close()
             raise RuntimeError("cluster up failed:\n" + r.stdout + r.stderr)
 
-    def _yod(self, exe, size, nodes, env, timeout, args=()):
+    def _yod(self, exe, size, nodes, env, timeout, args=(), opts=()):
         pre = ["env", *(f"{k}={v}" for k, v in (env or {}).items())]
-        return spawn([self.cluster, "--name", self.name, "exec", *pre, "yod", "-timeout",
-                      str(int(timeout)), "-sz", str(size), "-list", nodes, exe, *args],
-                     dict(os.environ))
+        return spawn([self.cluster, "--name", self.name, "exec", *pre, "yod", *opts,
+                      "-timeout", str(int(timeout)), "-sz", str(size), "-list", nodes, exe,
+                      *args], dict(os.environ))
+
+    @staticmethod
+    def _job_id(p, secs=120):
+        """The job id `yod -v` (p) says it was given, once it says it; None
+        if it ended first (no nodes, load refused)."""
+        import time
+        end = time.monotonic() + secs
+        while time.monotonic() < end:
+            p.output.seek(0)
+            m = re.search(rb"yod: job (\d+): \d+ nodes allocated", p.output.read())
+            if m:
+                return int(m.group(1))
+            if p.poll() is not None:
+                return None
+            time.sleep(0.02)
+        return None
 
     BUSY = "cannot have the nodes"   # the previous job's node is not free yet
     BUSY_WAIT_S = 120                # a node cleans up after a killed job (TCG, load)
@@ -312,11 +328,20 @@ class TernCluster:
         end = time.monotonic() + self.BUSY_WAIT_S
         while True:
             job = {"REFTEST_SIZE": "2", "REFTEST_MAP": f"0:{pid},{node}:16", **(env or {})}
-            tern = self._yod(exe_tern, 1, str(node), dict(job, REFTEST_RANK="1"), timeout)
-            lin = spawn(["ip", "netns", "exec", f"tern-{self.name}", exe_linux],
-                        dict(os.environ, TERN_IFACE="svc0", TERN_NID="0", TERN_PID=str(pid),
-                             REFTEST_RANK="0", **job))
-            (lrc, lout), (yrc, yout) = wait_ranks([lin, tern], timeout + 60)
+            tern = self._yod(exe_tern, 1, str(node), dict(job, REFTEST_RANK="1"), timeout,
+                             opts=["-v"])
+            # The node takes frames only of its job (docs/security.md): the
+            # Linux rank carries the job's id, known once yod has the node.
+            jid = self._job_id(tern)
+            if jid is None:
+                [(yrc, yout)] = wait_ranks([tern], timeout + 60)
+                (lrc, lout) = (None, "the Linux rank was not started: yod has no job\n")
+            else:
+                lin = spawn(["ip", "netns", "exec", f"tern-{self.name}", exe_linux],
+                            dict(os.environ, TERN_IFACE="svc0", TERN_NID="0",
+                                 TERN_PID=str(pid), TERN_JID=str(jid), REFTEST_RANK="0",
+                                 **job))
+                (lrc, lout), (yrc, yout) = wait_ranks([lin, tern], timeout + 60)
             if self.BUSY not in yout or time.monotonic() > end:
                 break
             time.sleep(0.2)

@@ -298,6 +298,19 @@ def test_lost_node_ends_job():
         down(name)
 
 
+def test_verbose_names_the_job_before_it_loads(c4):
+    """yod -v says the job id as soon as the nodes are allocated (a Linux
+    process joining the job needs it for its frames: tests/ptlref.py), the
+    same id as in its closing timings."""
+    r = yod(c4, "-v", "-sz", "1", RANKS)
+    assert r.returncode == 0, r.stderr
+    first = re.search(r"yod: job (\d+): 1 nodes allocated", r.stderr)
+    last = re.search(r"yod: job (\d+): 1 ranks loaded in", r.stderr)
+    assert first and last, r.stderr
+    assert first.group(1) == last.group(1)
+    assert r.stderr.index(first.group(0)) < r.stderr.index(last.group(0))
+
+
 @pytest.mark.slow
 def test_sigterm_while_loading_ends_yod_at_once():
     """A node that takes the job but never reports it loaded (here: its

@@ -39,7 +39,8 @@ static const char usage_text[] =
     "  -timeout SECONDS kill the job after this long\n"
     "  -label           prefix every output line with [rank]\n"
     "  -quiet           no messages from yod itself, only the exit status\n"
-    "  -v               timings of the load and the run on stderr\n"
+    "  -v               on stderr: the job id once the nodes are allocated, and\n"
+    "                   timings of the load and the run\n"
     "  -fanout K        load tree fan-out (default 2)\n"
     "  -F loadfile      one job of several programs: lines '-sz N [-list L] program args'\n"
     "  -show            list the nodes and the jobs on them\n"
@@ -295,6 +296,10 @@ static int allocate(void)
     memcpy(Y.job_key, rep.key, sizeof Y.job_key);
     for (int r = 0; r < Y.size; r++)
         Y.ranks[r].nid = rep.u.nids[r];
+    /* Before the load: a program outside the job (a Linux process that
+     * joins it, stamped with this id) can start now. */
+    if (Y.opt.verbose)
+        fprintf(stderr, "yod: job %u: %d nodes allocated\n", Y.job, Y.size);
     return 0;
 }
 
