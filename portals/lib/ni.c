@@ -64,10 +64,14 @@ int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out)
     return 0;
 }
 
-static int clamp(int want, int dflt, int max)
+/* modest: a request above the default gets the default (the retry after
+ * the asked-for tables did not fit: see PtlNIInit). */
+static int clamp(int want, int dflt, int max, bool modest)
 {
     if (want <= 0)
         return dflt;
+    if (modest && dflt < max)
+        max = dflt;
     return want > max ? max : want;
 }
 
@@ -80,23 +84,23 @@ static ptl_size_t size_limit(ptl_size_t want, ptl_size_t can)
     return want < 8 ? 8 : want;
 }
 
-static void set_limits(struct ptl_ni *ni, const ptl_ni_limits_t *d)
+static void set_limits(struct ptl_ni *ni, const ptl_ni_limits_t *d, bool modest)
 {
     ptl_ni_limits_t z;
     memset(&z, 0, sizeof(z));
     if (!d)
         d = &z;
     ptl_ni_limits_t *l = &ni->lim;
-    l->max_entries = clamp(d->max_entries, 2048, PTL_HIDX_MAX - 1);
-    l->max_unexpected_headers = clamp(d->max_unexpected_headers, 2048, 1 << 20);
-    l->max_mds = clamp(d->max_mds, 1024, PTL_HIDX_MAX - 1);
-    l->max_cts = clamp(d->max_cts, 512, PTL_HIDX_MAX - 1);
-    l->max_eqs = clamp(d->max_eqs, 64, PTL_HIDX_MAX - 1);
-    l->max_pt_index = clamp(d->max_pt_index, 63, 255);
-    l->max_iovecs = clamp(d->max_iovecs, 256, 1 << 16);
+    l->max_entries = clamp(d->max_entries, 2048, PTL_HIDX_MAX - 1, modest);
+    l->max_unexpected_headers = clamp(d->max_unexpected_headers, 2048, 1 << 20, modest);
+    l->max_mds = clamp(d->max_mds, 1024, PTL_HIDX_MAX - 1, modest);
+    l->max_cts = clamp(d->max_cts, 512, PTL_HIDX_MAX - 1, modest);
+    l->max_eqs = clamp(d->max_eqs, 64, PTL_HIDX_MAX - 1, modest);
+    l->max_pt_index = clamp(d->max_pt_index, 63, 255, modest);
+    l->max_iovecs = clamp(d->max_iovecs, 256, 1 << 16, modest);
     /* A list cannot hold more entries than the NI has. */
-    l->max_list_size = clamp(d->max_list_size, l->max_entries, l->max_entries);
-    l->max_triggered_ops = clamp(d->max_triggered_ops, 1024, 1 << 20);
+    l->max_list_size = clamp(d->max_list_size, l->max_entries, l->max_entries, modest);
+    l->max_triggered_ops = clamp(d->max_triggered_ops, 1024, 1 << 20, modest);
     l->max_msg_size = (ptl_size_t)1 << 30;
     if (d->max_msg_size && d->max_msg_size < l->max_msg_size)
         l->max_msg_size = d->max_msg_size;
@@ -216,27 +220,35 @@ int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
         for (unsigned k = iface * 4; k < iface * 4 + 4; k++)
             if (ptl_g.nis[k].in_use && ptl_g.nis[k].id.phys.pid != pid)
                 API_RETURN(PTL_PID_IN_USE);
-        uint8_t gen = ni->gen;
-        memset(ni, 0, sizeof(*ni));
-        ni->gen = (uint8_t)(gen + 1);
-        ni->idx = idx;
-        ni->iface = iface;
-        ni->options = options;
-        ni->wni = (m ? PTL_WNI_MATCHING : 0) | (lg ? PTL_WNI_LOGICAL : 0);
-        ni->id.phys.nid = info.nid;
-        ni->id.phys.pid = pid;
-        ni->rank = PTL_RANK_ANY;
-        ni->uid = info.uid;
-        ni->jid = info.jid;
-        ni->frame_max = info.frame_max;
-        set_limits(ni, desired);
-        ni->in_use = true;
-        ni->refs = 1;
-        int rc = ni_alloc_tables(ni);
-        if (rc != PTL_OK) {
-            ni_release(ni);
-            API_RETURN(rc);
+        /* Desired limits are a wish (spec 3.6.1: `actual` says what was
+         * given): tables that do not fit as asked (a node's kernel heap is
+         * a few MiB; a program that leaves fields uninitialised asks for
+         * anything) are tried once more with every request above the
+         * default brought down to it. */
+        int rc = PTL_NO_SPACE;
+        for (int modest = 0; modest < 2 && rc == PTL_NO_SPACE; modest++) {
+            uint8_t gen = ni->gen;
+            memset(ni, 0, sizeof(*ni));
+            ni->gen = (uint8_t)(gen + 1);
+            ni->idx = idx;
+            ni->iface = iface;
+            ni->options = options;
+            ni->wni = (m ? PTL_WNI_MATCHING : 0) | (lg ? PTL_WNI_LOGICAL : 0);
+            ni->id.phys.nid = info.nid;
+            ni->id.phys.pid = pid;
+            ni->rank = PTL_RANK_ANY;
+            ni->uid = info.uid;
+            ni->jid = info.jid;
+            ni->frame_max = info.frame_max;
+            set_limits(ni, desired, modest);
+            ni->in_use = true;
+            ni->refs = 1;
+            rc = ni_alloc_tables(ni);
+            if (rc != PTL_OK)
+                ni_release(ni);
         }
+        if (rc != PTL_OK)
+            API_RETURN(rc);
     }
     if (actual)
         *actual = ni->lim;

@@ -94,7 +94,10 @@ void ptl_test_set_tap(ptl_test_tap_fn fn) { H.tap = fn; }
 void ptl_test_set_sg_tap(ptl_test_sg_fn fn) { H.sg_tap = fn; }
 unsigned long ptl_test_fpu_sections(void) { return H.fpu; }
 
-void *ptl_host_alloc(size_t n) { return malloc(n); }
+/* 0: no limit; else no single allocation above it (a node's small heap). */
+static size_t alloc_max;
+void ptl_test_alloc_max(size_t bytes) { alloc_max = bytes; }
+void *ptl_host_alloc(size_t n) { return alloc_max && n > alloc_max ? NULL : malloc(n); }
 void ptl_host_free(void *p) { free(p); }
 uint64_t ptl_host_now_ns(void) { return H.now; }
 

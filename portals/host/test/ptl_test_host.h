@@ -38,6 +38,9 @@ struct ptl_test_wire_stats {
 /* Set up n interfaces (nodes) with the given frame size (e.g. 1500). */
 void ptl_test_host_init(unsigned n_ifaces, uint32_t frame_max);
 void ptl_test_wire_config(const struct ptl_test_wire *w);
+/* Allocations above `bytes` fail (0: no limit), as on a node whose kernel
+ * heap is a few MiB. */
+void ptl_test_alloc_max(size_t bytes);
 /* A slow receiver: node `iface` takes ns_per_frame to take in each frame,
  * one after the other in arrival order (a frame the library drops as a
  * known copy before its checksum: a 32nd of that), and at most `queue`
