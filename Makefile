@@ -39,8 +39,7 @@ test:
 	$(MAKE) all
 	python3 -m pytest -q tests
 
-# Also the parts marked run_slow (tests/conftest.py), e.g. the Portals reference
-# programs on Tern nodes.
+# Also the parts marked run_slow (tests/conftest.py; none today).
 test-slow:
 	@tools/install-deps
 	$(MAKE) all
