@@ -4,8 +4,8 @@
  * in its own waits (a program blocked in a Portals wait or a sleep included),
  * in a once-a-second timer tick while the program computes, and when a frame
  * arrives while it computes (the NIC's interrupt, netdev_user_rx): Portals
- * traffic aimed at a computing program is answered at once (spec 2.3:
- * progress without the target calling the library). */
+ * traffic aimed at a computing program is answered at once, without the
+ * program calling the library (the reference tests rely on it). */
 #include "cpu.h"
 #include "job.h"
 #include "netdev.h"
