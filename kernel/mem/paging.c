@@ -192,5 +192,11 @@ void user_unmap_all(void)
         kpage_free(pdpt);
         boot_pml4[slot] = 0;
     }
-    write_cr3(read_cr3());
+    /* Every CPU: one that ran a thread of this job still holds its
+     * translations (and the freed tables in its paging caches); the next
+     * job's memory must not be reached through them. */
+    if (smp_ncpus() > 1)
+        tlb_shootdown(0, ~0ULL);
+    else
+        write_cr3(read_cr3());
 }
