@@ -150,6 +150,28 @@ static void syscall_init(void)
     wrmsr(MSR_SFMASK, (1 << 9) | (1 << 8) | (1 << 10) | (1 << 18) | (1 << 14));
 }
 
+bool cpu_use_xsave(void) { return cpu.xcr0 && !cpu.ring0_emulated; }
+
+void fpu_save_area(void *area)
+{
+    if (cpu_use_xsave()) {
+        memset((uint8_t *)area + 512, 0, 64);  /* XSAVE header must start clean */
+        __asm__ volatile("xsave (%0)" ::"r"(area), "a"((uint32_t)cpu.xcr0),
+                         "d"((uint32_t)(cpu.xcr0 >> 32)) : "memory");
+    } else {
+        __asm__ volatile("fxsave (%0)" ::"r"(area) : "memory");
+    }
+}
+
+void fpu_load_area(const void *area)
+{
+    if (cpu_use_xsave())
+        __asm__ volatile("xrstor (%0)" ::"r"(area), "a"((uint32_t)cpu.xcr0),
+                         "d"((uint32_t)(cpu.xcr0 >> 32)) : "memory");
+    else
+        __asm__ volatile("fxrstor (%0)" ::"r"(area) : "memory");
+}
+
 void cpu_set_kernel_stack(uint64_t top)
 {
     struct percpu *c = this_cpu();

@@ -15,6 +15,7 @@
 #include "random.h"
 #include "serial.h"
 #include "smp.h"
+#include "thread.h"
 #include "time.h"
 
 static char module_words[CMDLINE_MAX];
@@ -26,7 +27,12 @@ static char *argv[MAX_ARGS];
 static void program_rx(struct regs *r)
 {
     (void)r;
+    bool locked = threads_many();     /* the library's other callers hold it */
+    if (locked && !serial_trylock())
+        return;
     knode_answer();
+    if (locked)
+        serial_unlock();
 }
 
 void kmain(uint32_t magic, uint64_t info_phys)
@@ -47,6 +53,7 @@ void kmain(uint32_t magic, uint64_t info_phys)
     netdev_init();
     kmem_init(netdev_present());
     smp_init();
+    threads_init();
     ptl_kernel_init();
 
     uint64_t region = app_region.end - app_region.start;

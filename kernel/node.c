@@ -7,9 +7,27 @@
 #include "serial.h"
 #include "signal.h"
 #include "smp.h"
+#include "thread.h"
 #include "x86.h"
 
 static const struct node_owner *owner;
+
+/* An end begun on a CPU other than CPU 0 goes on there (thread.h). */
+struct end_args {
+    bool fault;
+    enum end_kind kind;
+    int code;
+    const char *report;
+    uint64_t len;
+};
+
+static void end_rest(void *arg)
+{
+    const struct end_args *a = arg;
+    if (a->fault)
+        program_fault(a->report, a->len, a->code);
+    node_end(a->kind, a->code);
+}
 
 void node_set_owner(const struct node_owner *o) { owner = o; }
 
@@ -23,6 +41,10 @@ void node_end(enum end_kind kind, int code)
 {
     static const uint8_t qemu_code[] = {
         [END_EXIT] = 0, [END_SIGNAL] = 1, [END_PANIC] = 2, [END_LOAD_ERROR] = 3};
+    if (kind != END_PANIC) {
+        struct end_args a = {false, kind, code, NULL, 0};
+        threads_end_begin(end_rest, &a);
+    }
     if (owner && kind != END_PANIC)
         owner->end(kind, code, NULL);  /* the node goes on serving jobs */
     if (kind == END_PANIC)
@@ -78,6 +100,8 @@ void program_killed(int sig, const char *fmt, ...)
 
 void program_fault(const char *report, uint64_t len, int sig)
 {
+    struct end_args a = {true, END_SIGNAL, sig, report, len};
+    threads_end_begin(end_rest, &a);
     hostlink_send(HL_REPORT, report, (uint32_t)len);
     if (owner)
         owner->fault(report, len);

@@ -7,6 +7,7 @@
 #include "process.h"
 #include "random.h"
 #include "reserve.h"
+#include "thread.h"
 
 struct process proc;
 
@@ -74,6 +75,7 @@ void process_setup(char **argv, int argc, char **envp, int envc)
 {
     memory_setup();
     proc.pid = 1;
+    threads_start(proc.pid);
     /* The command name Linux shows (prctl PR_GET_NAME): the file's base
      * name, 15 bytes at most. */
     const char *base = proc.name ? proc.name : "";

@@ -118,6 +118,9 @@ void smp_send_ipi_others(uint8_t vector)
 
 void cpu_wake(unsigned cpu) { smp_send_ipi(cpu, IPI_WAKE_VECTOR); }
 
+static void (*volatile idle_hook)(void);
+void smp_set_idle_hook(void (*fn)(void)) { idle_hook = fn; }
+
 void smp_stop_others(void) { smp_send_ipi_others(IPI_STOP_VECTOR); }
 
 /* Takes t's call slot and posts fn there; returns the call's number.
@@ -568,6 +571,9 @@ void smp_ap_main(struct percpu *c)
     lapic_init_ap();
     __atomic_store_n(&c->state, CPU_ONLINE, __ATOMIC_RELEASE);
     tsc_answer();
-    for (;;)
+    for (;;) {
+        if (idle_hook)
+            idle_hook();
         cpu_halt_until(UINT64_MAX);
+    }
 }

@@ -1,6 +1,7 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "lapic.h"
+#include "percpu.h"
 #include "time.h"
 #include "wait.h"
 #include "x86.h"
@@ -70,18 +71,36 @@ static void disarm(void)
 static void (*alarm_fn)(struct regs *);
 static uint64_t alarm_at;
 
-/* The program's next deadline while it runs: its tick or its alarm. */
+static uint64_t (*halt_hook)(uint64_t deadline);
+static void (*slice_fn)(struct regs *);
+
+void time_set_halt_hook(uint64_t (*fn)(uint64_t)) { halt_hook = fn; }
+void time_set_slice_hook(void (*fn)(struct regs *)) { slice_fn = fn; }
+
+/* This CPU's next deadline while the program runs: on CPU 0 its tick and
+ * its alarm, on any CPU the end of a shared core's time slice (thread.c). */
 static void arm_for_user(void)
 {
     uint64_t at = UINT64_MAX;
-    if (user_tick_fn)
-        at = user_tick_next;
-    if (alarm_fn && alarm_at < at)
-        at = alarm_at;
+    struct percpu *c = this_cpu();
+    if (c->index == 0) {
+        if (user_tick_fn)
+            at = user_tick_next;
+        if (alarm_fn && alarm_at < at)
+            at = alarm_at;
+    }
+    if (c->slice_end && c->slice_end < at)
+        at = c->slice_end;
     if (at != UINT64_MAX)
         arm_one_shot(at);
     else if (lapic_regs)
         disarm();
+}
+
+void time_arm_user(void)
+{
+    if (lapic_regs && lapic_mult)
+        arm_for_user();
 }
 
 /* The alarm, once it is due; r: the interrupted program, or NULL. */
@@ -101,14 +120,18 @@ static void lapic_timer_irq(struct regs *r)
 {
     lapic_write(LAPIC_EOI, 0);
     bool user = (r->cs & 3) == 3;
-    alarm_check(user ? r : NULL);
+    struct percpu *c = this_cpu();
+    if (c->index == 0)
+        alarm_check(user ? r : NULL);
     if (!user)
         return;                      /* a kernel wait: time_halt_until re-arms */
     uint64_t now = time_monotonic_ns();
-    if (user_tick_fn && now >= user_tick_next) {
+    if (c->index == 0 && user_tick_fn && now >= user_tick_next) {
         user_tick_next = now + user_tick_period;
         user_tick_fn(r);
     }
+    if (c->slice_end && time_monotonic_ns() >= c->slice_end && slice_fn)
+        slice_fn(r);                 /* may run another thread before returning */
     arm_for_user();
 }
 
@@ -185,12 +208,21 @@ uint32_t time_lapic_count(uint64_t ns)
 }
 
 /* One halt, ended by any interrupt or, at the latest, by the local-APIC
- * timer at deadline.  Close to the deadline it only spins once. */
+ * timer at deadline.  Close to the deadline it only spins once.  Another
+ * thread of this core may run instead (the halt hook); either way the
+ * caller looks again when this returns. */
 void time_halt_until(uint64_t deadline)
 {
-    alarm_check(NULL);
-    if (alarm_fn && alarm_at < deadline)
-        deadline = alarm_at;         /* the program's alarm rings on time */
+    bool cpu0 = this_cpu()->index == 0;
+    if (cpu0) {
+        alarm_check(NULL);
+        if (alarm_fn && alarm_at < deadline)
+            deadline = alarm_at;     /* the program's alarm rings on time */
+    }
+    if (halt_hook && !(deadline = halt_hook(deadline))) {
+        arm_for_user();              /* switched out and back */
+        return;
+    }
     uint64_t now = time_monotonic_ns();
     if (now >= deadline)
         return;
@@ -207,7 +239,7 @@ void time_halt_until(uint64_t deadline)
     lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
     lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
     __asm__ volatile("sti; hlt; cli" ::: "memory");
-    if (user_tick_fn) {
+    if (cpu0 && user_tick_fn) {
         /* Back to the program's tick; the kernel's own waits do the tick's
          * work themselves, so a tick missed while halted is not owed. */
         uint64_t t = time_monotonic_ns();

@@ -11,6 +11,7 @@
 #include "signal.h"
 #include "smp.h"
 #include "syscall.h"
+#include "thread.h"
 #include "uaccess.h"
 #include "x86.h"
 
@@ -82,7 +83,11 @@ static void build_report(struct report *r, const struct regs *f, bool user)
     uint64_t cr2 = read_cr2();
     const char *name = f->vector < 32 && exception_names[f->vector] ? exception_names[f->vector]
                                                                     : "interrupt";
-    if (user)
+    struct thread *t = thread_current();
+    if (user && t && threads_alive() > 1)
+        rep(r, "*** application fault in %s (thread %u, on CPU %u): ", proc.name ? proc.name : "?",
+            t->tid, this_cpu()->index);
+    else if (user)
         rep(r, "*** application fault in %s: ", proc.name ? proc.name : "?");
     else
         rep(r, "*** kernel panic: ");
@@ -127,7 +132,8 @@ void trap_handler(struct regs *f)
         syscall_dispatch(f);
         return;
     }
-    static struct report r;
+    /* On this CPU's stack: threads on two CPUs may fault at once. */
+    struct report r;
     r.len = 0;
     build_report(&r, f, user);
     /* Log line by line so each gets the "tern: " prefix. */

@@ -1,4 +1,7 @@
-/* The wait hook (wait.h): one per CPU, and there is one CPU. */
+/* The wait hook (wait.h).  The work it does (the job's) is process-wide:
+ * with several threads it runs under the serial lock (thread.h), in the
+ * wait of the thread that holds it or can take it; the others skip it. */
+#include "thread.h"
 #include "time.h"
 #include "wait.h"
 
@@ -18,6 +21,12 @@ uint64_t wait_bound(uint64_t deadline)
 
 void wait_serve(void)
 {
-    if (hook)
+    if (!hook)
+        return;
+    if (!threads_many() || serial_held()) {
         hook->serve();
+    } else if (serial_trylock()) {
+        hook->serve();                /* may end the job: no unlock then */
+        serial_unlock();
+    }
 }

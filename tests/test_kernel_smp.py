@@ -2,7 +2,8 @@
 ACPI MADT, starts them all and keeps them halted until needed; what they do
 for each other (calls, TLB shootdown, wake-ups, locks) is checked on the
 node itself with smptest=1.  A node whose MADT is missing or malformed runs
-on one CPU and says why.  Programs still run on CPU 0 only."""
+on one CPU and says why.  Threads on these cores: tests/test_threads.py
+(and a job's threaded ranks here)."""
 import os
 import re
 import struct
@@ -224,6 +225,22 @@ def test_cluster_nodes_report_their_cores(smp_cluster):
     # and jobs run on them
     r = cluster(smp_cluster, "exec", "yod", "-sz", "2", program("ranks-musl"), "hello")
     assert sorted(r.stdout.splitlines()) == ["rank 0 of 2 on nid 1", "rank 1 of 2 on nid 2"]
+
+
+def test_threaded_ranks_in_a_job(smp_cluster):
+    """Each rank's threads get their own cores; a fault in one thread ends
+    its rank with the thread named, and the node then runs the next job."""
+    r = cluster(smp_cluster, "exec", "yod", "-sz", "2", program("threads-glibc"), "sum", "2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines().count("2 threads: sum equals the serial sum") == 2, r.stdout
+    assert r.stdout.splitlines().count("cores: 0 1") == 2, r.stdout
+    r = cluster(smp_cluster, "exec", "yod", "-sz", "1", program("threads-glibc"), "fault",
+                check=False)
+    assert r.returncode != 0
+    assert "(thread 2, on CPU 1): page fault: write to NULL pointer" in r.stderr, r.stderr
+    r = cluster(smp_cluster, "exec", "yod", "-sz", "2", program("threads-musl"), "pingpong", "200")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["200 round trips between two threads"] * 2
 
 
 NODEDB = os.path.join(ROOT, "build", "bin", "tern-nodedb")

@@ -161,6 +161,41 @@ syscall_entry:
 	swapgs
 	iretq
 
+/* thread_switch(save_ksp, new_ksp, prev): saves the callee-saved registers
+ * and the stack pointer in *save_ksp, continues on new_ksp where that stack
+ * was switched out, and returns there with prev (the thread switched from,
+ * in RAX) so its new owner can mark it off the CPU (thread.c). */
+	.globl thread_switch
+thread_switch:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	movq %rsp, (%rdi)
+	movq %rsi, %rsp
+	movq %rdx, %rax
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret
+
+/* Where a new thread's first switch returns: RAX is the thread switched
+ * from, RSP points at the struct regs thread.c built from the parent's
+ * clone call; leave through them as a trap would. */
+	.globl thread_first
+thread_first:
+	movq %rax, %rdi
+	call thread_started
+	POP_GPRS
+	addq $16, %rsp
+	swapgs
+	iretq
+
 /* enter_user(rip, rsp): first entry into the application, all registers clean. */
 	.globl enter_user
 enter_user:

@@ -47,6 +47,12 @@ void cpu_init(void);           /* GDT, TSS, IDT, syscall MSRs, FPU/SSE/AVX */
 struct percpu;
 void cpu_init_ap(struct percpu *c, uint64_t double_fault_stack_top);
 void cpu_set_kernel_stack(uint64_t top);
+/* The vector registers' state, to or from a 64-byte aligned area of
+ * cpu.xsave_size bytes: xsave where the kernel may use it, else fxsave (the
+ * x87/SSE part).  fpu_load_area trusts the area (signal.c checks a user's). */
+bool cpu_use_xsave(void);
+void fpu_save_area(void *area);
+void fpu_load_area(const void *area);
 __attribute__((noreturn)) void enter_user(uint64_t rip, uint64_t rsp);
 void trap_handler(struct regs *r);
 void irq_set_handler(int vector, void (*fn)(struct regs *));

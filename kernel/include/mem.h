@@ -2,6 +2,7 @@
  * region, and the page tables that map them. */
 #ifndef TERN_MEM_H
 #define TERN_MEM_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PAGE_SIZE 4096ULL
@@ -32,6 +33,9 @@ void user_map(uint64_t va, uint64_t pa, uint64_t len);
 /* Removes the user mappings of [va, va+len) (page aligned); a 2 MiB page
  * partly inside is split into 4 KiB pages first.  Tables stay. */
 void user_unmap(uint64_t va, uint64_t len);
+/* Whether other CPUs run the program too (thread.c): changes are then
+ * flushed from every CPU's TLB. */
+void paging_set_shared(bool on);
 /* Removes every user mapping and frees the tables (a job has ended). */
 void user_unmap_all(void);
 

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "spinlock.h"
+struct regs;
+struct thread;
 
 struct __attribute__((packed)) tss {
     uint32_t reserved0;
@@ -53,6 +55,17 @@ struct percpu {
     uint64_t ipis;                 /* IPIs handled */
     uint64_t halts;                /* halts begun by cpu_halt_until */
     uint64_t stack_top;            /* this CPU's kernel stack */
+
+    /* The program's threads here (thread.c): the one running (NULL: idle),
+     * the context the idle loop runs in, how many threads the core holds,
+     * when the running one's time slice ends (0: no slice, one thread),
+     * and whether the core was stopped because the program is ending. */
+    struct regs *sys_regs;         /* the system call being handled (syscall.h) */
+    struct thread *current;
+    struct thread *idle;
+    volatile uint32_t nthreads;
+    uint64_t slice_end;
+    volatile bool parked;
 
     uint64_t gdt[9] __attribute__((aligned(16)));
     struct tss tss __attribute__((aligned(16)));

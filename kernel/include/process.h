@@ -38,7 +38,6 @@ struct process {
     uint64_t entry, phdr_va, phnum;
     uint64_t fs_base;
     uint64_t stack_start;          /* initial RSP */
-    uint64_t clear_child_tid;      /* set_tid_address */
     uint64_t robust_list;          /* set_robust_list */
     uint32_t pid;
     const char *name;              /* argv[0], for messages */

@@ -50,8 +50,6 @@ struct signal_state {
     struct k_sigaction act[NSIG + 1];
     uint64_t blocked;
     uint64_t pending;
-    uint64_t altstack_sp, altstack_size;
-    int altstack_flags;
     /* rt_sigsuspend: the mask to restore once a handler has run. */
     uint64_t saved_mask;
     bool has_saved_mask;

@@ -65,7 +65,10 @@ void tlb_shootdown(uint64_t va, uint64_t len);
  * the halt is not lost (sti;hlt takes it).  No tick: one one-shot timer, and
  * only with a deadline. */
 void cpu_halt_until(uint64_t deadline_ns);
-void cpu_wake(unsigned cpu);       /* ends cpu's halt */
+void cpu_wake(unsigned cpu);
+/* What an idle CPU other than CPU 0 does each time it wakes (thread.c:
+ * run a thread placed on it), before halting again. */
+void smp_set_idle_hook(void (*fn)(void));       /* ends cpu's halt */
 
 /* A panic: stop every other CPU (they halt with interrupts off). */
 void smp_stop_others(void);

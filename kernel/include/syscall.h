@@ -6,13 +6,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "cpu.h"
+#include "percpu.h"
 
 typedef uint64_t u64;
 #define SYSCALL(name) long sys_##name(u64 a0, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 #define UNUSED_ARGS(...) (void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5
 
-/* The registers of the system call being handled (for rt_sigreturn). */
-extern struct regs *syscall_regs;
+/* The registers of the system call this CPU handles (rt_sigreturn, clone). */
+#define syscall_regs (this_cpu()->sys_regs)
 
 /* A handler's answer for "interrupted by a signal: restart the call if the
  * handler has SA_RESTART, else EINTR" (sys/table.c acts on it). */
@@ -54,18 +55,23 @@ SYSCALL(mlockall);
 SYSCALL(clock_gettime); SYSCALL(clock_getres); SYSCALL(gettimeofday); SYSCALL(time);
 SYSCALL(nanosleep); SYSCALL(clock_nanosleep); SYSCALL(times); SYSCALL(getrusage);
 /* sys/proc.c */
-SYSCALL(exit); SYSCALL(exit_group); SYSCALL(getpid); SYSCALL(getppid); SYSCALL(getuid);
+SYSCALL(getpid); SYSCALL(getppid); SYSCALL(getuid);
 SYSCALL(getgid); SYSCALL(uname); SYSCALL(arch_prctl); SYSCALL(prlimit64); SYSCALL(getrlimit);
-SYSCALL(setrlimit); SYSCALL(sched_yield); SYSCALL(sched_getaffinity);
-SYSCALL(sched_setaffinity); SYSCALL(getcpu); SYSCALL(membarrier); SYSCALL(getrandom);
+SYSCALL(setrlimit); SYSCALL(membarrier); SYSCALL(getrandom);
 SYSCALL(success); SYSCALL(no_children);
 /* sys/ident.c */
 SYSCALL(getpgrp); SYSCALL(getpgid); SYSCALL(getsid); SYSCALL(setpgid); SYSCALL(setsid);
 SYSCALL(getgroups); SYSCALL(prctl); SYSCALL(personality); SYSCALL(getpriority);
 SYSCALL(setpriority);
 /* sys/futex.c */
-SYSCALL(futex); SYSCALL(set_tid_address); SYSCALL(set_robust_list); SYSCALL(get_robust_list);
+SYSCALL(futex); SYSCALL(set_robust_list); SYSCALL(get_robust_list);
 void futex_reset(void);
+/* Wakes up to n waiters on the word at uaddr (a thread's exit, thread.c). */
+long futex_wake_word(uint64_t uaddr, int n);
+/* sys/clone.c */
+SYSCALL(clone); SYSCALL(clone3); SYSCALL(exit); SYSCALL(exit_group); SYSCALL(gettid);
+SYSCALL(set_tid_address); SYSCALL(sched_yield); SYSCALL(sched_getaffinity);
+SYSCALL(sched_setaffinity); SYSCALL(getcpu);
 /* sys/itimer.c */
 SYSCALL(getitimer); SYSCALL(setitimer); SYSCALL(alarm);
 uint64_t itimer_next_ns(void);     /* when the first armed timer rings; 0: none */
@@ -77,6 +83,10 @@ SYSCALL(pause); SYSCALL(rt_sigsuspend); SYSCALL(rt_sigpending); SYSCALL(rt_sigti
  * one could end (no deadline, no timer, and no job whose yod may signal
  * when job_may_signal) ends the program instead: what names the wait. */
 long wait_until(uint64_t deadline, uint64_t also, bool job_may_signal, const char *what);
+/* The same, ending with 0 as soon as *done is set (a futex wake from
+ * another thread). */
+long wait_until_done(uint64_t deadline, uint64_t also, bool job_may_signal, const char *what,
+                     volatile bool *done);
 /* A timespec at va as a deadline in ns: now + it, or it (absolute);
  * va 0: WAIT_FOREVER.  0, -EFAULT or -EINVAL. */
 long timeout_from_user(uint64_t va, bool absolute, uint64_t now, uint64_t *deadline);

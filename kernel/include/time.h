@@ -20,6 +20,15 @@ uint32_t time_lapic_count(uint64_t ns);
 void time_sleep_until(uint64_t deadline_ns);
 /* Halts once: until any interrupt, or the deadline at the latest. */
 void time_halt_until(uint64_t deadline_ns);
+/* Set by the thread code (thread.c): hook(deadline) runs another thread of
+ * this core instead of halting (returns 0 once back) or gives the deadline
+ * to halt until; the slice hook runs when a shared core's time slice ends
+ * in user mode (this_cpu()->slice_end).  time_arm_user arms this CPU's
+ * timer for what it must ring while the program runs there. */
+void time_set_halt_hook(uint64_t (*hook)(uint64_t deadline_ns));
+struct regs;
+void time_set_slice_hook(void (*fn)(struct regs *));
+void time_arm_user(void);
 void time_mark_app_start(void);   /* sys/time.c: CPU-time clocks count from here */
 struct regs;
 /* Calls fn once per period while the program runs in user mode (NULL: off). */

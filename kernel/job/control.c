@@ -13,6 +13,7 @@
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "signal.h"
+#include "thread.h"
 #include "time.h"
 #include "wait.h"
 #include <tern/sha256.h>
@@ -163,10 +164,17 @@ void job_control_reset(void)
  * on the way back. */
 static void tick(struct regs *r)
 {
+    /* With several threads this is the serial lock's work: skipped while
+     * another thread holds it (its own waits serve the job meanwhile). */
+    bool locked = threads_many();
+    if (locked && !serial_trylock())
+        return;
     knode_answer();
     job_service_from_wait();
     if (proc.sig.pending & ~proc.sig.blocked)
         signal_deliver(r);
+    if (locked)
+        serial_unlock();
 }
 
 /* In every kernel wait while the job is active (wait.h): what has arrived

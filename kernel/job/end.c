@@ -11,6 +11,7 @@
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "syscall.h"
+#include "thread.h"
 #include "time.h"
 #include <tern/yod_proto.h>
 
@@ -62,6 +63,7 @@ static uint64_t reset_node(void)
     files_reset();
     itimer_reset();                   /* no alarm of this program rings in the next */
     futex_reset();
+    threads_reset();
     job_control_reset();
     /* In slices, answering the network in between: on a busy host zeroing
      * a large region takes long enough for the allocator to think a silent
@@ -77,9 +79,23 @@ static uint64_t reset_node(void)
     return cleared;
 }
 
+struct end_args {
+    enum end_kind kind;
+    int code;
+    const char *why;
+};
+
+static void end_rest(void *arg)
+{
+    const struct end_args *a = arg;
+    job_end(a->kind, a->code, a->why);
+}
+
 void job_end(enum end_kind kind, int code, const char *why)
 {
     static bool ending;
+    struct end_args a = {kind, code, why};
+    threads_end_begin(end_rest, &a);   /* on CPU 0, the program's other threads stopped */
     if (!ending) {
         ending = true;
         job.ending = true;

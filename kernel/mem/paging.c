@@ -8,6 +8,7 @@
  * this one wrote. */
 #include "kernel.h"
 #include "mem.h"
+#include "smp.h"
 #include "x86.h"
 
 #define PTE_P  0x001ULL
@@ -39,6 +40,19 @@ static void harvest(uint64_t e, bool huge)
         mem_dirty_mark(e & PTE_ADDR & ~(huge ? HUGE_SIZE - 1 : 0), huge ? HUGE_SIZE : PAGE_SIZE);
 }
 
+/* Set while other CPUs run the program's threads: a change to the user
+ * half must leave their TLBs too. */
+static bool shared_user;
+void paging_set_shared(bool on) { shared_user = on; }
+
+static void flush_user(uint64_t va, uint64_t len)
+{
+    if (shared_user)
+        tlb_shootdown(va, len);
+    else
+        write_cr3(read_cr3());
+}
+
 void paging_init(void)
 {
     /* Drop the boot identity map: the lower half now belongs to the app. */
@@ -65,7 +79,7 @@ void user_map(uint64_t va, uint64_t pa, uint64_t len)
         va += PAGE_SIZE;
         pa += PAGE_SIZE;
     }
-    write_cr3(read_cr3());
+    flush_user(end - len, len);
 }
 
 /* The page-table entry for va at the level that maps it, or NULL; *huge:
@@ -147,7 +161,7 @@ void user_unmap(uint64_t va, uint64_t len)
     }
     for (uint64_t slot = start >> 39; slot <= (end - 1) >> 39 && slot < 256; slot++)
         reclaim(&boot_pml4[slot], 3, slot << 39, start, end);
-    write_cr3(read_cr3());
+    flush_user(start, end - start);
 }
 
 /* A job has ended: every user mapping goes, and the page-table pages go back
@@ -178,5 +192,11 @@ void user_unmap_all(void)
         kpage_free(pdpt);
         boot_pml4[slot] = 0;
     }
-    write_cr3(read_cr3());
+    /* Every CPU: one that ran a thread of this job still holds its
+     * translations (and the freed tables in its paging caches); the next
+     * job's memory must not be reached through them. */
+    if (smp_ncpus() > 1)
+        tlb_shootdown(0, ~0ULL);
+    else
+        write_cr3(read_cr3());
 }

@@ -13,7 +13,9 @@
 #include "ioapic.h"
 #include "mem.h"
 #include "netdev_impl.h"
+#include "percpu.h"
 #include "process.h"
+#include "smp.h"
 #include "time.h"
 #include "x86.h"
 
@@ -44,6 +46,9 @@ static void irq_give_up(const char *why)
 }
 
 static void (*user_rx_fn)(struct regs *);
+/* The CPU halted in netdev_wait, if any: the interrupt goes to CPU 0, and
+ * a thread waiting on another core must hear of the frame too. */
+static volatile int rx_waiter = -1;
 
 /* Receive interrupts off, or left on for the program's hook. */
 static void irq_rest(void)
@@ -74,6 +79,9 @@ static void netdev_irq(struct regs *r)
         irq_give_up("interrupt line shared with another device");
     }
     apic_eoi();
+    int w = rx_waiter;
+    if (ours && w >= 0 && (unsigned)w != this_cpu()->index)
+        cpu_wake((unsigned)w);
     /* Interrupts stay off in the handler: the hook cannot be re-entered,
      * and the program it interrupted holds no kernel lock. */
     if (ours && user_rx_fn && (r->cs & 3) == 3)
@@ -251,7 +259,9 @@ bool netdev_wait(uint64_t deadline)
             if (now + cap < wake)
                 wake = now + cap;
         }
+        rx_waiter = (int)this_cpu()->index;
         time_halt_until(wake);
+        rx_waiter = -1;
         irq_rest();
         if (nd->rx_pending(nd)) {
             if (irq_ours == seen && irq_state == IRQ_UNPROVEN && ++irq_missed >= 3)

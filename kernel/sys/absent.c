@@ -14,10 +14,10 @@ struct absent {
 };
 
 static const struct absent absent[] = {
-    {56, "clone", "one thread per node: no threads or processes yet"},
+    {56, "clone", "one process per node: a clone without CLONE_THREAD"},
+    {435, "clone3", "one process per node: a clone without CLONE_THREAD"},
     {57, "fork", "one process per node"},
     {58, "vfork", "one process per node"},
-    {435, "clone3", "one thread per node: no threads or processes yet"},
     {59, "execve", "the node runs the one program it was given"},
     {322, "execveat", "the node runs the one program it was given"},
     {22, "pipe", "pipes join processes; a node runs one"},

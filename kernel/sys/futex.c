@@ -1,22 +1,21 @@
-/* Futexes, and the thread-exit protocol that goes with them
- * (set_tid_address, the robust list).
+/* Futexes, and the robust list that goes with them.
  *
- * A node runs one thread today.  Every operation is implemented as Linux
- * defines it, over a wait queue that holds whoever waits: WAKE and REQUEUE
- * walk it, WAIT compares the word and, when it still holds the expected
- * value, blocks the caller on it.  With one thread no one else can ever
- * wake a waiter, so a WAIT ends by its timeout or a signal only - and one
- * with neither would wait for ever: sigwait.c ends that program with a
- * report (a deadlock) rather than hang the node.
- *
- * The seam for threads (the many-core work): block() is where a waiter
- * sleeps; with more than one thread it must also end when wake() sets
- * w->woken from another CPU (wait_until watching the waiter, and the queue
- * under a lock).  Keys are user addresses: one address space, so private
- * and shared futexes are the same. */
+ * Every operation is implemented as Linux defines it, over one wait queue
+ * of whoever waits, under a lock (threads on other cores wake and requeue
+ * at the same time): WAKE and REQUEUE walk it, WAIT compares the word under
+ * the same lock and, when it still holds the expected value, blocks the
+ * caller on it.  A wake marks the waiter and kicks its thread (thread.c:
+ * an IPI to its core, or its turn on a shared core).  With one thread no
+ * one else can ever wake a waiter, so a WAIT ends by its timeout or a
+ * signal only - and one with neither would wait for ever: sigwait.c ends
+ * that program with a report (a deadlock) rather than hang the node.  Keys
+ * are user addresses: one address space, so private and shared futexes are
+ * the same. */
 #include "kernel.h"
 #include "signal.h"
+#include "spinlock.h"
 #include "syscall.h"
+#include "thread.h"
 #include "time.h"
 #include "uaccess.h"
 
@@ -39,22 +38,19 @@
 #define FUTEX_BITSET_MATCH_ANY 0xFFFFFFFFu
 #define FUTEX_TID_MASK 0x3FFFFFFFu
 #define FUTEX_OWNER_DIED 0x40000000u
+#define FUTEX_WAITERS 0x80000000u
 
 /* ---- the wait queue --------------------------------------------------------- */
 
 struct futex_waiter {
     uint64_t key;                  /* the word's address */
     uint32_t bitset;
-    bool woken;
+    volatile bool woken;
+    struct thread *thread;
     struct futex_waiter *next;
 };
 static struct futex_waiter *queue;
-
-static void enqueue(struct futex_waiter *w)
-{
-    w->next = queue;
-    queue = w;
-}
+static spinlock_t queue_lock = SPINLOCK_INIT;
 
 static void dequeue(struct futex_waiter *w)
 {
@@ -69,39 +65,60 @@ static void dequeue(struct futex_waiter *w)
 static long wake(uint64_t key, uint32_t bits, int64_t n)
 {
     long woken = 0;
+    uint64_t f = spin_lock_irqsave(&queue_lock);
     for (struct futex_waiter **p = &queue; *p && woken < n;) {
         struct futex_waiter *w = *p;
         if (w->key == key && (w->bitset & bits)) {
-            w->woken = true;
             *p = w->next;
+            struct thread *t = w->thread;
+            __atomic_store_n(&w->woken, true, __ATOMIC_RELEASE);  /* w may go now */
+            if (t)
+                thread_kick(t);
             woken++;
         } else {
             p = &w->next;
         }
     }
+    spin_unlock_irqrestore(&queue_lock, f);
     return woken;
 }
+
+long futex_wake_word(uint64_t uaddr, int n) { return wake(uaddr, FUTEX_BITSET_MATCH_ANY, n); }
 
 /* Moves up to n waiters from key to key2: how many. */
 static long requeue(uint64_t key, uint64_t key2, int64_t n)
 {
     long moved = 0;
+    uint64_t f = spin_lock_irqsave(&queue_lock);
     for (struct futex_waiter *w = queue; w && moved < n; w = w->next)
         if (w->key == key) {
             w->key = key2;
             moved++;
         }
+    spin_unlock_irqrestore(&queue_lock, f);
     return moved;
 }
 
-/* Blocks the caller until woken (0), the deadline (-ETIMEDOUT) or a signal
- * (-EINTR).  One thread: nothing but the deadline or a signal can end it. */
-static long block(struct futex_waiter *w, uint64_t deadline)
+/* Blocks the caller on the word at uaddr if it still holds val (-EAGAIN
+ * if not), until woken (0), the deadline (-ETIMEDOUT) or a signal (-EINTR). */
+static long block(uint64_t uaddr, volatile uint32_t *word, uint32_t val, uint32_t bitset,
+                  uint64_t deadline)
 {
-    enqueue(w);
-    long r = wait_until(deadline, 0, false, "a futex wait");
-    dequeue(w);
-    return w->woken ? 0 : r;
+    struct futex_waiter me = {uaddr, bitset, false, thread_current(), NULL};
+    uint64_t f = spin_lock_irqsave(&queue_lock);
+    if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != val) {
+        spin_unlock_irqrestore(&queue_lock, f);
+        return -EAGAIN;
+    }
+    me.next = queue;
+    queue = &me;
+    spin_unlock_irqrestore(&queue_lock, f);
+    long r = wait_until_done(deadline, 0, false, "a futex wait", &me.woken);
+    f = spin_lock_irqsave(&queue_lock);
+    if (!me.woken)
+        dequeue(&me);
+    spin_unlock_irqrestore(&queue_lock, f);
+    return me.woken ? 0 : r;
 }
 
 void futex_reset(void) { queue = NULL; }   /* a job ended, maybe inside a wait */
@@ -139,10 +156,7 @@ static long wait_on(uint64_t uaddr, uint32_t val, uint64_t tsva, bool absolute, 
     volatile uint32_t *w = word(uaddr, &r);
     if (!w)
         return r;
-    if (__atomic_load_n(w, __ATOMIC_SEQ_CST) != val)
-        return -EAGAIN;
-    struct futex_waiter me = {uaddr, bitset, false, NULL};
-    return block(&me, deadline);
+    return block(uaddr, w, val, bitset, deadline);
 }
 
 /* FUTEX_WAKE_OP: *uaddr2 = old OP arg, atomically; true when old CMP cmparg. */
@@ -180,29 +194,54 @@ static long wake_op(uint64_t uaddr2, uint32_t encoded, bool *cond)
     return 0;
 }
 
-/* Priority-inheritance locks: the word holds the owner's thread id.  The
- * caller is the only thread, so a lock is free, its own, or owned by a
- * thread that does not exist. */
-static long lock_pi(volatile uint32_t *w)
+/* Priority-inheritance locks: the word holds the owner's thread id, and
+ * FUTEX_WAITERS while others wait.  A locker finding it owned by a live
+ * thread waits on the word and tries again once the owner unlocks (every
+ * core runs its own thread, so there is no priority to lend). */
+static uint32_t my_tid(void)
 {
+    struct thread *t = thread_current();
+    return t ? t->tid : proc.pid;
+}
+
+static long lock_pi(uint64_t uaddr, volatile uint32_t *w, bool try, uint64_t deadline)
+{
+    uint32_t me = my_tid();
     uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST);
     for (;;) {
-        if ((v & FUTEX_TID_MASK) == proc.pid)
+        uint32_t owner = v & FUTEX_TID_MASK;
+        if (owner == me)
             return -EDEADLK;
-        if (v & FUTEX_TID_MASK)
+        if (owner && !thread_by_tid(owner))
             return -ESRCH;
-        if (__atomic_compare_exchange_n(w, &v, proc.pid | (v & FUTEX_OWNER_DIED), false,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-            return 0;
+        if (!owner) {
+            if (__atomic_compare_exchange_n(w, &v, me | (v & (FUTEX_OWNER_DIED | FUTEX_WAITERS)),
+                                            false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+                return 0;
+            continue;
+        }
+        if (try)
+            return -EAGAIN;
+        if (!(v & FUTEX_WAITERS) &&
+            !__atomic_compare_exchange_n(w, &v, v | FUTEX_WAITERS, false, __ATOMIC_SEQ_CST,
+                                         __ATOMIC_SEQ_CST))
+            continue;
+        long r = block(uaddr, w, v | FUTEX_WAITERS, FUTEX_BITSET_MATCH_ANY, deadline);
+        if (r == -ETIMEDOUT || r == -EINTR)
+            return r;
+        v = __atomic_load_n(w, __ATOMIC_SEQ_CST);
     }
 }
 
-static long unlock_pi(volatile uint32_t *w)
+static long unlock_pi(uint64_t uaddr, volatile uint32_t *w)
 {
     uint32_t v = __atomic_load_n(w, __ATOMIC_SEQ_CST);
-    if ((v & FUTEX_TID_MASK) != proc.pid)
+    if ((v & FUTEX_TID_MASK) != my_tid())
         return -EPERM;
-    __atomic_store_n(w, 0, __ATOMIC_SEQ_CST);   /* no waiters to hand it to */
+    /* Free; a waiter (all are woken: they race for it) marks it again. */
+    __atomic_store_n(w, 0, __ATOMIC_SEQ_CST);
+    if (v & FUTEX_WAITERS)
+        wake(uaddr, FUTEX_BITSET_MATCH_ANY, INT32_MAX);
     return 0;
 }
 
@@ -264,7 +303,13 @@ SYSCALL(futex)
         volatile uint32_t *w = word(uaddr, &r);
         if (!w)
             return r;
-        return cmd == FUTEX_UNLOCK_PI ? unlock_pi(w) : lock_pi(w);
+        if (cmd == FUTEX_UNLOCK_PI)
+            return unlock_pi(uaddr, w);
+        uint64_t deadline = WAIT_FOREVER;
+        if (cmd != FUTEX_TRYLOCK_PI &&
+            (r = deadline_of(a3, true, cmd == FUTEX_LOCK_PI || realtime, &deadline)))
+            return r;
+        return lock_pi(uaddr, w, cmd == FUTEX_TRYLOCK_PI, deadline);
     }
     default:                                     /* FUTEX_FD went with Linux 2.6.26 */
         return -ENOSYS;
@@ -273,16 +318,9 @@ SYSCALL(futex)
 
 /* ---- thread exit ------------------------------------------------------------- */
 
-/* clear_child_tid and the robust list are what a thread's exit acts on for
- * the threads that remain; with one thread the process ends with it and no
- * one is left to see, so they are kept (and reported back) only. */
-SYSCALL(set_tid_address)
-{
-    UNUSED_ARGS();
-    proc.clear_child_tid = a0;
-    return proc.pid;
-}
-
+/* The robust list is kept (and reported back) only: a thread that dies
+ * holding a robust mutex ends the whole program here (a fault ends the
+ * rank), so no thread is ever left to see OWNER_DIED. */
 #define ROBUST_LIST_HEAD_SIZE 24
 
 SYSCALL(set_robust_list)

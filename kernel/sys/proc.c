@@ -9,17 +9,12 @@
 #include "uaccess.h"
 #include "x86.h"
 
-SYSCALL(exit) { UNUSED_ARGS(); node_end(END_EXIT, (int)(a0 & 0xFF)); }
-/* One thread: exit and exit_group are the same. */
-SYSCALL(exit_group) { UNUSED_ARGS(); node_end(END_EXIT, (int)(a0 & 0xFF)); }
-
 SYSCALL(getpid) { UNUSED_ARGS(); return proc.pid; }
 /* wait4, waitid: a node's program has no children to wait for. */
 SYSCALL(no_children) { UNUSED_ARGS(); return -ECHILD; }
 SYSCALL(getppid) { UNUSED_ARGS(); return 0; }
 SYSCALL(getuid) { UNUSED_ARGS(); return options.uid; }
 SYSCALL(getgid) { UNUSED_ARGS(); return options.gid; }
-SYSCALL(sched_yield) { UNUSED_ARGS(); return 0; }
 SYSCALL(success) { UNUSED_ARGS(); return 0; }
 
 SYSCALL(uname)
@@ -106,40 +101,6 @@ SYSCALL(prlimit64)
 
 SYSCALL(getrlimit) { UNUSED_ARGS(); return sys_prlimit64(0, a0, 0, a1, 0, 0); }
 SYSCALL(setrlimit) { UNUSED_ARGS(); return sys_prlimit64(0, a0, a1, 0, 0, 0); }
-
-SYSCALL(sched_getaffinity)
-{
-    UNUSED_ARGS();
-    if (a0 != 0 && a0 != proc.pid)
-        return -ESRCH;
-    if (a1 < 8 || (a1 & 7))
-        return -EINVAL;
-    uint64_t mask = 1;
-    return copy_to_user(a2, &mask, 8) ? -EFAULT : 8;
-}
-
-/* One CPU, number 0: a mask without it names no CPU the node has. */
-SYSCALL(sched_setaffinity)
-{
-    UNUSED_ARGS();
-    if (a0 != 0 && a0 != proc.pid)
-        return -ESRCH;
-    uint8_t first;
-    if (a1 == 0)
-        return -EINVAL;
-    if (copy_from_user(&first, a2, 1) || !user_ok(a2, a1))
-        return -EFAULT;
-    return (first & 1) ? 0 : -EINVAL;
-}
-
-SYSCALL(getcpu)
-{
-    UNUSED_ARGS();
-    uint32_t zero = 0;
-    if ((a0 && copy_to_user(a0, &zero, 4)) || (a1 && copy_to_user(a1, &zero, 4)))
-        return -EFAULT;
-    return 0;
-}
 
 #define MEMBARRIER_CMD_QUERY 0
 #define MEMBARRIER_CMD_GLOBAL 1

@@ -5,6 +5,7 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "signal.h"
+#include "thread.h"
 #include "syscall.h"
 #include "uaccess.h"
 
@@ -140,15 +141,15 @@ struct stack_t { uint64_t sp; int32_t flags, pad; uint64_t size; };
 
 static bool on_altstack(uint64_t sp)
 {
-    return proc.sig.altstack_size && sp > proc.sig.altstack_sp &&
-           sp <= proc.sig.altstack_sp + proc.sig.altstack_size;
+    return thread_current()->altstack_size && sp > thread_current()->altstack_sp &&
+           sp <= thread_current()->altstack_sp + thread_current()->altstack_size;
 }
 
 SYSCALL(sigaltstack)
 {
     UNUSED_ARGS();
-    struct stack_t old = {proc.sig.altstack_sp, proc.sig.altstack_size ? 0 : SS_DISABLE, 0,
-                          proc.sig.altstack_size};
+    struct stack_t old = {thread_current()->altstack_sp, thread_current()->altstack_size ? 0 : SS_DISABLE, 0,
+                          thread_current()->altstack_size};
     if (on_altstack(syscall_regs->rsp))
         old.flags = SS_ONSTACK;
     if (a0) {
@@ -158,14 +159,14 @@ SYSCALL(sigaltstack)
         if (on_altstack(syscall_regs->rsp))
             return -EPERM;
         if (ss.flags & SS_DISABLE) {
-            proc.sig.altstack_sp = proc.sig.altstack_size = 0;
+            thread_current()->altstack_sp = thread_current()->altstack_size = 0;
         } else {
             if (ss.flags & ~SS_ONSTACK)
                 return -EINVAL;
             if (ss.size < 2048)
                 return -ENOMEM;
-            proc.sig.altstack_sp = ss.sp;
-            proc.sig.altstack_size = ss.size;
+            thread_current()->altstack_sp = ss.sp;
+            thread_current()->altstack_size = ss.size;
         }
     }
     if (a1 && copy_to_user(a1, &old, sizeof old))
@@ -218,18 +219,7 @@ struct rt_sigframe {
     struct siginfo info;
 };
 
-static bool use_xsave(void) { return cpu.xcr0 && !cpu.ring0_emulated; }
-
-static void save_fpu(uint64_t area)
-{
-    if (use_xsave()) {
-        memset((void *)(area + 512), 0, 64);  /* XSAVE header must start clean */
-        __asm__ volatile("xsave (%0)" ::"r"(area), "a"((uint32_t)cpu.xcr0),
-                         "d"((uint32_t)(cpu.xcr0 >> 32)) : "memory");
-    } else {
-        __asm__ volatile("fxsave (%0)" ::"r"(area) : "memory");
-    }
-}
+static void save_fpu(uint64_t area) { fpu_save_area((void *)area); }
 
 /* Restores FPU state from user memory, refusing anything xrstor/fxrstor
  * would fault on: a corrupt frame must not crash the kernel. */
@@ -240,18 +230,15 @@ static bool restore_fpu(uint64_t area)
     uint32_t mxcsr = *(uint32_t *)(area + 24);
     if (mxcsr & 0xFFFF0000)
         return false;
-    if (use_xsave()) {
+    if (cpu_use_xsave()) {
         uint64_t *hdr = (uint64_t *)(area + 512);
         if ((hdr[0] & ~cpu.xcr0) || hdr[1])
             return false;
         for (int i = 2; i < 8; i++)
             if (hdr[i])
                 return false;
-        __asm__ volatile("xrstor (%0)" ::"r"(area), "a"((uint32_t)cpu.xcr0),
-                         "d"((uint32_t)(cpu.xcr0 >> 32)) : "memory");
-    } else {
-        __asm__ volatile("fxrstor (%0)" ::"r"(area) : "memory");
     }
+    fpu_load_area((const void *)area);
     return true;
 }
 
@@ -264,8 +251,8 @@ static void kill_now(int sig)
 static void build_frame(struct regs *r, int sig, const struct k_sigaction *act)
 {
     uint64_t sp = r->rsp - 128;                    /* skip the red zone */
-    if ((act->flags & SA_ONSTACK) && proc.sig.altstack_size && !on_altstack(r->rsp))
-        sp = proc.sig.altstack_sp + proc.sig.altstack_size;
+    if ((act->flags & SA_ONSTACK) && thread_current()->altstack_size && !on_altstack(r->rsp))
+        sp = thread_current()->altstack_sp + thread_current()->altstack_size;
     uint64_t fp = ALIGN_DOWN(sp - cpu.xsave_size, 64);
     uint64_t frame = ALIGN_DOWN(fp - sizeof(struct rt_sigframe), 16) - 8;
     if (!user_ok(frame, sp - frame) || !(act->flags & SA_RESTORER))
@@ -274,8 +261,8 @@ static void build_frame(struct regs *r, int sig, const struct k_sigaction *act)
     struct rt_sigframe *f = (struct rt_sigframe *)frame;
     memset(f, 0, sizeof *f);
     f->pretcode = act->restorer;
-    f->uc.stack = (struct stack_t){proc.sig.altstack_sp, proc.sig.altstack_size ? 0 : SS_DISABLE,
-                                   0, proc.sig.altstack_size};
+    f->uc.stack = (struct stack_t){thread_current()->altstack_sp, thread_current()->altstack_size ? 0 : SS_DISABLE,
+                                   0, thread_current()->altstack_size};
     struct sigcontext *m = &f->uc.mc;
     m->r8 = r->r8, m->r9 = r->r9, m->r10 = r->r10, m->r11 = r->r11, m->r12 = r->r12;
     m->r13 = r->r13, m->r14 = r->r14, m->r15 = r->r15, m->rdi = r->rdi, m->rsi = r->rsi;

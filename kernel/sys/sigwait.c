@@ -6,6 +6,7 @@
 #include "kernel.h"
 #include "signal.h"
 #include "syscall.h"
+#include "thread.h"
 #include "time.h"
 #include "uaccess.h"
 #include "wait.h"
@@ -14,7 +15,15 @@
 
 long wait_until(uint64_t deadline, uint64_t also, bool job_may_signal, const char *what)
 {
+    return wait_until_done(deadline, also, job_may_signal, what, NULL);
+}
+
+long wait_until_done(uint64_t deadline, uint64_t also, bool job_may_signal, const char *what,
+                     volatile bool *done)
+{
     for (;;) {
+        if (done && __atomic_load_n(done, __ATOMIC_ACQUIRE))
+            return 0;
         time_alarm_poll();
         if (signal_wakes(also))
             return -EINTR;
@@ -22,14 +31,19 @@ long wait_until(uint64_t deadline, uint64_t also, bool job_may_signal, const cha
         if (now >= deadline)
             return -ETIMEDOUT;
         uint64_t wake = deadline, alarm = itimer_next_ns();
-        if (deadline == WAIT_FOREVER && !alarm && !(job_may_signal && wait_hooked()))
+        /* Threads count (and then done again: the last other thread may
+         * have woken this one just before it ended). */
+        if (deadline == WAIT_FOREVER && !alarm && !(job_may_signal && wait_hooked()) &&
+            !threads_many() && !(done && __atomic_load_n(done, __ATOMIC_ACQUIRE)))
             program_killed(SIGKILL, "*** %s would wait for ever in %s: no other thread, no timer "
                            "and nothing else can end it (deadlock); ended", proc.name, what);
         if (alarm && alarm < wake)
             wake = alarm;
         if (wait_hooked() && wake - now > NS)
             wake = now + NS;             /* a signal from yod ends the wait too */
-        time_sleep_until(wake);
+        /* One halt, then look again: a wake from another thread ends it. */
+        time_halt_until(wait_bound(wake));
+        wait_serve();
     }
 }
 

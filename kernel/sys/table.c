@@ -2,9 +2,8 @@
 #include "kernel.h"
 #include "signal.h"
 #include "syscall.h"
+#include "thread.h"
 #include "uaccess.h"
-
-struct regs *syscall_regs;
 
 typedef long (*syscall_fn)(u64, u64, u64, u64, u64, u64);
 
@@ -37,7 +36,7 @@ static const syscall_fn table[] = {
     [141] = sys_setpriority, [149] = sys_mlock, [150] = sys_mlock /* munlock */,
     [151] = sys_mlockall, [152] = sys_success /* munlockall */, [157] = sys_prctl,
     [158] = sys_arch_prctl, [160] = sys_setrlimit,
-    [186] = sys_getpid /* gettid */, [200] = sys_tkill, [201] = sys_time, [202] = sys_futex,
+    [186] = sys_gettid, [200] = sys_tkill, [201] = sys_time, [202] = sys_futex,
     [203] = sys_sched_setaffinity, [204] = sys_sched_getaffinity, [218] = sys_set_tid_address,
     [228] = sys_clock_gettime,
     [229] = sys_clock_getres, [230] = sys_clock_nanosleep, [231] = sys_exit_group,
@@ -45,19 +44,45 @@ static const syscall_fn table[] = {
     [262] = sys_newfstatat, [269] = sys_faccessat, [270] = sys_pselect6, [271] = sys_ppoll,
     [273] = sys_set_robust_list, [274] = sys_get_robust_list, [292] = sys_dup3,
     [302] = sys_prlimit64, [309] = sys_getcpu, [318] = sys_getrandom, [324] = sys_membarrier,
-    [325] = sys_mlock2, [439] = sys_faccessat2,
+    [325] = sys_mlock2, [439] = sys_faccessat2, [56] = sys_clone, [435] = sys_clone3,
     [1024] = sys_tern_portals /* Tern-specific, ptl_syscall.h */,
 };
+
+/* Calls that touch only the calling thread's state or state with its own
+ * lock (futex queue, thread table): threads make them at once.  Every
+ * other call of a program with several threads holds the serial lock
+ * (thread.h) while it runs: they touch the process's files, memory map,
+ * signal state and the job, which one thread at a time changes. */
+static bool thread_safe(uint64_t nr)
+{
+    switch (nr) {
+    case 24:  /* sched_yield */ case 35:  /* nanosleep */ case 39:  /* getpid */
+    case 56:  /* clone */ case 60:  /* exit */ case 96:  /* gettimeofday */
+    case 158: /* arch_prctl */ case 186: /* gettid */ case 201: /* time */
+    case 202: /* futex */ case 203: /* sched_setaffinity */ case 204: /* sched_getaffinity */
+    case 218: /* set_tid_address */ case 228: /* clock_gettime */ case 229: /* clock_getres */
+    case 230: /* clock_nanosleep */ case 231: /* exit_group */ case 273: /* set_robust_list */
+    case 274: /* get_robust_list */ case 309: /* getcpu */ case 324: /* membarrier */
+    case 435: /* clone3 */
+        return true;
+    default:
+        return false;
+    }
+}
 
 int syscall_dispatch(struct regs *r)
 {
     syscall_regs = r;
     uint64_t nr = r->rax;
+    bool serial = threads_many() && !thread_safe(nr);
+    if (serial)
+        serial_lock();
     long ret;
     if (nr < ARRAY_SIZE(table) && table[nr])
         ret = table[nr](r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9);
     else
         ret = syscall_absent(nr);
+    syscall_regs = r;                /* a wait may have run another thread here */
     if (ret == -ERESTARTSYS) {
         /* Interrupted by a signal: run again after the handler if it asked
          * for that (SA_RESTART), else the call fails with EINTR. */
@@ -68,8 +93,18 @@ int syscall_dispatch(struct regs *r)
             ret = -EINTR;
         }
     }
+    if (!serial && threads_many() && proc.sig.pending) {
+        serial_lock();               /* signal state is the serial lock's */
+        serial = true;
+    }
+    int full = 0;
     if (nr == 15 && ret == 0)
-        return 1 | signal_deliver(r);  /* rt_sigreturn set every register */
-    r->rax = (uint64_t)ret;
-    return signal_deliver(r);
+        full = 1 | signal_deliver(r);  /* rt_sigreturn set every register */
+    else {
+        r->rax = (uint64_t)ret;
+        full = signal_deliver(r);
+    }
+    if (serial)
+        serial_unlock();
+    return full;
 }

@@ -1,6 +1,5 @@
-// std::call_once, pthread_once, std::mutex, and std::thread where a node
-// has no threads: the constructor throws std::system_error, as on a Linux
-// that cannot create one.
+// std::call_once, pthread_once, std::mutex, and a std::thread (which
+// throws std::system_error where threads cannot be created).
 #include <cstdio>
 #include <mutex>
 #include <pthread.h>

@@ -1,5 +1,5 @@
-// Rust with crt-static: output, a panic caught by catch_unwind, a thread
-// that cannot be spawned reported as an error, and exit status 0.
+// Rust with crt-static: output, a panic caught by catch_unwind, a spawned
+// thread's result, and exit status 0.
 use std::panic;
 
 fn main() {

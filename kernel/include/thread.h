@@ -1,0 +1,87 @@
+/* The program's threads and the cores they run on (kernel/thread.c).
+ *
+ * Policy: one thread per core.  The program's first thread runs on CPU 0;
+ * each new thread gets a core of its own, the lowest that has none.  Once
+ * every core has a thread, new threads go to the node's shared core (its
+ * last CPU; CPU 0 on a one-CPU node), whose threads take turns: a switch
+ * when one blocks or yields, or after a time slice, timed by that core's
+ * own one-shot timer, armed only while it holds more than one thread.  No
+ * other core ever gets a timer interrupt for sharing.  sched_setaffinity
+ * moves a thread to the first core of the mask it gives.
+ *
+ * Threads never migrate by themselves.  Every thread has its own kernel
+ * stack (the first uses the boot stack); a thread that waits in the kernel
+ * halts its core unless another thread there can run.  A program with one
+ * thread pays for none of this: no lock is taken for it. */
+#ifndef TERN_THREAD_H
+#define TERN_THREAD_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "cpu.h"
+
+#define MAX_THREADS 64
+#define THREAD_SLICE_NS 10000000ULL        /* on the shared core */
+
+enum thread_state { TS_FREE, TS_RUN, TS_SLEEP, TS_DEAD };
+
+struct thread {
+    uint32_t tid;                  /* Linux thread id; the first is the pid */
+    uint32_t slot;                 /* index in the table */
+    volatile uint32_t state;       /* enum thread_state */
+    volatile uint32_t cpu;         /* the core it runs on */
+    volatile bool on_cpu;          /* its registers are live on some CPU */
+    volatile bool kicked;          /* woken (thread_kick) since it last slept */
+    bool zombie;                   /* the first thread, exited while others run */
+    uint64_t sleep_until;          /* TS_SLEEP: when it wants its core back */
+    uint64_t ksp;                  /* kernel stack pointer while switched out */
+    uint64_t kstack_top;
+    uint64_t fs_base, gs_base;     /* the user's, while switched out */
+    uint64_t clear_child_tid;      /* set_tid_address / CLONE_CHILD_CLEARTID */
+    uint64_t cpu_ns;               /* user+kernel time on its core (getrusage) */
+    void *fpu;                     /* vector registers while switched out */
+    uint64_t altstack_sp, altstack_size;   /* sigaltstack: each thread its own */
+    int altstack_flags;
+};
+
+/* Boot: the table and every thread's kernel stack, taken off the top of the
+ * application region (before the program is loaded). */
+void threads_init(void);
+/* The program starts: the table holds its first thread, on CPU 0. */
+void threads_start(uint32_t pid);
+/* A job ended: forget every thread; the other CPUs go back to idling. */
+void threads_reset(void);
+
+struct thread *thread_current(void);   /* NULL on an idle core */
+unsigned threads_alive(void);           /* 1 until the program creates one */
+static inline bool threads_many(void) { return threads_alive() > 1; }
+
+/* clone(2) for a thread: r holds the parent's registers at the call; the
+ * new thread's tid is written at set_tid1 and set_tid2 (0: not) before it
+ * runs.  The new thread's tid, or -EAGAIN when the table is full. */
+long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t clear_tid,
+                   uint64_t set_tid1, uint64_t set_tid2);
+/* The calling thread ends (exit(2)); the last one ends the program. */
+__attribute__((noreturn)) void thread_exit(int code);
+
+/* A thread that waits: gives its core to another thread there, or halts
+ * it; returns early on any wake.  Called by time_halt_until (a hook). */
+void thread_kick(struct thread *t);     /* ends t's wait (futex wake) */
+void thread_yield(void);
+/* Moves the calling thread to cpu (sched_setaffinity). */
+long thread_move(unsigned cpu);
+struct thread *thread_by_tid(uint32_t tid);
+
+/* The program ends (exit_group, a fault, a fatal signal): called first by
+ * whatever ends it.  On CPU 0 it stops the other cores' threads and
+ * returns; elsewhere it hands rest(arg) to CPU 0 and never returns.  A
+ * second end racing the first waits to be stopped. */
+void threads_end_begin(void (*rest)(void *), void *arg);
+
+/* The serial lock: system calls of a program with several threads that
+ * touch process-wide state (files, the job, signals, memory maps) take it;
+ * the wait hook and the interrupt paths that serve the job try it. */
+void serial_lock(void);
+bool serial_trylock(void);
+void serial_unlock(void);
+bool serial_held(void);                 /* by the calling thread */
+#endif

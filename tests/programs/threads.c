@@ -1,0 +1,179 @@
+/* Threads on a many-core node (issue 17): what each mode prints is what it
+ * prints on Linux, apart from the core numbers, which the tests read. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define N (1 << 22)
+static uint32_t *data;
+static int nthreads;
+static pthread_barrier_t all_started;   /* every thread alive at once */
+
+struct part {
+    int index, cpu;
+    uint64_t sum;
+};
+
+static void *sum_part(void *arg)
+{
+    struct part *p = arg;
+    p->cpu = sched_getcpu();
+    pthread_barrier_wait(&all_started);
+    size_t lo = (size_t)N * p->index / nthreads, hi = (size_t)N * (p->index + 1) / nthreads;
+    uint64_t s = 0;
+    for (size_t i = lo; i < hi; i++)
+        s += data[i] * (uint64_t)data[i] % 1000003;
+    p->sum = s;
+    return NULL;
+}
+
+/* sum T: the array summed by T threads (the first does a part too). */
+static int sum(int t)
+{
+    nthreads = t;
+    data = malloc(N * sizeof *data);
+    for (size_t i = 0; i < N; i++)
+        data[i] = (uint32_t)(i * 2654435761u);
+    uint64_t serial = 0;
+    for (size_t i = 0; i < N; i++)
+        serial += data[i] * (uint64_t)data[i] % 1000003;
+    struct part parts[64];
+    pthread_t th[64];
+    if (t < 1 || t > 64)
+        return 2;
+    pthread_barrier_init(&all_started, NULL, (unsigned)t);
+    for (int i = 1; i < t; i++) {
+        parts[i].index = i;
+        int e = pthread_create(&th[i], NULL, sum_part, &parts[i]);
+        if (e) {
+            printf("pthread_create: %s\n", strerror(e));
+            return 1;
+        }
+    }
+    parts[0].index = 0;
+    sum_part(&parts[0]);
+    uint64_t total = parts[0].sum;
+    for (int i = 1; i < t; i++) {
+        pthread_join(th[i], NULL);
+        total += parts[i].sum;
+    }
+    printf("%d threads: sum %s the serial sum\n", t, total == serial ? "equals" : "DIFFERS from");
+    printf("cores:");
+    for (int i = 0; i < t; i++)
+        printf(" %d", parts[i].cpu);
+    printf("\n");
+    return total != serial;
+}
+
+/* timed: a thread waits on a condition nobody signals, with a timeout. */
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+
+static void *timed_wait(void *arg)
+{
+    (void)arg;
+    struct timespec t0, t1, until;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200000000;
+    if (until.tv_nsec >= 1000000000)
+        until.tv_sec++, until.tv_nsec -= 1000000000;
+    pthread_mutex_lock(&m);
+    int e = pthread_cond_timedwait(&c, &m, &until);
+    pthread_mutex_unlock(&m);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    printf("timed wait in a thread: %s after at least 200 ms: %s\n",
+           e == ETIMEDOUT ? "ETIMEDOUT" : strerror(e), ms >= 200 ? "yes" : "no");
+    return NULL;
+}
+
+/* pingpong: two threads hand a token back and forth through a condition
+ * variable (futex wake across cores). */
+static int token, rounds;
+static void *pong(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < rounds; i++) {
+        pthread_mutex_lock(&m);
+        while (token != 1)
+            pthread_cond_wait(&c, &m);
+        token = 0;
+        pthread_cond_broadcast(&c);
+        pthread_mutex_unlock(&m);
+    }
+    return NULL;
+}
+
+static int pingpong(int n)
+{
+    pthread_t t;
+    rounds = n;
+    pthread_create(&t, NULL, pong, NULL);
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&m);
+        token = 1;
+        pthread_cond_broadcast(&c);
+        while (token != 0)
+            pthread_cond_wait(&c, &m);
+        pthread_mutex_unlock(&m);
+    }
+    pthread_join(t, NULL);
+    printf("%d round trips between two threads\n", n);
+    return 0;
+}
+
+static void *crash(void *arg)
+{
+    (void)arg;
+    usleep(50000);
+    volatile int *volatile bad = (int *)16;
+    *bad = 1;
+    return NULL;
+}
+
+static void *late(void *arg)
+{
+    usleep(100000);
+    printf("thread %s ends the program\n", (char *)arg);
+    fflush(stdout);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *mode = argc > 1 ? argv[1] : "sum";
+    if (!strcmp(mode, "sum"))
+        return sum(argc > 2 ? atoi(argv[2]) : 4);
+    if (!strcmp(mode, "timed")) {
+        pthread_t t;
+        pthread_create(&t, NULL, timed_wait, NULL);
+        pthread_join(t, NULL);
+        return 0;
+    }
+    if (!strcmp(mode, "pingpong"))
+        return pingpong(argc > 2 ? atoi(argv[2]) : 1000);
+    if (!strcmp(mode, "fault")) {
+        pthread_t t;
+        pthread_create(&t, NULL, crash, NULL);
+        pthread_join(t, NULL);
+        printf("not reached\n");
+        return 0;
+    }
+    if (!strcmp(mode, "mainexit")) {
+        pthread_t t;
+        pthread_create(&t, NULL, late, "two");
+        printf("main thread leaves first\n");
+        pthread_exit(NULL);
+    }
+    fprintf(stderr, "unknown mode %s\n", mode);
+    return 2;
+}

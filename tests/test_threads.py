@@ -1,0 +1,114 @@
+"""Threads on many-core nodes (issue 17): clone/clone3 as pthread_create,
+std::thread, libgomp and the Go runtime use them; one thread per core, the
+node's last core shared by threads beyond that; futex waits and wakes
+across cores; a fault in any thread ends the rank and names the thread.
+The programs are ordinary static Linux programs; what they print is what
+they print on Linux (the core numbers aside, which follow Tern's policy,
+docs/kernel.md "Threads")."""
+import os
+
+import pytest
+
+from nodes import program, run_node
+from test_kernel_abi import SOURCES, build, compiler, go_program
+
+
+def cores(out):
+    line = [l for l in out.splitlines() if l.startswith("cores:")]
+    assert line, out
+    return [int(c) for c in line[0].split()[1:]]
+
+
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_pthreads_sum_an_array_each_on_its_own_core(libc):
+    r = run_node(program(f"threads-{libc}"), "sum", "4", extra=["--smp", "4"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "4 threads: sum equals the serial sum"
+    assert cores(r.stdout) == [0, 1, 2, 3]
+
+
+def test_more_threads_than_cores_share_the_last_core():
+    r = run_node(program("threads-glibc"), "sum", "8", extra=["--smp", "4"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "8 threads: sum equals the serial sum"
+    assert cores(r.stdout) == [0, 1, 2, 3, 3, 3, 3, 3]
+
+
+def test_threads_on_a_one_cpu_node_take_turns():
+    r = run_node(program("threads-musl"), "sum", "4")
+    assert r.returncode == 0, r.stderr
+    assert cores(r.stdout) == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("smp", ["1", "2"])
+def test_a_timed_futex_wait_in_a_thread_times_out(smp):
+    r = run_node(program("threads-glibc"), "timed", extra=["--smp", smp])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "timed wait in a thread: ETIMEDOUT after at least 200 ms: yes\n"
+
+
+@pytest.mark.parametrize("smp", ["1", "2"])
+def test_condition_variable_ping_pong_across_cores(smp):
+    """Each round trip is two futex wakes from one thread to the other."""
+    r = run_node(program("threads-glibc"), "pingpong", "500", extra=["--smp", smp])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "500 round trips between two threads\n"
+
+
+def test_a_fault_in_a_thread_ends_the_program_and_names_the_thread():
+    r = run_node(program("threads-glibc"), "fault", extra=["--smp", "4"])
+    assert r.returncode == 128 + 11, r.stderr
+    assert ("*** application fault in %s (thread 2, on CPU 1): page fault: write to NULL "
+            "pointer, address 0x10" % program("threads-glibc")) in r.stderr
+    assert "not reached" not in r.stdout
+
+
+@pytest.mark.parametrize("smp", ["1", "2"])
+def test_the_first_thread_may_exit_before_the_others(smp):
+    r = run_node(program("threads-glibc"), "mainexit", extra=["--smp", smp])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "main thread leaves first\nthread two ends the program\n"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("threads")
+    progs = {}
+    gxx, gcc = compiler("g++"), compiler("gcc")
+    if gxx:
+        progs["cxx"] = str(out / "threads-cxx")
+        build([gxx, "-static", "-O2", "-pthread", "-o", progs["cxx"],
+               os.path.join(SOURCES, "threads.cc")])
+    if gcc:
+        progs["omp"] = str(out / "omp")
+        build([gcc, "-static", "-O2", "-fopenmp", "-o", progs["omp"],
+               os.path.join(SOURCES, "omp.c")])
+    return progs
+
+
+def test_std_thread_with_iostream(built):
+    if "cxx" not in built:
+        pytest.skip("no g++")
+    r = run_node(built["cxx"], extra=["--smp", "4"])
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert sorted(lines[:4]) == [f"worker {t} done" for t in range(4)]
+    assert lines[4:] == ["total matches the serial sum", "hardware_concurrency 4"]
+
+
+@pytest.mark.parametrize("threads,expect", [("4", 4), (None, 4), ("8", 8)])
+def test_openmp_gives_the_serial_answer(built, threads, expect):
+    """Without OMP_NUM_THREADS libgomp starts one thread per core the
+    affinity mask lists; 8 on 4 cores share the last."""
+    if "omp" not in built:
+        pytest.skip("no gcc")
+    env = [f"OMP_NUM_THREADS={threads}"] if threads else []
+    r = run_node(built["omp"], env=env, extra=["--smp", "4"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"threads {expect}, ran {expect}, sum == serial\n"
+
+
+def test_go_goroutines_and_channels_on_two_cores(tmp_path):
+    r = run_node(go_program(tmp_path, "goroutines"), extra=["--smp", "2"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "GOMAXPROCS 2 NumCPU 2 total 23999997\n"
