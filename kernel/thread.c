@@ -35,7 +35,7 @@ static struct thread idle_ctx[MAX_CPUS];
 static uint64_t slots_pa;              /* kernel stacks and vector-register areas */
 static unsigned max_threads = 1;
 static spinlock_t table_lock = SPINLOCK_INIT;
-static volatile uint32_t alive;
+volatile uint32_t threads_alive_count;   /* thread.h */
 static uint32_t next_tid;
 static unsigned shared_cpu;
 static bool had_many;                  /* the program created a thread */
@@ -85,7 +85,8 @@ static uint64_t slot_stack_top(unsigned i)
     return (uint64_t)phys_to_virt(slots_pa + (uint64_t)(i - 1) * SLOT_BYTES + KERNEL_STACK_SIZE);
 }
 
-void threads_start(uint32_t pid)
+/* Every core without a thread of the program, and the ending undone. */
+static void cores_reset(void)
 {
     unsigned n = smp_ncpus();
     for (unsigned i = 0; i < n; i++) {
@@ -97,17 +98,9 @@ void threads_start(uint32_t pid)
         cpus[i]->slice_end = 0;
         cpus[i]->parked = false;
     }
-    struct thread *t = &table[0];
-    memset(t, 0, sizeof *t);
-    t->tid = pid;
-    t->state = TS_RUN;
-    t->on_cpu = true;
-    t->kstack_top = (uint64_t)boot_stack_top;
-    t->fpu = slots_pa ? slot_fpu(0) : NULL;
-    cpus[0]->current = t;
-    cpus[0]->nthreads = 1;
-    alive = 1;
-    next_tid = pid + 1;
+    for (unsigned i = 0; i < MAX_THREADS; i++)
+        table[i].state = TS_FREE, table[i].on_cpu = false;
+    threads_alive_count = 0;
     shared_cpu = n - 1;
     had_many = false;
     paging_set_shared(false);
@@ -117,19 +110,25 @@ void threads_start(uint32_t pid)
     serial_waiters = 0;
 }
 
-void threads_reset(void)
+void threads_start(uint32_t pid)
 {
-    for (unsigned i = 1; i < MAX_THREADS; i++)
-        table[i].state = TS_FREE, table[i].on_cpu = false;
-    threads_start(0);
-    table[0].state = TS_FREE;
-    cpus[0]->current = NULL;
-    cpus[0]->nthreads = 0;
-    alive = 0;
+    cores_reset();
+    struct thread *t = &table[0];
+    memset(t, 0, sizeof *t);
+    t->tid = pid;
+    t->state = TS_RUN;
+    t->on_cpu = true;
+    t->kstack_top = (uint64_t)boot_stack_top;
+    t->fpu = slots_pa ? slot_fpu(0) : NULL;
+    cpus[0]->current = t;
+    cpus[0]->nthreads = 1;
+    threads_alive_count = 1;
+    next_tid = pid + 1;
 }
 
+void threads_reset(void) { cores_reset(); }
+
 struct thread *thread_current(void) { return this_cpu()->current; }
-unsigned threads_alive(void) { return alive; }
 
 struct thread *thread_by_tid(uint32_t tid)
 {
@@ -148,8 +147,8 @@ struct thread *thread_by_tid(uint32_t tid)
 static struct thread *pick(struct percpu *c, const struct thread *after, bool any)
 {
     uint64_t now = time_monotonic_ns();
-    unsigned start = after && after->slot < MAX_THREADS && after == &table[after->slot]
-                         ? after->slot + 1 : 0;
+    /* after may be a core's idle context, which is not in the table */
+    unsigned start = after >= table && after < table + MAX_THREADS ? after->slot + 1 : 0;
     for (unsigned k = 0; k < max_threads; k++) {
         struct thread *t = &table[(start + k) % max_threads];
         if (t == after || t->cpu != c->index || t->on_cpu)
@@ -344,7 +343,7 @@ long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t 
     bool was_empty = cpus[cpu]->nthreads == 0;
     t->cpu = cpu;
     cpus[cpu]->nthreads++;
-    alive++;
+    threads_alive_count++;
     had_many = true;
     paging_set_shared(true);
     __atomic_store_n(&t->state, TS_RUN, __ATOMIC_RELEASE);
@@ -398,11 +397,11 @@ void thread_exit(int code)
         me->clear_child_tid = 0;
     }
     uint64_t f = spin_lock_irqsave(&table_lock);
-    if (!me || alive <= 1) {
+    if (!me || threads_alive_count <= 1) {
         spin_unlock_irqrestore(&table_lock, f);
         node_end(END_EXIT, code);      /* the last thread: the program's status */
     }
-    alive--;
+    threads_alive_count--;
     if (me == &table[0]) {
         me->zombie = true;
         spin_unlock_irqrestore(&table_lock, f);

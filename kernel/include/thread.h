@@ -52,8 +52,10 @@ void threads_start(uint32_t pid);
 void threads_reset(void);
 
 struct thread *thread_current(void);   /* NULL on an idle core */
-unsigned threads_alive(void);           /* 1 until the program creates one */
-static inline bool threads_many(void) { return threads_alive() > 1; }
+/* Read on every system call: a variable, not a call. */
+extern volatile uint32_t threads_alive_count;
+static inline unsigned threads_alive(void) { return threads_alive_count; }   /* 1 until clone */
+static inline bool threads_many(void) { return threads_alive_count > 1; }
 
 /* clone(2) for a thread: r holds the parent's registers at the call; the
  * new thread's tid is written at set_tid1 and set_tid2 (0: not) before it
