@@ -63,6 +63,14 @@ def test_a_fault_in_a_thread_ends_the_program_and_names_the_thread():
     assert "not reached" not in r.stdout
 
 
+def test_thread_table_full_is_eagain_and_sleepers_do_not_block_the_rest():
+    """63 threads asleep in pause() (the table holds 64), then EAGAIN as
+    Linux gives at its limit; exit_group ends them all."""
+    r = run_node(program("threads-glibc"), "many", extra=["--smp", "4"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "created 63 threads, then: Resource temporarily unavailable\n"
+
+
 @pytest.mark.parametrize("smp", ["1", "2"])
 def test_the_first_thread_may_exit_before_the_others(smp):
     r = run_node(program("threads-glibc"), "mainexit", extra=["--smp", smp])

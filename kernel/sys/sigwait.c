@@ -41,8 +41,17 @@ long wait_until_done(uint64_t deadline, uint64_t also, bool job_may_signal, cons
             wake = alarm;
         if (wait_hooked() && wake - now > NS)
             wake = now + NS;             /* a signal from yod ends the wait too */
-        /* One halt, then look again: a wake from another thread ends it. */
+        /* One halt, then look again: a wake from another thread ends it.
+         * A call that holds the serial lock (pause, sigsuspend, poll with
+         * nothing to poll) lets it go meanwhile: it keeps no process state
+         * across the halt, and a thread asleep here must not stop the
+         * others' calls. */
+        bool held = serial_held();
+        if (held)
+            serial_unlock();
         time_halt_until(wait_bound(wake));
+        if (held)
+            serial_lock();
         wait_serve();
     }
 }

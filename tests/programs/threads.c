@@ -139,6 +139,12 @@ static void *crash(void *arg)
     return NULL;
 }
 
+static void *sleeper(void *arg)
+{
+    pause();
+    return arg;
+}
+
 static void *late(void *arg)
 {
     usleep(100000);
@@ -167,6 +173,19 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
         printf("not reached\n");
         return 0;
+    }
+    if (!strcmp(mode, "many")) {
+        /* Threads asleep in pause() until creation fails: the sleepers
+         * must not hold up the creator's calls (its stacks' mmap). */
+        int n = 0, e;
+        pthread_t t;
+        pthread_attr_t small;            /* memory is real: 64 x 8 MiB would not fit */
+        pthread_attr_init(&small);
+        pthread_attr_setstacksize(&small, 256 * 1024);
+        while (n < 1000 && !(e = pthread_create(&t, &small, sleeper, NULL)))
+            n++;
+        printf("created %d threads, then: %s\n", n, n < 1000 ? strerror(e) : "stopped");
+        exit(0);
     }
     if (!strcmp(mode, "mainexit")) {
         pthread_t t;
