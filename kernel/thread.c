@@ -497,6 +497,20 @@ void serial_lock(void)
     }
 }
 
+bool serial_release(void)
+{
+    if (!serial_held())
+        return false;
+    serial_unlock();
+    return true;
+}
+
+void serial_retake(bool released)
+{
+    if (released)
+        serial_lock();
+}
+
 void serial_unlock(void)
 {
     __atomic_store_n(&serial_owner, NULL, __ATOMIC_RELEASE);

@@ -41,6 +41,7 @@ struct thread {
     void *fpu;                     /* vector registers while switched out */
     uint64_t altstack_sp, altstack_size;   /* sigaltstack: each thread its own */
     int altstack_flags;
+    bool portals_wait;             /* in the program's Portals wait (sys/portals.c) */
 };
 
 /* Boot: the table and every thread's kernel stack, taken off the top of the
@@ -86,4 +87,8 @@ void serial_lock(void);
 bool serial_trylock(void);
 void serial_unlock(void);
 bool serial_held(void);                 /* by the calling thread */
+/* Around a halt in a wait that keeps no process state across it (pause, a
+ * Portals wait): lets the lock go if held (true), then takes it again. */
+bool serial_release(void);
+void serial_retake(bool released);
 #endif

@@ -32,6 +32,7 @@
 #include "ptl_lib.h"
 #include "ptl_wire.h"
 #include "spinlock.h"
+#include "thread.h"
 #include "time.h"
 #include "wait.h"
 #include <tern/yod_proto.h>
@@ -269,8 +270,14 @@ void ptl_host_wait(uint64_t deadline_ns)
         return;
     }
     /* Woken at least once per the hook's period, so that (while a job
-     * runs) a program blocked here still sees its yod go silent. */
+     * runs) a program blocked here still sees its yod go silent.  A thread
+     * waiting in the program's Portals call lets the serial lock go while
+     * halted: another thread's call (PtlAbort, the put it waits for) must
+     * not wait for this wait to end. */
+    struct thread *t = thread_current();
+    bool released = t && t->portals_wait && serial_release();
     netdev_wait(wait_bound(deadline_ns));
+    serial_retake(released);
     netdev_poll(rx_frame, NULL);
     wait_serve();
 }

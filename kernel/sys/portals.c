@@ -24,6 +24,7 @@
 #include "ptl_syscall.h"
 #include "job.h"
 #include "syscall.h"
+#include "thread.h"
 #include "uaccess.h"
 
 #define BAD PTL_ARG_INVALID
@@ -585,7 +586,13 @@ SYSCALL(tern_portals)
     /* The program reaches interface 0 only: the kernel's own NI (job
      * control, interface TERN_KERNEL_IFACE) is invisible to it. */
     ptl_lib_restrict(1u << 0);
+    struct thread *t = thread_current();
+    bool waits = a0 == TPO_EQ_WAIT || a0 == TPO_EQ_POLL || a0 == TPO_CT_WAIT || a0 == TPO_CT_POLL;
+    if (t && waits)
+        t->portals_wait = true;    /* its halts let the serial lock go (portals/host.c) */
     int rc = dispatch(a0, a);
+    if (t)
+        t->portals_wait = false;
     ptl_lib_restrict(0);
     portals_spin_after(a0, a, rc);
     return rc;

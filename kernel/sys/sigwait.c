@@ -46,12 +46,9 @@ long wait_until_done(uint64_t deadline, uint64_t also, bool job_may_signal, cons
          * nothing to poll) lets it go meanwhile: it keeps no process state
          * across the halt, and a thread asleep here must not stop the
          * others' calls. */
-        bool held = serial_held();
-        if (held)
-            serial_unlock();
+        bool released = serial_release();
         time_halt_until(wait_bound(wake));
-        if (held)
-            serial_lock();
+        serial_retake(released);
         wait_serve();
     }
 }
