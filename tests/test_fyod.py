@@ -148,6 +148,18 @@ def test_errors(fc):
     assert r.returncode == 0 and r.stdout.startswith("fill: ENOSPC after "), r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("prog", [FILEIO, FILEIO_GLIBC], ids=["musl", "glibc"])
+def test_cpu_count_is_the_nodes_not_the_service_nodes(fc, prog):
+    """glibc's get_nprocs reads /sys/devices/system/cpu/online: the node answers it
+    (1-CPU nodes here), where forwarding it gave the service node's count."""
+    name, _, _ = fc
+    r = yod(name, prog, "cpus")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "nprocs 1 conf 1", "online 0", "entries online possible present",
+        "write online: EACCES", "cpu0: ENOENT"], r.stdout + r.stderr
+
+
 def test_paths_cannot_leave_the_root(fc):
     name, dirs, _ = fc
     os.symlink("/etc/hostname", os.path.join(dirs["scratch"], "out"))

@@ -27,7 +27,10 @@ void files_set_cwd(const char *abs);
 /* Joins path to base (an absolute directory) and normalises: "." and ".."
  * and repeated '/' removed.  0, or -ENAMETOOLONG. */
 long files_normalise(const char *base, const char *path, char *out);
-/* Which server serves abs, and the path to send it (relative to its root). */
+/* Which server serves abs, and the path to send it (relative to its root).
+ * FILES_SRV_NODE: the node itself (nodefiles.c). */
+#define FILES_SRV_NODE (-2)
+#define FILES_NODE_PREFIX "/sys/devices/system/cpu"
 int files_route(const char *abs, const char **spath);
 
 /* One request: req's op, handle, offset, len, flags, mode are the caller's;
@@ -37,6 +40,11 @@ int files_route(const char *abs, const char **spath);
  * does not answer (then it is marked dead: later calls fail at once). */
 long fio_call(int srv, struct fio_req *req, const char *path, const char *path2, uint64_t ubuf,
               bool into, struct fio_reply *rep);
+/* nodefiles.c: a request to FILES_SRV_NODE, answered as a server would;
+ * nodefiles_reset closes every file (the job has ended). */
+long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
+                    struct fio_reply *rep);
+void nodefiles_reset(void);
 /* The server's file goes away (the last descriptor was closed). */
 void fio_release(struct ofile *of);
 #endif

@@ -175,6 +175,12 @@ long files_normalise(const char *base, const char *path, char *out)
 
 int files_route(const char *abs, const char **spath)
 {
+    /* What the node says of itself wins over any mount. */
+    size_t nl = sizeof FILES_NODE_PREFIX - 1;
+    if (!strncmp(abs, FILES_NODE_PREFIX, nl) && (abs[nl] == 0 || abs[nl] == '/')) {
+        *spath = abs[nl] ? abs + nl + 1 : ".";
+        return FILES_SRV_NODE;
+    }
     int best = -1;
     uint32_t bestlen = 0;
     for (int k = 0; k < nmounts; k++) {
@@ -402,6 +408,8 @@ static long take_reply(const struct fio_req *req, struct fio_reply *rep)
 long fio_call(int srv, struct fio_req *req, const char *path, const char *path2, uint64_t ubuf,
               bool into, struct fio_reply *rep)
 {
+    if (srv == FILES_SRV_NODE)
+        return nodefiles_call(req, path, ubuf, rep);
     if (srv < 0 || srv >= nservers)
         return -EIO;
     struct server *s = &servers[srv];
@@ -476,6 +484,7 @@ void files_reset(void)
     reply_linked = false;
     reply_op = NULL;
     fd_reset();
+    nodefiles_reset();
     memset(servers, 0, sizeof servers);
     memset(mounts, 0, sizeof mounts);
     nservers = nmounts = 0;

@@ -18,6 +18,9 @@
  *   fileio sendfile SRC DST     sendfile: all of SRC to stdout, then SRC from
  *                               byte 100 on into DST (the offset moves, the
  *                               file position not); the counts on stderr
+ *   fileio cpus                 the node's CPUs as the C library counts them
+ *                               (get_nprocs, get_nprocs_conf) and what
+ *                               /sys/devices/system/cpu holds
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
@@ -30,6 +33,7 @@
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -379,8 +383,49 @@ static int send_file(const char *src, const char *dst)
     return 0;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The CPU files are the node's own, never a file server's (the service
+ * node's count would size a program's thread pool wrongly). */
+static int cpus(void)
+{
+    const char *dir = "/sys/devices/system/cpu";
+    printf("nprocs %d conf %d\n", get_nprocs(), get_nprocs_conf());
+    char buf[64] = "";
+    int fd = open("/sys/devices/system/cpu/online", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    buf[n > 0 ? n : 0] = 0;
+    buf[strcspn(buf, "\n")] = 0;
+    printf("online %s\n", n > 0 ? buf : ename(errno));
+    if (fd >= 0)
+        close(fd);
+    char *names[64];
+    int k = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && k < 64 && (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            names[k++] = strdup(e->d_name);
+    if (d)
+        closedir(d);
+    qsort(names, (size_t)k, sizeof names[0], cmp_str);
+    printf("entries");
+    for (int i = 0; i < k; i++)
+        printf(" %s", names[i]);
+    printf("\n");
+    printf("write online: %s\n",
+           ename(open("/sys/devices/system/cpu/online", O_WRONLY) < 0 ? errno : 0));
+    struct stat st;
+    printf("cpu0: %s\n", ename(stat("/sys/devices/system/cpu/cpu0", &st) < 0 ? errno : 0));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "cpus"))
+        return cpus();
     if (argc >= 4 && !strcmp(argv[1], "sendfile"))
         return send_file(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "basic"))
