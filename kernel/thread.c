@@ -139,6 +139,23 @@ struct thread *thread_by_tid(uint32_t tid)
     return NULL;
 }
 
+uint64_t threads_blocked_by_all(void)
+{
+    uint64_t all = ~0ULL;
+    for (unsigned i = 0; i < max_threads; i++)
+        if ((table[i].state == TS_RUN || table[i].state == TS_SLEEP) && !table[i].zombie)
+            all &= table[i].sig_blocked;
+    return all;
+}
+
+void threads_kick_all(void)
+{
+    for (unsigned i = 0; i < max_threads; i++)
+        if ((table[i].state == TS_RUN || table[i].state == TS_SLEEP) && !table[i].zombie &&
+            &table[i] != this_cpu()->current)
+            thread_kick(&table[i]);
+}
+
 /* ---- switching ------------------------------------------------------------ */
 
 /* The next thread to run on c after `after` (round robin), or NULL.  any:
@@ -314,6 +331,7 @@ long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t 
     t->fs_base = tls ? tls : rdmsr(MSR_FS_BASE);
     t->gs_base = rdmsr(MSR_KERNEL_GS_BASE);
     t->clear_child_tid = clear_tid;
+    t->sig_blocked = this_cpu()->current ? this_cpu()->current->sig_blocked : 0;
 
     /* The first switch to it "returns" into thread_first, which leaves
      * through these registers: the creator's, with 0 from the call. */

@@ -63,6 +63,19 @@ def test_a_fault_in_a_thread_ends_the_program_and_names_the_thread():
     assert "not reached" not in r.stdout
 
 
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_each_thread_has_its_own_signal_mask(libc):
+    """A worker blocks SIGUSR1 and SIGTERM: main still takes SIGUSR1 sent to the
+    process and dies of SIGTERM; pthread_kill's SIGUSR2 reaches the worker.  (One
+    process-wide mask blocked both for main, and SIGUSR2 was taken by main.)"""
+    r = run_node(program(f"threads-{libc}"), "sigmask", extra=["--smp", "2"])
+    assert r.stdout.splitlines() == [
+        "main blocks SIGUSR1: no", "SIGUSR1 to the process taken by main",
+        "SIGUSR2 to the worker taken by the worker", "SIGTERM to the process"], \
+        r.stdout + r.stderr
+    assert r.returncode == 128 + 15, r.stdout + r.stderr
+
+
 def test_thread_table_full_is_eagain_and_sleepers_do_not_block_the_rest():
     """63 threads asleep in pause() (the table holds 64), then EAGAIN as
     Linux gives at its limit; exit_group ends them all."""

@@ -46,13 +46,12 @@ struct k_sigaction {
     uint64_t mask;
 };
 
+/* The process's: handlers and signals sent to the process.  Each thread
+ * has its own mask and its own pending set (tgkill), in struct thread:
+ * a process signal is taken by a thread that does not block it. */
 struct signal_state {
     struct k_sigaction act[NSIG + 1];
-    uint64_t blocked;
     uint64_t pending;
-    /* rt_sigsuspend: the mask to restore once a handler has run. */
-    uint64_t saved_mask;
-    bool has_saved_mask;
 };
 
 struct regs;
@@ -62,6 +61,14 @@ const char *signal_name(int sig);
  * registers changed and need a full restore. */
 int signal_deliver(struct regs *r);
 void signal_raise(int sig);
+/* A signal the calling thread would act on now is pending (the job's tick
+ * delivers it); any signal at all is pending for it (its own or the
+ * process's: the serial lock is needed to look further). */
+bool signal_ready(void);
+bool signal_any_pending(void);
+/* Blocked by every thread: a process signal stays pending (Linux: a fatal
+ * default action ends the process only if some thread can take it). */
+bool signal_blocked_everywhere(int sig);
 /* A signal is pending that would end a wait: unblocked and not ignored, or
  * one of the set also (sigtimedwait's). */
 bool signal_wakes(uint64_t also);

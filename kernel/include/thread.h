@@ -42,6 +42,11 @@ struct thread {
     uint64_t altstack_sp, altstack_size;   /* sigaltstack: each thread its own */
     int altstack_flags;
     bool portals_wait;             /* in the program's Portals wait (sys/portals.c) */
+    /* Signals (sys/signal.c): the thread's mask (a new thread inherits its
+     * creator's), what tgkill sent to it alone, and rt_sigsuspend's mask to
+     * restore once a handler has run. */
+    uint64_t sig_blocked, sig_pending, sig_saved_mask;
+    bool sig_has_saved_mask;
 };
 
 /* Boot: the table and every thread's kernel stack, taken off the top of the
@@ -73,6 +78,10 @@ void thread_yield(void);
 /* Moves the calling thread to cpu (sched_setaffinity). */
 long thread_move(unsigned cpu);
 struct thread *thread_by_tid(uint32_t tid);
+/* The AND of the live threads' signal masks; every live thread kicked (a
+ * process signal arrived: the ones that may take it look). */
+uint64_t threads_blocked_by_all(void);
+void threads_kick_all(void);
 
 /* The program ends (exit_group, a fault, a fatal signal): called first by
  * whatever ends it.  On CPU 0 it stops the other cores' threads and

@@ -84,7 +84,7 @@ void job_wait_yod_awake(void)
 static bool signal_ends_job(int sig)
 {
     return sig == SIGKILL || !job.running ||
-           (fatal_by_default(sig) && !(proc.sig.blocked >> (sig - 1) & 1));
+           (fatal_by_default(sig) && !signal_blocked_everywhere(sig));
 }
 
 bool job_end_pending(void)
@@ -171,7 +171,7 @@ static void tick(struct regs *r)
         return;
     knode_answer();
     job_service_from_wait();
-    if (proc.sig.pending & ~proc.sig.blocked)
+    if (signal_ready())
         signal_deliver(r);
     if (locked)
         serial_unlock();

@@ -35,7 +35,30 @@ static bool ignored_by_default(int sig)
            sig == SIGSTOP || sig == 20 || sig == 21 || sig == 22; /* no job control */
 }
 
+/* The calling thread; an idle core (no thread) blocks everything. */
+static struct thread *me(void)
+{
+    static struct thread nobody = {.sig_blocked = ~0ULL};
+    struct thread *t = thread_current();
+    return t ? t : &nobody;
+}
+
+static uint64_t pending_here(void) { return proc.sig.pending | me()->sig_pending; }
+
 void signal_raise(int sig) { proc.sig.pending |= BIT(sig); }
+
+bool signal_any_pending(void) { return pending_here() != 0; }
+
+bool signal_blocked_everywhere(int sig) { return threads_blocked_by_all() >> (sig - 1) & 1; }
+
+/* Takes sig off the thread's own pending set, else the process's. */
+static void take(int sig)
+{
+    if (me()->sig_pending & BIT(sig))
+        me()->sig_pending &= ~BIT(sig);
+    else
+        proc.sig.pending &= ~BIT(sig);
+}
 
 static bool ignored(int sig)
 {
@@ -46,7 +69,7 @@ static bool ignored(int sig)
 /* The lowest pending signal that would be acted on now, or 0. */
 static int next_acted_on(void)
 {
-    uint64_t ready = proc.sig.pending & ~proc.sig.blocked;
+    uint64_t ready = pending_here() & ~me()->sig_blocked;
     while (ready) {
         int sig = __builtin_ctzll(ready) + 1;
         if (!ignored(sig))
@@ -56,7 +79,9 @@ static int next_acted_on(void)
     return 0;
 }
 
-bool signal_wakes(uint64_t also) { return (proc.sig.pending & also) || next_acted_on(); }
+bool signal_wakes(uint64_t also) { return (pending_here() & also) || next_acted_on(); }
+
+bool signal_ready(void) { return next_acted_on() != 0; }
 
 bool signal_restarts(void)
 {
@@ -83,8 +108,10 @@ SYSCALL(rt_sigaction)
     if (a1) {
         new.mask &= ~UNBLOCKABLE;
         *act = new;
-        if (new.handler == SIG_IGN)
+        if (new.handler == SIG_IGN) {
             proc.sig.pending &= ~BIT(sig);
+            me()->sig_pending &= ~BIT(sig);   /* other threads' own: when they look */
+        }
     }
     return 0;
 }
@@ -94,20 +121,21 @@ SYSCALL(rt_sigprocmask)
     UNUSED_ARGS();
     if (a3 != 8)
         return -EINVAL;
-    uint64_t old = proc.sig.blocked, set;
+    uint64_t *blocked = &me()->sig_blocked;
+    uint64_t old = *blocked, set;
     if (a1) {
         if (copy_from_user(&set, a1, 8))
             return -EFAULT;
         switch (a0) {
-        case 0: proc.sig.blocked |= set; break;    /* SIG_BLOCK */
-        case 1: proc.sig.blocked &= ~set; break;   /* SIG_UNBLOCK */
-        case 2: proc.sig.blocked = set; break;     /* SIG_SETMASK */
+        case 0: *blocked |= set; break;    /* SIG_BLOCK */
+        case 1: *blocked &= ~set; break;   /* SIG_UNBLOCK */
+        case 2: *blocked = set; break;     /* SIG_SETMASK */
         default: return -EINVAL;
         }
-        proc.sig.blocked &= ~UNBLOCKABLE;
+        *blocked &= ~UNBLOCKABLE;
     }
     if (a2 && copy_to_user(a2, &old, 8)) {
-        proc.sig.blocked = old;
+        *blocked = old;
         return -EFAULT;
     }
     return 0;
@@ -122,17 +150,19 @@ long signal_wait_mask(uint64_t mask_va, uint64_t size)
         return -EINVAL;
     if (copy_from_user(&m, mask_va, 8))
         return -EFAULT;
-    proc.sig.saved_mask = proc.sig.blocked;
-    proc.sig.has_saved_mask = true;
-    proc.sig.blocked = m & ~UNBLOCKABLE;
+    struct thread *t = me();
+    t->sig_saved_mask = t->sig_blocked;
+    t->sig_has_saved_mask = true;
+    t->sig_blocked = m & ~UNBLOCKABLE;
     return 0;
 }
 
 long signal_wait_mask_end(long r)
 {
-    if (r != -EINTR && proc.sig.has_saved_mask) {
-        proc.sig.blocked = proc.sig.saved_mask;
-        proc.sig.has_saved_mask = false;
+    struct thread *t = me();
+    if (r != -EINTR && t->sig_has_saved_mask) {
+        t->sig_blocked = t->sig_saved_mask;
+        t->sig_has_saved_mask = false;
     }
     return r;
 }
@@ -174,25 +204,46 @@ SYSCALL(sigaltstack)
     return 0;
 }
 
+/* kill: to the process; a thread that does not block it takes it (the
+ * others are kicked to look: one asleep in pause may be the one). */
 static long send(int64_t pid, uint64_t sig)
 {
     if (sig > NSIG)
         return -EINVAL;
     if (pid != (int64_t)proc.pid && pid != 0 && pid != -1)
         return -ESRCH;
-    if (sig)
+    if (sig) {
         signal_raise((int)sig);
+        if (threads_many())
+            threads_kick_all();
+    }
+    return 0;
+}
+
+/* tkill, tgkill: to one thread (pthread_kill, raise). */
+static long send_to_thread(int64_t tid, uint64_t sig)
+{
+    if (sig > NSIG)
+        return -EINVAL;
+    struct thread *t = tid > 0 && tid <= 0x7FFFFFFF ? thread_by_tid((uint32_t)tid) : NULL;
+    if (!t)
+        return -ESRCH;
+    if (sig) {
+        t->sig_pending |= BIT(sig);
+        if (t != thread_current())
+            thread_kick(t);
+    }
     return 0;
 }
 
 SYSCALL(kill) { UNUSED_ARGS(); return send((int64_t)a0, a1); }
-SYSCALL(tkill) { UNUSED_ARGS(); return send((int64_t)a0, a1); }
+SYSCALL(tkill) { UNUSED_ARGS(); return send_to_thread((int64_t)a0, a1); }
 SYSCALL(tgkill)
 {
     UNUSED_ARGS();
     if ((int64_t)a0 != (int64_t)proc.pid)
         return -ESRCH;
-    return send((int64_t)a1, a2);
+    return send_to_thread((int64_t)a1, a2);
 }
 
 /* Linux's x86-64 signal frame. */
@@ -271,8 +322,9 @@ static void build_frame(struct regs *r, int sig, const struct k_sigaction *act)
     m->fpstate = fp;
     /* The mask the handler's return restores: sigsuspend's own is only
      * for the wait. */
-    uint64_t old = proc.sig.has_saved_mask ? proc.sig.saved_mask : proc.sig.blocked;
-    proc.sig.has_saved_mask = false;
+    struct thread *t = me();
+    uint64_t old = t->sig_has_saved_mask ? t->sig_saved_mask : t->sig_blocked;
+    t->sig_has_saved_mask = false;
     m->oldmask = old;
     f->uc.sigmask = old;
     f->info.signo = sig;
@@ -291,10 +343,11 @@ static void build_frame(struct regs *r, int sig, const struct k_sigaction *act)
 
 int signal_deliver(struct regs *r)
 {
-    uint64_t ready = proc.sig.pending & ~proc.sig.blocked;
+    struct thread *t = me();
+    uint64_t ready = pending_here() & ~t->sig_blocked;
     while (ready) {
         int sig = __builtin_ctzll(ready) + 1;
-        proc.sig.pending &= ~BIT(sig);
+        take(sig);
         ready &= ~BIT(sig);
         struct k_sigaction *act = &proc.sig.act[sig];
         if (ignored(sig))
@@ -303,17 +356,17 @@ int signal_deliver(struct regs *r)
             node_end(END_SIGNAL, sig);
         struct k_sigaction a = *act;
         build_frame(r, sig, &a);
-        proc.sig.blocked |= a.mask;
+        t->sig_blocked |= a.mask;
         if (!(a.flags & SA_NODEFER))
-            proc.sig.blocked |= BIT(sig);
-        proc.sig.blocked &= ~UNBLOCKABLE;
+            t->sig_blocked |= BIT(sig);
+        t->sig_blocked &= ~UNBLOCKABLE;
         if (a.flags & SA_RESETHAND)
             act->handler = SIG_DFL;
         return 1;
     }
-    if (proc.sig.has_saved_mask) {      /* no handler ran: the old mask is back */
-        proc.sig.blocked = proc.sig.saved_mask;
-        proc.sig.has_saved_mask = false;
+    if (t->sig_has_saved_mask) {        /* no handler ran: the old mask is back */
+        t->sig_blocked = t->sig_saved_mask;
+        t->sig_has_saved_mask = false;
     }
     return 0;
 }
@@ -337,6 +390,6 @@ SYSCALL(rt_sigreturn)
     r->rflags = (r->rflags & ~user_flags) | (m->eflags & user_flags) | (1ULL << 9);
     r->cs = USER_CS;
     r->ss = USER_DS;
-    proc.sig.blocked = uc->sigmask & ~UNBLOCKABLE;
+    me()->sig_blocked = uc->sigmask & ~UNBLOCKABLE;
     return 0;
 }

@@ -93,7 +93,7 @@ int syscall_dispatch(struct regs *r)
             ret = -EINTR;
         }
     }
-    if (!serial && threads_many() && proc.sig.pending) {
+    if (!serial && threads_many() && signal_any_pending()) {
         serial_lock();               /* signal state is the serial lock's */
         serial = true;
     }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,67 @@ static void *late(void *arg)
     return NULL;
 }
 
+/* Signal masks are each thread's own: a worker blocking signals does not
+ * block them for main, and pthread_kill reaches the thread it names. */
+static volatile pid_t usr1_by, usr2_by, worker_tid;
+static pthread_barrier_t mask_set;
+
+static void on_usr(int sig)
+{
+    if (sig == SIGUSR1)
+        usr1_by = gettid();
+    else
+        usr2_by = gettid();
+}
+
+static void *masked_worker(void *arg)
+{
+    (void)arg;
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGUSR1);
+    sigaddset(&s, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &s, NULL);
+    worker_tid = gettid();
+    pthread_barrier_wait(&mask_set);
+    for (int i = 0; i < 5000 && !usr2_by; i++)
+        usleep(1000);
+    pthread_barrier_wait(&mask_set);
+    while (!usleep(100000))
+        ;
+    return NULL;
+}
+
+static int own_masks(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
+    pthread_barrier_init(&mask_set, NULL, 2);
+    pthread_t t;
+    pthread_create(&t, NULL, masked_worker, NULL);
+    pthread_barrier_wait(&mask_set);
+    sigset_t cur;
+    pthread_sigmask(SIG_BLOCK, NULL, &cur);
+    printf("main blocks SIGUSR1: %s\n", sigismember(&cur, SIGUSR1) ? "yes" : "no");
+    kill(getpid(), SIGUSR1);
+    printf("SIGUSR1 to the process taken by %s\n",
+           usr1_by == gettid() ? "main" : usr1_by ? "the worker" : "nobody");
+    pthread_kill(t, SIGUSR2);
+    for (int i = 0; i < 5000 && !usr2_by; i++)
+        usleep(1000);
+    printf("SIGUSR2 to the worker taken by %s\n",
+           usr2_by == worker_tid ? "the worker" : usr2_by == gettid() ? "main" : "nobody");
+    pthread_barrier_wait(&mask_set);
+    printf("SIGTERM to the process\n");
+    kill(getpid(), SIGTERM);
+    usleep(100000);
+    printf("survived SIGTERM\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -165,6 +227,8 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
         return 0;
     }
+    if (!strcmp(mode, "sigmask"))
+        return own_masks();
     if (!strcmp(mode, "pingpong"))
         return pingpong(argc > 2 ? atoi(argv[2]) : 1000);
     if (!strcmp(mode, "fault")) {
