@@ -45,7 +45,14 @@ static struct thread *me(void)
 
 static uint64_t pending_here(void) { return proc.sig.pending | me()->sig_pending; }
 
-void signal_raise(int sig) { proc.sig.pending |= BIT(sig); }
+/* To the process (kill, a timer, yod): with several threads, each is
+ * kicked to look - the one that may take it could be asleep in a wait. */
+void signal_raise(int sig)
+{
+    proc.sig.pending |= BIT(sig);
+    if (threads_many())
+        threads_kick_all();
+}
 
 bool signal_any_pending(void) { return pending_here() != 0; }
 
@@ -204,19 +211,15 @@ SYSCALL(sigaltstack)
     return 0;
 }
 
-/* kill: to the process; a thread that does not block it takes it (the
- * others are kicked to look: one asleep in pause may be the one). */
+/* kill: to the process; a thread that does not block it takes it. */
 static long send(int64_t pid, uint64_t sig)
 {
     if (sig > NSIG)
         return -EINVAL;
     if (pid != (int64_t)proc.pid && pid != 0 && pid != -1)
         return -ESRCH;
-    if (sig) {
+    if (sig)
         signal_raise((int)sig);
-        if (threads_many())
-            threads_kick_all();
-    }
     return 0;
 }
 
