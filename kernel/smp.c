@@ -90,11 +90,15 @@ static void ipi_call_irq(struct regs *r)
     run_posted_call(c);
 }
 
+static void (*volatile wake_hook)(struct regs *);
+void smp_set_wake_hook(void (*fn)(struct regs *)) { wake_hook = fn; }
+
 static void ipi_wake_irq(struct regs *r)
 {
-    (void)r;
     this_cpu()->ipis++;
     apic_eoi();
+    if (wake_hook && (r->cs & 3) == 3)
+        wake_hook(r);
 }
 
 static void ipi_stop_irq(struct regs *r)

@@ -2,6 +2,7 @@
 #include "kernel.h"
 #include "lapic.h"
 #include "percpu.h"
+#include "smp.h"
 #include "time.h"
 #include "wait.h"
 #include "x86.h"
@@ -144,12 +145,32 @@ void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns)
     arm_for_user();
 }
 
+/* Set on another core (a thread's setitimer): CPU 0's timer, which rings
+ * the alarm, is re-armed there.  Halted, CPU 0 takes the new deadline when
+ * the wake ends its halt; in user mode, the wake's hook arms it (else a
+ * program computing on CPU 0 heard its alarm only at the next tick, or,
+ * with no job, never). */
+static volatile bool alarm_moved;
+
+static void alarm_rearm_hook(struct regs *r)
+{
+    (void)r;
+    if (this_cpu()->index == 0 && alarm_moved) {
+        alarm_moved = false;
+        arm_for_user();
+    }
+}
+
 void time_user_alarm(void (*fn)(struct regs *), uint64_t deadline_ns)
 {
     alarm_fn = lapic_mult ? fn : NULL;
     alarm_at = deadline_ns;
     if (lapic_regs)
         arm_for_user();
+    if (this_cpu()->index != 0) {
+        alarm_moved = true;
+        cpu_wake(0);
+    }
 }
 
 void time_alarm_poll(void) { alarm_check(NULL); }
@@ -164,6 +185,7 @@ void time_init(void)
     outb(0x21, 0xFF);
     outb(0xA1, 0xFF);
     irq_set_handler(LAPIC_TIMER_VECTOR, lapic_timer_irq);
+    smp_set_wake_hook(alarm_rearm_hook);
 
     /* 10 ms on PIT channel 2 (1.193182 MHz), counting TSC and APIC ticks. */
     const uint32_t pit_count = 11932;

@@ -76,6 +76,12 @@ def test_each_thread_has_its_own_signal_mask(libc):
     assert r.returncode == 128 + 15, r.stdout + r.stderr
 
 
+def test_an_alarm_set_by_a_thread_on_another_core_rings():
+    r = run_node(program("threads-glibc"), "alarm", extra=["--smp", "2"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == "alarm set on another core rang: yes\n", r.stdout + r.stderr
+
+
 def test_thread_table_full_is_eagain_and_sleepers_do_not_block_the_rest():
     """63 threads asleep in pause() (the table holds 64), then EAGAIN as
     Linux gives at its limit; exit_group ends them all."""

@@ -69,6 +69,10 @@ void cpu_wake(unsigned cpu);
 /* What an idle CPU other than CPU 0 does each time it wakes (thread.c:
  * run a thread placed on it), before halting again. */
 void smp_set_idle_hook(void (*fn)(void));       /* ends cpu's halt */
+/* Run by a cpu_wake that interrupts the program in user mode (r): time.c
+ * re-arms CPU 0's timer for an alarm another core set. */
+struct regs;
+void smp_set_wake_hook(void (*fn)(struct regs *r));
 
 /* A panic: stop every other CPU (they halt with interrupts off). */
 void smp_stop_others(void);

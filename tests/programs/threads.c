@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +216,38 @@ static int own_masks(void)
     return 0;
 }
 
+/* An interval timer set by a thread on another core rings while the first
+ * thread computes on CPU 0, which owns the timer (it heard of the new
+ * deadline only at its next kernel entry: with no job, never). */
+static volatile sig_atomic_t rang;
+static void on_alarm(int sig) { (void)sig; rang = 1; }
+
+static void *set_alarm(void *arg)
+{
+    (void)arg;
+    struct itimerval v = {{0, 0}, {0, 100000}};
+    setitimer(ITIMER_REAL, &v, NULL);
+    return NULL;
+}
+
+static int alarm_elsewhere(void)
+{
+    signal(SIGALRM, on_alarm);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_t th;
+    pthread_create(&th, NULL, set_alarm, NULL);
+    double waited = 0;
+    for (unsigned long n = 1; !rang && waited < 5.0; n++)
+        if (n % 4096 == 0) {         /* mostly user mode: few system calls */
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            waited = (double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+        }
+    pthread_join(th, NULL);
+    printf("alarm set on another core rang: %s\n", rang ? "yes" : "no");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -227,6 +260,8 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
         return 0;
     }
+    if (!strcmp(mode, "alarm"))
+        return alarm_elsewhere();
     if (!strcmp(mode, "sigmask"))
         return own_masks();
     if (!strcmp(mode, "pingpong"))
