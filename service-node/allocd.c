@@ -45,7 +45,8 @@ static unsigned long refused;            /* requests refused as not authorised *
 static unsigned char slots[SLOTS][TERN_MSG_MAX];
 static volatile sig_atomic_t stopping;
 
-enum op_kind { OP_REPLY, OP_PING, OP_LAUNCHER_PING, OP_KILL_NOTICE, OP_FYOD_PING, OP_GRANT };
+enum op_kind { OP_REPLY, OP_PING, OP_LAUNCHER_PING, OP_KILL_NOTICE, OP_FYOD_PING, OP_GRANT,
+               OP_REVOKE };
 struct op {                      /* an outgoing put until its ACK, or a Get until its REPLY */
     enum op_kind kind;
     ptl_handle_md_t md;
@@ -305,6 +306,35 @@ static void grant(uint32_t nid, uint32_t job, const struct request *q, const uin
     hmac_sha256(fs_key, sizeof fs_key, &a, sizeof a, g->fio_token);
     put_op(op, g, sizeof *g, nid, nid <= NODEDB_MAX && node_pid[nid] ? node_pid[nid] : YOD_NODE_PID,
            TERN_PT_SERVICE, TERN_MB_GRANT);
+}
+
+/* The job's launcher is gone: its nodes end the job now (TERN_REVOKE)
+ * rather than after YOD_SILENCE_S; each is freed when it says it is done.
+ * The number of nodes told. */
+static int revoke(uint32_t job)
+{
+    int told = 0;
+    for (int i = 0; i < db.n; i++) {
+        struct node *nd = &db.nodes[i];
+        if (nd->job != job || nd->state != NODE_ALLOCATED)
+            continue;
+        struct op *op = calloc(1, sizeof *op);
+        if (!op)
+            break;
+        op->kind = OP_REVOKE;
+        op->nid = nd->nid;
+        op->job = job;
+        struct tern_grant *g = (struct tern_grant *)&op->reply;
+        g->h = (struct tern_hdr){.magic = TERN_MAGIC, .version = TERN_PROTO_VERSION,
+                                 .type = TERN_REVOKE};
+        g->job = job;
+        uint32_t nid = nd->nid;
+        put_op(op, g, sizeof *g, nid,
+               nid <= NODEDB_MAX && node_pid[nid] ? node_pid[nid] : YOD_NODE_PID,
+               TERN_PT_SERVICE, TERN_MB_GRANT);
+        told++;
+    }
+    return told;
 }
 
 static void on_register(const struct request *q)
@@ -642,9 +672,11 @@ static void on_ack(const ptl_event_t *ev)
                 /* Its nodes may still run the job (they end it when their
                  * yod has been silent long enough): each is freed when it
                  * says it holds the job no more. */
-                logmsg("job %u: its launcher (nid %u pid %u) stopped answering: its nodes are "
-                       "freed as they end it", op->job, l->nid, l->pid);
-                forget_job(op->job);
+                uint32_t job = op->job, nid = l->nid, pid = l->pid;
+                forget_job(job);      /* l is another launcher's slot now */
+                logmsg("job %u: its launcher (nid %u pid %u) stopped answering: told its %d "
+                       "nodes to end it; each is freed when it has", job, nid, pid,
+                       revoke(job));
             }
         }
     } else if (op->kind == OP_PING) {
@@ -677,6 +709,10 @@ static void on_ack(const ptl_event_t *ev)
                 save();
             }
         }
+    } else if (op->kind == OP_REVOKE && ev->ni_fail_type != PTL_NI_OK) {
+        logmsg("job %u: the end notice to node %u was not delivered (failure %d): it ends the "
+               "job when its launcher has been silent long enough", op->job, op->nid,
+               (int)ev->ni_fail_type);
     } else if (op->kind == OP_GRANT && ev->ni_fail_type != PTL_NI_OK) {
         logmsg("job %u: the grant to node %u was not delivered (failure %d)", op->job, op->nid,
                (int)ev->ni_fail_type);

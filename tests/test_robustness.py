@@ -69,11 +69,13 @@ def test_spoofed_sources_do_not_stop_the_next_job(c3):
 
 
 def test_after_kill_9_of_yod_the_next_job_never_sees_node_busy(c3):
-    """yod killed with SIGKILL: its nodes run the orphan until they notice
-    yod's silence.  The allocator used to free them as soon as yod stopped
+    """yod killed with SIGKILL: its nodes run the orphan until they know yod
+    is gone.  The allocator used to free them as soon as yod stopped
     answering its pings, and a job started in between failed with "node
     busy"; now they are free only when they say the job is over, and the
-    next job on them simply runs."""
+    next job on them simply runs.  The allocator tells them when yod stops
+    answering its pings (TERN_REVOKE), so they do not wait out yod's
+    15-second silence (they did before: 17-30 s from the kill to free)."""
     p, pid = yod_with_pid(c3, "-list", "1,2", RANKS, "spin")
     assert "spinning" in p.stdout.readline()
     os.kill(pid, signal.SIGKILL)
@@ -93,7 +95,9 @@ def test_after_kill_9_of_yod_the_next_job_never_sees_node_busy(c3):
     assert len(tries) > 1, "the nodes were free at once: the orphans were not waited for"
     for i in (1, 2):
         con = cluster(c3, "console", str(i)).stdout
-        assert "nothing from yod" in con, con[-1500:]
+        assert "is gone (the allocator says so" in con, con[-1500:]
+    log = open(f"/tmp/tern-clusters/{c3}/allocd.log").read()
+    assert re.search(r"stopped answering: told its 2 nodes to end it", log), log[-1500:]
 
 
 def test_nodes_of_jobs_that_end_while_allocd_is_down_come_free():

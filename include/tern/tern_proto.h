@@ -33,6 +33,7 @@ enum tern_msg_type {
     TERN_FYOD_REGISTER = 6, /* an fyod serves a prefix (again now and then; leaving: gone) */
     TERN_FYODS = 7,      /* the fyods and their prefixes: reply u.fyods */
     TERN_GRANT = 8,      /* allocator -> node kernel: a job it may run */
+    TERN_REVOKE = 9,     /* allocator -> node kernel: that job's launcher is gone */
     TERN_REPLY = 0x80,
 };
 
@@ -106,6 +107,12 @@ struct tern_grant {
     uint8_t key[TERN_KEY_BYTES];
     uint8_t fio_token[TERN_KEY_BYTES];
 };
+
+/* TERN_REVOKE is a struct tern_grant with only h and job set, on the same
+ * portal and bits: the job's launcher stopped answering the allocator, so
+ * the node ends the job now (its output has nowhere to go) instead of after
+ * YOD_SILENCE_S of silence, and its grant is void.  A node that does not
+ * know the type ignores it and ends the job on the silence alone. */
 
 /* What fio_token authenticates: the job, its owner and the node. */
 struct tern_fio_auth {

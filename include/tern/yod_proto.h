@@ -59,6 +59,9 @@
                                           * more of it */
 #define YOD_HEARTBEAT_S 1
 #define YOD_SILENCE_S 15
+#define YOD_REVOKED_SILENCE_S 5          /* ... or this long, once the allocator
+                                          * says yod stopped answering it too
+                                          * (tern_proto.h TERN_REVOKE) */
 #define YOD_PAUSE_MAX_S 600              /* a stopped yod keeps its job this long */
 
 static inline uint64_t yod_output_bits(uint32_t job, uint32_t rank, uint32_t fd)

@@ -96,6 +96,9 @@ void job_on_grant_put(const ptl_event_t *ev);
 /* The grant of job, waiting up to wait_ns for it to arrive; NULL if none. */
 const struct job_grant *job_grant_find(uint32_t job, uint64_t wait_ns);
 void job_grant_drop(uint32_t job);     /* used up: the job has begun */
+/* control.c: the allocator says job's launcher is gone (TERN_REVOKE): the
+ * job ends at the next chance, as when yod falls silent. */
+void job_revoked(uint32_t job);
 /* A message refused as not from the allocator's authorised launcher:
  * counted and said on the console with the count. */
 void job_refused(const char *what, uint32_t nid, uint32_t pid, const char *why);

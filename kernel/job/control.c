@@ -22,6 +22,7 @@
 static bool in_service;
 static int signal_from_yod;
 static bool abort_from_yod;
+static bool revoked;           /* the allocator says yod stopped answering (TERN_REVOKE) */
 static unsigned hold;          /* writes to yod in progress (job_control_hold) */
 
 void job_on_ctl_put(const ptl_event_t *ev)
@@ -66,13 +67,25 @@ static bool fatal_by_default(int sig)
     return proc.sig.act[sig].handler == SIG_DFL;
 }
 
-/* A yod stopped by ^Z said PAUSE first: its silence is allowed longer. */
+void job_revoked(uint32_t id)
+{
+    if (job.active && job.id == id)
+        revoked = true;
+}
+
+/* A yod stopped by ^Z said PAUSE first: its silence is allowed longer.
+ * When the allocator says yod stopped answering it too, a shorter silence
+ * is enough: two witnesses.  A paused yod does not answer the allocator
+ * either, so a pause still counts as the pause; a yod heard from since
+ * (slow, not gone) has not been silent long enough. */
 bool job_yod_silent(void)
 {
     uint64_t now = time_monotonic_ns();
     if (job.yod_paused_until)
         return now > job.yod_paused_until;
-    return now - job.last_heard_ns > YOD_SILENCE_S * 1000000000ULL;
+    uint64_t quiet = now - job.last_heard_ns;
+    return quiet > YOD_SILENCE_S * 1000000000ULL ||
+           (revoked && quiet > YOD_REVOKED_SILENCE_S * 1000000000ULL);
 }
 
 void job_wait_yod_awake(void)
@@ -117,6 +130,12 @@ static void act(void)
             job_end(END_SIGNAL, sig, NULL);
         signal_raise(sig);
     }
+    if (revoked && job_yod_silent()) {
+        kprintf("job %u: its yod (nid %u pid %u) is gone (the allocator says so, and it has "
+                "been silent): ending the job\n", job.id, job.yod_nid, job.yod_pid);
+        job.yod_gone = true;
+        job_end(job.running ? END_SIGNAL : END_LOAD_ERROR, SIGKILL, NULL);
+    }
     if (job_yod_silent()) {
         kprintf("job %u: nothing from yod (nid %u pid %u) for %u s: ending the job\n", job.id,
                 job.yod_nid, job.yod_pid, YOD_SILENCE_S);
@@ -156,6 +175,7 @@ void job_control_reset(void)
     in_service = false;
     signal_from_yod = 0;
     abort_from_yod = false;
+    revoked = false;
     hold = 0;
 }
 

@@ -49,10 +49,16 @@ void job_on_grant_put(const ptl_event_t *ev)
     }
     const struct tern_grant *g = ev->start;
     if (ev->mlength != sizeof *g || g->h.magic != TERN_MAGIC ||
-        g->h.version != TERN_PROTO_VERSION || g->h.type != TERN_GRANT ||
+        g->h.version != TERN_PROTO_VERSION ||
+        (g->h.type != TERN_GRANT && g->h.type != TERN_REVOKE) ||
         ev->initiator.phys.nid != options.alloc_nid ||
         ev->initiator.phys.pid != TERN_ALLOC_PID || g->job == 0)
         return;
+    if (g->h.type == TERN_REVOKE) {
+        job_grant_drop(g->job);
+        job_revoked(g->job);
+        return;
+    }
     struct job_grant *slot = NULL;
     for (unsigned i = 0; i < GRANTS; i++)
         if (grants[i].valid && grants[i].job == g->job)
