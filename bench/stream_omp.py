@@ -10,7 +10,8 @@ OMP_NUM_THREADS 1, 2 and 4, measured in the same run:
 Each run boots a fresh node per system and thread count; Tern and Linux boots
 alternate, so that a change in the host's load falls on both.  A run's
 figure is the best of the program's --reps timed triads; the table gives the
-median over --runs of it, and Tern/Linux.  The host's 1-minute load average
+median over --runs of it, Tern/Linux of the medians and the median of the
+runs' own Tern/Linux (each run's two boots are next to each other).  The host's 1-minute load average
 is recorded before every boot (system "host").  Writes DIR/stream.csv
 (default bench/results/<date>/; the columns of bench/run_all.py's CSVs,
 which runs this as `--only stream`).  The Linux side needs a Debian kernel
@@ -85,7 +86,10 @@ def experiment(run, a):
     loads = {t: [] for t in a.threads}
     for i in range(a.runs):
         for t in a.threads:
-            for name, fn in systems.items():
+            # Which system boots first alternates too: the host's load
+            # drifts within a run (other work on its 2 cores).
+            order = list(systems.items())
+            for name, fn in order if i % 2 == 0 else order[::-1]:
                 loads[t].append(load1())
                 samples.setdefault((name, t), []).append(fn(t, a))
         run.log(f"stream: run {i + 1} of {a.runs} done, load {load1():.2f}")
@@ -96,6 +100,13 @@ def experiment(run, a):
         run.add("stream", name, "cpus_seen", t, "", [s["cpus"] for s in ss])
     for t, ls in loads.items():
         run.add("stream", "host", "load_1min", t, "", ls)
+    # Tern/Linux of each run's pair of boots, taken next to each other:
+    # drift in the host's load between runs cancels out of these.
+    for t in a.threads:
+        if ("linux", t) in samples:
+            run.add("stream", "tern/linux", "triad_best_paired_ratio", t, "",
+                    [x["triad_best_MBps"] / y["triad_best_MBps"]
+                     for x, y in zip(samples[("tern", t)], samples[("linux", t)])])
 
 
 def args(argv=None):
@@ -120,14 +131,16 @@ def table(rows):
     """The figures as printed: MB/s per thread count, Tern/Linux, load."""
     by = {(r["system"], r["metric"], r["x"]): r for r in rows}
     ts = sorted({r["x"] for r in rows if r["metric"] == "triad_best"})
-    out = ["| threads | Tern MB/s | Linux MB/s | Tern/Linux | host load (1 min, min-max) |",
-           "|---|---|---|---|---|"]
+    out = ["| threads | Tern MB/s (min-max) | Linux MB/s (min-max) | Tern/Linux | "
+           "paired Tern/Linux (min-max) | host load (1 min, min-max) |", "|---|---|---|---|---|---|"]
+    span = lambda r, f: f"{r['median']:{f}} ({r['min']:{f}}-{r['max']:{f}})"  # noqa: E731
     for t in ts:
         tv, lv = by.get(("tern", "triad_best", t)), by.get(("linux", "triad_best", t))
+        pr = by.get(("tern/linux", "triad_best_paired_ratio", t))
         ld = by.get(("host", "load_1min", t))
-        out.append(f"| {t} | {tv['median']:.0f} | " +
-                   (f"{lv['median']:.0f} | {tv['median'] / lv['median']:.2f}" if lv else
-                    "not measured | -") +
+        out.append(f"| {t} | {span(tv, '.0f')} | " +
+                   (f"{span(lv, '.0f')} | {tv['median'] / lv['median']:.2f} | "
+                    f"{span(pr, '.2f')}" if lv and pr else "not measured | - | -") +
                    (f" | {ld['min']:.1f}-{ld['max']:.1f} |" if ld else " | - |"))
     return out
 

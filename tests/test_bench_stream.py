@@ -69,6 +69,10 @@ def test_bench_script_writes_both_systems_and_the_host_load(tmp_path):
     assert set(best) == {"tern", "linux"}, rows
     assert all(row["x"] == "2" and float(row["median"]) > 0 for row in best.values()), rows
     assert [row for row in rows if row["system"] == "host" and row["metric"] == "load_1min"]
-    # The printed table: one line for 2 threads with a Tern/Linux ratio.
-    assert any(l.startswith("| 2 | ") and l.count("|") == 6 for l in r.stdout.splitlines()), \
-        r.stdout
+    assert [row for row in rows if row["system"] == "tern/linux" and row["x"] == "2" and
+            float(row["median"]) > 0]
+    # The printed table: 2 threads, Tern, Linux, their ratio, the paired
+    # ratio, the load.
+    line = [l for l in r.stdout.splitlines() if l.startswith("| 2 | ")]
+    assert line and len(line[0].strip("|").split("|")) == 6, r.stdout
+    assert "not measured" not in line[0], r.stdout
