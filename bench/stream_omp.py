@@ -104,7 +104,7 @@ def experiment(run, a):
     # drift in the host's load between runs cancels out of these.
     for t in a.threads:
         if ("linux", t) in samples:
-            run.add("stream", "tern/linux", "triad_best_paired_ratio", t, "",
+            run.add("stream", "paired", "triad_best_tern_over_linux", t, "",
                     [x["triad_best_MBps"] / y["triad_best_MBps"]
                      for x, y in zip(samples[("tern", t)], samples[("linux", t)])])
 
@@ -136,7 +136,7 @@ def table(rows):
     span = lambda r, f: f"{r['median']:{f}} ({r['min']:{f}}-{r['max']:{f}})"  # noqa: E731
     for t in ts:
         tv, lv = by.get(("tern", "triad_best", t)), by.get(("linux", "triad_best", t))
-        pr = by.get(("tern/linux", "triad_best_paired_ratio", t))
+        pr = by.get(("paired", "triad_best_tern_over_linux", t))
         ld = by.get(("host", "load_1min", t))
         out.append(f"| {t} | {span(tv, '.0f')} | " +
                    (f"{span(lv, '.0f')} | {tv['median'] / lv['median']:.2f} | "

@@ -69,7 +69,7 @@ def test_bench_script_writes_both_systems_and_the_host_load(tmp_path):
     assert set(best) == {"tern", "linux"}, rows
     assert all(row["x"] == "2" and float(row["median"]) > 0 for row in best.values()), rows
     assert [row for row in rows if row["system"] == "host" and row["metric"] == "load_1min"]
-    assert [row for row in rows if row["system"] == "tern/linux" and row["x"] == "2" and
+    assert [row for row in rows if row["system"] == "paired" and row["x"] == "2" and
             float(row["median"]) > 0]
     # The printed table: 2 threads, Tern, Linux, their ratio, the paired
     # ratio, the load.
