@@ -21,6 +21,8 @@ measured in one run (`make bench`):
               EP MG CG FT IS LU SP BT on 4, 8, 16 nodes (BT, SP: 9, 16),
               class A (--npb-class), Tern and Linux jobs alternating
               (bench/npb.py)
+ 11 stream    OpenMP triad (STREAM-like) on one node of 4 CPUs, 1, 2 and 4
+              threads (bench/stream_omp.py); not part of --smoke's default
 
     python3 bench/run_all.py [--reps 5] [--nodes 2,4,8,16] [--only EXP,...]
                              [--io-nodes 1,4,16] [--io-mib 8] [--io-blocks 1048576]
@@ -52,6 +54,7 @@ from ternbench.runner import FIELDS, Run, cl, down, up  # noqa: E402
 from ternbench.cluster_exps import frames, io, launch_step, network  # noqa: E402
 from ternbench.node_exps import boot_pxe, boot_single, floor, raw_portals, single_node  # noqa: E402,E501
 import npb as npb_exp  # noqa: E402  (bench/npb.py: experiment 10)
+import stream_omp  # noqa: E402  (bench/stream_omp.py: experiment 11)
 
 
 # ---- the run --------------------------------------------------------------
@@ -83,7 +86,7 @@ def main():
     ap.add_argument("--reps", type=int)
     ap.add_argument("--nodes", help="gsync/launch node counts (default 2,4,8,16)")
     ap.add_argument("--only", help="comma-separated: network,launch,io,portals,floor,frames,"
-                    "node,boot,pxe,npb; network, launch, io and pxe also as tern-X or "
+                    "node,boot,pxe,npb,stream; network, launch, io and pxe also as tern-X or "
                     "linux-X")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
     ap.add_argument("--mem", default="256M", help="memory of cluster nodes (both OSes)")
@@ -115,7 +118,7 @@ def main():
         a.ring_sizes = [8, 64, 512, 4096, 65536, 1 << 20, 8 << 20]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 20, 2000
         a.io_nodes = [int(x) for x in (a.io_nodes or "1,4,16").split(",")]
-        default_only = "network,launch,io,portals,floor,frames,node,boot,pxe,npb"
+        default_only = "network,launch,io,portals,floor,frames,node,boot,pxe,npb,stream"
     a.io_blocks = [int(x) for x in (a.io_blocks or "1048576").split(",")]
     a.npb_nodes = [int(x) for x in (a.npb_nodes or "4,8,16").split(",")]
     a.npb_bench = (a.npb_bench or ",".join(npb_exp.npb.EIGHT)).lower().split(",")
@@ -159,7 +162,8 @@ def main():
              ("tern-pxe", lambda r: boot_pxe(r, "tern", 1)),
              ("linux-pxe", lambda r: boot_pxe(r, "linux", 1)),
              ("tern-pxe", lambda r: boot_pxe(r, "tern", max(r.a.nodes))),
-             ("npb", lambda r: npb_exp.experiment(r, up, down, cl))]
+             ("npb", lambda r: npb_exp.experiment(r, up, down, cl)),
+             ("stream", stream_step)]
     try:
         for key, fn in steps:
             if key not in only and key.split("-")[-1] not in only and \
@@ -186,6 +190,18 @@ def main():
         write_host(host_csv, host)
         write(run, host, failed)
     sys.exit(1 if failed else 0)
+
+
+def stream_step(run):
+    """Experiment 11 with this run's repetitions, single-node memory and
+    accelerator; --smoke: small arrays, 1 and 2 threads, one run."""
+    a = run.a
+    argv = ["--runs", str(a.reps), "--mem", a.node_mem, "--out", a.out]
+    if a.accel == "kvm":
+        argv.append("--kvm")
+    if a.smoke:
+        argv += ["--threads", "1,2", "--elements", "65536", "--reps", "2"]
+    stream_omp.experiment(run, stream_omp.args(argv))
 
 
 def write_host(path, host):

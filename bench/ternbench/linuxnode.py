@@ -6,10 +6,13 @@ import glob
 import os
 import stat
 import subprocess
+import sys
 import tempfile
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "qemu"))
+from ternlib import accel  # noqa: E402  (the CPU topology qemu/run-node gives a Tern node)
 
 
 def debian_kernel():
@@ -40,8 +43,15 @@ def cpio_newc(files):
 
 
 def run_on_linux(program, args, mem="64M", accel_args=("-accel", "tcg", "-cpu", "max"),
-                 timeout=600):
-    """Boots Linux with `program` as init; returns the program's output lines."""
+                 timeout=600, smp=1, env=()):
+    """Boots Linux with `program` as init; returns the program's output lines.
+    smp: the node's CPUs, with the topology qemu/run-node --smp gives a Tern
+    node.  env: "VAR=VALUE" strings for the program; the kernel hands
+    command-line words with "=" that it does not know to init as its
+    environment (not those with a "." in the name: module parameters)."""
+    for e in env:
+        if "=" not in e or "." in e.split("=", 1)[0] or " " in e:
+            raise ValueError(f"env {e!r}: VAR=VALUE, no dot in VAR, no spaces")
     kernel = debian_kernel()
     if not kernel:
         raise FileNotFoundError("no Debian kernel in /boot (apt-get install linux-image-amd64)")
@@ -52,9 +62,10 @@ def run_on_linux(program, args, mem="64M", accel_args=("-accel", "tcg", "-cpu", 
             f.write(cpio_newc([("dev", stat.S_IFDIR | 0o755, b""),
                                ("init", stat.S_IFREG | 0o755, data)]))
         log = os.path.join(d, "console.log")
-        cmdline = "console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init -- " + " ".join(args)
+        cmdline = " ".join(["console=ttyS0 quiet loglevel=1 panic=-1 rdinit=/init", *env,
+                            "--", *args])
         cmd = ["qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
-               "-m", mem, *accel_args, "-kernel", kernel, "-initrd", initrd,
+               "-m", mem, *accel_args, *accel.smp_args(smp), "-kernel", kernel, "-initrd", initrd,
                "-append", cmdline, "-serial", f"file:{log}"]
         subprocess.run(cmd, timeout=timeout, capture_output=True)
         text = open(log, "rb").read().decode(errors="replace").replace("\r\n", "\n")

@@ -9,7 +9,7 @@ LINUX = ("linux-mpich", "linux-mpiexec", "linux-nfs", "linux", "linux-mpi")
 # Tern (issue 16's goal: 0-byte latency within 10 %), MPI against MPICH.
 EXTRA_RATIOS = [("tern-mpi", "tern-nx"), ("tern-mpi", "linux-mpi")]
 ORDER = ["latency", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "io", "boot",
-         "footprint", "floor", "frames", "npb"]
+         "footprint", "floor", "frames", "npb", "stream"]
 TITLES = {
     "latency": "1. Ping-pong latency, one-way (us; lower is better)",
     "ring": "2. Ring bandwidth, MB/s each node sends (higher is better)",
@@ -27,8 +27,11 @@ TITLES = {
     "npb": "10. NAS Parallel Benchmarks 3.4.1 (MPI), x = ranks: the benchmark's own time "
            "(s; lower is better) and Mop/s total (higher is better); Tern's MPI against "
            "MPICH",
+    "stream": "11. OpenMP triad a[i] = b[i] + s*c[i] on one node of 4 CPUs, x = OMP_NUM_THREADS "
+              "(MB/s, the best of the program's timed triads; higher is better); host: the "
+              "host's 1-minute load before each boot",
 }
-HIGHER_BETTER = {"ring", "memcpy", "io"}
+HIGHER_BETTER = {"ring", "memcpy", "io", "stream"}
 
 
 def _key(x):
