@@ -95,7 +95,7 @@ def test_after_kill_9_of_yod_the_next_job_never_sees_node_busy(c3):
     assert len(tries) > 1, "the nodes were free at once: the orphans were not waited for"
     for i in (1, 2):
         con = cluster(c3, "console", str(i)).stdout
-        assert "is gone (the allocator says so" in con, con[-1500:]
+        assert "is gone (the allocator says so" in con, con[-1500:]   # either way it ends
     log = open(f"/tmp/tern-clusters/{c3}/allocd.log").read()
     assert re.search(r"stopped answering: told its 2 nodes to end it", log), log[-1500:]
 

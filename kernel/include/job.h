@@ -126,6 +126,7 @@ void job_control_hold(void);
 void job_control_release(void);
 bool job_end_pending(void);            /* a message from yod that ends the job waits */
 bool job_yod_silent(void);             /* yod is gone: silent too long (a pause counted) */
+const char *job_yod_gone_why(void);    /* how job_yod_silent knew: for the console */
 void job_wait_yod_awake(void);         /* waits while yod is paused (not once it is gone) */
 void job_tick_start(void);
 void job_tick_stop(void);

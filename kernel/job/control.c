@@ -67,6 +67,15 @@ static bool fatal_by_default(int sig)
     return proc.sig.act[sig].handler == SIG_DFL;
 }
 
+const char *job_yod_gone_why(void)
+{
+    if (job.yod_paused_until)
+        return "paused longer than it may be";
+    if (revoked && time_monotonic_ns() - job.last_heard_ns <= YOD_SILENCE_S * 1000000000ULL)
+        return "the allocator says so, and it has been silent 5 s";
+    return "nothing from it for 15 s";
+}
+
 void job_revoked(uint32_t id)
 {
     if (job.active && job.id == id)
@@ -131,8 +140,8 @@ static void act(void)
         signal_raise(sig);
     }
     if (revoked && job_yod_silent()) {
-        kprintf("job %u: its yod (nid %u pid %u) is gone (the allocator says so, and it has "
-                "been silent): ending the job\n", job.id, job.yod_nid, job.yod_pid);
+        kprintf("job %u: its yod (nid %u pid %u) is gone (%s): ending the job\n", job.id,
+                job.yod_nid, job.yod_pid, job_yod_gone_why());
         job.yod_gone = true;
         job_end(job.running ? END_SIGNAL : END_LOAD_ERROR, SIGKILL, NULL);
     }

@@ -40,9 +40,8 @@ static void put_output(unsigned fd, const ptl_iovec_t *pieces, unsigned n, uint6
     for (;;) {
         job_wait_yod_awake();
         if (job_yod_silent()) {
-            kprintf("job %u: yod is gone (silent %u s, or %u s and the allocator says so) "
-                    "while its output waited: ending the job\n", job.id, YOD_SILENCE_S,
-                    YOD_REVOKED_SILENCE_S);
+            kprintf("job %u: yod is gone (%s) while its output waited: ending the job\n",
+                    job.id, job_yod_gone_why());
             job.yod_gone = true;
             job_end(END_SIGNAL, 9, NULL);
         }
