@@ -64,6 +64,14 @@ int main(int argc, char **argv)
         perror("floorping: socket");
         return 1;
     }
+    /* 16 echoes of 64 KiB frames in flight are 1 MiB: more than the
+     * default socket buffer (about 200 KiB), which would drop echoes and
+     * end a measurement at the 2 s silence.  FORCE needs CAP_NET_ADMIN. */
+    int buf = 32 << 20;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf))
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf))
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
     struct ifreq ifr = {0};
     snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", argv[1]);
     if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
@@ -121,8 +129,11 @@ int main(int argc, char **argv)
                         send(fd, frame, 14 + (size_t)size, 0);
                         sent++;
                     }
-                    if (!receive())
+                    if (!receive()) {
+                        fprintf(stderr, "floorping: %d of %d frames of %ld bytes lost\n",
+                                sent - got, iters, size);
                         break; /* a lost frame: count what came back */
+                    }
                     got++;
                 }
                 if (r >= 0)
