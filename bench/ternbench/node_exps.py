@@ -47,7 +47,7 @@ def floor(run):
     mac = "02:00:00:00:00:09"
     log = os.path.join(a.out, ".floor-console.log")
     # The cluster's frame size (qemu/ternlib/fabric.py), and 1500 beside it.
-    mtu = fabric_mtu("virtio")
+    mtu = fabric_mtu("virtio", "direct")
     with bridged_namespace(1, mtu) as (ns, taps):
         add_linux_port(ns, "flr0", 8, mtu)
         open(log, "w").close()

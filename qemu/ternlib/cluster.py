@@ -110,7 +110,7 @@ class Cluster:
         mode = mode or accel.default_accel()
         state = {"name": self.name, "netns": self.netns, "nodes": [], "pids": [],
                  "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time(),
-                 "os": node_os, "nfs": nfs, "smp": smp, "kmem": kmem, "mtu": fabric_mtu(nic)}
+                 "os": node_os, "nfs": nfs, "smp": smp, "kmem": kmem, "mtu": fabric_mtu(nic, boot)}
         self.save(state)
         try:
             self._fabric(state["mtu"])
