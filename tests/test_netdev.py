@@ -105,9 +105,10 @@ def cpu_seconds(pid):
 class Node:
     """One QEMU node with nettest=echo on a tap in a fresh namespace."""
 
-    def __init__(self, model, qemu_args=()):
+    def __init__(self, model, qemu_args=(), tap_mtu=9000):
         self.model = model
         self.qemu_args = list(qemu_args)
+        self.tap_mtu = tap_mtu
         n = next(_seq)
         self.ns = f"tern-t-{os.getpid()}-{n}"
         self.tap = f"tt{os.getpid() % 100000}x{n}"[:15]
@@ -125,7 +126,7 @@ class Node:
         subprocess.run(["ip", "netns", "exec", self.ns, "sysctl", "-qw",
                         f"net.ipv6.conf.{self.tap}.disable_ipv6=1"], capture_output=True)
         # Room to send frames longer than the node's MTU.
-        ip("-n", self.ns, "link", "set", self.tap, "mtu", "9000", "up")
+        ip("-n", self.ns, "link", "set", self.tap, "mtu", str(self.tap_mtu), "up")
         open(self.log, "w").close()
         mac = ":".join(f"{b:02x}" for b in self.mac)
         cmd = ["ip", "netns", "exec", self.ns, "qemu-system-x86_64",
@@ -224,8 +225,8 @@ class Node:
 def node(request):
     nodes = []
 
-    def make(model, qemu_args=()):
-        nd = Node(model, qemu_args)
+    def make(model, qemu_args=(), tap_mtu=9000):
+        nd = Node(model, qemu_args, tap_mtu)
         nodes.append(nd)
         nd.start()
         return nd
@@ -318,6 +319,42 @@ def test_echo(node, model):
     m = wait_for_log(nd.log, r"nettest: echoed (\d+), ignored (\d+), failed (\d+)", 5)
     assert int(m.group(3)) == 0, m.group(0)
     assert "panic" not in nd.console()
+
+
+# Issue 18: a virtio device stating an MTU (QEMU host_mtu=), with the tap one
+# byte above it (its own maximum, 65521) so that a frame too long can be sent.
+LARGE = {"virtio-net-pci,host_mtu=65520": ("virtio-net", 65520),
+         "virtio-net-pci,disable-modern=on,host_mtu=9000": ("virtio-net (legacy)", 9000)}
+
+
+@pytest.mark.parametrize("model", LARGE)
+def test_echo_in_large_frames(node, model):
+    """The node takes the MTU the device states (boot log), and frames up to
+    it come back whole, also in a burst larger than the receive ring;
+    longer ones are not echoed."""
+    name, mtu = LARGE[model]
+    nd = node(model, tap_mtu=mtu + 1)
+    m = wait_for_log(nd.log, r"net: (.*) at .*, MTU (\d+) \(from the device\)", 1)
+    assert m.group(1) == name and m.group(2) == str(mtu), m.group(0)
+    top = ETH_HLEN + mtu
+    sizes = [60, 1514, 1515, 9014, top - 1, top] + [random.randint(60, top) for _ in range(30)]
+    for i, size in enumerate(sizes):
+        nd.echo_check(nd.frame(size, seq=2000000 + i))
+    nd.send(nd.frame(top + 1))
+    assert nd.receive(1.0) is None, "a frame longer than the MTU came back"
+    burst = [nd.frame(top, seq=i) for i in range(64)]
+    for f in burst:
+        nd.send(f)
+    echoed = 0
+    for _ in range(len(burst) + 1):
+        got = nd.receive(2.0)
+        if got is None:
+            break
+        assert len(got) == top and got[ETH_HLEN:] == burst[echoed][ETH_HLEN:], echoed
+        echoed += 1
+    assert echoed == len(burst)
+    m = wait_for_log(nd.log, r"nettest: echoed (\d+), ignored (\d+), failed (\d+)", 5)
+    assert int(m.group(3)) == 0, m.group(0)
 
 
 def test_no_nic_nettest_reports(tmp_path):

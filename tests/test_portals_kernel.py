@@ -73,8 +73,9 @@ def ip(*args):
 
 
 @contextlib.contextmanager
-def bridged_namespace(ntaps):
-    """A namespace holding a bridge and ntaps taps on it; yields (ns, taps).
+def bridged_namespace(ntaps, mtu=1500):
+    """A namespace holding a bridge and ntaps taps on it, all with this MTU
+    (a node on such a tap gets it with run-node --mtu); yields (ns, taps).
     Everything is deleted on the way out, whatever happened."""
     tag = f"{os.getpid() % 100000}"
     ns = f"tern-ptl-{tag}"
@@ -83,11 +84,13 @@ def bridged_namespace(ntaps):
         ip("netns", "add", ns)
         ip("-n", ns, "link", "set", "lo", "up")
         ip("-n", ns, "link", "add", "br0", "type", "bridge")
+        ip("-n", ns, "link", "set", "br0", "mtu", str(mtu))
         for t in ["br0"] + taps:
             subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
                             f"net.ipv6.conf.{t}.disable_ipv6=1"], capture_output=True)
         for t in taps:
             ip("-n", ns, "tuntap", "add", "dev", t, "mode", "tap")
+            ip("-n", ns, "link", "set", t, "mtu", str(mtu))
             subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
                             f"net.ipv6.conf.{t}.disable_ipv6=1"], capture_output=True)
             ip("-n", ns, "link", "set", t, "master", "br0", "up")

@@ -15,6 +15,9 @@ import pytest
 from nodes import ROOT, RUN_NODE
 from test_portals_kernel import _net_usable, bridged_namespace, ip
 
+sys.path.insert(0, os.path.join(ROOT, "qemu"))
+from ternlib.fabric import LARGE_MTU  # noqa: E402
+
 LINUX_NODE = os.path.join(ROOT, "build", "portals", "linux", "ptlnode")
 IMPAIR = os.path.join(ROOT, "build", "portals", "linux", "impair")
 TERN_NODE = os.path.join(ROOT, "build", "portals", "kernel", "ptlnode-tern")
@@ -23,13 +26,15 @@ SERVER_NID, SERVER_PID, TERN_NID = 3, 10, 1
 pytestmark = pytest.mark.skipif(_net_usable() is not None, reason=str(_net_usable()))
 
 
-def linux_server(ns, n, max_size, lossy=False):
+def linux_server(ns, n, max_size, lossy=False, mtu=1500):
     """ptlnode serve on a veth end (MAC by the nid rule), plugged into br0,
     or with lossy=True reached through the userspace lossy forwarder
     (tests/portals/linux/impair.c: tc netem is missing on our kernels):
     br0 - a1|a0 - impair - b0|lnx0."""
     ip("-n", ns, "link", "add", "lnx0", "type", "veth", "peer", "name", "lnx0p")
     ip("-n", ns, "link", "set", "lnx0", "address", f"02:00:00:00:00:{SERVER_NID:02x}")
+    for dev in ("lnx0", "lnx0p"):
+        ip("-n", ns, "link", "set", dev, "mtu", str(mtu))
     if lossy:
         ip("-n", ns, "link", "add", "a1", "type", "veth", "peer", "name", "a0")
         ip("-n", ns, "link", "set", "a1", "master", "br0", "up")
@@ -47,10 +52,12 @@ def linux_server(ns, n, max_size, lossy=False):
     return p
 
 
-def on_tern(ns, tap, args, timeout):
+def on_tern(ns, tap, args, timeout, mtu=None):
+    """ptlnode-tern on a node of its own; with mtu, its NIC states that MTU
+    and the kernel log comes on stderr."""
     cmd = ["ip", "netns", "exec", ns, sys.executable, RUN_NODE, "--tcg", "--mem", "160M",
            "--timeout", str(timeout), "--nic", "virtio", "--tap", tap, "--nid", str(TERN_NID),
-           TERN_NODE, *args]
+           *(["--mtu", str(mtu), "-v"] if mtu else []), TERN_NODE, *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30)
 
 
@@ -83,6 +90,44 @@ def test_kernel_node_and_linux_process():
     assert stream.returncode == 0 and "OK stream" in stream.stdout, stream.stdout + stream.stderr
     done = next(l for l in out.splitlines() if l.startswith("STREAM_DONE"))
     assert f"msgs={n}" in done, out + err
+
+
+def frames_on(ns, dev):
+    """(frames, bytes) that crossed `dev` both ways."""
+    r = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c",
+                        f"cat /sys/class/net/{dev}/statistics/[rt]x_packets "
+                        f"/sys/class/net/{dev}/statistics/[rt]x_bytes"],
+                       capture_output=True, text=True, check=True)
+    v = [int(x) for x in r.stdout.split()]
+    return v[0] + v[1], v[2] + v[3]
+
+
+def test_kernel_node_and_linux_process_in_large_frames():
+    """Issue 18: on a fabric of 65520-byte frames the node learns the MTU
+    from its virtio NIC (boot log), the kernel and the Linux host both
+    fragment at it, and puts/gets of up to 1 MiB, compared byte for byte,
+    and a stream of 24 messages up to 1 MiB arrive intact; the frames on
+    the wire really were larger than the 9000 bytes allowed before."""
+    n, max_size = 24, 1 << 20
+    with bridged_namespace(1, LARGE_MTU) as (ns, taps):
+        server = linux_server(ns, n, max_size, mtu=LARGE_MTU)
+        try:
+            rt = on_tern(ns, taps[0], ["rt", str(SERVER_NID), str(SERVER_PID)], 120,
+                         mtu=LARGE_MTU)
+            stream = on_tern(ns, taps[0], ["stream", str(SERVER_NID), str(SERVER_PID), str(n),
+                                           str(max_size), "8"], 180, mtu=LARGE_MTU)
+            frames, nbytes = frames_on(ns, taps[0])
+        finally:
+            out, err = finish(server)
+    print(rt.stdout, stream.stdout, out, f"{frames} frames, {nbytes} bytes", sep="\n")
+    assert f"MTU {LARGE_MTU} (from the device)" in rt.stderr, rt.stderr[-3000:]
+    assert rt.returncode == 0 and "OK rt" in rt.stdout, rt.stdout + rt.stderr[-3000:]
+    assert stream.returncode == 0 and "OK stream" in stream.stdout, \
+        stream.stdout + stream.stderr[-3000:]
+    done = next(l for l in out.splitlines() if l.startswith("STREAM_DONE"))
+    assert f"msgs={n}" in done, out + err
+    # No frame is above 14 + 9000 bytes on a fabric of 9000-byte frames.
+    assert nbytes / frames > 14 + 9000, (frames, nbytes)
 
 
 def test_kernel_node_to_linux_over_a_lossy_wire():

@@ -158,10 +158,13 @@ def test_two_kernel_nodes_over_a_lossy_wire(procs):
 LINUX_NID = 3
 
 
-def add_linux_port(ns, dev="lnx0", nid=LINUX_NID):
-    """A veth `dev` (MAC by the nid rule) plugged into br0, for Portals
-    programs on Linux; it goes with the namespace."""
+def add_linux_port(ns, dev="lnx0", nid=LINUX_NID, mtu=1500):
+    """A veth `dev` (MAC by the nid rule, both ends this MTU: br0's)
+    plugged into br0, for Portals programs on Linux; it goes with the
+    namespace."""
     ip("-n", ns, "link", "add", dev, "type", "veth", "peer", "name", dev + "p")
+    for d in (dev, dev + "p"):
+        ip("-n", ns, "link", "set", d, "mtu", str(mtu))
     ip("-n", ns, "link", "set", dev, "address",
        "02:00:00:" + ":".join(f"{(nid >> s) & 0xff:02x}" for s in (16, 8, 0)))
     ip("-n", ns, "link", "set", dev + "p", "master", "br0", "up")

@@ -3,10 +3,12 @@
  * the same bridge.  No protocol, no library: what any software on the nodes
  * could at best do on this virtual NIC path.
  *     floorping IF MAC lat ITERS REPS SIZES     round trip in us per size
- *     floorping IF MAC bw  FRAMES REPS          echoed MB/s, 1514-byte frames,
- *                                               up to 16 in flight
- * SIZES: payload bytes, comma-separated (Ethernet payload, <= 1500).
- * Prints "R floor-rtt SIZE us VALUE" / "R floor-bw 1500 MBps VALUE". */
+ *     floorping IF MAC bw  FRAMES REPS [SIZES]  echoed MB/s per payload size
+ *                                               (default: IF's MTU), up to 16
+ *                                               frames in flight
+ * SIZES: payload bytes, comma-separated (Ethernet payload, at most IF's MTU:
+ * the node echoes frames up to its own MTU, which the bridge's should match).
+ * Prints "R floor-rtt SIZE us VALUE" / "R floor-bw SIZE MBps VALUE". */
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
@@ -30,7 +32,8 @@ static double now(void)
 }
 
 static int fd;
-static unsigned char frame[1514], in[2048];
+#define PAYLOAD_MAX 65535
+static unsigned char frame[14 + PAYLOAD_MAX], in[14 + PAYLOAD_MAX + 64];
 
 /* The next echo (our own outgoing frames are not delivered to us); 0 on
  * a 2 s silence. */
@@ -61,6 +64,14 @@ int main(int argc, char **argv)
         perror("floorping: socket");
         return 1;
     }
+    /* 16 echoes of 64 KiB frames in flight are 1 MiB: more than the
+     * default socket buffer (about 200 KiB), which would drop echoes and
+     * end a measurement at the 2 s silence.  FORCE needs CAP_NET_ADMIN. */
+    int buf = 32 << 20;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf))
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf))
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
     struct ifreq ifr = {0};
     snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", argv[1]);
     if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
@@ -75,13 +86,20 @@ int main(int argc, char **argv)
     memcpy(frame + 6, ifr.ifr_hwaddr.sa_data, 6);
     frame[12] = ECHO_TYPE >> 8;
     frame[13] = ECHO_TYPE & 0xff;
+    if (ioctl(fd, SIOCGIFMTU, &ifr)) {
+        perror("floorping: SIOCGIFMTU");
+        return 1;
+    }
+    long mtu = ifr.ifr_mtu < PAYLOAD_MAX ? ifr.ifr_mtu : PAYLOAD_MAX;
+    char mtu_s[16];
+    snprintf(mtu_s, sizeof mtu_s, "%ld", mtu);
     int iters = atoi(argv[4]), reps = atoi(argv[5]);
     if (!strcmp(argv[3], "lat") && argc > 6) {
         for (char *s = argv[6], *end; *s; s = *end ? end + 1 : end) {
             long size = strtol(s, &end, 0);
+            if (size > mtu)
+                size = mtu;
             size_t len = 14 + (size_t)size < 60 ? 60 : 14 + (size_t)size;
-            if (len > sizeof frame)
-                len = sizeof frame;
             for (int r = -1; r < reps; r++) { /* rep -1 warms up */
                 double t0 = now();
                 for (int i = 0; i < iters; i++) {
@@ -96,20 +114,32 @@ int main(int argc, char **argv)
             }
         }
     } else if (!strcmp(argv[3], "bw")) {
-        for (int r = -1; r < reps; r++) {
-            int sent = 0, got = 0;
-            double t0 = now();
-            while (got < iters) {
-                while (sent < iters && sent - got < 16) {
-                    send(fd, frame, sizeof frame, 0);
-                    sent++;
-                }
-                if (!receive())
-                    break; /* a lost frame: count what came back */
-                got++;
+        for (char *s = argc > 6 ? argv[6] : mtu_s, *end; *s; s = *end ? end + 1 : end) {
+            long size = strtol(s, &end, 0);
+            if (size > mtu || size < 46) {
+                fprintf(stderr, "floorping: payload %ld outside 46..%ld (MTU of %s)\n", size,
+                        mtu, argv[1]);
+                return 2;
             }
-            if (r >= 0)
-                printf("R floor-bw 1500 MBps %.2f\n", got * 1500.0 / (now() - t0) / 1e6);
+            for (int r = -1; r < reps; r++) {
+                int sent = 0, got = 0;
+                double t0 = now();
+                while (got < iters) {
+                    while (sent < iters && sent - got < 16) {
+                        send(fd, frame, 14 + (size_t)size, 0);
+                        sent++;
+                    }
+                    if (!receive()) {
+                        fprintf(stderr, "floorping: %d of %d frames of %ld bytes lost\n",
+                                sent - got, iters, size);
+                        break; /* a lost frame: count what came back */
+                    }
+                    got++;
+                }
+                if (r >= 0)
+                    printf("R floor-bw %ld MBps %.2f\n", size,
+                           got * (double)size / (now() - t0) / 1e6);
+            }
         }
     } else {
         return 2;

@@ -42,26 +42,30 @@ def floor(run):
     from test_portals_kernel import bridged_namespace
     from test_portals_kernel_wire import add_linux_port
     from test_netdev import wait_for_log
+    from ternlib.fabric import fabric_mtu, virtio_mtu_arg
     a = run.a
     mac = "02:00:00:00:00:09"
     log = os.path.join(a.out, ".floor-console.log")
-    with bridged_namespace(1) as (ns, taps):
-        add_linux_port(ns, "flr0", 8)
+    # The cluster's frame size (qemu/ternlib/fabric.py), and 1500 beside it.
+    mtu = fabric_mtu("virtio", "direct")
+    with bridged_namespace(1, mtu) as (ns, taps):
+        add_linux_port(ns, "flr0", 8, mtu)
         open(log, "w").close()
         q = subprocess.Popen(
             ["ip", "netns", "exec", ns, "qemu-system-x86_64", "-nodefaults", "-display", "none",
              "-no-reboot", *accel.qemu_accel_args(a.accel), "-m", a.mem, "-kernel",
              B("tern.elf"), "-append", "nettest=echo", "-serial", f"file:{log}",
              "-netdev", f"tap,id=n0,ifname={taps[0]},script=no,downscript=no",
-             "-device", f"virtio-net-pci,netdev=n0,mac={mac}"],
+             "-device", f"virtio-net-pci,netdev=n0,mac={mac}{virtio_mtu_arg(mtu)}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
         try:
             wait_for_log(log, r"nettest: echoing", 120, q)
-            sizes = [s for s in a.lat_sizes if s <= 1500]
+            sizes = [s for s in a.lat_sizes if s <= mtu]
+            bw_sizes = sorted({1500, mtu})
             fp = B("bench-host", "floorping")
             for argv in (["lat", a.iters, a.reps, ",".join(map(str, sizes))],
-                         ["bw", a.floor_frames, a.reps]):
+                         ["bw", a.floor_frames, a.reps, ",".join(map(str, bw_sizes))]):
                 r = subprocess.run(["ip", "netns", "exec", ns, fp, "flr0", mac,
                                     *map(str, argv)], capture_output=True, text=True,
                                    timeout=600)

@@ -72,7 +72,10 @@ def floor_of(rows, exp, x):
     if exp == "gsync" and ("oneway_floor", 0) in f:
         return math.ceil(math.log2(int(x))) * f[("oneway_floor", 0)]
     if exp == "ring":
-        return f.get(("echo_bw", 1500))
+        # The echo at the fabric's frame size (the largest measured), which
+        # the nodes' Portals fragment at.
+        bw = {int(size): v for (m, size), v in f.items() if m == "echo_bw"}
+        return bw[max(bw)] if bw else None
     return None
 
 

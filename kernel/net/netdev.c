@@ -115,10 +115,12 @@ bool netdev_init(void)
         if (irq_mode == PCI_IRQ_NONE)
             irq_give_up("no interrupt");
         const uint8_t *m = nd->mac;
-        kprintf("net: %s at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, link %s, MTU %u, "
-                "interrupt %s, %u KiB of rings and buffers\n",
+        kprintf("net: %s at %02x:%02x.%x, MAC %02x:%02x:%02x:%02x:%02x:%02x, link %s, MTU %u "
+                "(%s), interrupt %s, %u KiB of rings and buffers\n",
                 nd->model, d->bus, d->dev, d->fn, m[0], m[1], m[2], m[3], m[4], m[5],
-                nd->link_up(nd) ? "up" : "down", nd->mtu, irq_mode_name(), pages_used * 4);
+                nd->link_up(nd) ? "up" : "down", nd->mtu,
+                nd->mtu_from_device ? "from the device" : "default", irq_mode_name(),
+                pages_used * 4 + nd->app_kib);
     }
     return nd != NULL;
 }

@@ -12,6 +12,8 @@ struct netdev {
     const char *model;
     uint8_t mac[ETH_ALEN];
     unsigned mtu;
+    bool mtu_from_device;          /* stated by the device, not NET_DEFAULT_MTU */
+    unsigned app_kib;              /* buffers taken from the application's memory */
     struct netdev_stats stats;
     /* Queues a frame: copy[0..copy_len) copied into the transmit slot's own
      * buffer (copy_len may be 0), then sg[0..nsg-1] by reference.  Checked

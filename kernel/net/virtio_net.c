@@ -1,10 +1,19 @@
 /* virtio-net (virtio.h for the transport).
  *
  * No offloads and no mergeable receive buffers are negotiated, so every
- * frame arrives whole in one 2 KiB buffer behind the virtio-net header (10
- * bytes, 12 with VIRTIO_F_VERSION_1), and the header sent before each frame
- * is all zero.  Only the MAC and link status features are taken, and
- * indirect descriptors where offered.
+ * frame arrives whole in one receive buffer behind the virtio-net header
+ * (10 bytes, 12 with VIRTIO_F_VERSION_1), and the header sent before each
+ * frame is all zero.  Only the MAC, link status and MTU features are taken,
+ * and indirect descriptors where offered.
+ *
+ * MTU: where the device offers VIRTIO_NET_F_MTU (QEMU's host_mtu=), its
+ * `mtu` is the node's MTU, and every receive buffer holds a whole frame of
+ * that size: frames are handed over in place, so a frame spread over
+ * several (mergeable) buffers would need a copy to be contiguous.  Such
+ * buffers (64 KiB frames: 16 of them, about 1 MiB; RX_BIG_BYTES) come from
+ * the top of the application's memory, as the kernel heap does.  Without
+ * the feature the MTU is 1500 and the 64 buffers are 2 KiB halves of kernel
+ * pages (128 KiB).  A frame the buffers cannot hold is dropped by the device.
  *
  * Transmit: a ring of slots, each one frame in flight.  A slot holds the
  * (zero) virtio-net header and a copy of the frame's head (the headers the
@@ -14,16 +23,21 @@
  * frames as it has entries; without, each slot owns TX_CHAIN consecutive
  * ring descriptors.  Completion is polled, on later sends (tx_reclaim). */
 #include "errno.h"
+#include "mem.h"
 #include "random.h"
 #include "virtio.h"
 
 #define VIRTIO_NET_TRANSITIONAL_ID 0x1000
 #define VIRTIO_NET_MODERN_ID 0x1041
-enum { F_MAC = 1u << 5, F_STATUS = 1u << 16 };
-enum { CFG_MAC = 0, CFG_STATUS = 6 };
+enum { F_MTU = 1u << 3, F_MAC = 1u << 5, F_STATUS = 1u << 16 };
+/* mac[6], status, max_virtqueue_pairs, mtu (virtio 1.1, 5.1.4) */
+enum { CFG_MAC = 0, CFG_STATUS = 6, CFG_MTU = 10 };
 enum { RXQ = 0, TXQ = 1 };
 
 #define RX_BUFFERS 64
+#define RX_BIG_BYTES (1u << 20)    /* receive buffers for an MTU above 1500: about this much */
+#define RX_BIG_MIN 16              /* ... but at least this many buffers */
+#define MTU_MIN 68                 /* the least a device may state (IPv4's minimum) */
 #define TX_QUEUE_WANT 256
 #define TX_SLOTS_MAX 128           /* frames in flight: two peers' full windows */
 #define TX_CHAIN (1 + NETDEV_MAX_SG)   /* virtio-net header + the frame's pieces */
@@ -43,7 +57,8 @@ struct vnet {
     bool has_status;
     struct virtq rx, tx;
     uint8_t *rx_buf[RX_BUFFERS];
-    unsigned nrx;
+    unsigned nrx, rx_len;          /* buffers; bytes each (virtio-net header included) */
+    uint64_t rx_big_pa;            /* buffers for a large MTU; 0: 2 KiB kernel page halves */
     bool indirect;
     unsigned nslots, nfree;
     struct tx_slot *slot[TX_SLOTS_MAX];
@@ -144,7 +159,7 @@ static int vnet_poll(struct netdev *nd, netdev_rx_fn rx, void *arg)
             nd->stats.rx_dropped++;
             continue;      /* not ours to recycle */
         }
-        if (e.len < v->hdr_len + ETH_HLEN || e.len > NET_RX_BUF_SIZE) {
+        if (e.len < v->hdr_len + ETH_HLEN || e.len > v->rx_len) {
             nd->stats.rx_dropped++;
         } else {
             nd->stats.rx_frames++;
@@ -177,10 +192,43 @@ static bool vnet_irq_ack(struct netdev *nd)
     return virtio_isr(&((struct vnet *)nd)->vp) != 0;   /* reading lowers INTx */
 }
 
+/* Buffers for frames of `mtu` bytes: the 2 KiB halves of kernel pages up to
+ * 1500, or a run taken from the top of the application's memory.  False
+ * if that memory cannot be spared (the caller then stays at 1500). */
+static bool rx_plan(struct vnet *v, unsigned mtu)
+{
+    v->nrx = RX_BUFFERS;
+    if (mtu <= NET_DEFAULT_MTU) {
+        v->rx_len = NET_RX_BUF_SIZE;
+        v->rx_big_pa = 0;
+        return true;
+    }
+    /* 64-byte steps keep each buffer on its own cache lines. */
+    unsigned len = (v->hdr_len + ETH_HLEN + mtu + 63) & ~63u;
+    unsigned n = RX_BIG_BYTES / len;
+    if (n < RX_BIG_MIN)
+        n = RX_BIG_MIN;
+    if (n < v->nrx)
+        v->nrx = n;
+    uint64_t bytes = (uint64_t)v->nrx * len;
+    uint64_t pa = physmem_take_top(bytes);
+    if (!pa)
+        return false;
+    v->nd.app_kib = (unsigned)(ALIGN_UP(bytes, PAGE_SIZE) >> 10);
+    v->rx_len = len;
+    v->rx_big_pa = pa;
+    return true;
+}
+
 static bool rx_init(struct vnet *v)
 {
-    v->nrx = v->rx.size < RX_BUFFERS ? v->rx.size : RX_BUFFERS;
-    for (unsigned i = 0; i < v->nrx; i += 2) {
+    if (v->nrx > v->rx.size)
+        v->nrx = v->rx.size;    /* a legacy device's queue may be shorter */
+    if (v->rx_big_pa) {
+        for (unsigned i = 0; i < v->nrx; i++)
+            v->rx_buf[i] = (uint8_t *)phys_to_virt(v->rx_big_pa + (uint64_t)i * v->rx_len);
+    }
+    for (unsigned i = 0; !v->rx_big_pa && i < v->nrx; i += 2) {
         uint8_t *page = net_alloc_pages(1);
         if (!page)
             return false;
@@ -189,7 +237,7 @@ static bool rx_init(struct vnet *v)
             v->rx_buf[i + 1] = page + NET_RX_BUF_SIZE;
     }
     for (unsigned i = 0; i < v->nrx; i++) {
-        v->rx.desc[i] = (struct vring_desc){net_dma_addr(v->rx_buf[i]), NET_RX_BUF_SIZE,
+        v->rx.desc[i] = (struct vring_desc){net_dma_addr(v->rx_buf[i]), v->rx_len,
                                             VRING_DESC_WRITE, 0};
         virtq_post(&v->rx, (uint16_t)i);
     }
@@ -211,7 +259,7 @@ struct netdev *virtio_net_probe(const struct pci_dev *d)
     if (!virtio_pci_init(&v->vp, d))
         return NULL;
     uint64_t offered = virtio_features(&v->vp);
-    uint64_t want = offered & (F_MAC | F_STATUS | VIRTIO_RING_F_INDIRECT_DESC);
+    uint64_t want = offered & (F_MAC | F_STATUS | F_MTU | VIRTIO_RING_F_INDIRECT_DESC);
     if (v->vp.modern) {
         if (!(offered & VIRTIO_F_VERSION_1)) {
             kprintf("net: virtio-net: modern transport without VERSION_1\n");
@@ -219,13 +267,31 @@ struct netdev *virtio_net_probe(const struct pci_dev *d)
         }
         want |= VIRTIO_F_VERSION_1;
     }
+    /* The device's MTU decides the receive buffers before the feature is
+     * taken: a driver taking it must be able to receive such frames. */
+    unsigned mtu = NET_DEFAULT_MTU;
+    v->hdr_len = v->vp.modern ? 12 : 10;
+    if (want & F_MTU) {
+        unsigned dev_mtu = virtio_cfg16(&v->vp, CFG_MTU);
+        if (dev_mtu < MTU_MIN) {
+            kprintf("net: virtio-net states MTU %u: using %u\n", dev_mtu, NET_DEFAULT_MTU);
+            want &= ~(uint64_t)F_MTU;
+        } else if (!rx_plan(v, dev_mtu)) {
+            kprintf("net: virtio-net MTU %u: no memory for its receive buffers, using %u\n",
+                    dev_mtu, NET_DEFAULT_MTU);
+            want &= ~(uint64_t)F_MTU;
+        } else {
+            mtu = dev_mtu;
+        }
+    }
+    if (!(want & F_MTU))
+        rx_plan(v, NET_DEFAULT_MTU);
+    v->has_status = want & F_STATUS;
+    v->indirect = want & VIRTIO_RING_F_INDIRECT_DESC;
     if (!virtio_set_features(&v->vp, want)) {
         kprintf("net: virtio-net refuses features 0x%lx\n", want);
         return fail(v);
     }
-    v->has_status = want & F_STATUS;
-    v->indirect = want & VIRTIO_RING_F_INDIRECT_DESC;
-    v->hdr_len = v->vp.modern ? 12 : 10;
     if (!virtio_queue_init(&v->vp, &v->rx, RXQ, RX_BUFFERS) ||
         !virtio_queue_init(&v->vp, &v->tx, TXQ, TX_QUEUE_WANT) || !tx_init(v))
         return fail(v);
@@ -243,7 +309,8 @@ struct netdev *virtio_net_probe(const struct pci_dev *d)
     virtio_driver_ok(&v->vp);
     virtq_notify(&v->vp, &v->rx);
     v->nd.model = v->vp.modern ? "virtio-net" : "virtio-net (legacy)";
-    v->nd.mtu = NET_DEFAULT_MTU;
+    v->nd.mtu = mtu;
+    v->nd.mtu_from_device = want & F_MTU;
     v->nd.xmit = vnet_xmit;
     v->nd.tx_reclaim = vnet_tx_reclaim;
     v->nd.poll = vnet_poll;

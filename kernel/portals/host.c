@@ -38,13 +38,19 @@
 #include <tern/yod_proto.h>
 
 #define HDR_MAX 256                /* the library's header is 144 bytes */
-#define BOUNCE_MAX 9216            /* one jumbo frame's payload */
+#define SMALL_FRAME 1500           /* frames the static buffers below take */
 
 static uint32_t my_nid, app_jid;
+/* Portals frames (header + payload) are at most this: the NIC's MTU where
+ * the buffers below could be made that large, else SMALL_FRAME. */
+static uint32_t frame_max;
 /* For frames with more pieces than the NIC takes (iovec buffers of many
  * small pieces): the frame is gathered here and sent synchronously, so one
- * buffer serves all such frames. */
-static uint8_t bounce_frame[ETH_HLEN + HDR_MAX + BOUNCE_MAX] __attribute__((aligned(16)));
+ * buffer serves all such frames.  A static one for 1500-byte frames; for a
+ * larger MTU one of the kernel heap (ptl_kernel_init). */
+static uint8_t bounce_small[ETH_HLEN + SMALL_FRAME] __attribute__((aligned(16)));
+static uint8_t *bounce_frame = bounce_small;
+static size_t bounce_len = sizeof bounce_small;
 /* The application's x87/SSE registers while the library computes float
  * atomics (fxsave needs 16-byte alignment). */
 static uint8_t fpu_save[512] __attribute__((aligned(16)));
@@ -53,10 +59,17 @@ static int fpu_depth;
 /* Frames to this node (see the top): records of {length, frame after the
  * Ethernet header}, 8-byte aligned, in a circular byte ring; a record that
  * does not fit before the end is preceded by a wrap marker.  Full: the send
- * fails and the library resends later (a lost frame). */
-#define LOOP_BYTES (128u * 1024u)
+ * fails and the library resends later (a lost frame).  128 KiB (87 frames
+ * of 1500 bytes: more than a window) statically; with a larger MTU one of
+ * LOOP_FRAMES frames from the kernel heap where that is more (260 KiB for
+ * 64 KiB frames: a window of those, 4 MiB, is too much of a 4 MiB heap, so
+ * a long message to this node itself may lose frames and be resent). */
+#define LOOP_SMALL (128u * 1024u)
+#define LOOP_FRAMES 4u
 #define LOOP_WRAP 0xFFFFFFFFu
-static uint8_t loop_ring[LOOP_BYTES] __attribute__((aligned(8)));
+static uint8_t loop_small[LOOP_SMALL] __attribute__((aligned(8)));
+static uint8_t *loop_ring = loop_small;
+static uint32_t loop_bytes = LOOP_SMALL;
 static uint32_t loop_rd, loop_wr, loop_used;
 static uint64_t loop_frames, loop_full;
 
@@ -67,12 +80,12 @@ static int loop_send(const struct ptl_sg *sg, int n_sg)
     size_t len = 0;
     for (int i = 0; i < n_sg; i++)
         len += sg[i].len;
-    if (len > HDR_MAX + BOUNCE_MAX)
+    if (len > frame_max)
         return -1;
     uint32_t need = loop_rec_size((uint32_t)len);
-    uint32_t tail = LOOP_BYTES - loop_wr;     /* a multiple of 8, at least 8 */
+    uint32_t tail = loop_bytes - loop_wr;     /* a multiple of 8, at least 8 */
     uint32_t skip = tail < need ? tail : 0;
-    if (loop_used + skip + need > LOOP_BYTES) {
+    if (loop_used + skip + need > loop_bytes) {
         loop_full++;
         return -1;
     }
@@ -88,7 +101,7 @@ static int loop_send(const struct ptl_sg *sg, int n_sg)
         d += sg[i].len;
     }
     loop_used += need;
-    loop_wr = (loop_wr + need) % LOOP_BYTES;
+    loop_wr = (loop_wr + need) % loop_bytes;
     loop_frames++;
     return 0;
 }
@@ -104,7 +117,7 @@ static int loop_deliver(void)
     while (loop_used) {
         uint32_t len = *(uint32_t *)(loop_ring + loop_rd);
         if (len == LOOP_WRAP) {
-            loop_used -= LOOP_BYTES - loop_rd;
+            loop_used -= loop_bytes - loop_rd;
             loop_rd = 0;
             continue;
         }
@@ -112,7 +125,7 @@ static int loop_deliver(void)
         ptl_lib_rx(iface_of(f, len), f, len);
         uint32_t sz = loop_rec_size(len);
         loop_used -= sz;
-        loop_rd = (loop_rd + sz) % LOOP_BYTES;
+        loop_rd = (loop_rd + sz) % loop_bytes;
         n++;
     }
     if (!loop_used)
@@ -144,6 +157,25 @@ void ptl_kernel_init(void)
                         "this node)");
     if (cpu.ring0_interpreted)
         ptl_crc32c_forbid_hw();    /* the emulator may lack `crc32` (cpu.h) */
+    frame_max = SMALL_FRAME < netdev_mtu() ? SMALL_FRAME : netdev_mtu();
+    unsigned mtu = netdev_mtu();
+    if (mtu > SMALL_FRAME) {
+        uint32_t loop_want = LOOP_FRAMES * loop_rec_size(mtu);
+        uint8_t *b = kmalloc(ETH_HLEN + mtu);
+        uint8_t *l = loop_want > LOOP_SMALL ? kmalloc(loop_want) : loop_small;
+        if (b && l) {
+            bounce_frame = b, bounce_len = ETH_HLEN + mtu;
+            if (l != loop_small)
+                loop_ring = l, loop_bytes = loop_want;
+            frame_max = mtu;
+        } else {
+            kfree(b);
+            if (l != loop_small)
+                kfree(l);
+            kprintf("portals: no kernel heap for frames of %u bytes: frames of %u\n", mtu,
+                    SMALL_FRAME);
+        }
+    }
 }
 
 bool ptl_kernel_available(void) { return netdev_present(); }
@@ -178,7 +210,7 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
         info->uid = options.uid;
         info->jid = app_jid;
     }
-    info->frame_max = netdev_mtu();
+    info->frame_max = frame_max;
     return 0;
 }
 
@@ -217,7 +249,7 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int
     memcpy(bounce_frame, h, hlen);
     size_t off = hlen;
     for (int i = 1; i < n_sg; i++) {
-        if (off + sg[i].len > sizeof bounce_frame)
+        if (off + sg[i].len > bounce_len)
             return -1;
         memcpy(bounce_frame + off, sg[i].base, sg[i].len);
         off += sg[i].len;

@@ -31,8 +31,9 @@ struct ptl_host_iface_info {
     uint32_t pid;      /* pid used when PtlNIInit asks for PTL_PID_ANY */
     uint32_t uid;      /* user id stamped on outgoing frames */
     uint32_t jid;      /* job id stamped on outgoing frames */
-    uint32_t frame_max; /* bytes after the Ethernet header: MTU (1500, or
-                         * 9000 for jumbo frames); at least 256 */
+    uint32_t frame_max; /* bytes after the Ethernet header: the MTU (1500,
+                         * 9000, up to 65520 on the virtual cluster's
+                         * fabric); at least 256 */
 };
 
 /* Memory for library objects.  Must not fail silently: return NULL. */

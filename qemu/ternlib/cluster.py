@@ -14,6 +14,7 @@ import subprocess
 import time
 
 from . import accel, munge
+from .fabric import fabric_mtu, set_mtu, virtio_mtu_arg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_BASE = os.environ.get("TERN_RUN_BASE", "/tmp/tern-clusters")
@@ -109,10 +110,10 @@ class Cluster:
         mode = mode or accel.default_accel()
         state = {"name": self.name, "netns": self.netns, "nodes": [], "pids": [],
                  "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time(),
-                 "os": node_os, "nfs": nfs, "smp": smp, "kmem": kmem}
+                 "os": node_os, "nfs": nfs, "smp": smp, "kmem": kmem, "mtu": fabric_mtu(nic, boot)}
         self.save(state)
         try:
-            self._fabric()
+            self._fabric(state["mtu"])
             if nfs:
                 state["pids"].append(self._nfs(nfs))
                 self.save(state)
@@ -130,9 +131,10 @@ class Cluster:
                 self.save(state)
             for node in nodes:
                 sh(*self.in_ns("ip", "tuntap", "add", node["tap"], "mode", "tap"))
+                set_mtu(self.netns, node["tap"], state["mtu"])
                 sh(*self.in_ns("ip", "link", "set", node["tap"], "master", BRIDGE, "up"))
                 node["pid"] = self._qemu(node, mem, nic, boot, mode, node_os,
-                                         self._node_options(nfs, kmem), smp)
+                                         self._node_options(nfs, kmem), smp, state["mtu"])
                 state["pids"].append(node["pid"])
                 self.save(state)
             if node_os == "tern":
@@ -144,7 +146,8 @@ class Cluster:
         except BaseException:
             self.down(log=lambda *_: None)
             raise
-        log(f"cluster '{self.name}': {n} nodes ready ({boot} boot, {nic}, {mem}, {mode}"
+        log(f"cluster '{self.name}': {n} nodes ready ({boot} boot, {nic}, MTU {state['mtu']}, "
+            f"{mem}, {mode}"
             + (f", {smp} CPUs each" if smp > 1 else "")
             + (", linux" if node_os == "linux" else "")
             + (f", NFS {SERVICE_IP}:{nfs})" if nfs else ")"))
@@ -155,12 +158,18 @@ class Cluster:
             if not os.path.exists(os.path.join(LINUX_NODE, f)):
                 raise SystemExit(f"cluster: build/linux-node/{f} is missing (make linux-node)")
 
-    def _fabric(self):
+    def _fabric(self, mtu):
+        """The bridge and the service node's veth, all at the fabric's MTU
+        (qemu/ternlib/fabric.py): the service node's Portals (allocd, yod,
+        fyod) read it from svc0 and send frames that large."""
         sh("ip", "netns", "add", self.netns)
         sh(*self.in_ns("ip", "link", "set", "lo", "up"))
         sh(*self.in_ns("ip", "link", "add", BRIDGE, "type", "bridge"))
+        set_mtu(self.netns, BRIDGE, mtu)
         sh(*self.in_ns("ip", "link", "set", BRIDGE, "up"))
         sh(*self.in_ns("ip", "link", "add", SERVICE_IFACE, "type", "veth", "peer", "name", "svc0p"))
+        set_mtu(self.netns, SERVICE_IFACE, mtu)
+        set_mtu(self.netns, "svc0p", mtu)
         sh(*self.in_ns("ip", "link", "set", SERVICE_IFACE, "address", node_mac(0)))
         sh(*self.in_ns("ip", "link", "set", "svc0p", "master", BRIDGE, "up"))
         sh(*self.in_ns("ip", "addr", "add", f"{SERVICE_IP}/24", "dev", SERVICE_IFACE))
@@ -290,8 +299,10 @@ LOG {{
                                open(os.path.join(self.dir, "allocd.log")).read())
         return p.pid
 
-    def _qemu(self, node, mem, nic, boot, mode, node_os="tern", cmdline="", smp=1):
+    def _qemu(self, node, mem, nic, boot, mode, node_os="tern", cmdline="", smp=1, mtu=1500):
         device = {"virtio": "virtio-net-pci", "e1000": "e1000"}[nic]
+        if nic == "virtio":
+            device += virtio_mtu_arg(mtu)
         cmd = ["qemu-system-x86_64", "-nodefaults", "-display", "none",
                "-m", mem, *accel.qemu_accel_args(mode), *accel.smp_args(smp),
                "-netdev", f"tap,id=n0,ifname={node['tap']},script=no,downscript=no",

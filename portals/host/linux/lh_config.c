@@ -9,7 +9,9 @@
 #include <unistd.h>
 #include "lh_internal.h"
 
-#define LH_FRAME_DEFAULT_MAX 9000u
+/* The largest MTU a virtio-net device can state (a 16-bit field); a tap
+ * carries at most 65521.  Only the loopback device's 65536 is above it. */
+#define LH_FRAME_DEFAULT_MAX 65535u
 
 static bool env_u32(const char *name, uint32_t *out)
 {
@@ -141,6 +143,16 @@ fail:
     return rc;
 }
 
+/* 4 MiB, or room for LH_RING_FRAMES frames of frame_max bytes if that is
+ * more: two peers' full windows (PTL_REL_WIN frames each) waiting while
+ * the process is busy elsewhere.  Frames of 64 KiB make that 8.5 MiB. */
+#define LH_RING_FRAMES 128u
+static unsigned lh_ring_kb_default(uint32_t frame_max)
+{
+    uint64_t kb = ((uint64_t)frame_max + 64) * LH_RING_FRAMES / 1024;
+    return kb > 4096 ? (unsigned)kb : 4096;
+}
+
 int lh_config_load(struct lh_conf *c)
 {
     memset(c, 0, sizeof(*c));
@@ -188,6 +200,6 @@ int lh_config_load(struct lh_conf *c)
     }
     c->frame_max = fm;
     uint32_t kb;
-    c->ring_kb = env_u32("TERN_RING_KB", &kb) && kb >= 256 ? kb : 4096;
+    c->ring_kb = env_u32("TERN_RING_KB", &kb) && kb >= 256 ? kb : lh_ring_kb_default(fm);
     return 0;
 }

@@ -23,7 +23,9 @@
 #include "ptl_lib.h"
 #include "ptl_wire.h"
 
-#define LH_BLOCK_SIZE (128u * 1024u)
+#define LH_BLOCK_MIN (128u * 1024u)
+#define LH_BLOCK_MAX (4u << 20)
+#define LH_BLOCK_FRAMES 8          /* frames per block at least: little waste at its end */
 /* Destination nid/pid sit at these frame offsets (Ethernet + wire header). */
 #define LH_DST_NID_OFF (PTL_ETH_HLEN + PTL_WIRE_DST_NID_OFF)
 #define LH_DST_PID_OFF (PTL_ETH_HLEN + PTL_WIRE_DST_PID_OFF)
@@ -32,7 +34,7 @@ static struct {
     int fd;
     uint8_t *ring;
     size_t ring_len;
-    unsigned frame_size, frames_per_block, frame_nr, idx;
+    unsigned block_size, frame_size, frames_per_block, frame_nr, idx;
     uint8_t mac[6];
     uint32_t nid;
     const struct lh_conf *conf;
@@ -69,20 +71,26 @@ static int setup_ring(const struct lh_conf *c)
     /* The kernel puts the MAC header at TPACKET_ALIGN(hdr + 16) - 14. */
     unsigned mac_end = TPACKET_ALIGN(TPACKET2_HDRLEN + 16);
     P.frame_size = TPACKET_ALIGN(mac_end + c->frame_max);
-    P.frames_per_block = LH_BLOCK_SIZE / P.frame_size;
-    unsigned blocks = (unsigned)((uint64_t)c->ring_kb * 1024 / LH_BLOCK_SIZE);
+    /* A frame never spans blocks: a 64 KiB frame in a 128 KiB block would
+     * leave half of it unused, so blocks grow (by powers of two: the kernel
+     * allocates them so) until they hold a few frames. */
+    P.block_size = LH_BLOCK_MIN;
+    while (P.block_size / P.frame_size < LH_BLOCK_FRAMES && P.block_size < LH_BLOCK_MAX)
+        P.block_size *= 2;
+    P.frames_per_block = P.block_size / P.frame_size;
+    unsigned blocks = (unsigned)(((uint64_t)c->ring_kb * 1024 + P.block_size - 1) / P.block_size);
     if (blocks < 2)
         blocks = 2;
     P.frame_nr = P.frames_per_block * blocks;
     struct tpacket_req req = {
-        .tp_block_size = LH_BLOCK_SIZE,
+        .tp_block_size = P.block_size,
         .tp_block_nr = blocks,
         .tp_frame_size = P.frame_size,
         .tp_frame_nr = P.frame_nr,
     };
     if (setsockopt(P.fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
         return fail("PACKET_RX_RING", c);
-    P.ring_len = (size_t)LH_BLOCK_SIZE * blocks;
+    P.ring_len = (size_t)P.block_size * blocks;
     P.ring = mmap(NULL, P.ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, P.fd, 0);
     if (P.ring == MAP_FAILED) {
         P.ring = NULL;
@@ -140,7 +148,7 @@ int lh_packet_fd(void) { return P.fd; }
 static struct tpacket2_hdr *slot(unsigned i)
 {
     return (struct tpacket2_hdr *)(P.ring +
-                                   (size_t)(i / P.frames_per_block) * LH_BLOCK_SIZE +
+                                   (size_t)(i / P.frames_per_block) * P.block_size +
                                    (size_t)(i % P.frames_per_block) * P.frame_size);
 }
 

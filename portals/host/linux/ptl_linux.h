@@ -20,9 +20,12 @@
  *                    nid), so nids are limited to 24 bits.
  *   TERN_UID, TERN_JID  uid / job id stamped on frames (default getuid(), 0).
  *   TERN_FRAME_MAX   bytes after the Ethernet header per frame.  Default:
- *                    the interface MTU (SIOCGIFMTU) capped at 9000 (jumbo
- *                    when the MTU allows); smaller values allowed, >= 256.
- *   TERN_RING_KB     size of the PACKET_MMAP receive ring (default 4096).
+ *                    the interface MTU (SIOCGIFMTU) capped at 65535 (the
+ *                    largest a virtio-net device states; a tap carries
+ *                    65521); smaller values allowed, >= 256.
+ *   TERN_RING_KB     size of the PACKET_MMAP receive ring (default 4096, or
+ *                    room for 128 frames where that is more: 8.5 MiB with
+ *                    64 KiB frames).
  *
  * Several Portals processes on one interface: each process opens its own
  * socket bound with ETH_P_ALL and a classic BPF filter admitting only

@@ -1,0 +1,49 @@
+"""The frame size of the virtual fabric (issue 18): the bridge, its taps and
+veths, and the virtio-net NICs (QEMU's host_mtu=, which the device states
+to the node: Tern and Linux guests both take it) share one MTU.
+
+65520: a tap carries at most 65521 bytes (Linux: 65535 less the Ethernet
+header); one byte less keeps Portals fragments (frame less a 144-byte
+header) multiples of 16 bytes.  Measured on the bridge (bench floor): frames
+of this size echo at about 20 times the bytes per second of 1500-byte ones,
+the per-frame costs of the emulated NIC being most of the cost.
+
+A network boot caps it: the iPXE of QEMU's virtio-net option ROM takes the
+device's MTU and allocates 8 receive buffers of it, each rounded up to a
+power of two, from its 512 KiB heap; above 32750 bytes (a 64 KiB buffer)
+it cannot open the NIC and the node never loads its kernel.  A PXE-booted
+fabric runs at 32736 (32750 rounded down to 16).  The 4-node ring moved as
+many MB/s at 32750 as at 65520 (2026-11-25, host load 14: per-byte costs,
+not per-frame ones, bound it there).
+
+An e1000 cannot be told an MTU (QEMU's stays at 1500 bytes unless the
+driver turns on long packets, and Tern's does not), so a fabric with e1000
+nodes keeps 1500 (fabric_mtu).  TERN_FABRIC_MTU overrides the virtio
+default, e.g. 1500 to measure what the large frames gain."""
+import os
+import subprocess
+
+DEFAULT_MTU = 1500
+LARGE_MTU = 65520
+PXE_MTU = 32736
+
+
+def fabric_mtu(nic="virtio", boot="direct"):
+    """The MTU of a fabric whose nodes have NICs of model `nic` and boot
+    `boot` (pxe, or direct: QEMU's -kernel)."""
+    if not nic.startswith("virtio"):
+        return DEFAULT_MTU
+    v = os.environ.get("TERN_FABRIC_MTU")
+    return int(v) if v else PXE_MTU if boot == "pxe" else LARGE_MTU
+
+
+def set_mtu(ns, dev, mtu):
+    """Sets the MTU of `dev` in namespace `ns` (None: this one)."""
+    cmd = ["ip"] + (["-n", ns] if ns else []) + ["link", "set", dev, "mtu", str(mtu)]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+def virtio_mtu_arg(mtu):
+    """The virtio-net-pci property stating `mtu` to the node; none for 1500,
+    so such a node sees the device it always saw."""
+    return f",host_mtu={mtu}" if mtu and mtu != DEFAULT_MTU else ""
