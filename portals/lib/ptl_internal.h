@@ -17,6 +17,7 @@
 #include "ptl_host.h"
 #include "ptl_lib.h"
 #include "ptl_string.h"
+#include "ptl_trace.h"
 
 #define PTL_MAX_IFACES 8
 #define PTL_MAX_NIS (PTL_MAX_IFACES * 4)

@@ -119,6 +119,7 @@ static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *h,
     sg[0].len = sizeof(hdr);
     struct ptl_lib_stats *st = &ptl_g.stats[ni->iface];
     /* The host may call back into nothing here; the lock stays held. */
+    PTL_TRACE(TP_TX_HDR);
     if (ptl_host_send(ni->iface, p->nid, sg, nsg) == 0)
         st->tx_frames++;
     else
