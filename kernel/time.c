@@ -82,26 +82,32 @@ static void pit_window(uint32_t count, uint64_t *tsc, uint64_t *apic, uint64_t *
     *start = a;
 }
 
-/* The TSC's and the local APIC timer's frequencies from 5 ms PIT windows.
- * One 10 ms window used to be enough, but a TCG node on a host with a load
- * of 20 came up with 2.3 to 8.8 GHz for a 2.3 GHz TSC (4 boots of 8 off by
- * more than 3 %), and every kernel clock ran that much fast or slow: a
- * window is kept only if the TSC is known at both ends to 1/256 of it; else
- * the tightest of CAL_TRIES.  Returns the TSC at the start of the kept one. */
-#define CAL_COUNT 5966             /* 5 ms */
-#define CAL_TRIES 12
+/* The TSC's and the local APIC timer's frequencies from 2 ms PIT windows.
+ * One 10 ms window used to do, but a TCG node on a host with a load of 16-20
+ * came up with anything from 9 MHz to 8.8 GHz for a 2.3 GHz TSC, and every
+ * kernel clock was that far off: its vCPU thread is descheduled most of the
+ * time there, and the PIT's start or expiry often falls into such a gap.  A
+ * window is kept only if the TSC is known at both ends to 1/CAL_GOOD of it
+ * (the first, on an idle host); else the tightest of CAL_TRIES.  Returns
+ * the TSC at the start of the kept window. */
+#define CAL_COUNT 2386             /* 2 ms */
+#define CAL_TRIES 100
+#define CAL_GOOD 512               /* kept: TSC known at the ends to 1/CAL_GOOD of the window */
+static uint64_t cal_slack_ppm, cal_tries;
 static uint64_t calibrate(void)
 {
     uint64_t best_tsc = 0, best_apic = 0, best_slack = UINT64_MAX, best_start = 0;
     for (int i = 0; i < CAL_TRIES; i++) {
         uint64_t t, ap, sl, st;
         pit_window(CAL_COUNT, &t, &ap, &sl, &st);
+        cal_tries++;
         if (sl < best_slack) {
             best_tsc = t, best_apic = ap, best_slack = sl, best_start = st;
         }
-        if (sl * 256 < t)
+        if (sl * CAL_GOOD < t)
             break;
     }
+    cal_slack_ppm = best_tsc ? best_slack * 1000000 / best_tsc : 0;
     tsc_hz = best_tsc * 1193182ULL / CAL_COUNT;
     lapic_hz = best_apic * 1193182ULL / CAL_COUNT;
     return best_start;
@@ -245,6 +251,7 @@ uint64_t time_monotonic_ns(void) { return ticks_to_ns(rdtsc() - tsc_boot); }
 uint64_t time_realtime_ns(void) { return boot_epoch * 1000000000ULL + time_monotonic_ns(); }
 uint64_t time_boot_epoch(void) { return boot_epoch; }
 uint64_t time_tsc_hz(void) { return tsc_hz; }
+void time_calibration(uint64_t *tries, uint64_t *slack_ppm) { *tries = cal_tries; *slack_ppm = cal_slack_ppm; }
 
 uint32_t time_lapic_count(uint64_t ns)
 {
