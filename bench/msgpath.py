@@ -27,6 +27,7 @@ Writes bench/results/<date>/msgpath.csv (or --out) and prints the table."""
 import argparse
 import csv
 import datetime
+import heapq
 import os
 import re
 import statistics
@@ -71,11 +72,11 @@ class TraceError(ValueError):
 
 
 def parse(text):
-    """msgping output -> {side, mode, hz, cpus, lat: {...}, recs: [(id, tsc)]}
-    (records of every CPU, in time order).  Raises TraceError on anything
+    """msgping output -> {side, mode, hz, cpus, lat: {...}, recs: [(id, tsc)],
+    off_records, lost} (each CPU's records in the order made, CPUs merged).  Raises TraceError on anything
     malformed."""
     out = None
-    recs, lat, ended = [], {}, False
+    cpus, lat, ended, off = [], {}, False, None
     cpu_tsc = 0
     for line in text.splitlines():
         w = line.split()
@@ -85,6 +86,8 @@ def parse(text):
             kv = dict(x.split("=", 1) for x in w[1:])
             out = {"side": kv["side"], "mode": kv["mode"], "hz": int(kv["hz"]),
                    "cpus": int(kv["cpus"])}
+        elif w[0] == "OFF":
+            off = int(w[1].split("=", 1)[1])
         elif w[0] == "LAT":
             lat = {k: float(v) for k, v in (x.split("=", 1) for x in w[1:])}
         elif w[0] == "TRACE":
@@ -96,14 +99,17 @@ def parse(text):
             out.setdefault("lost", 0)
             out["lost"] += int(kv["total"]) - int(kv["kept"])
             cpu_tsc = 0
+            cpus.append([])
         elif w[0] == "P":
             if out is None or len(w) != 3:
                 raise TraceError(f"bad record line: {line!r}")
             pid, delta = int(w[1]), int(w[2])
             if not 0 < pid < TP["LAST"]:
                 raise TraceError(f"unknown point {pid}")
+            if not cpus:
+                raise TraceError("record before TRACE")
             cpu_tsc += delta
-            recs.append((pid, cpu_tsc))
+            cpus[-1].append((pid, cpu_tsc))
         elif w[0] == "END":
             ended = True
         elif w[0] == "ERROR":
@@ -112,8 +118,10 @@ def parse(text):
         raise TraceError("no MSGPATH ... END block")
     if out["hz"] <= 0:
         raise TraceError("no TSC frequency")
-    recs.sort(key=lambda r: r[1])          # stable: a CPU's own order where stamps tie
-    out["recs"], out["lat"] = recs, lat
+    # Each CPU's records stay in the order they were made (a point stamped
+    # out of order is what check() must see); CPUs are merged by time.
+    recs = list(heapq.merge(*cpus, key=lambda r: r[1]))
+    out["recs"], out["lat"], out["off_records"] = recs, lat, off
     return out
 
 
@@ -135,11 +143,16 @@ def messages(tr):
     for name, t in recs:
         if name == "SYS_PUT":
             cur = {"SYS_PUT": t}
-        elif cur is not None and name in ("PUT_ISSUE", "TX_HDR", "TX_QUEUE", "TX_NOTIFY",
-                                          "TX_DONE", "SYS_PUT_EXIT"):
+        elif cur is not None and name == "PUT_ISSUE":
+            # Frames sent before the operation is issued (an acknowledgement
+            # that fell due, sent by the call's progress step) are not its.
+            cur = {"SYS_PUT": cur["SYS_PUT"], "PUT_ISSUE": t}
+        elif cur is not None and name in ("TX_HDR", "TX_QUEUE", "TX_NOTIFY", "TX_DONE",
+                                          "SYS_PUT_EXIT"):
             cur.setdefault(name, t)
             if name == "SYS_PUT_EXIT":
-                if all(k in cur for k in ("PUT_ISSUE", "TX_HDR", "TX_QUEUE", "TX_DONE")):
+                if all(k in cur for k in ("PUT_ISSUE", "TX_HDR", "TX_QUEUE", "TX_DONE")) and \
+                        cur["PUT_ISSUE"] < cur["TX_HDR"]:
                     cur.setdefault("TX_NOTIFY", cur["TX_DONE"])    # e1000: no such point
                     sends.append(cur)
                 cur = None

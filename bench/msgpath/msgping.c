@@ -13,6 +13,8 @@
  *
  * Output (both sides):
  *     MSGPATH side=ping|pong mode=wait|poll hz=TSC_HZ cpus=N
+ *     OFF records=R                                (ping only: recorded while
+ *                                                  tracing was off; 0)
  *     LAT untraced_us=X traced_us=Y n=N            (ping only)
  *     TRACE cpu=C total=T kept=K
  *     P id delta                                   K lines: point, TSC ticks
@@ -214,7 +216,13 @@ static int ping(char **argv)
     if (!info.tsc_hz)
         DIE("this kernel has no trace points (made with MSGTRACE=0?)");
     loop(to, WARMUP, false);
+    /* Off is off: a trace started and stopped records nothing while the
+     * untraced loop runs. */
+    OK(ptl_tern_trace(TERN_TRACE_START, 0, 0, 0, NULL));
+    OK(ptl_tern_trace(TERN_TRACE_STOP, 0, 0, 0, NULL));
     uint64_t plain = loop(to, n, false);
+    ptl_tern_trace(TERN_TRACE_READ, 0, (uint64_t)(uintptr_t)rec, 0, &info);
+    printf("OFF records=%llu\n", (unsigned long long)info.total);
     ptl_event_t ev;
     put(to, CTL_MB, CTL_START);            /* the server starts tracing, then answers */
     next_put(&ev);
