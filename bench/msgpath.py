@@ -21,7 +21,7 @@ wire + QEMU = one-way - send side - receive side.  The fabric floor
 run.  Needs root.
 
     python3 bench/msgpath.py [--n 1000] [--mode wait|poll] [--accel tcg|kvm]
-                             [--no-floor] [--out NAME.csv]
+                             [--no-floor] [--out NAME.csv] [--kernel ELF]
 
 Writes bench/results/<date>/msgpath.csv (or --out) and prints the table."""
 import argparse
@@ -251,19 +251,24 @@ def breakdown(traces):
 
 # ---- running it -------------------------------------------------------------
 
-def run_pair(n, mode, accel, timeout=900):
-    """msgping pong on node 2, msgping ping on node 1; returns both outputs."""
+def run_pair(n, mode, accel, timeout=900, kernel=None):
+    """msgping pong on node 2, msgping ping on node 1 (kernel: another
+    build's tern.elf); returns both outputs."""
     from test_portals_kernel import bridged_namespace
-    from test_portals_kernel_wire import Procs, kv, read_line
+    from test_portals_kernel_wire import RUN_NODE, Procs, kv, read_line
+
+    def node(ps, ns, tap, nid, args):
+        return ps.start(["ip", "netns", "exec", ns, sys.executable, RUN_NODE, f"--{accel}",
+                         "--mem", "160M", "--timeout", str(timeout), "--nic", "virtio",
+                         "--tap", tap, "--nid", str(nid), "--kmem", "4M",
+                         *(["--kernel", kernel] if kernel else []), MSGPING, *args])
     with bridged_namespace(2) as (ns, taps):
         ps = Procs()
         try:
-            srv = ps.node(ns, taps[1], 2, "virtio", ["pong", mode], timeout, accel,
-                          program=MSGPING)
+            srv = node(ps, ns, taps[1], 2, ["pong", mode])
             seen = []
             pid = kv(read_line(srv, "READY", 120, seen))["pid"]
-            c = ps.node(ns, taps[0], 1, "virtio", ["ping", "2", str(pid), str(n), mode],
-                        timeout, accel, program=MSGPING)
+            c = node(ps, ns, taps[0], 1, ["ping", "2", str(pid), str(n), mode])
             cout, cerr = c.communicate(timeout=timeout + 20)
             if c.returncode:
                 raise RuntimeError(f"msgping ping failed ({c.returncode}):\n{cout}\n{cerr}")
@@ -328,6 +333,7 @@ def main():
     ap.add_argument("--no-floor", action="store_true")
     ap.add_argument("--out", default="msgpath.csv")
     ap.add_argument("--keep-raw", action="store_true", help="also write both nodes' output")
+    ap.add_argument("--kernel", help="the nodes boot this tern.elf (before/after comparisons)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("msgpath: needs root (network namespace, bridge, taps)")
@@ -335,7 +341,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     load0 = os.getloadavg()
     floor = None if a.no_floor else floor_us(a.accel, out_dir, a.floor_reps)
-    cout, sout = run_pair(a.n, a.mode, a.accel)
+    cout, sout = run_pair(a.n, a.mode, a.accel, kernel=a.kernel)
     load1 = os.getloadavg()
     if a.keep_raw:
         base = os.path.splitext(a.out)[0]
@@ -344,7 +350,7 @@ def main():
                 f.write(text)
     ping, pong = parse(cout), parse(sout)
     rows, counts = breakdown([ping, pong])
-    print(f"# {a.mode} mode, {a.accel}, {a.n} traced round trips; TSC {ping['hz'] / 1e6:.0f} / "
+    print(f"# {a.kernel or 'build/tern.elf'}: {a.mode} mode, {a.accel}, {a.n} traced round trips; TSC {ping['hz'] / 1e6:.0f} / "
           f"{pong['hz'] / 1e6:.0f} MHz; host load {load0[0]:.1f} -> {load1[0]:.1f}")
     print(table(rows, counts, ping["lat"], floor))
     path = os.path.join(out_dir, a.out)
