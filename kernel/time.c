@@ -137,9 +137,6 @@ static void disarm(void)
 
 static void (*alarm_fn)(struct regs *);
 static uint64_t alarm_at;
-/* The kernel's own one-shot for the program's CPU (time_user_kick). */
-static void (*kick_fn)(struct regs *);
-static uint64_t kick_at;
 
 static uint64_t (*halt_hook)(uint64_t deadline);
 static void (*slice_fn)(struct regs *);
@@ -158,8 +155,6 @@ static void arm_for_user(void)
             at = user_tick_next;
         if (alarm_fn && alarm_at < at)
             at = alarm_at;
-        if (kick_fn && kick_at < at)
-            at = kick_at;
     }
     if (c->slice_end && c->slice_end < at)
         at = c->slice_end;
@@ -182,11 +177,6 @@ static void alarm_check(struct regs *r)
         void (*fn)(struct regs *) = alarm_fn;
         alarm_fn = NULL;
         fn(r);                       /* may set the next one */
-    }
-    if (kick_fn && time_monotonic_ns() >= kick_at) {
-        void (*fn)(struct regs *) = kick_fn;
-        kick_fn = NULL;
-        fn(r);
     }
 }
 
@@ -225,16 +215,6 @@ void time_user_alarm(void (*fn)(struct regs *), uint64_t deadline_ns)
 {
     alarm_fn = lapic_mult ? fn : NULL;
     alarm_at = deadline_ns;
-    if (lapic_regs)
-        arm_for_user();
-}
-
-void time_user_kick(void (*fn)(struct regs *), uint64_t deadline_ns)
-{
-    if (kick_fn && kick_at <= deadline_ns && fn)
-        return;                      /* an earlier one is armed: it covers this */
-    kick_fn = lapic_mult ? fn : NULL;
-    kick_at = deadline_ns;
     if (lapic_regs)
         arm_for_user();
 }
@@ -292,8 +272,6 @@ void time_halt_until(uint64_t deadline)
         alarm_check(NULL);
         if (alarm_fn && alarm_at < deadline)
             deadline = alarm_at;     /* the program's alarm rings on time */
-        if (kick_fn && kick_at < deadline)
-            deadline = kick_at;
     }
     if (halt_hook && !(deadline = halt_hook(deadline))) {
         arm_for_user();              /* switched out and back */

@@ -39,11 +39,6 @@ void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns);
 /* Calls fn once at deadline_ns, from the timer interrupt (r: the running
  * program's registers) or from a kernel wait (r NULL); NULL cancels. */
 void time_user_alarm(void (*fn)(struct regs *), uint64_t deadline_ns);
-/* The same for the kernel's own work (one slot, beside the program's alarm:
- * the Portals host's owed acknowledgements, portals/host.c).  If one is
- * armed earlier already, it stays: its function re-arms itself when its
- * work is not yet due. */
-void time_user_kick(void (*fn)(struct regs *), uint64_t deadline_ns);
 /* Runs an alarm that is due now (a wait that may have spun past it). */
 void time_alarm_poll(void);
 #endif

@@ -305,24 +305,5 @@ void ptl_host_fpu_end(void)
     __asm__ volatile("fxrstor64 %0" ::"m"(fpu_save));
 }
 
-/* An acknowledgement owed while the program may compute without a Portals
- * call (ptl_host.h): the kernel's one-shot runs the library then, from the
- * timer interrupt in user mode or from a kernel wait, as the job's tick
- * does.  Usually the program's answer has carried the ack by then and the
- * library finds nothing to do. */
-#define ACK_KICK_NEAR_NS 200000    /* library work due this soon gets a kick too */
-
-static void ack_kick(struct regs *r)
-{
-    (void)r;
-    ptl_lib_progress();
-    /* Armed for an earlier ack and fired before this one was due: again. */
-    uint64_t d = ptl_lib_next_deadline();
-    if (d < time_monotonic_ns() + ACK_KICK_NEAR_NS)
-        time_user_kick(ack_kick, d);
-}
-
-void ptl_host_ack_due(uint64_t when_ns) { time_user_kick(ack_kick, when_ns); }
-
 /* The library runs on the one CPU, in one program's calls: nothing else waits. */
 void ptl_host_wake(void) {}

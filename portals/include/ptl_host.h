@@ -72,12 +72,6 @@ void ptl_host_wait(uint64_t deadline_ns);
  * take it.  A single-threaded host does nothing. */
 void ptl_host_wake(void);
 
-/* Only in a library built with PTL_ACK_SOON_NS > 0 (reliable.c): an
- * acknowledgement is owed by when_ns.  A host that runs the library only
- * inside calls (a Tern node) must see that it runs by then even if the
- * program makes none.  Called with the lock held. */
-void ptl_host_ack_due(uint64_t when_ns);
-
 /* Bracket floating-point work (atomic_fp.c); a kernel built with
  * -mgeneral-regs-only saves/restores the SSE state here. */
 void ptl_host_fpu_begin(void);

@@ -19,12 +19,6 @@
 #include "ptl_string.h"
 #include "ptl_trace.h"
 
-/* Delay of the acknowledgement a message's last frame asks for (0: at
- * once; reliable.c, want_ack_soon).  The Tern kernel builds with 50 us. */
-#ifndef PTL_ACK_SOON_NS
-#define PTL_ACK_SOON_NS 0
-#endif
-
 #define PTL_MAX_IFACES 8
 #define PTL_MAX_NIS (PTL_MAX_IFACES * 4)
 #define PTL_REL_WIN 64          /* frames in flight per peer = SACK width */

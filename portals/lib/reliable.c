@@ -524,32 +524,6 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
     return d;
 }
 
-/* The last frame of a message asks for its acknowledgement at once: the
- * sender's completion waits on it.  In a request and its answer, though,
- * the answer leaves a few microseconds later and carries the ack anyway; a
- * standalone one sent at once was built, checksummed and rung out on the
- * receive path, between the event and the program (bench/msgpath.py: 40 of
- * a TCG receiver's 81 us), and woke the other side once more.  A library
- * built with PTL_ACK_SOON_NS > 0 (the Tern kernel's) owes it by then
- * instead, and the host makes sure the library runs by that time
- * (ptl_host_ack_due).  A first transmission only: a resend's ACKNOW means a
- * sender in loss recovery, answered at once. */
-static void want_ack_soon(struct ptl_ni *ni, struct ptl_peer *p, const struct ptl_wire_hdr *h)
-{
-#if PTL_ACK_SOON_NS > 0
-    if (h->xmit <= 1 && p->ack_pending < 15) {
-        uint64_t due = ptl_host_now_ns() + PTL_ACK_SOON_NS;
-        if (p->ack_pending++ == 0 || due < p->ack_due)
-            p->ack_due = due;
-        ptl_host_ack_due(p->ack_due);
-        return;
-    }
-#else
-    (void)h;
-#endif
-    send_rack(ni, p);
-}
-
 static void want_ack(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
 {
     if (now_ || ++p->ack_pending >= 16) {
@@ -679,10 +653,7 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
             p->rcv_nxt++;
             p->rx_echo = 0;
         }
-        if (h->flags & PTL_WF_ACKNOW)
-            want_ack_soon(ni, p, h);
-        else
-            want_ack(ni, p, false);
+        want_ack(ni, p, h->flags & PTL_WF_ACKNOW);
     } else if (d > 64) {
         st->rx_window++;
     } else if (p->sack >> (d - 1) & 1) {
@@ -695,10 +666,7 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
             ptl_target_data(ni, p, h, payload);
         p->sack |= 1ull << (d - 1);
         st->rx_ooo_placed++;
-        if (h->flags & PTL_WF_ACKNOW)
-            want_ack_soon(ni, p, h);
-        else
-            want_ack(ni, p, false);
+        want_ack(ni, p, h->flags & PTL_WF_ACKNOW);
     } else {
         /* Not acknowledged (it will be resent), but answer anyway: the
          * sender learns we are alive and where the hole is. */
