@@ -76,7 +76,7 @@ def parse(text):
     off_records, lost} (each CPU's records in the order made, CPUs merged).  Raises TraceError on anything
     malformed."""
     out = None
-    cpus, lat, ended, off = [], {}, False, None
+    cpus, lat, ended, off, stats = [], {}, False, None, {}
     cpu_tsc = 0
     for line in text.splitlines():
         w = line.split()
@@ -86,6 +86,8 @@ def parse(text):
             kv = dict(x.split("=", 1) for x in w[1:])
             out = {"side": kv["side"], "mode": kv["mode"], "hz": int(kv["hz"]),
                    "cpus": int(kv["cpus"])}
+        elif w[0] == "STATS":
+            stats = {k: int(v) for k, v in (x.split("=", 1) for x in w[1:])}
         elif w[0] == "OFF":
             off = int(w[1].split("=", 1)[1])
         elif w[0] == "LAT":
@@ -121,7 +123,7 @@ def parse(text):
     # Each CPU's records stay in the order they were made (a point stamped
     # out of order is what check() must see); CPUs are merged by time.
     recs = list(heapq.merge(*cpus, key=lambda r: r[1]))
-    out["recs"], out["lat"], out["off_records"] = recs, lat, off
+    out["recs"], out["lat"], out["off_records"], out["stats"] = recs, lat, off, stats
     return out
 
 

@@ -20,6 +20,8 @@
  *     P id delta                                   K lines: point, TSC ticks
  *                                                  since the previous record
  *                                                  (the first: since 0)
+ *     STATS tx_frames=.. rx_frames=.. acks_sent=.. tx_timeouts=..  (the
+ *                                                  library's counters, whole run)
  *     END
  * The program stamps TP_APP itself (rdtsc as it holds the event) and hands
  * the stamp to the kernel after its next put, so that the stamp's own system
@@ -30,10 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "portals4.h"
+#include "ptl_lib.h"
 #include "ptl_trace.h"
 #include "../../kernel/include/ptl_syscall.h"
 
 int ptl_tern_trace(int cmd, uint64_t a, uint64_t b, size_t max, struct tern_trace_info *info);
+int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node);
 
 #define PT 5
 #define PING_MB 10
@@ -142,6 +146,11 @@ static void dump(const char *side)
             prev = tsc;
         }
     }
+    struct ptl_lib_stats st;
+    if (ptl_tern_stats(&st, NULL) == PTL_OK)
+        printf("STATS tx_frames=%llu rx_frames=%llu acks_sent=%llu tx_timeouts=%llu\n",
+               (unsigned long long)st.tx_frames, (unsigned long long)st.rx_frames,
+               (unsigned long long)st.acks_sent, (unsigned long long)st.tx_timeouts);
     printf("END\n");
     fflush(stdout);
 }

@@ -222,10 +222,13 @@ static struct ptl_txmsg *next_to_send(struct ptl_peer *p)
  * 40 of a TCG receiver's 81 us for a 0-byte put), and the initiator was
  * woken once more to take it in; in a ping-pong the answer, microseconds
  * later, carries the ack anyway.  Operations with a response keep asking
- * (their response is pushed behind the ack today: a later step). */
+ * (their response is pushed behind the ack today: a later step).  Only in
+ * a library built with PTL_ACK_LAZY (the Tern kernel's): Linux senders
+ * (yod, fyod) put with SEND events off and wait for the MD to be free,
+ * where an ack delayed by a busy node would slow them. */
 static bool ack_now_wanted(const struct ptl_txmsg *m)
 {
-    if (m->kind != PTL_TX_OP || m->op->want_resp)
+    if (!PTL_ACK_LAZY || m->kind != PTL_TX_OP || m->op->want_resp)
         return true;
     const struct ptl_md *md = m->op->put_md;
     return !md || (md->eq && !(md->options & PTL_MD_EVENT_SEND_DISABLE)) ||
