@@ -590,6 +590,7 @@ static int dispatch(uint64_t op, const ptl_args_t a)
 
 void portals_syscall_reset(void)
 {
+    msgtrace_stop();               /* a program ending with the trace on: off for the next */
     portals_spin_reset();
     for (; app_init_refs; app_init_refs--)
         PtlFini();
