@@ -64,6 +64,12 @@ void kmain(uint32_t magic, uint64_t info_phys)
             time_tsc_hz() / 1000000, cpu.vendor, cpu.avx ? ", AVX" : "", smp_ncpus_found(),
             smp_ncpus_found() == 1 ? "" : "s");
 
+    uint64_t cal_tries, cal_ppm;
+    time_calibration(&cal_tries, &cal_ppm);
+    if (cal_ppm * 512 > 1000000)
+        kprintf("time: TSC frequency uncertain: best of %lu PIT windows known to %lu ppm\n",
+                cal_tries, cal_ppm);
+
     if (options.nettest_echo)
         nettest_echo();
     if (bootinfo.nmods == 0 && netdev_present()) {

@@ -47,6 +47,73 @@ static uint64_t rtc_read_epoch(void)
     return days * 86400 + hour * 3600ULL + min * 60ULL + sec;
 }
 
+/* One window of `count` ticks of PIT channel 2 (1.193182 MHz): the TSC
+ * and local-APIC ticks it took, and the TSC's uncertainty at its two ends
+ * (ticks between the readings that bracket the PIT's start and its expiry).
+ * Under an emulator on a busy host the vCPU can be descheduled at either end
+ * for longer than the window: that shows as a large slack. */
+static void pit_window(uint32_t count, uint64_t *tsc, uint64_t *apic, uint64_t *slack,
+                       uint64_t *start)
+{
+    outb(0x61, (inb(0x61) & ~0x02) | 0x01);
+    outb(0x43, 0xB0);
+    outb(0x42, count & 0xFF);
+    lapic_write(LAPIC_TIMER_INIT, 0xFFFFFFFF);
+    uint64_t a = rdtsc();
+    outb(0x42, count >> 8);          /* counting starts with the count's high byte */
+    uint64_t b = rdtsc();
+    /* The expiry came after a look that found the PIT still counting, so
+     * after the TSC reading just before that look (prev), and before the
+     * reading after the look that found it expired (c).  A reading taken
+     * after a look is no bound: the vCPU may have stalled in between. */
+    uint64_t prev = b;
+    for (;;) {
+        uint64_t t = rdtsc();
+        if (inb(0x61) & 0x20)
+            break;
+        prev = t;
+    }
+    uint64_t c = rdtsc();
+    uint32_t apic_ticks = 0xFFFFFFFF - lapic_read(LAPIC_TIMER_CUR);
+    lapic_write(LAPIC_TIMER_INIT, 0);
+    /* Midpoints of each bracket: the error is at most half of each. */
+    *tsc = (prev + c) / 2 - (a + b) / 2;
+    *slack = (b - a) + (c - prev);
+    *apic = apic_ticks;
+    *start = a;
+}
+
+/* The TSC's and the local APIC timer's frequencies from 2 ms PIT windows.
+ * One 10 ms window used to do, but a TCG node on a host with a load of 16-20
+ * came up with anything from 9 MHz to 8.8 GHz for a 2.3 GHz TSC, and every
+ * kernel clock was that far off: its vCPU thread is descheduled most of the
+ * time there, and the PIT's start or expiry often falls into such a gap.  A
+ * window is kept only if the TSC is known at both ends to 1/CAL_GOOD of it
+ * (the first, on an idle host); else the tightest of CAL_TRIES.  Returns
+ * the TSC at the start of the kept window. */
+#define CAL_COUNT 2386             /* 2 ms */
+#define CAL_TRIES 100
+#define CAL_GOOD 512               /* kept: TSC known at the ends to 1/CAL_GOOD of the window */
+static uint64_t cal_slack_ppm, cal_tries;
+static uint64_t calibrate(void)
+{
+    uint64_t best_tsc = 0, best_apic = 0, best_slack = UINT64_MAX, best_start = 0;
+    for (int i = 0; i < CAL_TRIES; i++) {
+        uint64_t t, ap, sl, st;
+        pit_window(CAL_COUNT, &t, &ap, &sl, &st);
+        cal_tries++;
+        if (sl < best_slack) {
+            best_tsc = t, best_apic = ap, best_slack = sl, best_start = st;
+        }
+        if (sl * CAL_GOOD < t)
+            break;
+    }
+    cal_slack_ppm = best_tsc ? best_slack * 1000000 / best_tsc : 0;
+    tsc_hz = best_tsc * 1193182ULL / CAL_COUNT;
+    lapic_hz = best_apic * 1193182ULL / CAL_COUNT;
+    return best_start;
+}
+
 static void (*user_tick_fn)(struct regs *);
 static uint64_t user_tick_period, user_tick_next;
 
@@ -187,21 +254,7 @@ void time_init(void)
     irq_set_handler(LAPIC_TIMER_VECTOR, lapic_timer_irq);
     smp_set_wake_hook(alarm_rearm_hook);
 
-    /* 10 ms on PIT channel 2 (1.193182 MHz), counting TSC and APIC ticks. */
-    const uint32_t pit_count = 11932;
-    outb(0x61, (inb(0x61) & ~0x02) | 0x01);
-    outb(0x43, 0xB0);
-    outb(0x42, pit_count & 0xFF);
-    outb(0x42, pit_count >> 8);
-    lapic_write(LAPIC_TIMER_INIT, 0xFFFFFFFF);
-    uint64_t t0 = rdtsc();
-    while (!(inb(0x61) & 0x20))
-        ;
-    uint64_t t1 = rdtsc();
-    uint32_t apic_ticks = 0xFFFFFFFF - lapic_read(LAPIC_TIMER_CUR);
-    lapic_write(LAPIC_TIMER_INIT, 0);
-    tsc_hz = (t1 - t0) * 1193182ULL / pit_count;
-    lapic_hz = (uint64_t)apic_ticks * 1193182ULL / pit_count;
+    uint64_t t0 = calibrate();
     if (tsc_hz == 0)
         panic("TSC does not advance");
     ns_mult = (1000000000ULL << 32) / tsc_hz;     /* fits: 1e9 << 32 < 2^64 */
@@ -220,6 +273,7 @@ uint64_t time_monotonic_ns(void) { return ticks_to_ns(rdtsc() - tsc_boot); }
 uint64_t time_realtime_ns(void) { return boot_epoch * 1000000000ULL + time_monotonic_ns(); }
 uint64_t time_boot_epoch(void) { return boot_epoch; }
 uint64_t time_tsc_hz(void) { return tsc_hz; }
+void time_calibration(uint64_t *tries, uint64_t *slack_ppm) { *tries = cal_tries; *slack_ppm = cal_slack_ppm; }
 
 uint32_t time_lapic_count(uint64_t ns)
 {

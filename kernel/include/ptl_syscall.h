@@ -30,6 +30,7 @@ enum tern_ptl_op {
     TPO_NOP,                       /* does nothing: measures the call itself */
     TPO_STATS,                     /* (struct ptl_lib_stats *, struct tern_ptl_node_stats *) */
     TPO_TRIG_ME_APPEND, TPO_TRIG_ME_UNLINK, TPO_TRIG_LE_APPEND, TPO_TRIG_LE_UNLINK, TPO_ABORT,
+    TPO_TRACE,                     /* (cmd, ...): the message-path trace, below */
     TPO_LAST
 };
 
@@ -39,5 +40,21 @@ struct tern_ptl_node_stats {
     uint64_t nic_tx_frames, nic_tx_errors, nic_rx_frames, nic_rx_dropped, nic_interrupts;
     uint64_t kmem_size, kmem_used, kmem_peak, kmem_fails;
     uint64_t loop_frames, loop_full; /* frames to the node itself; refused, ring full */
+};
+
+/* TPO_TRACE (not Portals; portals/include/ptl_trace.h for the points):
+ *   (TERN_TRACE_START)                 empty the rings, record from now on
+ *   (TERN_TRACE_STOP)                  stop recording
+ *   (TERN_TRACE_MARK, point, tsc)      a record stamped by the program
+ *   (TERN_TRACE_READ, cpu, buf, max, info)  copy CPU cpu's records, oldest
+ *                                      first, to uint64_t buf[max]; returns
+ *                                      how many, and fills *info
+ * A record is point << 56 | TSC (low 56 bits, CPU 0's clock).  PTL_FAIL:
+ * a kernel made without trace points (MSGTRACE=0). */
+enum { TERN_TRACE_STOP, TERN_TRACE_START, TERN_TRACE_MARK, TERN_TRACE_READ };
+struct tern_trace_info {
+    uint64_t tsc_hz;               /* the kernel's calibrated TSC frequency */
+    uint64_t total;                /* records made on that CPU (> max: oldest lost) */
+    uint64_t cpus;                 /* CPUs with a ring */
 };
 #endif

@@ -11,6 +11,9 @@ uint64_t time_monotonic_ns(void);
 uint64_t time_realtime_ns(void);
 uint64_t time_boot_epoch(void);
 uint64_t time_tsc_hz(void);
+/* How the TSC was calibrated: PIT windows tried, and the kept one's
+ * uncertainty (parts per million of its length). */
+void time_calibration(uint64_t *tries, uint64_t *slack_ppm);
 /* The local-APIC timer count (divide by 16, as time_init sets it on every
  * CPU) for ns nanoseconds: 1 .. 0xFFFFFFFF, or 0 if the timer could not be
  * calibrated.  The same on every CPU: their timers share one clock. */

@@ -14,6 +14,7 @@
 #include "mem.h"
 #include "netdev_impl.h"
 #include "percpu.h"
+#include "msgtrace.h"
 #include "process.h"
 #include "smp.h"
 #include "time.h"
@@ -65,6 +66,7 @@ void netdev_user_rx(void (*fn)(struct regs *))
 
 static void netdev_irq(struct regs *r)
 {
+    PTL_TRACE(TP_NET_IRQ);
     bool ours = false;
     if (nd && nd->irq_ack(nd)) {
         ours = true;
@@ -167,6 +169,7 @@ static int tx_queue(const void *copy, size_t copy_len, const struct net_sg *sg, 
         return n;
     }
     nd->tx_reclaim(nd);
+    PTL_TRACE(TP_TX_QUEUE);
     uint64_t end = 0;
     int r;
     while ((r = nd->xmit(nd, copy, copy_len, pieces, n)) == -EBUSY) {
@@ -187,6 +190,7 @@ static int tx_queue(const void *copy, size_t copy_len, const struct net_sg *sg, 
         nd->stats.tx_errors++;
         return r;
     }
+    PTL_TRACE(TP_TX_DONE);
     tx_stuck = false;
     nd->stats.tx_frames++;
     return 0;
@@ -236,8 +240,10 @@ bool netdev_wait(uint64_t deadline)
     uint64_t now = time_monotonic_ns();
     uint64_t spin_end = now + SPIN_NS < deadline ? now + SPIN_NS : deadline;
     do {
-        if (nd->rx_pending(nd))
+        if (nd->rx_pending(nd)) {
+            PTL_TRACE(TP_NET_WAKE);
             return true;
+        }
         cpu_relax();
     } while (time_monotonic_ns() < spin_end);
 
@@ -248,6 +254,7 @@ bool netdev_wait(uint64_t deadline)
         nd->irq_enable(nd, true);
         if (nd->rx_pending(nd)) {
             irq_rest();
+            PTL_TRACE(TP_NET_WAKE);
             return true;
         }
         now = time_monotonic_ns();
@@ -262,10 +269,12 @@ bool netdev_wait(uint64_t deadline)
                 wake = now + cap;
         }
         rx_waiter = (int)this_cpu()->index;
+        PTL_TRACE(TP_HALT);
         time_halt_until(wake);
         rx_waiter = -1;
         irq_rest();
         if (nd->rx_pending(nd)) {
+            PTL_TRACE(TP_NET_WAKE);
             if (irq_ours == seen && irq_state == IRQ_UNPROVEN && ++irq_missed >= 3)
                 irq_give_up("frames arrive without an interrupt");
             return true;

@@ -25,6 +25,7 @@
 #include "errno.h"
 #include "mem.h"
 #include "random.h"
+#include "msgtrace.h"
 #include "virtio.h"
 
 #define VIRTIO_NET_TRANSITIONAL_ID 0x1000
@@ -120,6 +121,7 @@ static int vnet_xmit(struct netdev *nd, const void *copy, size_t copy_len,
     virtq_post(&v->tx, head);
     /* Skipped by virtq_notify while the device says it is still working
      * through the ring (VRING_USED_F_NO_NOTIFY): a burst costs one exit. */
+    PTL_TRACE(TP_TX_NOTIFY);
     virtq_notify(&v->vp, &v->tx);
     return 0;
 }

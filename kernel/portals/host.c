@@ -25,6 +25,7 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "kmalloc.h"
+#include "msgtrace.h"
 #include "netdev.h"
 #include "process.h"
 #include "ptl_host.h"
@@ -273,6 +274,7 @@ static void rx_frame(const void *frame, size_t len, void *arg)
     const uint8_t *f = frame;
     if (len <= ETH_HLEN || f[12] != PTL_ETHERTYPE >> 8 || f[13] != (PTL_ETHERTYPE & 0xFF))
         return;
+    PTL_TRACE(TP_RX_FRAME);
     ptl_lib_rx(iface_of(f + ETH_HLEN, len - ETH_HLEN), f + ETH_HLEN, len - ETH_HLEN);
 }
 

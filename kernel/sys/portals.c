@@ -17,6 +17,7 @@
 #include "errno.h"
 #include "kernel.h"
 #include "kmalloc.h"
+#include "msgtrace.h"
 #include "netdev.h"
 #include "portals4.h"
 #include "ptl_kernel.h"
@@ -25,6 +26,7 @@
 #include "job.h"
 #include "syscall.h"
 #include "thread.h"
+#include "time.h"
 #include "uaccess.h"
 
 #define BAD PTL_ARG_INVALID
@@ -522,6 +524,27 @@ TPO(trig_le_unlink)
 }
 
 TPO(abort) { (void)a; return PtlAbort(); }
+
+TPO(trace)
+{
+    if (!msgtrace_built())
+        return PTL_FAIL;
+    switch (a[0]) {
+    case TERN_TRACE_START: return msgtrace_start() ? PTL_OK : PTL_NO_SPACE;
+    case TERN_TRACE_STOP: msgtrace_stop(); return PTL_OK;
+    case TERN_TRACE_MARK: msgtrace_mark((unsigned)a[1], a[2]); return PTL_OK;
+    case TERN_TRACE_READ: {
+        size_t max = a[3] < MSGTRACE_ENTRIES ? (size_t)a[3] : MSGTRACE_ENTRIES;   /* an int */
+        struct tern_trace_info info = {time_tsc_hz(), 0, MSGTRACE_CPUS};
+        if (!user_ok(a[2], max * sizeof(uint64_t)) || !user_ok(a[4], sizeof info))
+            return BAD;
+        size_t n = msgtrace_read((unsigned)a[1], (uint64_t *)a[2], max, &info.total);
+        copy_to_user(a[4], &info, sizeof info);
+        return (int)n;
+    }
+    default: return BAD;
+    }
+}
 TPO(start_bundle) { return PtlStartBundle((ptl_handle_ni_t)a[0]); }
 TPO(end_bundle) { return PtlEndBundle((ptl_handle_ni_t)a[0]); }
 TPO(handle_is_equal) { return PtlHandleIsEqual((ptl_handle_any_t)a[0], (ptl_handle_any_t)a[1]); }
@@ -553,7 +576,7 @@ static int (*const calls[TPO_LAST])(const ptl_args_t) = {
     [TPO_TRIG_CT_SET] = tpo_trig_ct_set,
     [TPO_TRIG_ME_APPEND] = tpo_trig_me_append, [TPO_TRIG_LE_APPEND] = tpo_trig_le_append,
     [TPO_TRIG_ME_UNLINK] = tpo_trig_me_unlink, [TPO_TRIG_LE_UNLINK] = tpo_trig_le_unlink,
-    [TPO_ABORT] = tpo_abort,
+    [TPO_ABORT] = tpo_abort, [TPO_TRACE] = tpo_trace,
     [TPO_START_BUNDLE] = tpo_start_bundle, [TPO_END_BUNDLE] = tpo_end_bundle,
     [TPO_HANDLE_IS_EQUAL] = tpo_handle_is_equal,
 };
@@ -567,6 +590,7 @@ static int dispatch(uint64_t op, const ptl_args_t a)
 
 void portals_syscall_reset(void)
 {
+    msgtrace_stop();               /* a program ending with the trace on: off for the next */
     portals_spin_reset();
     for (; app_init_refs; app_init_refs--)
         PtlFini();
@@ -581,7 +605,13 @@ SYSCALL(tern_portals)
     ptl_args_t a;
     if (copy_from_user(a, a1, sizeof a))
         return -EFAULT;
-    if (a0 != TPO_NOP)
+    bool put = a0 == TPO_PUT;
+    bool looks = a0 == TPO_EQ_WAIT || a0 == TPO_EQ_POLL || a0 == TPO_EQ_GET;
+    if (put)
+        PTL_TRACE(TP_SYS_PUT);
+    else if (looks && a0 != TPO_EQ_GET)    /* a spinning PtlEQGet would fill the ring */
+        PTL_TRACE(TP_SYS_WAIT);
+    if (a0 != TPO_NOP && a0 != TPO_TRACE)
         ptl_kernel_poll();
     /* The program reaches interface 0 only: the kernel's own NI (job
      * control, interface TERN_KERNEL_IFACE) is invisible to it. */
@@ -594,6 +624,10 @@ SYSCALL(tern_portals)
     if (t)
         t->portals_wait = false;
     ptl_lib_restrict(0);
+    if (put)
+        PTL_TRACE(TP_SYS_PUT_EXIT);
+    else if (looks && rc == PTL_OK)
+        PTL_TRACE(TP_SYS_WAIT_EXIT);
     portals_spin_after(a0, a, rc);
     return rc;
 }

@@ -19,6 +19,7 @@ void ptl_eq_post(struct ptl_eq *eq, const ptl_event_t *ev)
     }
     eq->ring[(eq->head + eq->count) % eq->size] = *ev;
     eq->count++;
+    PTL_TRACE(TP_EVENT);
 }
 
 int PtlEQAlloc(ptl_handle_ni_t nih, ptl_size_t count, ptl_handle_eq_t *out)

@@ -63,6 +63,7 @@ static void op_free_if_done(struct ptl_ni *ni, struct ptl_op *op)
 
 int ptl_op_issue(struct ptl_ni *ni, const struct ptl_op_args *a)
 {
+    PTL_TRACE(TP_PUT_ISSUE);
     ptl_process_t phys = a->target;
     if (ni->wni & PTL_WNI_LOGICAL)
         phys = ni->map[a->target.rank];

@@ -17,6 +17,13 @@
 #include "ptl_host.h"
 #include "ptl_lib.h"
 #include "ptl_string.h"
+#include "ptl_trace.h"
+
+/* Whether a put that shows no completion leaves its ack to the target's ack
+ * delay (reliable.c, ack_now_wanted); the Tern kernel builds with 1. */
+#ifndef PTL_ACK_LAZY
+#define PTL_ACK_LAZY 0
+#endif
 
 #define PTL_MAX_IFACES 8
 #define PTL_MAX_NIS (PTL_MAX_IFACES * 4)

@@ -119,6 +119,7 @@ static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *h,
     sg[0].len = sizeof(hdr);
     struct ptl_lib_stats *st = &ptl_g.stats[ni->iface];
     /* The host may call back into nothing here; the lock stays held. */
+    PTL_TRACE(TP_TX_HDR);
     if (ptl_host_send(ni->iface, p->nid, sg, nsg) == 0)
         st->tx_frames++;
     else
@@ -211,6 +212,29 @@ static struct ptl_txmsg *next_to_send(struct ptl_peer *p)
     return NULL;
 }
 
+/* Whether a message's last frame asks for its acknowledgement at once
+ * (PTL_WF_ACKNOW) rather than within the receiver's ack delay (200 us, or
+ * 16 frames, or the receiver's next frame to us, whichever comes first).
+ * Not for a put without a response whose MD neither posts nor counts SEND
+ * events: nothing at the initiator waits on that ack but the MD's release.
+ * Before, every last frame asked: the target built, checksummed and rang
+ * out a standalone ack between the event and its program (bench/msgpath.py:
+ * 40 of a TCG receiver's 81 us for a 0-byte put), and the initiator was
+ * woken once more to take it in; in a ping-pong the answer, microseconds
+ * later, carries the ack anyway.  Operations with a response keep asking
+ * (their response is pushed behind the ack today: a later step).  Only in
+ * a library built with PTL_ACK_LAZY (the Tern kernel's): Linux senders
+ * (yod, fyod) put with SEND events off and wait for the MD to be free,
+ * where an ack delayed by a busy node would slow them. */
+static bool ack_now_wanted(const struct ptl_txmsg *m)
+{
+    if (!PTL_ACK_LAZY || m->kind != PTL_TX_OP || m->op->want_resp)
+        return true;
+    const struct ptl_md *md = m->op->put_md;
+    return !md || (md->eq && !(md->options & PTL_MD_EVENT_SEND_DISABLE)) ||
+           (md->ct && (md->options & PTL_MD_EVENT_CT_SEND));
+}
+
 void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
 {
     if (!p->win && p->q_head) {
@@ -238,7 +262,7 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
         if (f->off == 0)
             f->flags |= PTL_WF_FIRST;
         if (f->off + f->len >= m->len)
-            f->flags |= PTL_WF_LAST | PTL_WF_ACKNOW;
+            f->flags |= PTL_WF_LAST | (ack_now_wanted(m) ? PTL_WF_ACKNOW : 0);
         f->live = true;
         f->first_sent = f->sent_at = now;
         f->rto = rto_of(p);

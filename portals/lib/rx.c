@@ -103,6 +103,7 @@ void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
         st->rx_bad_field++;
         goto out;
     }
+    PTL_TRACE(TP_RX_CHECKED);
     ptl_rel_rx(ni, &h, f + PTL_WIRE_HDR_LEN);
 out:
     ptl_host_unlock();

@@ -354,6 +354,7 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
     struct ptl_entry *e = admit(ni, peer, h, &need_uh);
     if (!e)
         return 0;
+    PTL_TRACE(TP_MATCH);
 
     /* Where the data goes and how much of it fits. */
     bool local = e->is_me && (e->me.options & PTL_ME_MANAGE_LOCAL);
@@ -449,6 +450,7 @@ void ptl_target_data(struct ptl_ni *ni, struct ptl_peer *peer,
             n = h->frag_len;
         ptl_region_write(&c->dst, c->dst_off + h->frag_off, payload, n);
     }
+    PTL_TRACE(TP_COPY);
     c->got += h->frag_len;
     if (c->got >= c->msg_len)
         finish_put(ni, peer, c);

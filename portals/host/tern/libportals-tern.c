@@ -253,3 +253,13 @@ int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node)
 {
     return CALL(TPO_STATS, P(lib), P(node));
 }
+
+/* Not part of Portals: the message-path trace (TPO_TRACE in ptl_syscall.h;
+ * points in ptl_trace.h).  cmd TERN_TRACE_START / STOP / MARK (a, b: point,
+ * TSC) / READ (a: cpu, b: uint64_t buf[max], info).  READ returns the
+ * records copied; every other cmd PTL_OK, or PTL_FAIL on a kernel made
+ * without trace points. */
+int ptl_tern_trace(int cmd, uint64_t a, uint64_t b, size_t max, struct tern_trace_info *info)
+{
+    return CALL(TPO_TRACE, (u64)cmd, a, b, (u64)max, P(info));
+}

@@ -1,0 +1,80 @@
+"""The message-path trace (issue 18; kernel/include/msgtrace.h, points in
+portals/include/ptl_trace.h) as bench/msgpath.py reads it: two kernel nodes
+play 0-byte ping-pong with the trace on; what each prints must be
+well-formed, every message's points in path order, nothing recorded while
+the trace is off.  Behaviour only: no figure is checked."""
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import msgpath  # noqa: E402
+from test_portals_kernel import _net_usable  # noqa: E402
+
+
+@pytest.mark.skipif(_net_usable() is not None, reason=str(_net_usable()))
+@pytest.mark.parametrize("mode", ["wait", "poll"])
+def test_trace_of_a_ping_pong_is_well_formed_and_ordered(mode):
+    n = 50
+    cout, sout = msgpath.run_pair(n, mode, "tcg", timeout=300)
+    ping, pong = msgpath.parse(cout), msgpath.parse(sout)
+    assert (ping["side"], pong["side"]) == ("ping", "pong")
+    assert ping["mode"] == pong["mode"] == mode
+    assert ping["off_records"] == 0, "points recorded while the trace was off"
+    assert ping["lost"] == pong["lost"] == 0
+    assert ping["lat"]["n"] == n and ping["lat"]["traced_us"] > 0
+    for tr in (ping, pong):
+        sends, recvs = msgpath.check(tr)       # raises if any point is out of order
+        # Every traced round trip is one send and one receive on each side
+        # (the pong side also answers the start message).
+        assert n <= len(sends) <= n + 1, (tr["side"], len(sends))
+        assert n <= len(recvs) <= n + 1, (tr["side"], len(recvs))
+        for m in sends:
+            assert all(v >= 0 for v in msgpath.intervals(m, msgpath.SEND + msgpath.SEND_AFTER,
+                                                         tr["hz"]).values())
+        for m in recvs:
+            assert all(v >= 0 for v in msgpath.intervals(m, msgpath.RECV, tr["hz"]).values())
+            assert m["how"] in ("irq", "wake", "poll")
+        # A node's 0-byte put shows no completion, so it does not ask for an
+        # immediate ack: the answer carries it (portals/lib/reliable.c,
+        # ack_now_wanted).  Before, every message cost a standalone ack
+        # frame (acks_sent >= 2n + 100 on each side).  Some may still go out
+        # when an answer is later than the 200 us ack delay (a busy host).
+        assert tr["stats"]["acks_sent"] < n, (tr["side"], tr["stats"])
+    rows, counts = msgpath.breakdown([ping, pong])
+    labels = [lab for _, lab, _ in rows]
+    assert "send side: call -> doorbell" in labels
+    assert "receive side: noticed -> program" in labels
+    assert all(v >= 0 for _, _, v in rows)
+
+
+def test_out_of_order_points_are_refused():
+    """The checker itself: a receive whose match is stamped before its frame
+    reached the library is reported, not averaged in."""
+    tp = msgpath.TP
+    seq = [("SYS_WAIT", 0), ("HALT", 10), ("NET_IRQ", 100), ("NET_WAKE", 110),
+           ("RX_FRAME", 120), ("RX_CHECKED", 130), ("MATCH", 125), ("COPY", 140),
+           ("EVENT", 150), ("SYS_WAIT_EXIT", 160), ("APP", 170)]
+    lines = ["MSGPATH side=pong mode=wait hz=1000000000 cpus=1", "TRACE cpu=0 total=11 kept=11"]
+    prev = 0
+    for name, t in seq:
+        lines.append(f"P {tp[name]} {t - prev}")
+        prev = t
+    lines.append("END")
+    tr = msgpath.parse("\n".join(lines))
+    with pytest.raises(msgpath.TraceError):
+        msgpath.check(tr)
+    good = "\n".join(lines).replace(f"P {tp['MATCH']} -5", f"P {tp['MATCH']} 5").replace(
+        f"P {tp['COPY']} 15", f"P {tp['COPY']} 5")
+    sends, recvs = msgpath.check(msgpath.parse(good))
+    assert len(recvs) == 1 and recvs[0]["how"] == "irq"
+    assert msgpath.intervals(recvs[0], msgpath.RECV, 1e9)["frame noticed -> frame to library"] == 20
+
+
+def test_malformed_output_is_refused():
+    with pytest.raises(msgpath.TraceError):
+        msgpath.parse("MSGPATH side=ping mode=wait hz=100 cpus=1\nP 99 5\nEND\n")
+    with pytest.raises(msgpath.TraceError):
+        msgpath.parse("MSGPATH side=ping mode=wait hz=100 cpus=1\nP 1 5\n")   # no END
