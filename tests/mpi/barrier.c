@@ -1,0 +1,92 @@
+/* MPI_Barrier really synchronises, thousands of times in a row, on
+ * MPI_COMM_WORLD and on communicators made by dup and split (and one made
+ * after those were freed, taking a context id again).
+ *
+ * The check needs no clock: in barrier s one rank, `late` = s mod n, looks
+ * (MPI_Iprobe, for up to 2 ms on every 8th barrier) for a message that the
+ * others send it only after they have left barrier s.  Seeing one before it
+ * has itself entered barrier s proves that a rank left too early; then
+ * `late` takes the n-1 messages and checks they are from barrier s.  A
+ * barrier whose rounds are miscounted either lets ranks out early (caught
+ * here) or never ends (the launcher's time limit).
+ *
+ *   barrier [ITERS]   ITERS barriers in each phase (2000) */
+#include "mpitest.h"
+
+#define TAG_LEFT 77
+
+static long barriers;
+
+static void barrier(MPI_Comm comm)
+{
+    OK(MPI_Barrier(comm));
+    barriers++;
+}
+
+static void checked(MPI_Comm comm, int iters, const char *what)
+{
+    int me, n;
+    OK(MPI_Comm_rank(comm, &me));
+    OK(MPI_Comm_size(comm, &n));
+    for (int s = 0; s < iters; s++) {
+        int late = s % n;
+        if (me == late) {
+            double until = MPI_Wtime() + (s % 8 == 0 ? 0.002 : 0);
+            do {
+                int flag;
+                MPI_Status st;
+                OK(MPI_Iprobe(MPI_ANY_SOURCE, TAG_LEFT, comm, &flag, &st));
+                CHECK(!flag, "%s barrier %d: rank %d left it before rank %d entered it", what, s,
+                      st.MPI_SOURCE, me);
+            } while (MPI_Wtime() < until);
+        }
+        barrier(comm);
+        if (me != late) {
+            OK(MPI_Send(&s, 1, MPI_INT, late, TAG_LEFT, comm));
+            continue;
+        }
+        for (int i = 0; i < n - 1; i++) {
+            int v = -1;
+            MPI_Status st;
+            OK(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, TAG_LEFT, comm, &st));
+            CHECK(v == s, "%s barrier %d: rank %d's word is from barrier %d", what, s,
+                  st.MPI_SOURCE, v);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    t_init(&argc, &argv);
+    int iters = argc > 1 ? atoi(argv[1]) : 2000;
+    /* Back to back, nothing in between: a fast rank's next barrier
+     * arrives while a slow one is still in the current one. */
+    for (int s = 0; s < iters; s++)
+        barrier(MPI_COMM_WORLD);
+    checked(MPI_COMM_WORLD, iters, "world");
+    /* Communicators of their own, used in turn: each has its own entries. */
+    MPI_Comm dup, half, third;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    OK(MPI_Comm_split(MPI_COMM_WORLD, t_rank % 2, t_size - t_rank, &half));
+    OK(MPI_Comm_split(MPI_COMM_WORLD, t_rank % 3, t_rank, &third));
+    for (int s = 0; s < iters / 4; s++) {
+        barrier(half);
+        barrier(MPI_COMM_WORLD);
+        barrier(dup);
+        barrier(third);
+    }
+    checked(half, iters / 4, "half");
+    checked(dup, iters / 4, "dup");
+    checked(third, iters / 4, "third");
+    OK(MPI_Comm_free(&half));
+    OK(MPI_Comm_free(&dup));
+    /* A new communicator takes a freed context id: no stale count there. */
+    MPI_Comm again;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, 0, t_rank, &again));
+    checked(again, iters / 4, "again");
+    OK(MPI_Comm_free(&again));
+    OK(MPI_Comm_free(&third));
+    if (t_rank == 0)
+        printf("barrier ok on %d ranks: %ld barriers\n", t_size, barriers);
+    return MPI_Finalize();
+}
