@@ -76,22 +76,24 @@ def test_thousands_of_barriers_each_really_waits(ns, n, way):
     """tests/mpi/barrier.c: 2000 barriers back to back, 2000 more checked
     (a rank that has not entered barrier s must not hold a message another
     rank sends after leaving it), and the same on dup and split
-    communicators and on one taking a freed context id.  Portals forwards
+    communicators and on one taking a freed context id; a rank in a barrier
+    still serves a rendezvous send its partner must finish before it can
+    enter the barrier (MPI's progress rule).  Portals forwards
     them (libmsg/msg_barrier.c); TERN_MPI_TRIGGERED=0 keeps to messages.
     Every barrier after a communicator's first (which agrees on the way)
     went the way asked."""
     r = run(ns, n, "barrier", timeout=300,
             env=dict(TERN_MPI_STATS="1", TERN_MPI_TRIGGERED="1" if way == "portals" else "0"))
     assert r.status == 0 and all(s == 0 for s in r.statuses), r
-    assert f"barrier ok on {n} ranks: 8000 barriers" in r.out, r
-    # Each rank's barriers per communicator (barrier.c): world 4500, half,
+    assert f"barrier ok on {n} ranks: 8010 barriers" in r.out, r
+    # Each rank's barriers per communicator (barrier.c): world 4510, half,
     # dup and third 1000 each, again 500.  A communicator of one member
     # needs none; the first of the others agrees on the way (an allreduce).
     for k in range(n):
         sizes = {"world": n, "dup": n, "again": n,
                  "half": sum(1 for j in range(n) if j % 2 == k % 2),
                  "third": sum(1 for j in range(n) if j % 3 == k % 3)}
-        calls = {"world": 4500, "dup": 1000, "again": 500, "half": 1000, "third": 1000}
+        calls = {"world": 4510, "dup": 1000, "again": 500, "half": 1000, "third": 1000}
         want = sum(calls[c] - 1 for c in calls if sizes[c] > 1) if way == "portals" else 0
         assert stats(r, k)["portals_barriers"] == want, (k, r)
 

@@ -10,6 +10,11 @@
  * barrier whose rounds are miscounted either lets ranks out early (caught
  * here) or never ends (the launcher's time limit).
  *
+ * Also the progress rule: a rank waiting in a barrier still serves a
+ * large (rendezvous) send to a receive it posted before, whose sender
+ * enters the barrier only once that send is done (a barrier that only
+ * slept on its counters would hang there).
+ *
  *   barrier [ITERS]   ITERS barriers in each phase (2000) */
 #include "mpitest.h"
 
@@ -64,6 +69,21 @@ int main(int argc, char **argv)
     for (int s = 0; s < iters; s++)
         barrier(MPI_COMM_WORLD);
     checked(MPI_COMM_WORLD, iters, "world");
+    enum { BIG = 1 << 16 };
+    static char big[BIG];
+    for (int s = 0; s < 10; s++) {
+        MPI_Request rq = MPI_REQUEST_NULL;
+        if (t_rank == 0 && t_size > 1)
+            OK(MPI_Irecv(big, BIG, MPI_CHAR, t_size - 1, s, MPI_COMM_WORLD, &rq));
+        if (t_rank == t_size - 1 && t_size > 1) {
+            memset(big, s + 1, BIG);
+            OK(MPI_Send(big, BIG, MPI_CHAR, 0, s, MPI_COMM_WORLD));
+        }
+        barrier(MPI_COMM_WORLD);
+        OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        CHECK(t_rank || t_size == 1 || (big[0] == s + 1 && big[BIG - 1] == s + 1),
+              "the rendezvous message %d", s);
+    }
     /* Communicators of their own, used in turn: each has its own entries. */
     MPI_Comm dup, half, third;
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
