@@ -43,21 +43,27 @@
  * Waking: the engine must keep making progress while a rank waits (MPI's
  * progress rule: a peer's rendezvous send to a receive posted before the
  * barrier, flow-control PAUSEs, which go to every rank), so the wait is
- * the engine's own blocking event wait, not PtlCTWait, and the last CT
- * releases one more triggered put: a zero-byte control message to this
- * rank itself (CTL_WAKE), whose event ends that wait.  Between rounds
- * nothing reaches the program.
+ * the engine's own blocking event wait, not PtlCTWait.  The last round's
+ * entry, alone of them, also makes a full event (on the engine's misc
+ * queue): its arrival is nearly always what completes the barrier (it
+ * comes from a rank log2 n rounds away, this rank's own chain is one round
+ * shorter), so that event is the one wake-up.  When it came and the
+ * counter is still short (this rank's own chain is late), the wait posts
+ * a triggered zero-byte control put to this rank itself (CTL_WAKE) on the
+ * last counter, whose event ends the wait when the chain completes.
+ * Between rounds nothing reaches the program.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "msg_internal.h"
 
-#define PT_COLL 3
 #define ROUND_BITS 8
 
 struct msg_barrier {
+    struct msg_barrier *next; /* the live objects, for their events */
     uint64_t id;
+    uint64_t arrived;       /* last-round events seen (one per barrier) */
     int rounds;             /* ceil(log2 n): 0 for one member */
     uint64_t epoch;         /* barriers this object has done */
     ptl_process_t *to;      /* round k's target */
@@ -67,6 +73,7 @@ struct msg_barrier {
 };
 
 static enum { COLL_UNTRIED, COLL_READY, COLL_NONE } coll_state;
+static struct msg_barrier *live;
 static ptl_handle_md_t md_coll;
 static char coll_byte;
 
@@ -76,7 +83,7 @@ static bool coll_setup(void)
         ptl_pt_index_t pt;
         ptl_md_t md = {.start = &coll_byte, .length = 0, .options = 0,
                        .eq_handle = PTL_EQ_NONE, .ct_handle = PTL_CT_NONE};
-        bool ok = PtlPTAlloc(eng.ni, 0, PTL_EQ_NONE, PT_COLL, &pt) == PTL_OK;
+        bool ok = PtlPTAlloc(eng.ni, 0, eng.eq_misc, PT_COLL, &pt) == PTL_OK;
         if (ok && PtlMDBind(eng.ni, &md, &md_coll) != PTL_OK) {
             PtlPTFree(eng.ni, PT_COLL);
             ok = false;
@@ -91,10 +98,26 @@ static uint64_t round_bits(const struct msg_barrier *b, int k)
     return (b->id << ROUND_BITS) | (uint64_t)k;
 }
 
+/* A last-round arrival (msg_start.c dispatch).  Found by the id in its
+ * match bits: an object may be gone by the time its event is read. */
+void msg_barrier_event(const ptl_event_t *ev)
+{
+    for (struct msg_barrier *b = live; b; b = b->next)
+        if (b->id == ev->match_bits >> ROUND_BITS) {
+            b->arrived++;
+            return;
+        }
+}
+
 void msg_barrier_free(struct msg_barrier *b)
 {
     if (!b)
         return;
+    for (struct msg_barrier **pp = &live; *pp; pp = &(*pp)->next)
+        if (*pp == b) {
+            *pp = b->next;
+            break;
+        }
     for (int k = 0; k < b->made; k++) {
         PtlMEUnlink(b->me[k]);
         PtlCTFree(b->ct[k]);
@@ -133,8 +156,10 @@ struct msg_barrier *msg_barrier_new(uint64_t id, long n, long me, const int *wor
         e.length = 0;
         e.ct_handle = b->ct[k];
         e.uid = PTL_UID_ANY;
-        e.options = PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_COMM_DISABLE |
-                    PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE;
+        e.options = PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_LINK_DISABLE |
+                    PTL_ME_EVENT_UNLINK_DISABLE;
+        if (k != b->rounds - 1)
+            e.options |= PTL_ME_EVENT_COMM_DISABLE;
         e.match_id.rank = (ptl_rank_t)(world ? world[from] : from);
         e.match_bits = round_bits(b, k);
         e.ignore_bits = 0;
@@ -144,6 +169,8 @@ struct msg_barrier *msg_barrier_new(uint64_t id, long n, long me, const int *wor
         }
         b->made = k + 1;
     }
+    b->next = live;
+    live = b;
     return b;
 fail:
     msg_barrier_free(b);
@@ -169,14 +196,10 @@ void msg_barrier_wait(struct msg_barrier *b)
              "PtlTriggeredPut");
         must(PtlTriggeredCTInc(b->ct[k], one, b->ct[k - 1], th), "PtlTriggeredCTInc");
     }
-    ptl_process_t self = {.rank = (ptl_rank_t)eng.rank};
-    must(PtlTriggeredPut(md_coll, 0, 0, PTL_NO_ACK_REQ, self, PT_CTL, 0, 0, NULL,
-                         CTL_HD(CTL_WAKE, 0), b->ct[last], th),
-         "PtlTriggeredPut (wake-up)");
     must(PtlPut(md_coll, 0, 0, PTL_NO_ACK_REQ, b->to[0], PT_COLL, round_bits(b, 0), 0, NULL, 0),
          "PtlPut");
     must(PtlCTInc(b->ct[0], one), "PtlCTInc");
-    for (;;) {
+    for (bool backup = false;;) {
         ptl_ct_event_t v;
         must(PtlCTGet(b->ct[last], &v), "PtlCTGet");
         if (v.failure)
@@ -184,6 +207,16 @@ void msg_barrier_wait(struct msg_barrier *b)
         if (v.success >= th) {
             eng.st_ptl_barriers++;
             return;
+        }
+        if (!backup && b->arrived >= b->epoch) {
+            /* The last round is in but this rank's own chain is not: wake
+             * when it is (fires at once if it is by now). */
+            ptl_process_t self = {.rank = (ptl_rank_t)eng.rank};
+            must(PtlTriggeredPut(md_coll, 0, 0, PTL_NO_ACK_REQ, self, PT_CTL, 0, 0, NULL,
+                                 CTL_HD(CTL_WAKE, 0), b->ct[last], th),
+                 "PtlTriggeredPut (wake-up)");
+            backup = true;
+            eng.st_ptl_wakes++;
         }
         msg_progress(true);
     }

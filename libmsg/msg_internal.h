@@ -17,10 +17,10 @@
  *            barrier, exit, abort, barrier wake-up): one persistent wildcard
  *            ME, so they never need buffer space and are never refused for
  *            lack of it.
- *   PT_COLL  (3, msg_barrier.c) barriers forwarded by Portals: per barrier
+ *   PT_COLL  barriers forwarded by Portals (msg_barrier.c): per barrier
  *            object one persistent zero-byte ME per round, counting on a CT;
- *            no events, no flow control.  Allocated at the first
- *            msg_barrier_new.
+ *            only the last round's makes events; no flow control.
+ *            Allocated at the first msg_barrier_new.
  */
 #ifndef MSG_INTERNAL_H
 #define MSG_INTERNAL_H
@@ -30,6 +30,7 @@
 #define PT_DATA 0
 #define PT_RDV 1
 #define PT_CTL 2
+#define PT_COLL 3
 
 /* hdr_data of a data message: bit 63 = rendezvous announcement, then the
  * rendezvous id in bits 40..62 and the message length in bits 0..39. */
@@ -40,8 +41,9 @@
 
 /* hdr_data of a control message: op in bits 56..63, argument below. */
 /* CTL_WAKE: sent by a rank to itself by a triggered put when a barrier of
- * msg_barrier.c is complete; its only effect is the event that ends the
- * engine's blocking wait. */
+ * msg_barrier.c is complete (where the last round's arrival did not
+ * complete it); its only effect is the event that ends the engine's
+ * blocking wait. */
 enum ctl_op { CTL_PAUSE = 1, CTL_PAUSE_ACK, CTL_UNPAUSE, CTL_BARRIER, CTL_EXITING, CTL_ABORT,
               CTL_WAKE };
 #define CTL_HD(op, arg) (((uint64_t)(op) << 56) | ((uint64_t)(arg) & ((1ULL << 56) - 1)))
@@ -122,6 +124,7 @@ struct msg_engine {
     /* statistics, printed at exit when _STATS is set */
     uint64_t st_eager, st_rdv, st_unexpected, st_recoveries, st_resent, st_drained;
     uint64_t st_ptl_barriers; /* barriers Portals forwarded (msg_barrier.c) */
+    uint64_t st_ptl_wakes;    /* ... of which needed the self-put wake-up */
 };
 extern struct msg_engine eng;
 
@@ -158,4 +161,7 @@ void msg_ovf_claimed(const ptl_event_t *ev);
 void msg_saved_append(struct msg_saved *s);
 void *msg_saved_alloc(uint64_t len); /* heap for a saved message, within saved_max */
 void msg_saved_release(struct msg_saved *s);
+
+/* msg_barrier.c */
+void msg_barrier_event(const ptl_event_t *ev);
 #endif

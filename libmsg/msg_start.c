@@ -128,7 +128,9 @@ static void dispatch(const ptl_event_t *ev)
             msg_rdv_pulled(ev->user_ptr, ev);
         return;
     case PTL_EVENT_PUT:
-        if (ev->pt_index == PT_CTL)
+        if (ev->pt_index == PT_COLL)
+            msg_barrier_event(ev);
+        else if (ev->pt_index == PT_CTL)
             msg_control((long)ev->initiator.rank, ev->hdr_data);
         else if (kind == OBJ_REQ)
             msg_recv_event(ev->user_ptr, ev);
@@ -300,11 +302,13 @@ static void print_stats(void)
     if (eng.verbose)
         fprintf(stderr,
                 "%s stats node %ld: eager=%llu rendezvous=%llu unexpected=%llu "
-                "recoveries=%llu resent=%llu drained=%llu portals_barriers=%llu\n",
+                "recoveries=%llu resent=%llu drained=%llu portals_barriers=%llu "
+                "barrier_wakes=%llu\n",
                 eng.who, eng.rank, (unsigned long long)eng.st_eager,
                 (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_unexpected,
                 (unsigned long long)eng.st_recoveries, (unsigned long long)eng.st_resent,
-                (unsigned long long)eng.st_drained, (unsigned long long)eng.st_ptl_barriers);
+                (unsigned long long)eng.st_drained, (unsigned long long)eng.st_ptl_barriers,
+                (unsigned long long)eng.st_ptl_wakes);
     struct ptl_lib_stats st;
     if (eng.verbose > 1 && ptl_lib_get_stats && !ptl_lib_get_stats(0, &st))
         fprintf(stderr,
