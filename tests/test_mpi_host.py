@@ -98,6 +98,20 @@ def test_thousands_of_barriers_each_really_waits(ns, n, way):
         assert stats(r, k)["portals_barriers"] == want, (k, r)
 
 
+def test_barriers_keep_working_when_portals_counters_run_out(ns):
+    """800 communicators alive at once on 8 ranks need more counters than
+    Portals has (512 per process): the later ones agree to keep to
+    messages (ranks of a 5-member split run out before those of a 3-member
+    one), barriers stay correct (the checked phases), and once they are
+    freed a new communicator's 99 checked barriers are forwarded again."""
+    r = run(ns, 8, "barrier", "exhaust", timeout=300, env=dict(TERN_MPI_STATS="1"))
+    assert r.status == 0 and all(s == 0 for s in r.statuses), r
+    m = re.search(r"exhaust ok on 8 ranks: (\d+) barriers", r.out)
+    assert m, r
+    for k in range(8):
+        assert 99 <= stats(r, k)["portals_barriers"] < int(m.group(1)) // 2, (k, r)
+
+
 def test_unexpected_space_runs_out_nothing_lost(ns):
     """32 KiB of unexpected space and 64 Portals headers for 14000 messages:
     the engine's flow control (drain, PAUSE, re-enable, resend) runs again

@@ -15,7 +15,11 @@
  * enters the barrier only once that send is done (a barrier that only
  * slept on its counters would hang there).
  *
- *   barrier [ITERS]   ITERS barriers in each phase (2000) */
+ *   barrier [ITERS]   ITERS barriers in each phase (2000)
+ *   barrier exhaust   COMMS communicators alive at once, each with its
+ *                     barriers: past what Portals' counters hold, new ones
+ *                     keep to messages (ranks of a 5-member split run out
+ *                     before those of a 3-member one: they must agree) */
 #include "mpitest.h"
 
 #define TAG_LEFT 77
@@ -60,9 +64,41 @@ static void checked(MPI_Comm comm, int iters, const char *what)
     }
 }
 
+/* Comms alive at once, more than the counters of the Linux-host Portals
+ * (512) cover, then all freed: the barrier works throughout. */
+static void exhaust(void)
+{
+    enum { COMMS = 400 };
+    static MPI_Comm c[COMMS], part[COMMS];
+    for (int i = 0; i < COMMS; i++) {
+        OK(MPI_Comm_split(MPI_COMM_WORLD, t_rank < 5, t_rank, &part[i]));
+        barrier(part[i]);
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &c[i]));
+        barrier(c[i]);
+        if (i % 50 == 49) {
+            checked(c[i], 16, "exhausting");
+            checked(part[i], 16, "exhausting part");
+        }
+    }
+    for (int i = 0; i < COMMS; i++) {
+        OK(MPI_Comm_free(&c[i]));
+        OK(MPI_Comm_free(&part[i]));
+    }
+    MPI_Comm again;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &again));
+    checked(again, 100, "after exhaustion");
+    OK(MPI_Comm_free(&again));
+    if (t_rank == 0)
+        printf("exhaust ok on %d ranks: %ld barriers\n", t_size, barriers);
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
+    if (argc > 1 && !strcmp(argv[1], "exhaust")) {
+        exhaust();
+        return MPI_Finalize();
+    }
     int iters = argc > 1 ? atoi(argv[1]) : 2000;
     /* Back to back, nothing in between: a fast rank's next barrier
      * arrives while a slow one is still in the current one. */
