@@ -218,6 +218,7 @@ void msg_barrier_wait(struct msg_barrier *b)
             backup = true;
             eng.st_ptl_wakes++;
         }
+        eng.st_ptl_waits++;
         msg_progress(true);
     }
 }

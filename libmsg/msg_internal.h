@@ -125,6 +125,7 @@ struct msg_engine {
     uint64_t st_eager, st_rdv, st_unexpected, st_recoveries, st_resent, st_drained;
     uint64_t st_ptl_barriers; /* barriers Portals forwarded (msg_barrier.c) */
     uint64_t st_ptl_wakes;    /* ... of which needed the self-put wake-up */
+    uint64_t st_ptl_waits;    /* blocking event waits in them (each ends on an event) */
 };
 extern struct msg_engine eng;
 
