@@ -6,12 +6,12 @@
  * arrives), and the program wakes once, when the last round is in.
  *
  * Resources, per barrier object (a communicator, or NX's one engine):
- *   PT_COLL  one portal for every barrier of the process, no event queue,
- *            no flow control: its entries are persistent and take zero
- *            bytes, so a put aimed at them can never be refused.
+ *   PT_COLL  one portal for every barrier of the process, no flow
+ *            control: its entries are persistent and take zero bytes, so a
+ *            put aimed at them can never be refused.
  *   ME k     round k's entry: match bits (id << 8) | k, only from the rank
- *            that sends round k to this one (me - 2^k mod n); no events,
- *            it counts on CT k.
+ *            that sends round k to this one (me - 2^k mod n); it counts on
+ *            CT k; only the last round's makes events (below).
  *   CT k     round k's counter, cumulative over the object's life.
  *
  * Round k of dissemination may go out when this rank has received round
@@ -45,9 +45,10 @@
  * barrier, flow-control PAUSEs, which go to every rank), so the wait is
  * the engine's own blocking event wait, not PtlCTWait.  The last round's
  * entry, alone of them, also makes a full event (on the engine's misc
- * queue): its arrival is nearly always what completes the barrier (it
- * comes from a rank log2 n rounds away, this rank's own chain is one round
- * shorter), so that event is the one wake-up.  When it came and the
+ * queue): its arrival is usually what completes the barrier (it comes
+ * from a rank log2 n rounds away, this rank's own chain is one round
+ * shorter; 75-85 % of the barriers at 8 host ranks), so that event is the
+ * one wake-up.  When it came and the
  * counter is still short (this rank's own chain is late), the wait posts
  * a triggered zero-byte control put to this rank itself (CTL_WAKE) on the
  * last counter, whose event ends the wait when the chain completes.
