@@ -125,6 +125,23 @@ bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
                struct msg_probe_info *out);
 
 void msg_progress(bool block);
+
+/* A barrier among n ranks whose rounds Portals forwards itself (triggered
+ * puts on counters, msg_barrier.c): after the call has posted its
+ * operations the program is not woken between rounds.  world[i] is the job
+ * rank of member i (NULL: member i is rank i); me is this rank's member
+ * number; id tells objects apart on the wire (below 2^56, distinct among
+ * the objects alive in the job; a layer's own space).  Every member makes
+ * it and may use it only once every member has made it (a layer agrees on
+ * that with a collective of its own, which also tells whether every member
+ * got one: NULL when Portals' resources ran out or the ids are wrong).
+ * msg_barrier_wait is the barrier, called by every member in turn;
+ * msg_barrier_free after the object's last barrier. */
+struct msg_barrier;
+struct msg_barrier *msg_barrier_new(uint64_t id, long n, long me, const int *world);
+void msg_barrier_wait(struct msg_barrier *b);
+void msg_barrier_free(struct msg_barrier *b);
+int msg_barrier_rounds(const struct msg_barrier *b);
 /* Tell every rank to exit with status, and exit. */
 _Noreturn void msg_abort(int status);
 /* "WHO (node N): ..." on stderr, then msg_abort(1). */

@@ -6,6 +6,7 @@
  *                sender's half of flow control, control messages
  *   msg_recv.c   requests, receives, the saved-message queue, probes
  *   msg_flow.c   unexpected space and the receiver's half of flow control
+ *   msg_barrier.c  barriers on triggered operations and counters
  *
  * Portal table entries (the same index on every rank):
  *   PT_DATA  every message (FLOWCTRL).  Match bits are the layer's.  Posted
@@ -13,8 +14,13 @@
  *            unexpected space.
  *   PT_RDV   senders expose rendezvous buffers here; receivers PtlGet them.
  *   PT_CTL   zero-byte control puts (flow-control PAUSE/ACK/UNPAUSE, start-up
- *            barrier, exit, abort): one persistent wildcard ME, so they never
- *            need buffer space and are never refused for lack of it.
+ *            barrier, exit, abort, barrier wake-up): one persistent wildcard
+ *            ME, so they never need buffer space and are never refused for
+ *            lack of it.
+ *   PT_COLL  barriers forwarded by Portals (msg_barrier.c): per barrier
+ *            object one persistent zero-byte ME per round, counting on a CT;
+ *            only the last round's makes events; no flow control.
+ *            Allocated at the first msg_barrier_new.
  */
 #ifndef MSG_INTERNAL_H
 #define MSG_INTERNAL_H
@@ -24,6 +30,7 @@
 #define PT_DATA 0
 #define PT_RDV 1
 #define PT_CTL 2
+#define PT_COLL 3
 
 /* hdr_data of a data message: bit 63 = rendezvous announcement, then the
  * rendezvous id in bits 40..62 and the message length in bits 0..39. */
@@ -33,7 +40,12 @@
 #define HD_ID_MASK ((1ULL << 23) - 1)
 
 /* hdr_data of a control message: op in bits 56..63, argument below. */
-enum ctl_op { CTL_PAUSE = 1, CTL_PAUSE_ACK, CTL_UNPAUSE, CTL_BARRIER, CTL_EXITING, CTL_ABORT };
+/* CTL_WAKE: sent by a rank to itself by a triggered put when a barrier of
+ * msg_barrier.c is complete (where the last round's arrival did not
+ * complete it); its only effect is the event that ends the engine's
+ * blocking wait. */
+enum ctl_op { CTL_PAUSE = 1, CTL_PAUSE_ACK, CTL_UNPAUSE, CTL_BARRIER, CTL_EXITING, CTL_ABORT,
+              CTL_WAKE };
 #define CTL_HD(op, arg) (((uint64_t)(op) << 56) | ((uint64_t)(arg) & ((1ULL << 56) - 1)))
 
 /* Every object whose address travels as a Portals user_ptr starts with its
@@ -111,6 +123,9 @@ struct msg_engine {
     uint64_t barrier_got;
     /* statistics, printed at exit when _STATS is set */
     uint64_t st_eager, st_rdv, st_unexpected, st_recoveries, st_resent, st_drained;
+    uint64_t st_ptl_barriers; /* barriers Portals forwarded (msg_barrier.c) */
+    uint64_t st_ptl_wakes;    /* ... of which needed the self-put wake-up */
+    uint64_t st_ptl_waits;    /* blocking event waits in them (each ends on an event) */
 };
 extern struct msg_engine eng;
 
@@ -147,4 +162,7 @@ void msg_ovf_claimed(const ptl_event_t *ev);
 void msg_saved_append(struct msg_saved *s);
 void *msg_saved_alloc(uint64_t len); /* heap for a saved message, within saved_max */
 void msg_saved_release(struct msg_saved *s);
+
+/* msg_barrier.c */
+void msg_barrier_event(const ptl_event_t *ev);
 #endif

@@ -89,6 +89,7 @@ void msg_control(long from, uint64_t hd)
     case CTL_PAUSE_ACK: msg_flow_pause_ack(from, arg); break;
     case CTL_UNPAUSE: msg_peer_unpause(from); break;
     case CTL_BARRIER: eng.barrier_got |= 1ULL << (arg & 63); break;
+    case CTL_WAKE: break; /* a barrier is done: the event was the point */
     case CTL_EXITING:
         eng.peers[from].exiting = true;
         msg_flow_peer_exiting(from);
@@ -127,7 +128,9 @@ static void dispatch(const ptl_event_t *ev)
             msg_rdv_pulled(ev->user_ptr, ev);
         return;
     case PTL_EVENT_PUT:
-        if (ev->pt_index == PT_CTL)
+        if (ev->pt_index == PT_COLL)
+            msg_barrier_event(ev);
+        else if (ev->pt_index == PT_CTL)
             msg_control((long)ev->initiator.rank, ev->hdr_data);
         else if (kind == OBJ_REQ)
             msg_recv_event(ev->user_ptr, ev);
@@ -299,11 +302,13 @@ static void print_stats(void)
     if (eng.verbose)
         fprintf(stderr,
                 "%s stats node %ld: eager=%llu rendezvous=%llu unexpected=%llu "
-                "recoveries=%llu resent=%llu drained=%llu\n",
+                "recoveries=%llu resent=%llu drained=%llu portals_barriers=%llu "
+                "barrier_wakes=%llu barrier_waits=%llu\n",
                 eng.who, eng.rank, (unsigned long long)eng.st_eager,
                 (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_unexpected,
                 (unsigned long long)eng.st_recoveries, (unsigned long long)eng.st_resent,
-                (unsigned long long)eng.st_drained);
+                (unsigned long long)eng.st_drained, (unsigned long long)eng.st_ptl_barriers,
+                (unsigned long long)eng.st_ptl_wakes, (unsigned long long)eng.st_ptl_waits);
     struct ptl_lib_stats st;
     if (eng.verbose > 1 && ptl_lib_get_stats && !ptl_lib_get_stats(0, &st))
         fprintf(stderr,

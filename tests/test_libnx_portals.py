@@ -59,6 +59,22 @@ def stats(r, node):
     return {k: int(v) for k, v in (w.split("=") for w in m.group(1).split())}
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 8])
+@pytest.mark.parametrize("way", ["portals", "messages"])
+def test_thousands_of_gsyncs_each_really_waits(ns, n, way):
+    """tests/nx/gsyncs.c: 2000 gsyncs back to back and 2000 checked ones
+    (a node that has not entered gsync s must not hold a message another
+    sends after leaving it).  Portals forwards them (libmsg/msg_barrier.c)
+    but the first (which agrees on the way); TERN_NX_TRIGGERED=0 keeps to
+    messages."""
+    r = run(ns, n, "gsyncs", env=dict(TERN_NX_STATS="1",
+                                     TERN_NX_TRIGGERED="1" if way == "portals" else "0"))
+    assert r.status == 0 and all(s == 0 for s in r.statuses), r
+    assert f"gsyncs ok on {n} nodes: 4000 gsyncs" in r.out, r
+    want = 3999 if way == "portals" and n > 1 else 0
+    assert all(stats(r, k)["portals_barriers"] == want for k in range(n)), r
+
+
 def test_unexpected_space_runs_out_nothing_lost(ns):
     """32 KiB of unexpected space and 64 unexpected headers for 14000
     messages: Portals disables the PT again and again; the library drains,

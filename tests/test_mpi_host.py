@@ -70,6 +70,48 @@ def stats(r, rank):
     return {k: int(v) for k, v in (w.split("=") for w in m.group(1).split())}
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 8])
+@pytest.mark.parametrize("way", ["portals", "messages"])
+def test_thousands_of_barriers_each_really_waits(ns, n, way):
+    """tests/mpi/barrier.c: 2000 barriers back to back, 2000 more checked
+    (a rank that has not entered barrier s must not hold a message another
+    rank sends after leaving it), and the same on dup and split
+    communicators and on one taking a freed context id; a rank in a barrier
+    still serves a rendezvous send its partner must finish before it can
+    enter the barrier (MPI's progress rule).  Portals forwards
+    them (libmsg/msg_barrier.c); TERN_MPI_TRIGGERED=0 keeps to messages.
+    Every barrier after a communicator's first (which agrees on the way)
+    went the way asked."""
+    r = run(ns, n, "barrier", timeout=300,
+            env=dict(TERN_MPI_STATS="1", TERN_MPI_TRIGGERED="1" if way == "portals" else "0"))
+    assert r.status == 0 and all(s == 0 for s in r.statuses), r
+    assert f"barrier ok on {n} ranks: 8010 barriers" in r.out, r
+    # Each rank's barriers per communicator (barrier.c): world 4510, half,
+    # dup and third 1000 each, again 500.  A communicator of one member
+    # needs none; the first of the others agrees on the way (an allreduce).
+    for k in range(n):
+        sizes = {"world": n, "dup": n, "again": n,
+                 "half": sum(1 for j in range(n) if j % 2 == k % 2),
+                 "third": sum(1 for j in range(n) if j % 3 == k % 3)}
+        calls = {"world": 4510, "dup": 1000, "again": 500, "half": 1000, "third": 1000}
+        want = sum(calls[c] - 1 for c in calls if sizes[c] > 1) if way == "portals" else 0
+        assert stats(r, k)["portals_barriers"] == want, (k, r)
+
+
+def test_barriers_keep_working_when_portals_counters_run_out(ns):
+    """800 communicators alive at once on 8 ranks need more counters than
+    Portals has (512 per process): the later ones agree to keep to
+    messages (ranks of a 5-member split run out before those of a 3-member
+    one), barriers stay correct (the checked phases), and once they are
+    freed a new communicator's 99 checked barriers are forwarded again."""
+    r = run(ns, 8, "barrier", "exhaust", timeout=300, env=dict(TERN_MPI_STATS="1"))
+    assert r.status == 0 and all(s == 0 for s in r.statuses), r
+    m = re.search(r"exhaust ok on 8 ranks: (\d+) barriers", r.out)
+    assert m, r
+    for k in range(8):
+        assert 99 <= stats(r, k)["portals_barriers"] < int(m.group(1)) // 2, (k, r)
+
+
 def test_unexpected_space_runs_out_nothing_lost(ns):
     """32 KiB of unexpected space and 64 Portals headers for 14000 messages:
     the engine's flow control (drain, PAUSE, re-enable, resend) runs again

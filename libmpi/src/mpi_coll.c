@@ -3,7 +3,10 @@
  * of gather and scatter (linear at the root) and the all-to-alls
  * (pairwise exchange, N-1 steps):
  *
- *   Barrier                 dissemination
+ *   Barrier                 dissemination, forwarded by Portals (triggered
+ *                           puts on counters, libmsg/msg_barrier.c); over
+ *                           the engine's messages where Portals' resources
+ *                           ran out or TERN_MPI_TRIGGERED=0
  *   Bcast                   binomial tree
  *   Reduce                  binomial tree (rank order kept for
  *                           non-commutative operations)
@@ -154,10 +157,43 @@ static void recv_done(void *buf, long count, const struct mtype *t, void *tmp)
 
 /* ---- Barrier ---- */
 
+/* The first barrier on a communicator makes its Portals barrier and agrees
+ * with the others whether every member has one (an allreduce: also the
+ * barrier itself, and what makes sure no member's triggered put arrives
+ * before the entries it aims at exist).  Where one could not, they all
+ * keep to messages. */
+static void barrier_choose(const struct cx *x)
+{
+    struct mcomm *c = x->c;
+    c->bar_mode = BAR_MESSAGES;
+    struct msg_barrier *b = NULL;
+    if (msg_env_long("TRIGGERED", 1))
+        b = msg_barrier_new((uint64_t)c->ctx, x->n, x->me, c->world);
+    int ok = b != NULL, all = 0;
+    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, x->h) != MPI_SUCCESS)
+        mpi_fatal(x->call, "the agreement on the barrier's kind failed");
+    if (all) {
+        c->bar = b;
+        c->bar_mode = BAR_PORTALS;
+    } else {
+        msg_barrier_free(b);
+    }
+}
+
 int MPI_Barrier(MPI_Comm comm)
 {
     struct cx x;
     TRY(begin(&x, "MPI_Barrier", comm));
+    if (x.n == 1)
+        return MPI_SUCCESS;
+    if (x.c->bar_mode == BAR_PORTALS) {
+        msg_barrier_wait(x.c->bar);
+        return MPI_SUCCESS;
+    }
+    if (x.c->bar_mode == BAR_UNDECIDED) {
+        barrier_choose(&x);
+        return MPI_SUCCESS;
+    }
     int step = 0;
     for (int d = 1; d < x.n; d <<= 1, step++)
         exchange(&x, (x.me + d) % x.n, NULL, 0, (x.me - d + x.n) % x.n, NULL, 0, step);

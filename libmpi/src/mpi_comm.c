@@ -269,6 +269,10 @@ int MPI_Comm_free(MPI_Comm *comm)
         return mpi_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
                          "%s cannot be freed", c->name);
     ctx_give(c->ctx);
+    /* After its last barrier no put to its entries is on the way
+     * (libmsg/msg_barrier.c), so a communicator that takes the context id
+     * next starts clean. */
+    msg_barrier_free(c->bar);
     mpi_group_unref(c->group);
     free(c->world);
     free(c->from_world);

@@ -92,6 +92,10 @@ struct mcomm {
     MPI_Group group;
     MPI_Errhandler errh;
     uint32_t coll_seq; /* collectives called on it, in the same order everywhere */
+    /* MPI_Barrier's way, chosen by its first call (mpi_coll.c): forwarded
+     * by Portals through bar, or messages through the engine. */
+    enum { BAR_UNDECIDED = 0, BAR_PORTALS, BAR_MESSAGES } bar_mode;
+    struct msg_barrier *bar;
     char name[MPI_MAX_OBJECT_NAME];
     /* Cartesian topology */
     int ndims;        /* 0: none */

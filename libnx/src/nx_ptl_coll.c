@@ -1,7 +1,9 @@
 /*
  * Global operations over the library's own messages (match bit 63, so no
  * user receive can take them), ceil(log2 N) message steps each:
- *   gsync         dissemination barrier
+ *   gsync         dissemination barrier forwarded by Portals (triggered puts
+ *                 on counters, libmsg/msg_barrier.c); over messages where
+ *                 Portals' resources ran out or TERN_NX_TRIGGERED=0
  *   reductions    recursive doubling; with N not a power of two the ranks
  *                 above the largest power of two fold into a partner first
  *                 and get the result back at the end
@@ -36,15 +38,6 @@ static void exchange(long to, long from, const void *sbuf, long slen, void *rbuf
     struct msg_req *s = nx_coll_isend(to, tag(step), sbuf, slen);
     nx_coll_wait(r);
     nx_coll_wait(s);
-}
-
-void gsync(void)
-{
-    seq++;
-    int step = 1;
-    long n = msg_size(), me = msg_rank();
-    for (long d = 1; d < n; d <<= 1, step++)
-        exchange((me + d) % n, (me - d + n) % n, NULL, 0, NULL, 0, step);
 }
 
 typedef void combine_fn(void *a, const void *b, long n, void *ctx);
@@ -231,4 +224,46 @@ void gcol(void *x, long xlen, void *y, long ylen, long *ncnt)
     *ncnt = total;
     free(lens);
     free(eight);
+}
+
+/* NX's one barrier object: id 1 << 20, above any MPI context id (a program
+ * linking both layers keeps them apart). */
+#define GSYNC_ID (1ULL << 20)
+static enum { GS_UNDECIDED, GS_PORTALS, GS_MESSAGES } gs_mode;
+static struct msg_barrier *gs_bar;
+
+static void gsync_messages(void)
+{
+    seq++;
+    int step = 1;
+    long n = msg_size(), me = msg_rank();
+    for (long d = 1; d < n; d <<= 1, step++)
+        exchange((me + d) % n, (me - d + n) % n, NULL, 0, NULL, 0, step);
+}
+
+void gsync(void)
+{
+    if (gs_mode == GS_PORTALS) {
+        msg_barrier_wait(gs_bar);
+        return;
+    }
+    if (gs_mode == GS_MESSAGES || msg_size() == 1) {
+        gsync_messages();
+        return;
+    }
+    /* The first gsync makes the Portals barrier and agrees (a reduction,
+     * which is also this barrier) whether every node has one; no node's
+     * triggered put can then arrive before the entries it aims at. */
+    gs_mode = GS_MESSAGES;
+    struct msg_barrier *b = NULL;
+    if (msg_env_long("TRIGGERED", 1))
+        b = msg_barrier_new(GSYNC_ID, msg_size(), msg_rank(), NULL);
+    long ok = b != NULL;
+    allreduce("gsync", &ok, 1, sizeof ok, NULL, c_ilow, NULL);
+    if (ok) {
+        gs_bar = b;
+        gs_mode = GS_PORTALS;
+    } else {
+        msg_barrier_free(b);
+    }
 }

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Barrier latency, the two ways libmsg can do it, measured in the same run:
+forwarded by Portals (triggered puts on counters, libmsg/msg_barrier.c, the
+default) and the engine's point-to-point dissemination (TERN_MPI_TRIGGERED=0 /
+TERN_NX_TRIGGERED=0, what every barrier was before).  Launches alternate
+between the two, so host load drifts over both alike.
+
+    python3 bench/barrier.py host [--ranks 2,4,8] [--reps 7] [--iters 2000]
+    python3 bench/barrier.py tern [--nodes 2,4] [--reps 5] [--iters 300]
+
+host: MPI_Barrier (bench/mpi/mpibench.c barrier) as N processes on one veth
+in a network namespace (tests/nxlaunch.py, as tests/test_mpi_host.py runs).
+tern: MPI_Barrier and NX gsync (bench/nx/nxbench.c gsync) by yod on a Tern
+cluster of its own (--boot direct), taken down at the end.  Each launch
+prints the slowest rank's microseconds per barrier for 3 batches of ITERS;
+the table gives the median over every batch of every launch."""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import uuid
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(HERE, "tests"))
+
+WAYS = (("messages", "0"), ("portals", "1"))
+RESULT = re.compile(r"R (?:mpi-barrier|nx-gsync) (\d+) us ([0-9.]+)")
+
+
+def load():
+    return open("/proc/loadavg").read().split()[0]
+
+
+def figures(out):
+    return [float(m.group(2)) for m in RESULT.finditer(out)]
+
+
+def table(rows):
+    """Medians, and the best batch of each way (the lower envelope: on a
+    shared machine whole launches land in a slow mode of scheduling)."""
+    print("| what | N | messages (us) | Portals (us) | Portals / messages | best batch: messages / "
+          "Portals (us) | load |")
+    print("|---|---|---|---|---|---|---|")
+    for (what, n), per in rows.items():
+        m, p = statistics.median(per["messages"]), statistics.median(per["portals"])
+        print(f"| {what} | {n} | {m:.1f} | {p:.1f} | {p / m:.2f} | "
+              f"{min(per['messages']):.1f} / {min(per['portals']):.1f} | "
+              f"{min(per['load']):.1f}-{max(per['load']):.1f} |")
+
+
+def host(a):
+    from nxlaunch import launch, netns
+    prog = os.path.join(HERE, "build", "mpi-portals", "mpibench")
+    rows = {}
+    with netns() as ns:
+        for n in a.ranks:
+            per = rows.setdefault(("host MPI_Barrier", n), {"messages": [], "portals": [],
+                                                            "load": []})
+            for rep in range(a.reps):
+                for way, flag in WAYS:
+                    per["load"].append(float(load()))
+                    r = launch(ns, n, [prog, "barrier", "3", str(a.iters)], timeout=300,
+                               env={"TERN_MPI_TRIGGERED": flag})
+                    xs = figures(r.out)
+                    if r.status or not xs:
+                        raise SystemExit(f"{way} on {n} ranks failed: {r}")
+                    per[way] += xs
+                    print(f"host n={n} rep={rep} {way}: {' '.join(f'{x:.1f}' for x in xs)} us "
+                          f"(load {load()})", flush=True)
+    table(rows)
+
+
+def tern(a):
+    cluster = os.path.join(HERE, "qemu", "cluster")
+    progs = (("MPI_Barrier", os.path.join(HERE, "build", "mpi-tern", "mpibench"), "MPI"),
+             ("NX gsync", os.path.join(HERE, "build", "nx-tern", "nxbench"), "NX"))
+    name = "bar" + uuid.uuid4().hex[:6]
+    r = subprocess.run([cluster, "--name", name, "up", "-n", str(max(a.nodes)), "--boot",
+                        "direct"], capture_output=True, text=True, timeout=900)
+    if r.returncode:
+        raise SystemExit(f"cluster did not come up: {r.stderr}")
+    rows = {}
+    try:
+        for n in a.nodes:
+            for what, prog, layer in progs:
+                per = rows.setdefault((f"Tern {what}", n), {"messages": [], "portals": [],
+                                                            "load": []})
+                for rep in range(a.reps):
+                    for way, flag in WAYS:
+                        per["load"].append(float(load()))
+                        argv = [cluster, "--name", name, "exec", "env",
+                                f"TERN_{layer}_TRIGGERED={flag}", "yod", "-timeout", "600",
+                                "-sz", str(n), prog, "gsync" if layer == "NX" else "barrier",
+                                "3", str(a.iters)]
+                        r = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+                        xs = figures(r.stdout)
+                        if r.returncode or not xs:
+                            raise SystemExit(f"{what} {way} on {n} nodes failed: "
+                                             f"{r.stdout}{r.stderr}")
+                        per[way] += xs
+                        print(f"tern {what} n={n} rep={rep} {way}: "
+                              f"{' '.join(f'{x:.1f}' for x in xs)} us (load {load()})",
+                              flush=True)
+    finally:
+        subprocess.run([cluster, "--name", name, "down"], capture_output=True, timeout=300)
+    table(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("where", choices=("host", "tern"))
+    ap.add_argument("--ranks", default="2,4,8")
+    ap.add_argument("--nodes", default="2,4")
+    ap.add_argument("--reps", type=int, default=0)
+    ap.add_argument("--iters", type=int, default=0)
+    a = ap.parse_args()
+    a.ranks = [int(x) for x in a.ranks.split(",")]
+    a.nodes = [int(x) for x in a.nodes.split(",")]
+    a.reps = a.reps or (7 if a.where == "host" else 5)
+    a.iters = a.iters or (2000 if a.where == "host" else 300)
+    print(f"{a.where}: load before {load()}, commit "
+          f"{subprocess.run(['git', '-C', HERE, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}",
+          flush=True)
+    host(a) if a.where == "host" else tern(a)
+    print(f"load after {load()}")
+
+
+if __name__ == "__main__":
+    main()
