@@ -311,7 +311,7 @@ static void grant(uint32_t nid, uint32_t job, const struct request *q, const uin
 /* The job's launcher is gone: its nodes end the job now (TERN_REVOKE)
  * rather than after YOD_SILENCE_S; each is freed when it says it is done.
  * The number of nodes told. */
-static int revoke(uint32_t job)
+static int tell_nodes_launcher_gone(uint32_t job)
 {
     int told = 0;
     for (int i = 0; i < db.n; i++) {
@@ -676,7 +676,7 @@ static void on_ack(const ptl_event_t *ev)
                 forget_job(job);      /* l is another launcher's slot now */
                 logmsg("job %u: its launcher (nid %u pid %u) stopped answering: told its %d "
                        "nodes to end it; each is freed when it has", job, nid, pid,
-                       revoke(job));
+                       tell_nodes_launcher_gone(job));
             }
         }
     } else if (op->kind == OP_PING) {
