@@ -61,8 +61,11 @@ KNOWN = {
         "unlinks its entry right after the first of up to 2048 triggered gets of it is "
         "answered; spec PtlLEUnlink/PtlMEUnlink: PTL_IN_USE while the entry has operations "
         "in progress (portals/NOTES.md: replies are sent from the entry's memory until "
-        "acknowledged); the reference unlinks at once",
-        "UNLINK(value_e_handle) returned PTL_IN_USE"),
+        "acknowledged); the reference unlinks at once.  A program descheduled between the "
+        "get's answer and its unlink (a loaded host) finds every reply acknowledged by then, "
+        "and the unlink succeeds as the spec says it must: a pass (seen once in a full run at "
+        "load 4; 16 of 16 runs on a quieter host showed PTL_IN_USE)",
+        "UNLINK(value_e_handle) returned PTL_IN_USE", or_pass=True),
     "AUTO_UNLINKED": Known(
         "unlinks an entry the implementation already unlinked (PTL_ME_MANAGE_LOCAL with "
         "PTL_ME_LOCAL_INC_UH_RLENGTH: the unexpected headers taken at append leave less than "
