@@ -90,6 +90,24 @@ def test_puts_and_gets_into_another_users_job_are_refused(c3):
     assert victim.returncode == 0, err
 
 
+def test_a_forged_end_notice_is_refused(c3):
+    """A job's program sends another user's node the allocator's notice that
+    its job's yod is gone (TERN_REVOKE): refused, and the job runs to its end."""
+    victim = yod_bg(c3, "-list", "1", INTRUDER, "wait", "8")
+    try:
+        wait_for(victim, "waiting")
+        job = show(c3)[1][1]
+        r = yod(c3, "-list", "2", INTRUDER, "forge-revoke", "1", job, pre=NOBODY)
+        out, err = victim.communicate(timeout=60)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.communicate()
+    assert f"forge-revoke: put fail={REFUSED}" in r.stdout, r.stdout + r.stderr
+    assert victim.returncode == 0, out + err
+    assert "is gone" not in console(c3, 1), console(c3, 1)[-1500:]
+
+
 def test_register_from_a_job_is_refused(c3):
     """Row 5: a job's program registers a made-up MAC with the allocator;
     no phantom node appears."""

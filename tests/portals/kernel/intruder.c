@@ -266,6 +266,18 @@ static int forge_register(void)
     return 0;
 }
 
+static int forge_revoke(uint32_t nid, uint32_t job)
+{
+    open_ni(PTL_NI_PHYSICAL);
+    static struct tern_grant g;
+    g.h = (struct tern_hdr){.magic = TERN_MAGIC, .version = TERN_PROTO_VERSION,
+                            .type = TERN_REVOKE};
+    g.job = job;
+    put_and_tell("forge-revoke", &g, sizeof g, phys(nid, YOD_NODE_PID), TERN_PT_SERVICE,
+                 TERN_MB_GRANT);
+    return 0;
+}
+
 static int forge_fio(uint32_t nid, uint32_t pid, const char *path)
 {
     open_ni(PTL_NI_PHYSICAL);
@@ -305,6 +317,8 @@ int main(int argc, char **argv)
         return forge_load((uint32_t)atoi(argv[2]), argv[3]);
     if (argc == 2 && !strcmp(argv[1], "forge-register"))
         return forge_register();
+    if (argc == 4 && !strcmp(argv[1], "forge-revoke"))
+        return forge_revoke((uint32_t)atoi(argv[2]), (uint32_t)atoi(argv[3]));
     if (argc == 5 && !strcmp(argv[1], "forge-fio"))
         return forge_fio((uint32_t)atoi(argv[2]), (uint32_t)atoi(argv[3]), argv[4]);
     fprintf(stderr, "usage: see tests/portals/kernel/intruder.c\n");
