@@ -66,6 +66,11 @@ void signal_raise(int sig);
  * process's: the serial lock is needed to look further). */
 bool signal_ready(void);
 bool signal_any_pending(void);
+/* What is pending for the calling thread (its own and the process's), and
+ * taking one of them (the thread's own first): rt_sigpending,
+ * rt_sigtimedwait and delivery share these. */
+uint64_t signal_pending_here(void);
+void signal_take(int sig);
 /* Blocked by every thread: a process signal stays pending (Linux: a fatal
  * default action ends the process only if some thread can take it). */
 bool signal_blocked_everywhere(int sig);

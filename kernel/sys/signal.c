@@ -43,7 +43,7 @@ static struct thread *me(void)
     return t ? t : &nobody;
 }
 
-static uint64_t pending_here(void) { return proc.sig.pending | me()->sig_pending; }
+uint64_t signal_pending_here(void) { return proc.sig.pending | me()->sig_pending; }
 
 /* To the process (kill, a timer, yod): with several threads, each is
  * kicked to look - the one that may take it could be asleep in a wait. */
@@ -54,12 +54,11 @@ void signal_raise(int sig)
         threads_kick_all();
 }
 
-bool signal_any_pending(void) { return pending_here() != 0; }
+bool signal_any_pending(void) { return signal_pending_here() != 0; }
 
 bool signal_blocked_everywhere(int sig) { return threads_blocked_by_all() >> (sig - 1) & 1; }
 
-/* Takes sig off the thread's own pending set, else the process's. */
-static void take(int sig)
+void signal_take(int sig)
 {
     if (me()->sig_pending & BIT(sig))
         me()->sig_pending &= ~BIT(sig);
@@ -76,7 +75,7 @@ static bool ignored(int sig)
 /* The lowest pending signal that would be acted on now, or 0. */
 static int next_acted_on(void)
 {
-    uint64_t ready = pending_here() & ~me()->sig_blocked;
+    uint64_t ready = signal_pending_here() & ~me()->sig_blocked;
     while (ready) {
         int sig = __builtin_ctzll(ready) + 1;
         if (!ignored(sig))
@@ -86,7 +85,7 @@ static int next_acted_on(void)
     return 0;
 }
 
-bool signal_wakes(uint64_t also) { return (pending_here() & also) || next_acted_on(); }
+bool signal_wakes(uint64_t also) { return (signal_pending_here() & also) || next_acted_on(); }
 
 bool signal_ready(void) { return next_acted_on() != 0; }
 
@@ -347,10 +346,10 @@ static void build_frame(struct regs *r, int sig, const struct k_sigaction *act)
 int signal_deliver(struct regs *r)
 {
     struct thread *t = me();
-    uint64_t ready = pending_here() & ~t->sig_blocked;
+    uint64_t ready = signal_pending_here() & ~t->sig_blocked;
     while (ready) {
         int sig = __builtin_ctzll(ready) + 1;
-        take(sig);
+        signal_take(sig);
         ready &= ~BIT(sig);
         struct k_sigaction *act = &proc.sig.act[sig];
         if (ignored(sig))

@@ -75,8 +75,7 @@ SYSCALL(rt_sigpending)
     UNUSED_ARGS();
     if (a1 > 8)
         return -EINVAL;
-    struct thread *t = thread_current();
-    uint64_t set = (proc.sig.pending | t->sig_pending) & t->sig_blocked;
+    uint64_t set = signal_pending_here() & thread_current()->sig_blocked;
     return copy_to_user(a0, &set, a1);
 }
 
@@ -109,19 +108,15 @@ SYSCALL(rt_sigtimedwait)
     long r = timeout_from_user(a2, false, time_monotonic_ns(), &deadline);
     if (r)
         return r;
-    struct thread *t = thread_current();
-    if (!((proc.sig.pending | t->sig_pending) & set)) {
+    if (!(signal_pending_here() & set)) {
         r = wait_until(deadline, set, true, "sigtimedwait()");
         if (r == -ETIMEDOUT)
             return -EAGAIN;
-        if (!((proc.sig.pending | t->sig_pending) & set))
+        if (!(signal_pending_here() & set))
             return -EINTR;              /* a handler of another signal runs */
     }
-    int sig = __builtin_ctzll((proc.sig.pending | t->sig_pending) & set) + 1;
-    if (t->sig_pending & (1ULL << (sig - 1)))
-        t->sig_pending &= ~(1ULL << (sig - 1));
-    else
-        proc.sig.pending &= ~(1ULL << (sig - 1));
+    int sig = __builtin_ctzll(signal_pending_here() & set) + 1;
+    signal_take(sig);
     if (a1) {
         int32_t info[32] = {sig, 0, 0, 0, (int32_t)proc.pid, 0};   /* SI_USER */
         if (copy_to_user(a1, info, sizeof info))
