@@ -286,6 +286,12 @@ static bool may_end(const struct request *q, uint32_t job)
     return q->uid == 0 || (l && l->uid == q->uid);
 }
 
+/* The pid a node's kernel registered with (the default before it has). */
+static uint32_t node_kernel_pid(uint32_t nid)
+{
+    return nid <= NODEDB_MAX && node_pid[nid] ? node_pid[nid] : YOD_NODE_PID;
+}
+
 /* The allocator's grant of a job to one of its nodes. */
 static void grant(uint32_t nid, uint32_t job, const struct request *q, const uint8_t *key)
 {
@@ -304,8 +310,7 @@ static void grant(uint32_t nid, uint32_t job, const struct request *q, const uin
     memcpy(g->key, key, sizeof g->key);
     struct tern_fio_auth a = {TERN_FIO_AUTH_MAGIC, job, q->uid, q->gid, nid};
     hmac_sha256(fs_key, sizeof fs_key, &a, sizeof a, g->fio_token);
-    put_op(op, g, sizeof *g, nid, nid <= NODEDB_MAX && node_pid[nid] ? node_pid[nid] : YOD_NODE_PID,
-           TERN_PT_SERVICE, TERN_MB_GRANT);
+    put_op(op, g, sizeof *g, nid, node_kernel_pid(nid), TERN_PT_SERVICE, TERN_MB_GRANT);
 }
 
 /* The job's launcher is gone: its nodes end the job now (TERN_REVOKE)
@@ -328,10 +333,8 @@ static int tell_nodes_launcher_gone(uint32_t job)
         g->h = (struct tern_hdr){.magic = TERN_MAGIC, .version = TERN_PROTO_VERSION,
                                  .type = TERN_REVOKE};
         g->job = job;
-        uint32_t nid = nd->nid;
-        put_op(op, g, sizeof *g, nid,
-               nid <= NODEDB_MAX && node_pid[nid] ? node_pid[nid] : YOD_NODE_PID,
-               TERN_PT_SERVICE, TERN_MB_GRANT);
+        put_op(op, g, sizeof *g, nd->nid, node_kernel_pid(nd->nid), TERN_PT_SERVICE,
+               TERN_MB_GRANT);
         told++;
     }
     return told;
