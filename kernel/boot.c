@@ -169,6 +169,10 @@ void options_parse(void)
                 options.gid = (uint32_t)id;
         } else if (!strcmp(k, "smptest")) {
             options.smptest = !strcmp(v, "1");
+        } else if (!strcmp(k, "payload_crc")) {
+            if (strcmp(v, "0") && strcmp(v, "1"))
+                snprintf(bad, sizeof bad, "bad value '%s' for payload_crc= (0 or 1)", v);
+            options.payload_crc = !strcmp(v, "1");
         } else if (!strcmp(k, "nettest")) {
             if (strcmp(v, "echo"))
                 snprintf(bad, sizeof bad, "unknown nettest mode '%s'", v);

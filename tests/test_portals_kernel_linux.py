@@ -44,6 +44,8 @@ def linux_server(ns, n, max_size, lossy=False, mtu=1500):
         ip("-n", ns, "link", "set", "lnx0p", "master", "br0", "up")
     ip("-n", ns, "link", "set", "lnx0", "up")
     env = dict(os.environ, TERN_IFACE="lnx0", TERN_PID=str(SERVER_PID))
+    if lossy:     # the impairer damages frames and no FCS check drops them
+        env["TERN_PAYLOAD_CRC"] = "1"
     p = subprocess.Popen(["ip", "netns", "exec", ns, LINUX_NODE, "serve", str(n), str(max_size)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=env)
@@ -52,11 +54,13 @@ def linux_server(ns, n, max_size, lossy=False, mtu=1500):
     return p
 
 
-def on_tern(ns, tap, args, timeout, mtu=None):
+def on_tern(ns, tap, args, timeout, mtu=None, payload_crc=False):
     """ptlnode-tern on a node of its own; with mtu, its NIC states that MTU
-    and the kernel log comes on stderr."""
+    and the kernel log comes on stderr; payload_crc: the node checksums
+    payloads too."""
     cmd = ["ip", "netns", "exec", ns, sys.executable, RUN_NODE, "--tcg", "--mem", "160M",
            "--timeout", str(timeout), "--nic", "virtio", "--tap", tap, "--nid", str(TERN_NID),
+           *(["--payload-crc"] if payload_crc else []),
            *(["--mtu", str(mtu), "-v"] if mtu else []), TERN_NODE, *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30)
 
@@ -143,7 +147,7 @@ def test_kernel_node_to_linux_over_a_lossy_wire():
         try:
             assert impair.stdout.readline().startswith("IMPAIR READY")
             stream = on_tern(ns, taps[0], ["stream", str(SERVER_NID), str(SERVER_PID), str(n),
-                                           str(max_size), "8"], 240)
+                                           str(max_size), "8"], 240, payload_crc=True)
         finally:
             out, err = finish(server)
             impair.terminate()

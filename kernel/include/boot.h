@@ -43,6 +43,8 @@ struct boot_options {
     uint32_t alloc_nid;            /* alloc_nid=N: where the allocator runs (default 0) */
     bool nettest_echo;             /* nettest=echo: NIC driver test, no program */
     bool smptest;                  /* smptest=1: check the CPUs' IPIs etc. at boot */
+    bool payload_crc;              /* payload_crc=1: Portals checksums payloads too
+                                    * (a fabric that can deliver damaged frames) */
     int64_t kmem_size;             /* kmem=SIZE: kernel heap; -1: default */
     int64_t nid;                   /* nid=N: Portals node id; -1: from the MAC */
     char *envp[MAX_ARGS];          /* words after "--" */

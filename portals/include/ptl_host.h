@@ -34,6 +34,12 @@ struct ptl_host_iface_info {
     uint32_t frame_max; /* bytes after the Ethernet header: the MTU (1500,
                          * 9000, up to 65520 on the virtual cluster's
                          * fabric); at least 256 */
+    /* 1: the link drops frames whose bytes it damaged (Ethernet's FCS,
+     * checked by every NIC; memory between virtual NICs), so frames sent
+     * here checksum their header only (PTL_WF_HDRCRC).  0, the default of
+     * a host that does not say: payloads are checksummed too, for links
+     * that may deliver damaged frames. */
+    uint32_t link_checks_payload;
 };
 
 /* Memory for library objects.  Must not fail silently: return NULL. */

@@ -240,6 +240,7 @@ int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
             ni->uid = info.uid;
             ni->jid = info.jid;
             ni->frame_max = info.frame_max;
+            ni->link_checks_payload = info.link_checks_payload != 0;
             set_limits(ni, desired, modest);
             ni->in_use = true;
             ni->refs = 1;

@@ -110,9 +110,11 @@ static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *h,
     uint8_t hdr[PTL_WIRE_HDR_LEN];
     h->version = PTL_WIRE_VERSION;
     h->crc = 0;
+    if (ni->link_checks_payload)
+        h->flags |= PTL_WF_HDRCRC;
     ptl_wire_encode(h, hdr);
     uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, hdr, sizeof(hdr));
-    for (int i = 1; i < nsg; i++)
+    for (int i = 1; i < nsg && !ni->link_checks_payload; i++)
         c = ptl_crc32c(c, sg[i].base, sg[i].len);
     ptl_wput(hdr + 4, PTL_CRC32C_FINAL(c), 4);
     sg[0].base = hdr;

@@ -62,10 +62,13 @@ void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
     struct ptl_ni *ni = find_ni(iface, &h);
     if (ni && ptl_rel_rx_dup(ni, &h))
         goto out;
+    /* The flag itself is in the checksummed header: a flipped flag fails
+     * the check like any other damaged header byte. */
     static const uint8_t zero[4];
+    size_t covered = (h.flags & PTL_WF_HDRCRC) ? PTL_WIRE_HDR_LEN : len;
     uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, 4);
     c = ptl_crc32c(c, zero, 4);
-    c = ptl_crc32c(c, f + 8, len - 8);
+    c = ptl_crc32c(c, f + 8, covered - 8);
     if (PTL_CRC32C_FINAL(c) != h.crc) {
         st->rx_bad_crc++;
         goto out;

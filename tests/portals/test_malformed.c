@@ -91,6 +91,21 @@ static void classes(void)
     DROP(f, len, OP);
     f[3] = 0;
 
+    /* PTL_WF_HDRCRC frames: the crc covers the header only, and the flag
+     * is part of what it covers. */
+    struct ptl_wire_hdr y = put_hdr(100, 0);
+    y.flags |= PTL_WF_HDRCRC;
+    len = craft(f, &y, pay, 100);  /* sealed over header + payload */
+    DROP(f, len, CRC);             /* the flag says header only: mismatch */
+    tp_seal_hdr(f);
+    f[20] ^= 0x40;                 /* header bit flip */
+    DROP(f, len, CRC);
+    f[20] ^= 0x40;
+    f[2] ^= PTL_WF_HDRCRC;         /* the flag lost: now it claims header + payload */
+    DROP(f, len, CRC);
+    f[2] ^= PTL_WF_HDRCRC;
+    DROP(f, PTL_WIRE_HDR_LEN + 99, SHORT); /* truncated: frag_len says 100 */
+
     struct ptl_wire_hdr x;
     /* frag_len disagrees with the frame length */
     x = put_hdr(100, 0);

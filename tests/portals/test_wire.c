@@ -17,6 +17,7 @@ static uint64_t at(const uint8_t *p, int off, int n)
 }
 
 static int tap_frames, tap_bad, tap_data_frames;
+static bool tap_want_payload_crc;
 static void tap(unsigned s, unsigned d, const uint8_t *f, size_t len);
 
 int main(void)
@@ -92,9 +93,14 @@ int main(void)
           d.mlength == h.mlength && d.fail == h.fail &&
           d.xmit == h.xmit && d.ack_xmit == h.ack_xmit);
 
-    /* Frames the library sends carry a valid CRC over header + payload and
-     * never exceed the interface's frame size. */
+    /* Frames the library sends never exceed the interface's frame size and
+     * carry a valid CRC: over the header alone (PTL_WF_HDRCRC) where the
+     * link vouches for payloads, over header + payload where it does not. */
+    for (int mode = 0; mode < 2; mode++) {
+    tap_frames = tap_bad = tap_data_frames = 0;
+    tap_want_payload_crc = mode == 1;
     ptl_test_host_init(2, 1500);
+    ptl_test_set_payload_crc(tap_want_payload_crc);
     ptl_test_set_tap(tap);
     OK(PtlInit());
     struct node A, B;
@@ -115,6 +121,7 @@ int main(void)
     /* 10000 bytes need ceil(10000 / (1500 - 144)) = 8 data frames. */
     CHECK(tap_data_frames == 8);
     PtlFini();
+    }
     printf("test_wire: PASS\n");
     return 0;
 }
@@ -130,7 +137,10 @@ static void tap(unsigned s, unsigned d, const uint8_t *f, size_t len)
     uint8_t copy[1500];
     memcpy(copy, f, len);
     memset(copy + 4, 0, 4);
-    if (crc(copy, len) != (uint32_t)at(f, 4, 4))
+    bool hdr_only = at(f, 2, 2) & PTL_WF_HDRCRC;
+    if (hdr_only == tap_want_payload_crc)
+        tap_bad++;
+    if (crc(copy, hdr_only ? PTL_WIRE_HDR_LEN : len) != (uint32_t)at(f, 4, 4))
         tap_bad++;
     if (s == 0 && f[1] == PTL_WOP_PUT)
         tap_data_frames++;

@@ -11,6 +11,14 @@ static inline void tp_seal(uint8_t *f, size_t len)
     ptl_wput(f + 4, PTL_CRC32C_FINAL(c), 4);
 }
 
+/* Seal as a PTL_WF_HDRCRC frame: the crc covers the header only. */
+static inline void tp_seal_hdr(uint8_t *f)
+{
+    memset(f + 4, 0, 4);
+    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, PTL_WIRE_HDR_LEN);
+    ptl_wput(f + 4, PTL_CRC32C_FINAL(c), 4);
+}
+
 /* Encode h followed by plen payload bytes into f and seal it. */
 static inline size_t tp_craft(uint8_t *f, struct ptl_wire_hdr *h,
                               const void *payload, uint32_t plen)

@@ -199,6 +199,8 @@ int lh_config_load(struct lh_conf *c)
         return -1;
     }
     c->frame_max = fm;
+    uint32_t crc;
+    c->payload_crc = env_u32("TERN_PAYLOAD_CRC", &crc) && crc;
     uint32_t kb;
     c->ring_kb = env_u32("TERN_RING_KB", &kb) && kb >= 256 ? kb : lh_ring_kb_default(fm);
     return 0;

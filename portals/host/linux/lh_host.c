@@ -89,6 +89,7 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
     info->uid = conf.uid;
     info->jid = conf.jid;
     info->frame_max = conf.frame_max;
+    info->link_checks_payload = !conf.payload_crc;
     return 0;
 }
 

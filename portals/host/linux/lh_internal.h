@@ -20,6 +20,7 @@ struct lh_conf {
     uint32_t mtu, frame_max;
     uint32_t nid, pid, uid, jid;
     unsigned ring_kb;
+    bool payload_crc;       /* TERN_PAYLOAD_CRC=1 */
     struct lh_map_ent *map; /* NULL: the 02:00:00:NN:NN:NN rule */
     size_t n_map;
 };

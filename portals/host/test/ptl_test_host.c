@@ -25,6 +25,7 @@ static struct {
     struct ptl_test_wire w;
     struct ptl_test_wire_stats st;
     bool dead[MAX_IF];
+    bool payload_crc;
     struct frame *q; /* sorted by arrival time */
     int lock_depth;
     unsigned long fpu;
@@ -88,6 +89,7 @@ void ptl_test_set_rx_cost(unsigned i, uint64_t ns_per_frame, unsigned queue)
 }
 
 void ptl_test_set_dead(unsigned i, bool dead) { if (i < MAX_IF) H.dead[i] = dead; }
+void ptl_test_set_payload_crc(bool on) { H.payload_crc = on; }
 uint64_t ptl_test_now(void) { return H.now; }
 void ptl_test_wire_stats(struct ptl_test_wire_stats *s) { *s = H.st; }
 void ptl_test_set_tap(ptl_test_tap_fn fn) { H.tap = fn; }
@@ -138,6 +140,9 @@ int ptl_host_iface_info(unsigned i, struct ptl_host_iface_info *info)
     info->uid = PTL_TEST_UID;
     info->jid = PTL_TEST_JID;
     info->frame_max = H.frame_max;
+    /* A wire that flips bytes is a link without an FCS: payloads need the
+     * library's own checksum.  Set the wire before PtlNIInit. */
+    info->link_checks_payload = H.w.corrupt_pct == 0 && !H.payload_crc;
     return 0;
 }
 

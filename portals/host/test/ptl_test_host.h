@@ -50,6 +50,9 @@ void ptl_test_alloc_max(size_t bytes);
 void ptl_test_set_rx_cost(unsigned iface, uint64_t ns_per_frame, unsigned queue);
 /* A dead node neither receives nor sends frames. */
 void ptl_test_set_dead(unsigned iface, bool dead);
+/* Frames sent by NIs initialised from now on checksum their payloads too
+ * (link_checks_payload 0), as on a wire with corrupt_pct > 0. */
+void ptl_test_set_payload_crc(bool on);
 uint64_t ptl_test_now(void);
 void ptl_test_wire_stats(struct ptl_test_wire_stats *s);
 /* Called with every frame put on the wire (before loss/corruption). */

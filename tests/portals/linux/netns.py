@@ -28,6 +28,7 @@ class Pair:
             self.ns[0] = f"tern-pl-{os.getpid()}-{n}m"
         self.dev = {1: "va", 2: "vb"}
         self.procs = []
+        self.base_env = {}
         try:
             for ns in self.ns.values():
                 sh("ip", "netns", "add", ns)
@@ -50,12 +51,16 @@ class Pair:
             raise
 
     def netem(self, spec):
+        if "corrupt" in spec.split():
+            self._damaging_link()
         for nid in (1, 2):
             sh("ip", "netns", "exec", self.ns[nid], "tc", "qdisc", "add",
                "dev", self.dev[nid], "root", "netem", *spec.split())
 
     def impair(self, exe, loss, dup, reorder, corrupt, delay_us, seed=1):
         """Start the userspace lossy forwarder in the middle namespace."""
+        if int(corrupt):
+            self._damaging_link()
         p = subprocess.Popen(
             ["ip", "netns", "exec", self.ns[0], exe, "ma", "mb", str(loss),
              str(dup), str(reorder), str(corrupt), str(delay_us), str(seed)],
@@ -64,8 +69,13 @@ class Pair:
         assert p.stdout.readline().startswith("IMPAIR READY")
         return p
 
+    def _damaging_link(self):
+        """This link delivers frames it damaged, which an Ethernet NIC's FCS
+        check would have dropped: the processes checksum payloads too."""
+        self.base_env["TERN_PAYLOAD_CRC"] = "1"
+
     def env(self, nid, pid, extra=None):
-        e = dict(os.environ, TERN_IFACE=self.dev[nid], TERN_PID=str(pid))
+        e = dict(os.environ, TERN_IFACE=self.dev[nid], TERN_PID=str(pid), **self.base_env)
         e.update(extra or {})
         return e
 
