@@ -65,12 +65,15 @@ class Procs:
         self.procs.append(p)
         return p
 
-    def node(self, ns, tap, nid, nic, args, timeout, accel="tcg", program=TERN_NODE):
+    def node(self, ns, tap, nid, nic, args, timeout, accel="tcg", program=TERN_NODE,
+             payload_crc=False):
         """ptlnode (or `program`) on a kernel node (QEMU, TCG by default) on
-        `tap`."""
+        `tap`; payload_crc: for a wire that damages frames (no FCS check
+        drops them), the node checksums payloads too."""
         return self.start(["ip", "netns", "exec", ns, sys.executable, RUN_NODE, f"--{accel}",
                            "--mem", "160M", "--timeout", str(timeout), "--nic", nic, "--tap", tap,
-                           "--nid", str(nid), "--kmem", "4M", program, *args])
+                           "--nid", str(nid), "--kmem", "4M",
+                           *(["--payload-crc"] if payload_crc else []), program, *args])
 
     def close(self):
         for p in self.procs:
@@ -130,11 +133,12 @@ def test_two_kernel_nodes_over_a_lossy_wire(procs):
         out = []
         read_line(impair, "IMPAIR READY", 10, out)
         target = procs.node(ns, taps[1], 2, "e1000e", ["target", str(n), str(max_size), "150"],
-                            170)
+                            170, payload_crc=True)
         tout = []
         pid = kv(read_line(target, "READY", 60, tout))["pid"]
         client = procs.node(ns, taps[0], 1, "virtio-legacy",
-                            ["stream", "2", str(pid), str(n), str(max_size), "8"], 160)
+                            ["stream", "2", str(pid), str(n), str(max_size), "8"], 160,
+                            payload_crc=True)
         cout, cerr = client.communicate(timeout=190)
         tail, terr = target.communicate(timeout=60)
         tout.append(tail)

@@ -559,6 +559,20 @@ static void want_ack(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
         p->ack_due = ptl_host_now_ns() + ptl_g.tun.ack_delay_ns;
 }
 
+/* want_ack for a frame placed in order; an ack wanted at once is only
+ * counted, and the caller sends it if nothing it pushes carries it.
+ * Returns whether it is wanted at once. */
+static bool ack_later(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
+{
+    if (!now_) {
+        want_ack(ni, p, false);
+        return false;
+    }
+    if (++p->ack_pending == 1)
+        p->ack_due = ptl_host_now_ns() + ptl_g.tun.ack_delay_ns;
+    return true;
+}
+
 bool ptl_rel_rx_dup(struct ptl_ni *ni, const struct ptl_wire_hdr *h)
 {
     if (!(h->flags & PTL_WF_SEQ) || h->op == PTL_WOP_RACK)
@@ -655,6 +669,12 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         p->sack = 0;
         p->rx_echo = 0;
     }
+    /* An ack asked for at once waits until the end of this function: the
+     * response a request gets (its ACK, its REPLY) is queued by now and
+     * carries the ack when it goes, and then no standalone ack is needed.
+     * Before, a get or an acknowledged put was answered by two frames, the
+     * ack and, right behind it, the response. */
+    bool ack_now = false;
     uint32_t d = h->seq - p->rcv_nxt;
     if (d >= 0x80000000u) {
         st->rx_dup++;
@@ -678,7 +698,7 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
             p->rcv_nxt++;
             p->rx_echo = 0;
         }
-        want_ack(ni, p, h->flags & PTL_WF_ACKNOW);
+        ack_now |= ack_later(ni, p, h->flags & PTL_WF_ACKNOW);
     } else if (d > 64) {
         st->rx_window++;
     } else if (p->sack >> (d - 1) & 1) {
@@ -691,7 +711,7 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
             ptl_target_data(ni, p, h, payload);
         p->sack |= 1ull << (d - 1);
         st->rx_ooo_placed++;
-        want_ack(ni, p, h->flags & PTL_WF_ACKNOW);
+        ack_now |= ack_later(ni, p, h->flags & PTL_WF_ACKNOW);
     } else {
         /* Not acknowledged (it will be resent), but answer anyway: the
          * sender learns we are alive and where the hole is. */
@@ -699,4 +719,6 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         want_ack(ni, p, true); /* at once: a duplicate ack for the sender */
     }
     ptl_rel_push(ni, p);
+    if (ack_now && p->ack_pending)
+        send_rack(ni, p);
 }

@@ -31,6 +31,7 @@ static struct {
     unsigned long fpu;
     int fpu_depth;
     ptl_test_tap_fn tap;
+    ptl_test_drop_fn drop;
     ptl_test_sg_fn sg_tap;
     uint64_t idle_jumps;
     /* Slow receivers: cost of a frame, queue bound, frames waiting in
@@ -93,6 +94,7 @@ void ptl_test_set_payload_crc(bool on) { H.payload_crc = on; }
 uint64_t ptl_test_now(void) { return H.now; }
 void ptl_test_wire_stats(struct ptl_test_wire_stats *s) { *s = H.st; }
 void ptl_test_set_tap(ptl_test_tap_fn fn) { H.tap = fn; }
+void ptl_test_set_drop(ptl_test_drop_fn fn) { H.drop = fn; }
 void ptl_test_set_sg_tap(ptl_test_sg_fn fn) { H.sg_tap = fn; }
 unsigned long ptl_test_fpu_sections(void) { return H.fpu; }
 
@@ -228,7 +230,7 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg,
         H.st.dead_dropped++;
         return 0;
     }
-    if (chance(H.w.loss_pct)) {
+    if (chance(H.w.loss_pct) || (H.drop && H.drop(iface, dst, buf, len))) {
         H.st.lost++;
         return 0;
     }

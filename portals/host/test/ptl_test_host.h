@@ -59,6 +59,10 @@ void ptl_test_wire_stats(struct ptl_test_wire_stats *s);
 typedef void (*ptl_test_tap_fn)(unsigned src_iface, unsigned dst_iface,
                                 const uint8_t *frame, size_t len);
 void ptl_test_set_tap(ptl_test_tap_fn fn);
+/* Frames for which fn returns true are lost (after the tap sees them). */
+typedef bool (*ptl_test_drop_fn)(unsigned src_iface, unsigned dst_iface,
+                                 const uint8_t *frame, size_t len);
+void ptl_test_set_drop(ptl_test_drop_fn fn);
 /* Called with the scatter-gather list of every frame the library sends
  * (sg[0] is the header), before the harness copies it onto the wire. */
 struct ptl_sg;
