@@ -10,6 +10,8 @@
  *   sigcompute alarm N    main blocks SIGALRM and sets an interval timer
  *   sigcompute fatal N    main blocks SIGTERM and sends it to the process: no handler,
  *                         the program must end (status 143)
+ *   sigcompute yod N      main blocks SIGUSR1, says "computing" and computes: the
+ *                         signal comes from yod (its SIGUSR1 forwarded)
  *
  * No thread makes a system call while it waits (so without an interrupt the
  * signal is never delivered); each gives up after GIVE_UP_S seconds,
@@ -221,6 +223,9 @@ int main(int argc, char **argv)
         block(SIGALRM);
         struct itimerval v = {{0, 0}, {0, 100000}};
         setitimer(ITIMER_REAL, &v, NULL);
+    } else if (!strcmp(kind, "yod")) {
+        block(SIGUSR1);
+        printf("computing\n");
     } else if (!strcmp(kind, "fatal")) {
         block(SIGTERM);
         kill(getpid(), SIGTERM);
