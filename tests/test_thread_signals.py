@@ -50,3 +50,17 @@ def test_a_fatal_signal_ends_a_program_whose_threads_all_compute(libc, smp, work
     assert r.returncode == 128 + 15, r.stdout + r.stderr
     assert "killed by signal 15 SIGTERM" in r.stderr
     assert r.stdout == "", r.stdout
+
+
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+@pytest.mark.parametrize("smp,workers", CASES)
+def test_computing_workers_take_a_storm_of_timer_signals_intact(libc, smp, workers):
+    """A 2 ms interval timer, main blocking SIGALRM: the workers take at
+    least 200 signals while they compute, every one resuming the loop with
+    its registers, flags and xmm registers as they were."""
+    r = run_node(program(f"sigcompute-{libc}"), "storm", workers, extra=["--smp", smp])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "storm: every computing thread saw the handler's flag: yes",
+        "handler ran at least 200 times, the last in a worker",
+        "registers and flags kept: yes"], r.stdout + r.stderr
