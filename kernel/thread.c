@@ -505,6 +505,15 @@ bool serial_trylock(void)
                                              __ATOMIC_RELAXED);
 }
 
+bool serial_trylock_or_recall(void)
+{
+    if (serial_trylock())
+        return true;
+    struct thread *me = this_cpu()->current;
+    __atomic_fetch_or(&serial_waiters, 1ULL << me->slot, __ATOMIC_SEQ_CST);
+    return serial_trylock();    /* the holder may have let go before it saw the bit */
+}
+
 void serial_lock(void)
 {
     struct thread *me = this_cpu()->current;

@@ -111,8 +111,10 @@ void trap_handler(struct regs *f)
 {
     if (f->vector >= 32) {
         if (irq_handlers[f->vector])
-            irq_handlers[f->vector](f);
-        return;   /* spurious or unexpected: nothing to acknowledge */
+            irq_handlers[f->vector](f);   /* spurious or unexpected: nothing to acknowledge */
+        if ((f->cs & 3) == 3)
+            signal_interrupted(f);        /* a signal sent here from another core, a timer's */
+        return;
     }
     bool user = (f->cs & 3) == 3;
     if (user && f->vector == 14 && f->rip == (uint64_t)syscall_entry) {

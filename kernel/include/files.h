@@ -28,7 +28,7 @@ void files_set_cwd(const char *abs);
  * and repeated '/' removed.  0, or -ENAMETOOLONG. */
 long files_normalise(const char *base, const char *path, char *out);
 /* Which server serves abs, and the path to send it (relative to its root).
- * FILES_SRV_NODE: the node itself (nodefiles.c). */
+ * FILES_SRV_NODE: the node itself (nodefiles.c), with abs as it is. */
 #define FILES_SRV_NODE (-2)
 #define FILES_NODE_PREFIX "/sys/devices/system/cpu"
 int files_route(const char *abs, const char **spath);
@@ -40,8 +40,11 @@ int files_route(const char *abs, const char **spath);
  * does not answer (then it is marked dead: later calls fail at once). */
 long fio_call(int srv, struct fio_req *req, const char *path, const char *path2, uint64_t ubuf,
               bool into, struct fio_reply *rep);
-/* nodefiles.c: a request to FILES_SRV_NODE, answered as a server would;
- * nodefiles_reset closes every file (the job has ended). */
+/* nodefiles.c: the paths the node answers itself (FILES_NODE_PREFIX and
+ * everything under it, /proc/cpuinfo, /proc/meminfo); a request to
+ * FILES_SRV_NODE, answered as a server would; nodefiles_reset closes every
+ * file (the job has ended). */
+bool nodefiles_owns(const char *abs);
 long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
                     struct fio_reply *rep);
 void nodefiles_reset(void);

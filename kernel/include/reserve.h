@@ -13,6 +13,7 @@
 #include "kernel.h"
 #include "mem.h"
 #include "process.h"
+#include "ranges.h"
 
 /* Top of the addresses reservations are placed at when the program names
  * none (Linux's mmap area starts about here too). */
@@ -24,6 +25,14 @@ static inline struct range_list heap_list(void)
 }
 /* Lowest address mmap may use in the heap area: above the current break. */
 static inline uint64_t heap_low(void) { return ALIGN_UP(proc.brk, PAGE_SIZE); }
+
+/* What brk and mmap can still hand out: sysinfo's freeram, /proc/meminfo's
+ * MemFree. */
+static inline uint64_t heap_free_bytes(void)
+{
+    uint64_t area = proc.heap_end - heap_low(), used = ranges_bytes(heap_list());
+    return area > used ? area - used : 0;
+}
 
 /* [s, e) touches the linear window. */
 static inline bool in_window(uint64_t s, uint64_t e) { return s < proc.vend && proc.vbase < e; }

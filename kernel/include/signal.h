@@ -60,6 +60,12 @@ const char *signal_name(int sig);
  * (builds a frame, or ends the run for a default-fatal one).  Returns 1 if the
  * registers changed and need a full restore. */
 int signal_deliver(struct regs *r);
+/* An interrupt (any vector) is about to return to user mode with frame r:
+ * delivers what the interrupted thread would take now, taking the serial
+ * lock when it is free (else its holder's unlock kicks the thread back
+ * here).  How a thread computing on its own core hears a signal: the
+ * sender's kick is an IPI (trap.c). */
+void signal_interrupted(struct regs *r);
 void signal_raise(int sig);
 /* A signal the calling thread would act on now is pending (the job's tick
  * delivers it); any signal at all is pending for it (its own or the

@@ -96,6 +96,10 @@ void serial_lock(void);
 bool serial_trylock(void);
 void serial_unlock(void);
 bool serial_held(void);                 /* by the calling thread */
+/* serial_trylock from an interrupt of the calling thread's user mode, which
+ * must not wait: on failure the holder's serial_unlock kicks the thread
+ * (an IPI to its core), so that it tries again then. */
+bool serial_trylock_or_recall(void);
 /* Around a halt in a wait that keeps no process state across it (pause, a
  * Portals wait): lets the lock go if held (true), then takes it again. */
 bool serial_release(void);

@@ -190,9 +190,11 @@ void job_control_reset(void)
 
 /* The program has the CPU: hand over what has arrived, let the library
  * retransmit, and act on yod's messages; a signal it asked for is delivered
- * on the way back. */
+ * on the interrupt's way back (signal_interrupted), to this thread or, by
+ * the kick's IPI, to one computing on another core. */
 static void tick(struct regs *r)
 {
+    (void)r;
     /* With several threads this is the serial lock's work: skipped while
      * another thread holds it (its own waits serve the job meanwhile). */
     bool locked = threads_many();
@@ -200,8 +202,6 @@ static void tick(struct regs *r)
         return;
     knode_answer();
     job_service_from_wait();
-    if (signal_ready())
-        signal_deliver(r);
     if (locked)
         serial_unlock();
 }

@@ -176,9 +176,8 @@ long files_normalise(const char *base, const char *path, char *out)
 int files_route(const char *abs, const char **spath)
 {
     /* What the node says of itself wins over any mount. */
-    size_t nl = sizeof FILES_NODE_PREFIX - 1;
-    if (!strncmp(abs, FILES_NODE_PREFIX, nl) && (abs[nl] == 0 || abs[nl] == '/')) {
-        *spath = abs[nl] ? abs + nl + 1 : ".";
+    if (nodefiles_owns(abs)) {
+        *spath = abs;
         return FILES_SRV_NODE;
     }
     int best = -1;

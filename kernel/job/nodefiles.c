@@ -1,17 +1,20 @@
 /* Files the node answers itself instead of a file server: the ones that
  * describe the machine rather than hold data, where a forwarded answer
- * would describe the service node.  Today /sys/devices/system/cpu:
- * glibc's get_nprocs and get_nprocs_conf (sysconf(_SC_NPROCESSORS_ONLN and
- * _CONF), std::thread::hardware_concurrency) read its `online` and
- * `possible`; forwarded, a job on a 4-CPU node was told the service node's
- * count.  files_route sends the subtree here (FILES_SRV_NODE); fio_call
- * answers with nodefiles_call what a server would (fio_proto.h ops), so
- * descriptors, stat and getdents work as for any file.  Read-only, as sysfs
- * is to a program: every change is EACCES. */
+ * would describe the service node.  /sys/devices/system/cpu: glibc's
+ * get_nprocs and get_nprocs_conf (sysconf(_SC_NPROCESSORS_ONLN and _CONF),
+ * std::thread::hardware_concurrency) read its `online` and `possible`;
+ * forwarded, a job on a 4-CPU node was told the service node's count.
+ * /proc/cpuinfo and /proc/meminfo: what programs that count processors or
+ * size themselves to memory parse (their text: procinfo.c); the rest of
+ * /proc is still yod's.  files_route sends these paths here
+ * (FILES_SRV_NODE); fio_call answers with nodefiles_call what a server
+ * would (fio_proto.h ops), so descriptors, stat and getdents work as for
+ * any file.  Read-only, as sysfs and procfs are to a program: every change
+ * is EACCES. */
 #include "errno.h"
 #include "files.h"
 #include "kernel.h"
-#include "smp.h"
+#include "procinfo.h"
 #include "uaccess.h"
 
 #define O_ACCMODE 3
@@ -20,27 +23,54 @@
 #define W_OK 2
 #define NODE_DEV 0x16            /* st_dev of these files (sysfs's is anonymous too) */
 #define MAX_OPEN 16
+#define CPU_DIR FILES_NODE_PREFIX
 
-/* The subtree's entries: [0] is the directory itself. */
-enum { E_DIR, E_ONLINE, E_POSSIBLE, E_PRESENT, N_ENTRIES };
-static const char *const names[N_ENTRIES] = {".", "online", "possible", "present"};
+/* The node's files by absolute path; [E_DIR] is the one directory, whose
+ * entries are those named under it. */
+enum { E_DIR, E_ONLINE, E_POSSIBLE, E_PRESENT, E_CPUINFO, E_MEMINFO, N_ENTRIES };
+static const char *const paths[N_ENTRIES] = {
+    CPU_DIR, CPU_DIR "/online", CPU_DIR "/possible", CPU_DIR "/present", "/proc/cpuinfo",
+    "/proc/meminfo",
+};
+#define DIR_FIRST E_ONLINE       /* the directory's entries: E_ONLINE .. E_PRESENT */
+#define DIR_END E_CPUINFO
 
 static struct handle { bool used; int entry; int64_t pos; } open_files[MAX_OPEN];
 
-static int entry_of(const char *spath)
+static int entry_of(const char *path)
 {
     for (int e = 0; e < N_ENTRIES; e++)
-        if (!strcmp(spath, names[e]))
+        if (!strcmp(path, paths[e]))
             return e;
     return -1;
 }
 
-/* The text of a file entry: a CPU list as Linux writes it ("0" or "0-3"). */
-static uint64_t content(int entry, char *out, size_t size)
+bool nodefiles_owns(const char *abs)
 {
-    unsigned n = entry == E_ONLINE ? smp_ncpus() : smp_ncpus_found();
-    int len = n > 1 ? snprintf(out, size, "0-%u\n", n - 1) : snprintf(out, size, "0\n");
-    return (uint64_t)len;
+    size_t n = sizeof CPU_DIR - 1;
+    if (!strncmp(abs, CPU_DIR, n) && (abs[n] == 0 || abs[n] == '/'))
+        return true;             /* the whole subtree: what is not listed is ENOENT */
+    return entry_of(abs) >= 0;
+}
+
+/* An entry's text (o->ubuf 0: only its size, in o->pos). */
+static void content(int entry, struct text_out *o)
+{
+    switch (entry) {
+    case E_ONLINE: procinfo_cpulist(o, true); break;
+    case E_POSSIBLE:
+    case E_PRESENT: procinfo_cpulist(o, false); break;
+    case E_CPUINFO: procinfo_cpuinfo(o); break;
+    case E_MEMINFO: procinfo_meminfo(o); break;
+    default: break;
+    }
+}
+
+static uint64_t size_of(int entry)
+{
+    struct text_out o = {0, 0, 0, 0, false};
+    content(entry, &o);
+    return o.pos;
 }
 
 static void stat_of(int entry, struct fio_stat *st)
@@ -55,7 +85,8 @@ static void stat_of(int entry, struct fio_stat *st)
     } else {
         st->mode = 0100444;
         st->nlink = 1;
-        st->size = 4096;    /* what sysfs says of every attribute */
+        /* What sysfs says of every attribute; procfs says 0 */
+        st->size = entry < DIR_END ? 4096 : 0;
     }
 }
 
@@ -84,14 +115,12 @@ static long do_open(const struct fio_req *req, int entry, struct fio_reply *rep)
 
 static long do_read(struct handle *h, const struct fio_req *req, uint64_t ubuf)
 {
-    char text[32];
-    uint64_t size = content(h->entry, text, sizeof text);
     int64_t off = req->offset < 0 ? h->pos : req->offset;
-    uint64_t n = (uint64_t)off >= size ? 0 : size - (uint64_t)off;
-    if (n > req->len)
-        n = req->len;
-    if (n && copy_to_user(ubuf, text + off, n))
+    struct text_out o = {(uint64_t)off, req->len, ubuf, 0, false};
+    content(h->entry, &o);
+    if (o.fault)
         return -EFAULT;
+    uint64_t n = text_got(&o);
     if (req->offset < 0)
         h->pos += (int64_t)n;
     return (long)n;
@@ -99,8 +128,7 @@ static long do_read(struct handle *h, const struct fio_req *req, uint64_t ubuf)
 
 static long do_lseek(struct handle *h, const struct fio_req *req)
 {
-    char text[32];
-    int64_t size = h->entry == E_DIR ? N_ENTRIES + 1 : (int64_t)content(h->entry, text, sizeof text);
+    int64_t size = h->entry == E_DIR ? DIR_END - DIR_FIRST + 2 : (int64_t)size_of(h->entry);
     int64_t to;
     switch (req->flags) {
     case 0: to = req->offset; break;
@@ -128,9 +156,10 @@ static long do_getdents(struct handle *h, const struct fio_req *req, uint64_t ub
         } else if (h->pos == 1) {
             name = "..";
             ino = 1;  /* what lies above is not ours to number */
-        } else if (h->pos - 1 < N_ENTRIES) {
-            name = names[h->pos - 1];
-            ino = 1 + (uint64_t)(h->pos - 1);
+        } else if (h->pos - 2 + DIR_FIRST < DIR_END) {
+            int e = (int)(h->pos - 2) + DIR_FIRST;
+            name = paths[e] + sizeof CPU_DIR;     /* past the directory and its '/' */
+            ino = 1 + (uint64_t)e;
         } else {
             break;
         }

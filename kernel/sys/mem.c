@@ -250,10 +250,7 @@ SYSCALL(sysinfo)
     struct linux_sysinfo si = {0};
     si.uptime = (int64_t)(time_monotonic_ns() / 1000000000ULL);
     si.totalram = app_region.total_ram;
-    /* Free: what brk and mmap can still hand out. */
-    uint64_t area = proc.heap_end - heap_low();
-    uint64_t used = ranges_bytes(heap_list());
-    si.freeram = area > used ? area - used : 0;
+    si.freeram = heap_free_bytes();
     si.procs = 1;
     si.mem_unit = 1;
     return copy_to_user(a0, &si, sizeof si);

@@ -45,13 +45,20 @@ static struct thread *me(void)
 
 uint64_t signal_pending_here(void) { return proc.sig.pending | me()->sig_pending; }
 
-/* To the process (kill, a timer, yod): with several threads, each is
- * kicked to look - the one that may take it could be asleep in a wait. */
+/* Pending sets change with atomic operations: a timer's or yod's signal is
+ * raised in an interrupt, beside a thread on another core taking one. */
+static void pend(volatile uint64_t *set, int sig) { __atomic_fetch_or(set, BIT(sig), __ATOMIC_SEQ_CST); }
+static void unpend(volatile uint64_t *set, int sig) { __atomic_fetch_and(set, ~BIT(sig), __ATOMIC_SEQ_CST); }
+
+/* To the process (kill, a timer, yod): every other thread is kicked to
+ * look - the one that may take it could be asleep in a wait, or computing
+ * on its own core (the kick's IPI delivers on its way back to user mode:
+ * signal_interrupted).  Also with one thread left: it need not be this
+ * core's (the first thread exited, CPU 0 serves yod for the last). */
 void signal_raise(int sig)
 {
-    proc.sig.pending |= BIT(sig);
-    if (threads_many())
-        threads_kick_all();
+    pend(&proc.sig.pending, sig);
+    threads_kick_all();
 }
 
 bool signal_any_pending(void) { return signal_pending_here() != 0; }
@@ -61,9 +68,9 @@ bool signal_blocked_everywhere(int sig) { return threads_blocked_by_all() >> (si
 void signal_take(int sig)
 {
     if (me()->sig_pending & BIT(sig))
-        me()->sig_pending &= ~BIT(sig);
+        unpend(&me()->sig_pending, sig);
     else
-        proc.sig.pending &= ~BIT(sig);
+        unpend(&proc.sig.pending, sig);
 }
 
 static bool ignored(int sig)
@@ -115,8 +122,8 @@ SYSCALL(rt_sigaction)
         new.mask &= ~UNBLOCKABLE;
         *act = new;
         if (new.handler == SIG_IGN) {
-            proc.sig.pending &= ~BIT(sig);
-            me()->sig_pending &= ~BIT(sig);   /* other threads' own: when they look */
+            unpend(&proc.sig.pending, sig);
+            unpend(&me()->sig_pending, sig);   /* other threads' own: when they look */
         }
     }
     return 0;
@@ -231,8 +238,8 @@ static long send_to_thread(int64_t tid, uint64_t sig)
     if (!t)
         return -ESRCH;
     if (sig) {
-        t->sig_pending |= BIT(sig);
-        if (t != thread_current())
+        pend(&t->sig_pending, (int)sig);
+        if (t != thread_current())      /* on another core: an IPI (signal_interrupted) */
             thread_kick(t);
     }
     return 0;
@@ -371,6 +378,28 @@ int signal_deliver(struct regs *r)
         t->sig_has_saved_mask = false;
     }
     return 0;
+}
+
+/* An interrupt returns to the program here (trap.c): the interrupted
+ * thread takes what it would take on its way back from a system call.  So
+ * a thread computing on a core of its own hears a signal sent from another
+ * core at once - the sender's kick is an IPI to that core - and a timer's
+ * or the job's tick's signal is delivered the same way.  The frame is the
+ * whole interrupted state (every register, the flags; the vector registers
+ * are still live and build_frame saves them), and the return to user mode
+ * is an iretq that restores all of it: the handler's sigreturn resumes the
+ * interrupted instruction exactly. */
+void signal_interrupted(struct regs *r)
+{
+    /* A look without the lock first: nearly every interrupt ends here. */
+    if (!thread_current() || !next_acted_on())
+        return;
+    bool locked = threads_many();       /* signal state is the serial lock's */
+    if (locked && !serial_trylock_or_recall())
+        return;     /* the holder's unlock kicks this thread: its IPI comes back here */
+    signal_deliver(r);
+    if (locked)
+        serial_unlock();
 }
 
 SYSCALL(rt_sigreturn)

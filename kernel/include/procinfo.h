@@ -1,0 +1,31 @@
+/* The text of the files a node answers itself (kernel/job/nodefiles.c):
+ * the CPU lists of /sys/devices/system/cpu, /proc/cpuinfo, /proc/meminfo
+ * (kernel/job/procinfo.c).  Each read makes the text afresh and keeps only
+ * the bytes it asked for, so no file needs a buffer of its whole size
+ * (/proc/cpuinfo of a 64-CPU node is about 100 KiB). */
+#ifndef TERN_PROCINFO_H
+#define TERN_PROCINFO_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct text_out {
+    uint64_t from, len;      /* the bytes wanted: [from, from + len) of the text */
+    uint64_t ubuf;           /* the program's buffer they go to; 0: only count */
+    uint64_t pos;            /* bytes of text made so far (its size, at the end) */
+    bool fault;              /* a copy to ubuf failed (-EFAULT) */
+};
+void text_printf(struct text_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Bytes of [from, from + len) the text held. */
+uint64_t text_got(const struct text_out *o);
+
+/* A CPU list as Linux writes it ("0" or "0-3"): the CPUs running (online)
+ * or found (possible, present). */
+void procinfo_cpulist(struct text_out *o, bool online);
+/* One stanza per running CPU, in Linux's format and field order. */
+void procinfo_cpuinfo(struct text_out *o);
+/* The job's memory: MemTotal the application region, MemFree and
+ * MemAvailable what brk and mmap can still hand out; the other lines
+ * parsers expect, with what a node without swap, page cache or huge-page
+ * pool has there. */
+void procinfo_meminfo(struct text_out *o);
+#endif
