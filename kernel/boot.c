@@ -140,6 +140,12 @@ void options_parse(void)
                 continue;
             }
             options.nid = (int64_t)size;
+        } else if (!strcmp(k, "mtu")) {
+            if (!parse_size(v, &size) || size < 576 || size > 65535) {
+                snprintf(bad, sizeof bad, "bad MTU '%s' for mtu= (576 .. 65535)", v);
+                continue;
+            }
+            options.mtu = (unsigned)size;
         } else if (!strcmp(k, "hostlink")) {
             options.hostlink = !strcmp(v, "com2");
         } else if (!strcmp(k, "stdin")) {

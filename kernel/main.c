@@ -50,7 +50,7 @@ void kmain(uint32_t magic, uint64_t info_phys)
     random_init();
     /* Before the banner: the kernel heap (for Portals, when there is a NIC)
      * comes off the application's region. */
-    netdev_init();
+    netdev_init(options.mtu);
     kmem_init(netdev_present());
     smp_init();
     threads_init();

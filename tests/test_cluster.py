@@ -36,6 +36,9 @@ def test_pxe_boot_four_nodes(name, nic):
     assert [r[1] for r in rows] == [f"02:00:00:00:00:0{i}" for i in range(1, 5)]
     con = cluster(name, "console", "3").stdout
     assert "MAC 02:00:00:00:00:03" in con and "node ready" in con
+    # The fabric's large frames: stated by virtio-net, told to an e1000.
+    assert {"virtio": "MTU 32736 (from the device)",
+            "e1000": "MTU 16110 (mtu= on the command line)"}[nic] in con, con
     log = open(f"/tmp/tern-clusters/{name}/dnsmasq.log").read()
     assert log.count("DHCPACK") >= 4 and "sent" in log  # DHCP and TFTP really served them
     out = cluster(name, "exec", "ip", "-br", "addr", "show", "svc0").stdout

@@ -105,8 +105,9 @@ def cpu_seconds(pid):
 class Node:
     """One QEMU node with nettest=echo on a tap in a fresh namespace."""
 
-    def __init__(self, model, qemu_args=(), tap_mtu=9000):
+    def __init__(self, model, qemu_args=(), tap_mtu=9000, append=""):
         self.model = model
+        self.append = append
         self.qemu_args = list(qemu_args)
         self.tap_mtu = tap_mtu
         n = next(_seq)
@@ -131,7 +132,7 @@ class Node:
         mac = ":".join(f"{b:02x}" for b in self.mac)
         cmd = ["ip", "netns", "exec", self.ns, "qemu-system-x86_64",
                "-nodefaults", "-display", "none", "-no-reboot", "-accel", "tcg", "-cpu", "max",
-               "-m", "64M", "-kernel", KERNEL, "-append", "nettest=echo",
+               "-m", "64M", "-kernel", KERNEL, "-append", f"nettest=echo {self.append}".strip(),
                "-serial", f"file:{self.log}",
                "-netdev", f"tap,id=n0,ifname={self.tap},script=no,downscript=no",
                "-device", f"{self.model},netdev=n0,mac={mac}", *self.qemu_args]
@@ -225,8 +226,8 @@ class Node:
 def node(request):
     nodes = []
 
-    def make(model, qemu_args=(), tap_mtu=9000):
-        nd = Node(model, qemu_args, tap_mtu)
+    def make(model, qemu_args=(), tap_mtu=9000, append=""):
+        nd = Node(model, qemu_args, tap_mtu, append)
         nodes.append(nd)
         nd.start()
         return nd
@@ -321,21 +322,26 @@ def test_echo(node, model):
     assert "panic" not in nd.console()
 
 
-# Issue 18: a virtio device stating an MTU (QEMU host_mtu=), with the tap one
-# byte above it (its own maximum, 65521) so that a frame too long can be sent.
-LARGE = {"virtio-net-pci,host_mtu=65520": ("virtio-net", 65520),
-         "virtio-net-pci,disable-modern=on,host_mtu=9000": ("virtio-net (legacy)", 9000)}
+# Issue 18: a virtio device stating an MTU (QEMU host_mtu=), or an e1000 told
+# the fabric's on the kernel command line (it cannot state one; the 82574L
+# takes at most 9000), with the tap one byte above it (its own maximum,
+# 65521) so that a frame too long can be sent.
+LARGE = {"virtio-net-pci,host_mtu=65520": ("virtio-net", 65520, "", "from the device"),
+         "virtio-net-pci,disable-modern=on,host_mtu=9000":
+             ("virtio-net (legacy)", 9000, "", "from the device"),
+         "e1000": ("Intel 82540EM", 16110, "mtu=16110", "mtu= on the command line"),
+         "e1000e": ("Intel 82574L", 9000, "mtu=16000", "mtu= on the command line")}
 
 
 @pytest.mark.parametrize("model", LARGE)
 def test_echo_in_large_frames(node, model):
-    """The node takes the MTU the device states (boot log), and frames up to
-    it come back whole, also in a burst larger than the receive ring;
-    longer ones are not echoed."""
-    name, mtu = LARGE[model]
-    nd = node(model, tap_mtu=mtu + 1)
-    m = wait_for_log(nd.log, r"net: (.*) at .*, MTU (\d+) \(from the device\)", 1)
-    assert m.group(1) == name and m.group(2) == str(mtu), m.group(0)
+    """The node takes the MTU the device states or the command line gives
+    (boot log), and frames up to it come back whole, also in a burst larger
+    than the receive ring; longer ones are not echoed."""
+    name, mtu, append, source = LARGE[model]
+    nd = node(model, tap_mtu=mtu + 1 if append == "" else 16200, append=append)
+    m = wait_for_log(nd.log, r"net: (.*) at .*, MTU (\d+) \(([^)]*)\)", 1)
+    assert (m.group(1), m.group(2), m.group(3)) == (name, str(mtu), source), m.group(0)
     top = ETH_HLEN + mtu
     sizes = [60, 1514, 1515, 9014, top - 1, top] + [random.randint(60, top) for _ in range(30)]
     for i, size in enumerate(sizes):

@@ -47,6 +47,8 @@ struct boot_options {
                                     * (a fabric that can deliver damaged frames) */
     int64_t kmem_size;             /* kmem=SIZE: kernel heap; -1: default */
     int64_t nid;                   /* nid=N: Portals node id; -1: from the MAC */
+    unsigned mtu;                  /* mtu=N: the fabric's MTU, for a NIC that cannot
+                                    * state one (e1000); 0: not given */
     char *envp[MAX_ARGS];          /* words after "--" */
     int envc;
 };

@@ -43,7 +43,9 @@ struct netdev_stats {
 /* Probes the PCI bus for a supported NIC and starts the first one found,
  * logging its model, MAC, link and MTU.  False if there is none: every other
  * function then fails harmlessly (netdev_send returns -ENODEV). */
-bool netdev_init(void);
+/* fabric_mtu: the MTU the fabric carries (kernel mtu=), for a NIC that
+ * cannot be told one by the device itself; 0: not known. */
+bool netdev_init(unsigned fabric_mtu);
 bool netdev_present(void);
 const uint8_t *netdev_mac(void);   /* 6 bytes; all zero without a NIC */
 unsigned netdev_mtu(void);         /* largest payload after the 14-byte header */

@@ -3,13 +3,18 @@
  *
  * Receive: a ring of 2 KiB buffers, long packets off, so a frame longer
  * than 1522 bytes is dropped by the NIC; a frame that still spans several
- * buffers is dropped whole here.  Transmit: one descriptor per piece of the
+ * buffers is dropped whole here.  Jumbo frames: the device cannot state the
+ * fabric's MTU (virtio-net can), so the kernel command line does (mtu=,
+ * which qemu/cluster passes); then long packets are on, each buffer is
+ * 16 KiB (taken from the top of the application's memory, as virtio-net's
+ * big buffers are) and the MTU is capped at the model's jumbo limit.  Transmit: one descriptor per piece of the
  * caller's frame, the NIC reading the caller's memory directly, except the
  * head netdev_send_async copies: that goes to a buffer of the frame's slot.
  * Many frames are in flight; the NIC works through the ring in order and
  * reports each frame's last descriptor done (RS -> DD), which is how slots
  * and descriptors come back (tx_reclaim, polled on later sends). */
 #include "errno.h"
+#include "mem.h"
 #include "netdev_impl.h"
 #include "time.h"
 
@@ -21,7 +26,9 @@ enum { CTRL = 0x0000, STATUS = 0x0008, EERD = 0x0014, ICR = 0x00C0, IMS = 0x00D0
 enum { CTRL_ASDE = 1u << 5, CTRL_SLU = 1u << 6, CTRL_RST = 1u << 26, CTRL_LRST = 1u << 3,
        CTRL_ILOS = 1u << 7, CTRL_VME = 1u << 30, CTRL_PHY_RST = 1u << 31 };
 enum { STATUS_LU = 1u << 1 };
-enum { RCTL_EN = 1u << 1, RCTL_BAM = 1u << 15, RCTL_SECRC = 1u << 26 };
+enum { RCTL_EN = 1u << 1, RCTL_LPE = 1u << 5, RCTL_BAM = 1u << 15, RCTL_SECRC = 1u << 26,
+       RCTL_BSIZE_16K = 1u << 16 | 1u << 25 /* BSIZE 01 with BSEX */ };
+#define RX_JUMBO_BUF 16384
 enum { TCTL_EN = 1u << 1, TCTL_PSP = 1u << 3, TCTL_CT = 0x0Fu << 4, TCTL_COLD = 0x40u << 12 };
 enum { ICR_LSC = 1u << 2, ICR_RXSEQ = 1u << 3, ICR_RXDMT0 = 1u << 4, ICR_RXO = 1u << 6,
        ICR_RXT0 = 1u << 7 };
@@ -50,14 +57,17 @@ struct tx_desc {
 /* Models, by PCI device ID, that share the registers used here.  Older
  * 82542/82543 chips lay out receive registers differently; newer igb/ixgbe
  * parts need their own queue enables. */
-static const struct { uint16_t id; const char *name; bool eerd_v2; } models[] = {
-    {0x100E, "Intel 82540EM", false}, {0x1015, "Intel 82540EM", false},
-    {0x1016, "Intel 82540EP", false}, {0x1017, "Intel 82540EP", false},
-    {0x101E, "Intel 82540EP", false}, {0x100C, "Intel 82544GC", false},
-    {0x100F, "Intel 82545EM", false}, {0x1026, "Intel 82545GM", false},
-    {0x1079, "Intel 82546GB", false}, {0x1076, "Intel 82541GI", false},
-    {0x107C, "Intel 82541PI", false}, {0x1075, "Intel 82547GI", false},
-    {0x10D3, "Intel 82574L", true},
+/* jumbo: the largest MTU the part takes (frames of 16128 bytes for the
+ * 8254x, 9018 for the 82574L, less header and FCS). */
+#define JUMBO_8254X 16110
+static const struct { uint16_t id; const char *name; bool eerd_v2; unsigned jumbo; } models[] = {
+    {0x100E, "Intel 82540EM", false, JUMBO_8254X}, {0x1015, "Intel 82540EM", false, JUMBO_8254X},
+    {0x1016, "Intel 82540EP", false, JUMBO_8254X}, {0x1017, "Intel 82540EP", false, JUMBO_8254X},
+    {0x101E, "Intel 82540EP", false, JUMBO_8254X}, {0x100C, "Intel 82544GC", false, JUMBO_8254X},
+    {0x100F, "Intel 82545EM", false, JUMBO_8254X}, {0x1026, "Intel 82545GM", false, JUMBO_8254X},
+    {0x1079, "Intel 82546GB", false, JUMBO_8254X}, {0x1076, "Intel 82541GI", false, JUMBO_8254X},
+    {0x107C, "Intel 82541PI", false, JUMBO_8254X}, {0x1075, "Intel 82547GI", false, JUMBO_8254X},
+    {0x10D3, "Intel 82574L", true, 9000},
 };
 
 struct e1000 {
@@ -66,6 +76,8 @@ struct e1000 {
     struct rx_desc *rx;
     struct tx_desc *tx;
     uint8_t *rx_buf[NRX];
+    unsigned rx_len;               /* bytes each receive buffer holds */
+    uint64_t rx_big_pa;            /* jumbo buffers' run, or 0: 2 KiB halves of pages */
     unsigned rx_next;
     bool rx_in_long;               /* inside a frame that spans buffers */
     unsigned tx_tail, tx_clean;    /* next descriptor to fill; oldest not reclaimed */
@@ -152,7 +164,7 @@ static int e1000_poll(struct netdev *nd, netdev_rx_fn rx, void *arg)
         } else if (e->rx_in_long) {
             e->rx_in_long = false;
             nd->stats.rx_dropped++;
-        } else if (errors || len < ETH_HLEN || len > NET_RX_BUF_SIZE) {
+        } else if (errors || len < ETH_HLEN || len > e->rx_len) {
             if (errors)
                 LOG_ONCE("net: e1000 receive error 0x%x (frame dropped)\n", errors);
             nd->stats.rx_dropped++;
@@ -255,7 +267,9 @@ static bool rings_init(struct e1000 *e)
         for (unsigned j = 0; j < per_page && i + j < TX_FRAMES; j++)
             e->tx_head[i + j] = page + j * NETDEV_COPY_MAX;
     }
-    for (unsigned i = 0; i < NRX; i += 2) {
+    for (unsigned i = 0; e->rx_big_pa && i < NRX; i++)
+        e->rx_buf[i] = (uint8_t *)phys_to_virt(e->rx_big_pa + (uint64_t)i * RX_JUMBO_BUF);
+    for (unsigned i = 0; !e->rx_big_pa && i < NRX; i += 2) {
         uint8_t *page = net_alloc_pages(1);
         if (!page)
             return false;
@@ -279,7 +293,7 @@ static bool rings_init(struct e1000 *e)
     return true;
 }
 
-struct netdev *e1000_probe(const struct pci_dev *d)
+struct netdev *e1000_probe(const struct pci_dev *d, unsigned fabric_mtu)
 {
     if (d->vendor != 0x8086)
         return NULL;
@@ -321,15 +335,37 @@ struct netdev *e1000_probe(const struct pci_dev *d)
     }
     for (unsigned i = 0; i < 128; i++)
         wr(e, MTA + 4 * i, 0);
+    unsigned mtu = NET_DEFAULT_MTU;
+    e->rx_len = NET_RX_BUF_SIZE;
+    e->rx_big_pa = 0;
+    if (fabric_mtu > NET_DEFAULT_MTU) {
+        mtu = fabric_mtu < models[model].jumbo ? fabric_mtu : models[model].jumbo;
+        if (mtu < fabric_mtu)
+            kprintf("net: %s takes frames of at most %u bytes: MTU %u, not %u\n",
+                    models[model].name, mtu, mtu, fabric_mtu);
+        uint64_t pa = physmem_take_top((uint64_t)NRX * RX_JUMBO_BUF);
+        if (pa) {
+            e->rx_big_pa = pa;
+            e->rx_len = RX_JUMBO_BUF;
+            e->nd.app_kib = NRX * RX_JUMBO_BUF / 1024;
+            e->nd.mtu_from = "mtu= on the command line";
+        } else {
+            kprintf("net: no memory for %u KiB of jumbo receive buffers: MTU %u\n",
+                    NRX * RX_JUMBO_BUF / 1024, NET_DEFAULT_MTU);
+            mtu = NET_DEFAULT_MTU;
+        }
+    }
     if (!rings_init(e))
         return NULL;
-    /* Our address and broadcast only, 2 KiB buffers, no CRC in the frame. */
-    wr(e, RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC);
+    /* Our address and broadcast only, no CRC in the frame; 2 KiB buffers,
+     * or 16 KiB ones with long packets for jumbo frames. */
+    wr(e, RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC |
+                    (e->rx_big_pa ? RCTL_LPE | RCTL_BSIZE_16K : 0));
     wr(e, TIPG, 10 | 8 << 10 | 6 << 20);
     wr(e, TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
 
     e->nd.model = models[model].name;
-    e->nd.mtu = NET_DEFAULT_MTU;
+    e->nd.mtu = mtu;
     e->nd.xmit = e1000_xmit;
     e->nd.tx_reclaim = e1000_tx_reclaim;
     e->nd.poll = e1000_poll;

@@ -100,14 +100,14 @@ static const char *irq_mode_name(void)
     }
 }
 
-bool netdev_init(void)
+bool netdev_init(unsigned fabric_mtu)
 {
     int n = pci_scan();
     for (int i = 0; i < n && !nd; i++) {
         const struct pci_dev *d = pci_device(i);
         nd = virtio_net_probe(d);
         if (!nd)
-            nd = e1000_probe(d);
+            nd = e1000_probe(d, fabric_mtu);
         if (!nd)
             continue;
         irq_set_handler(NETDEV_VECTOR, netdev_irq);
@@ -121,7 +121,7 @@ bool netdev_init(void)
                 "(%s), interrupt %s, %u KiB of rings and buffers\n",
                 nd->model, d->bus, d->dev, d->fn, m[0], m[1], m[2], m[3], m[4], m[5],
                 nd->link_up(nd) ? "up" : "down", nd->mtu,
-                nd->mtu_from_device ? "from the device" : "default", irq_mode_name(),
+                nd->mtu_from ? nd->mtu_from : "default", irq_mode_name(),
                 pages_used * 4 + nd->app_kib);
     }
     return nd != NULL;

@@ -12,7 +12,8 @@ struct netdev {
     const char *model;
     uint8_t mac[ETH_ALEN];
     unsigned mtu;
-    bool mtu_from_device;          /* stated by the device, not NET_DEFAULT_MTU */
+    const char *mtu_from;          /* "from the device", "mtu= on the command line";
+                                    * NULL: NET_DEFAULT_MTU */
     unsigned app_kib;              /* buffers taken from the application's memory */
     struct netdev_stats stats;
     /* Queues a frame: copy[0..copy_len) copied into the transmit slot's own
@@ -37,7 +38,9 @@ struct netdev {
 /* Each returns the started device, or NULL if `d` is not one of its models or
  * could not be brought up (logged). */
 struct netdev *virtio_net_probe(const struct pci_dev *d);
-struct netdev *e1000_probe(const struct pci_dev *d);
+/* fabric_mtu: kernel mtu= (0: not given); the e1000 cannot learn it from
+ * the device. */
+struct netdev *e1000_probe(const struct pci_dev *d, unsigned fabric_mtu);
 
 /* Physical address for DMA of a struct net_sg base (see netdev.h). */
 uint64_t net_dma_addr(const void *p);

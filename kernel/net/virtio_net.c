@@ -312,7 +312,7 @@ struct netdev *virtio_net_probe(const struct pci_dev *d)
     virtq_notify(&v->vp, &v->rx);
     v->nd.model = v->vp.modern ? "virtio-net" : "virtio-net (legacy)";
     v->nd.mtu = mtu;
-    v->nd.mtu_from_device = want & F_MTU;
+    v->nd.mtu_from = (want & F_MTU) ? "from the device" : NULL;
     v->nd.xmit = vnet_xmit;
     v->nd.tx_reclaim = vnet_tx_reclaim;
     v->nd.poll = vnet_poll;

@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from . import accel, munge
-from .fabric import fabric_mtu, set_mtu, virtio_mtu_arg
+from .fabric import fabric_mtu, node_mtu_option, set_mtu, virtio_mtu_arg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_BASE = os.environ.get("TERN_RUN_BASE", "/tmp/tern-clusters")
@@ -112,6 +112,9 @@ class Cluster:
                  "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time(),
                  "os": node_os, "nfs": nfs, "smp": smp, "kmem": kmem, "mtu": fabric_mtu(nic, boot)}
         self.save(state)
+        options = self._node_options(nfs, kmem)
+        if node_os == "tern":
+            options = f"{options} {node_mtu_option(nic, state['mtu'])}".strip()
         try:
             self._fabric(state["mtu"])
             if nfs:
@@ -122,7 +125,7 @@ class Cluster:
             state["nodes"] = nodes
             self.save(state)
             if boot == "pxe":
-                state["pids"].append(self._dnsmasq(nodes, node_os, self._node_options(nfs, kmem)))
+                state["pids"].append(self._dnsmasq(nodes, node_os, options))
                 self.save(state)
             if node_os == "tern":
                 state["pids"].append(munge.start(self.dir, self.in_ns))
@@ -133,8 +136,8 @@ class Cluster:
                 sh(*self.in_ns("ip", "tuntap", "add", node["tap"], "mode", "tap"))
                 set_mtu(self.netns, node["tap"], state["mtu"])
                 sh(*self.in_ns("ip", "link", "set", node["tap"], "master", BRIDGE, "up"))
-                node["pid"] = self._qemu(node, mem, nic, boot, mode, node_os,
-                                         self._node_options(nfs, kmem), smp, state["mtu"])
+                node["pid"] = self._qemu(node, mem, nic, boot, mode, node_os, options, smp,
+                                         state["mtu"])
                 state["pids"].append(node["pid"])
                 self.save(state)
             if node_os == "tern":

@@ -16,25 +16,36 @@ fabric runs at 32736 (32750 rounded down to 16).  The 4-node ring moved as
 many MB/s at 32750 as at 65520 (2026-11-25, host load 14: per-byte costs,
 not per-frame ones, bound it there).
 
-An e1000 cannot be told an MTU (QEMU's stays at 1500 bytes unless the
-driver turns on long packets, and Tern's does not), so a fabric with e1000
-nodes keeps 1500 (fabric_mtu).  TERN_FABRIC_MTU overrides the virtio
-default, e.g. 1500 to measure what the large frames gain."""
+An e1000 cannot state an MTU: a Tern node is told the fabric's on its
+kernel command line (mtu=, node_mtu_option) and turns on long packets.
+QEMU's e1000 (an 82540EM) takes frames up to 16 KiB; the part's own limit
+is a 16128-byte frame, so an e1000 fabric runs at 16110.  TERN_FABRIC_MTU
+overrides either default, e.g. 1500 to measure what the large frames
+gain."""
 import os
 import subprocess
 
 DEFAULT_MTU = 1500
 LARGE_MTU = 65520
 PXE_MTU = 32736
+E1000_MTU = 16110
 
 
 def fabric_mtu(nic="virtio", boot="direct"):
     """The MTU of a fabric whose nodes have NICs of model `nic` and boot
     `boot` (pxe, or direct: QEMU's -kernel)."""
-    if not nic.startswith("virtio"):
-        return DEFAULT_MTU
     v = os.environ.get("TERN_FABRIC_MTU")
-    return int(v) if v else PXE_MTU if boot == "pxe" else LARGE_MTU
+    if v:
+        return int(v)
+    if not nic.startswith("virtio"):
+        return E1000_MTU
+    return PXE_MTU if boot == "pxe" else LARGE_MTU
+
+
+def node_mtu_option(nic, mtu):
+    """The kernel option telling a Tern node with NIC `nic` the fabric's
+    MTU: an e1000 cannot state it (virtio-net does, host_mtu=)."""
+    return "" if nic.startswith("virtio") or mtu == DEFAULT_MTU else f"mtu={mtu}"
 
 
 def set_mtu(ns, dev, mtu):
