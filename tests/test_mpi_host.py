@@ -64,6 +64,20 @@ def test_every_collective_against_the_serial_answer(ns, n):
     assert f"coll ok on {n} ranks" in r.out, r
 
 
+# TERN_MPI_VTREE_MAX (read by the tree algorithm to come; ignored until then).
+@pytest.mark.parametrize("n,vtree", [(1, None), (2, None), (3, None), (8, None), (16, None),
+                                     (3, "0"), (16, "0"), (3, "1000000000"),
+                                     (16, "1000000000")])
+def test_gatherv_scatterv_against_the_serial_answer(ns, n, vtree):
+    """tests/mpi/collv.c: uneven, empty, large (eager and rendezvous) blocks,
+    gaps and falling displacements, MPI_IN_PLACE, derived types on both
+    sides, world and a reversed split; every byte of the root's buffer (or
+    the rank's) compared with the serial answer, holes included."""
+    r = run(ns, n, "collv", timeout=180, env={"TERN_MPI_VTREE_MAX": vtree} if vtree else None)
+    assert r.status == 0 and all(s == 0 for s in r.statuses), r
+    assert re.search(rf"collv ok on {n} ranks: \d+ calls", r.out), r
+
+
 def stats(r, rank):
     m = re.search(rf"MPI stats node {rank}: (.*)", r.err)
     assert m, r
