@@ -1,7 +1,7 @@
 /*
- * Collective operations, each in O(log N) message steps but the v-variants
- * of gather and scatter (linear at the root) and the all-to-alls
- * (pairwise exchange, N-1 steps):
+ * Collective operations, each in O(log N) message steps but the all-to-alls
+ * (pairwise exchange, N-1 steps) and Gatherv / Scatterv's large blocks
+ * (straight between the root and their rank):
  *
  *   Barrier                 dissemination, forwarded by Portals (triggered
  *                           puts on counters, libmsg/msg_barrier.c); over
@@ -13,6 +13,7 @@
  *   Allreduce               recursive doubling; with N not a power of two
  *                           the first 2*(N-p2) ranks pair up first
  *   Gather, Scatter         binomial trees
+ *   Gatherv, Scatterv       binomial trees for small blocks (mpi_gatherv.c)
  *   Allgather(v)            Bruck
  *   Alltoall(v)             pairwise exchange
  *   Reduce_scatter(_block)  recursive-doubling allreduce, each keeps its part
@@ -501,104 +502,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     return MPI_SUCCESS;
 }
 
-/* The v-variants: linear at the root (only it knows every count). */
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                MPI_Comm comm)
-{
-    struct cx x;
-    TRY(begin(&x, "MPI_Gatherv", comm));
-    TRY(check_root(&x, root));
-    struct mtype *st = NULL, *rt = NULL;
-    bool inplace = x.me == root && sendbuf == MPI_IN_PLACE;
-    if (!inplace)
-        TRY(check_data(&x, sendbuf, sendcount, sendtype, &st));
-    if (x.me != root) {
-        void *tmp;
-        const void *v = send_view(&x, sendbuf, sendcount, st, &tmp);
-        cwait(&x, csend(&x, root, 0, v, (long)sendcount * st->size));
-        free(tmp);
-        return MPI_SUCCESS;
-    }
-    TRY(mpi_check_type(x.call, comm, recvtype, &rt));
-    struct msg_req **r = xmalloc(&x, sizeof *r * (size_t)x.n);
-    void **tmps = xmalloc(&x, sizeof *tmps * (size_t)x.n);
-    for (int i = 0; i < x.n; i++) {
-        TRY(mpi_check_count(x.call, comm, recvcounts[i]));
-        char *at = (char *)recvbuf + (long)displs[i] * mpi_extent(rt);
-        tmps[i] = NULL;
-        r[i] = NULL;
-        if (i == root) {
-            if (!inplace) {
-                void *stmp;
-                const void *v = send_view(&x, sendbuf, sendcount, st, &stmp);
-                mpi_unpack(v, recvcounts[i], rt, at);
-                free(stmp);
-            }
-            continue;
-        }
-        void *into = recv_view(&x, at, recvcounts[i], rt, &tmps[i]);
-        r[i] = crecv(&x, i, 0, into, (long)recvcounts[i] * rt->size);
-    }
-    for (int i = 0; i < x.n; i++)
-        if (r[i]) {
-            cwait(&x, r[i]);
-            recv_done((char *)recvbuf + (long)displs[i] * mpi_extent(rt), recvcounts[i], rt,
-                      tmps[i]);
-        }
-    free(r);
-    free(tmps);
-    return MPI_SUCCESS;
-}
-
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm)
-{
-    struct cx x;
-    TRY(begin(&x, "MPI_Scatterv", comm));
-    TRY(check_root(&x, root));
-    struct mtype *st = NULL, *rt = NULL;
-    bool inplace = x.me == root && recvbuf == MPI_IN_PLACE;
-    if (!inplace)
-        TRY(check_data(&x, recvbuf, recvcount, recvtype, &rt));
-    if (x.me != root) {
-        void *tmp;
-        void *into = recv_view(&x, recvbuf, recvcount, rt, &tmp);
-        cwait(&x, crecv(&x, root, 0, into, (long)recvcount * rt->size));
-        recv_done(recvbuf, recvcount, rt, tmp);
-        return MPI_SUCCESS;
-    }
-    TRY(mpi_check_type(x.call, comm, sendtype, &st));
-    struct msg_req **r = xmalloc(&x, sizeof *r * (size_t)x.n);
-    void **tmps = xmalloc(&x, sizeof *tmps * (size_t)x.n);
-    for (int i = 0; i < x.n; i++) {
-        TRY(mpi_check_count(x.call, comm, sendcounts[i]));
-        const char *at = (const char *)sendbuf + (long)displs[i] * mpi_extent(st);
-        r[i] = NULL;
-        tmps[i] = NULL;
-        if (i == root) {
-            if (!inplace) {
-                void *t2;
-                const void *v = send_view(&x, at, sendcounts[i], st, &t2);
-                mpi_unpack(v, recvcount, rt, recvbuf);
-                free(t2);
-            }
-            continue;
-        }
-        const void *v = send_view(&x, at, sendcounts[i], st, &tmps[i]);
-        r[i] = csend(&x, i, 0, v, (long)sendcounts[i] * st->size);
-    }
-    for (int i = 0; i < x.n; i++) {
-        if (r[i])
-            cwait(&x, r[i]);
-        free(tmps[i]);
-    }
-    free(r);
-    free(tmps);
-    return MPI_SUCCESS;
-}
-
+/* Gatherv and Scatterv: mpi_gatherv.c. */
 
 /* ---- Allgather(v): Bruck ---- */
 

@@ -1,5 +1,5 @@
 /*
- * What the collective operations' files share (mpi_coll.c and those split from it):
+ * What the collective operations' files share (mpi_coll.c, mpi_gatherv.c):
  * a call's context, its messages on the communicator's collective context
  * id, argument checks, packed views of typed buffers.  Static inline: no
  * symbol of these leaves the library (a program may have its own csend:
