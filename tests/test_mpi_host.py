@@ -65,7 +65,7 @@ def test_every_collective_against_the_serial_answer(ns, n):
 
 
 # TERN_MPI_VTREE_MAX: blocks up to this many bytes go along Gatherv's and
-# Scatterv's tree (default 1024); 0 sends every non-empty block straight
+# Scatterv's tree (default 512); 0 sends every non-empty block straight
 # between the root and its rank, 1e9 sends every block along the tree.
 @pytest.mark.parametrize("n,vtree", [(1, None), (2, None), (3, None), (8, None), (16, None),
                                      (3, "0"), (16, "0"), (3, "1000000000"),
