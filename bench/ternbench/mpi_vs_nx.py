@@ -13,7 +13,11 @@ does its own warm-up and --reps timed repetitions of --mpinx-iters round
 trips (1000: a repetition is long next to the host's scheduling slices); the
 figures are medians over all repetitions of all jobs, and each pair's MPI/NX
 ratio of its two jobs' medians (paired), whose median, min and max are kept
-too.  The script prints the MPI/NX lines at the end of the step."""
+too.  The script prints the MPI/NX lines at the end of the step, with the
+ratio of the two best repetitions beside them (the lower envelope: what is
+left when the host's load took least).  On this 2-core host shared with
+other work none of the three resolves 10 % above a load of about 5
+(docs/performance.md, experiment 1b)."""
 import statistics
 import subprocess
 
@@ -23,31 +27,38 @@ SIZES = (0, 8)
 GOAL = 1.10  # the issue's: MPI 0-byte latency within 10 % of NX
 
 
-def ratio_rows(values):
-    """{system: {size: [per-job medians]}} -> {size: (mpi_median, nx_median,
-    ratio of medians, [paired ratios])} for the sizes both systems have."""
+def ratios(per_job, every):
+    """per_job: {system: {size: [each job's median]}} in job order (pair k is
+    entry k of both systems); every: {system: {size: [every repetition]}}.
+    -> {size: {"mpi", "nx": medians of every repetition, "ratio": theirs,
+    "paired": [each pair's MPI/NX], "best": MPI/NX of the best repetitions}}
+    for the sizes both systems have."""
     out = {}
     for size in SIZES:
-        mpi, nx = values["tern-mpi"].get(size, []), values["tern-nx"].get(size, [])
+        mpi, nx = every["tern-mpi"].get(size, []), every["tern-nx"].get(size, [])
         if not mpi or not nx:
             continue
-        paired = [m / n for m, n in zip(mpi, nx) if n > 0]
         mm, nm = statistics.median(mpi), statistics.median(nx)
-        out[size] = (mm, nm, mm / nm if nm > 0 else None, paired)
+        pairs = zip(per_job["tern-mpi"].get(size, []), per_job["tern-nx"].get(size, []))
+        out[size] = {"mpi": mm, "nx": nm, "ratio": mm / nm if nm > 0 else None,
+                     "paired": [m / n for m, n in pairs if n > 0],
+                     "best": min(mpi) / min(nx) if min(nx) > 0 else None}
     return out
 
 
-def report_lines(ratios):
+def report_lines(rs):
     """What the step prints: one line per size, then the goal's verdict for
     0 bytes.  The figures are this run's; the verdict is only that."""
     lines = []
-    for size, (mm, nm, r, paired) in sorted(ratios.items()):
-        pr = (f"paired {statistics.median(paired):.2f} ({min(paired):.2f}-{max(paired):.2f}, "
-              f"{len(paired)} pairs)" if paired else "no pairs")
-        lines.append(f"MPI/NX {size} B: MPI {mm:.1f} us, NX {nm:.1f} us one-way, "
-                     f"MPI/NX {r:.2f}, {pr}")
-    if 0 in ratios and ratios[0][2] is not None:
-        r = ratios[0][2]
+    for size, r in sorted(rs.items()):
+        p = r["paired"]
+        pr = (f"paired {statistics.median(p):.2f} ({min(p):.2f}-{max(p):.2f}, {len(p)} pairs)"
+              if p else "no pairs")
+        lines.append(f"MPI/NX {size} B: MPI {r['mpi']:.1f} us, NX {r['nx']:.1f} us one-way "
+                     f"(medians), MPI/NX {r['ratio']:.2f}, {pr}, best repetitions "
+                     f"{r['best']:.2f}")
+    if 0 in rs and rs[0]["ratio"] is not None:
+        r = rs[0]["ratio"]
         lines.append(f"MPI/NX 0 B goal <= {GOAL:.2f}: {'met' if r <= GOAL else 'not met'} "
                      f"in this run ({r:.2f})")
     return lines
@@ -91,10 +102,10 @@ def experiment(run):
             run.add("mpinx", system, "oneway", size, "us", every[system].get(size, []))
         if failed[system]:
             run.add("mpinx", system, "failed_job", 2, "", [failed[system]])
-    ratios = ratio_rows(values)
-    for size, (_, _, _, paired) in ratios.items():
-        run.add("mpinx", "tern-mpi", "paired_ratio_to_nx", size, "ratio", paired)
-    for line in report_lines(ratios) or ["MPI/NX: no complete pair of jobs"]:
+    rs = ratios(values, every)
+    for size, r in rs.items():
+        run.add("mpinx", "tern-mpi", "paired_ratio_to_nx", size, "ratio", r["paired"])
+    for line in report_lines(rs) or ["MPI/NX: no complete pair of jobs"]:
         run.log(line)
-    if not ratios:
+    if not rs:
         raise RuntimeError("mpinx: no pair of NX and MPI jobs completed")
