@@ -112,8 +112,6 @@ _Noreturn static void malformed(const struct cx *x, int from)
               "all ranks call the same collectives with the same TERN_MPI_VTREE_MAX?", from);
 }
 
-/* ---- Gatherv ---- */
-
 /* The relative ranks of vr's children, in ascending order; how many. */
 static int children(int vr, int n, int c[32])
 {
@@ -122,6 +120,8 @@ static int children(int vr, int n, int c[32])
         c[nc++] = vr + mask;
     return nc;
 }
+
+/* ---- Gatherv ---- */
 
 /* A buffer of head bytes kept for this rank's own record (the caller's to
  * write) followed by its children's tree messages in relative rank order;
