@@ -5,6 +5,9 @@ measured in one run (`make bench`):
   1 latency   NX ping-pong (Tern: libnx over Portals, yod; Linux: libnx-mpi,
               mpiexec), MPI ping-pong (Tern's MPI, yod; MPICH, mpiexec:
               bench/mpi/mpibench.c), raw Portals between two Tern kernel nodes
+  1b mpinx   Tern's MPI against NX: 0 and 8 B ping-pong on one 2-node Tern
+              cluster, NX and MPI jobs alternating, MPI/NX printed
+              (bench/ternbench/mpi_vs_nx.py; --mpinx-pairs)
   2 ring      NX and MPI ring (streaming) bandwidth, 4 nodes
   3 gsync     gsync (MPI_Barrier under libnx-mpi) against node count
   4 node      memcpy bandwidth, memory availability (bench/node.py)
@@ -52,6 +55,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from ternlib import accel  # noqa: E402
 from ternbench.runner import FIELDS, Run, cl, down, up  # noqa: E402
 from ternbench.cluster_exps import frames, io, launch_step, network  # noqa: E402
+from ternbench import mpi_vs_nx  # noqa: E402
 from ternbench.node_exps import boot_pxe, boot_single, floor, raw_portals, single_node  # noqa: E402,E501
 import npb as npb_exp  # noqa: E402  (bench/npb.py: experiment 10)
 import stream_omp  # noqa: E402  (bench/stream_omp.py: experiment 11)
@@ -85,13 +89,17 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--nodes", help="gsync/launch node counts (default 2,4,8,16)")
-    ap.add_argument("--only", help="comma-separated: network,launch,io,portals,floor,frames,"
-                    "node,boot,pxe,npb,stream; network, launch, io and pxe also as tern-X or "
-                    "linux-X")
+    ap.add_argument("--only", help="comma-separated: network,mpinx,launch,io,portals,floor,"
+                    "frames,node,boot,pxe,npb,stream; network, launch, io and pxe also as "
+                    "tern-X or linux-X")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
     ap.add_argument("--mem", default="256M", help="memory of cluster nodes (both OSes)")
     ap.add_argument("--node-mem", default="128M",
                     help="memory of single-node runs (Debian's kernel needs more than 64M)")
+    ap.add_argument("--mpinx-pairs", type=int,
+                    help="experiment 1b: pairs of NX and MPI jobs (default --reps; smoke 2)")
+    ap.add_argument("--mpinx-iters", type=int,
+                    help="experiment 1b: round trips per repetition (default 1000; smoke 50)")
     ap.add_argument("--io-nodes", help="node counts of experiment 6 (default 1,4,16)")
     ap.add_argument("--io-mib", type=int, default=8, help="experiment 6: MiB each rank writes")
     ap.add_argument("--io-blocks", help="experiment 6: write/read sizes (default 1048576)")
@@ -118,7 +126,10 @@ def main():
         a.ring_sizes = [8, 64, 512, 4096, 65536, 1 << 20, 8 << 20]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 20, 2000
         a.io_nodes = [int(x) for x in (a.io_nodes or "1,4,16").split(",")]
-        default_only = "network,launch,io,portals,floor,frames,node,boot,pxe,npb,stream"
+        default_only = ("network,mpinx,launch,io,portals,floor,frames,node,boot,pxe,npb,"
+                        "stream")
+    a.mpinx_pairs = a.mpinx_pairs or (2 if a.smoke else a.reps)
+    a.mpinx_iters = a.mpinx_iters or (50 if a.smoke else 1000)
     a.io_blocks = [int(x) for x in (a.io_blocks or "1048576").split(",")]
     a.npb_nodes = [int(x) for x in (a.npb_nodes or "4,8,16").split(",")]
     a.npb_bench = (a.npb_bench or ",".join(npb_exp.npb.EIGHT)).lower().split(",")
@@ -154,6 +165,7 @@ def main():
     steps = [("floor", floor), ("portals", raw_portals), ("frames", frames),
              ("tern-network", lambda r: network(r, "tern")),
              ("linux-network", lambda r: network(r, "linux")),
+             ("mpinx", mpi_vs_nx.experiment),
              ("tern-launch", lambda r: launch_step(r, "tern")),
              ("linux-launch", lambda r: launch_step(r, "linux")),
              ("io", lambda r: io(r, [s for s in ("tern", "linux")

@@ -64,6 +64,36 @@ def test_every_collective_against_the_serial_answer(ns, n):
     assert f"coll ok on {n} ranks" in r.out, r
 
 
+# TERN_MPI_VTREE_MAX: blocks up to this many bytes go along Gatherv's and
+# Scatterv's tree (default 512); 0 sends every non-empty block straight
+# between the root and its rank, 1e9 sends every block along the tree.
+@pytest.mark.parametrize("n,vtree", [(1, None), (2, None), (3, None), (8, None), (16, None),
+                                     (3, "0"), (16, "0"), (3, "1000000000"),
+                                     (16, "1000000000")])
+def test_gatherv_scatterv_against_the_serial_answer(ns, n, vtree):
+    """tests/mpi/collv.c: uneven, empty, large (eager and rendezvous) blocks,
+    gaps and falling displacements, MPI_IN_PLACE, derived types on both
+    sides, world and a reversed split; every byte of the root's buffer (or
+    the rank's) compared with the serial answer, holes included."""
+    r = run(ns, n, "collv", timeout=180, env={"TERN_MPI_VTREE_MAX": vtree} if vtree else None)
+    assert r.status == 0 and all(s == 0 for s in r.statuses), r
+    assert re.search(rf"collv ok on {n} ranks: \d+ calls", r.out), r
+
+
+@pytest.mark.parametrize("vtree,root_sends,rank8_sends", [(None, 4, 3), ("0", 4 + 15, 3)])
+def test_scatterv_of_small_blocks_takes_log2_n_messages_from_the_root(ns, vtree, root_sends,
+                                                                     rank8_sends):
+    """100 Scatterv of 4-byte blocks on 16 ranks: the root sends 4 messages
+    per call (its children in the binomial tree), rank 8 forwards 3;
+    the linear way (TERN_MPI_VTREE_MAX=0) sends 15 of its own beside the
+    tree's 4 of lengths only (rank 8 still forwards 3 of those)."""
+    env = dict(TERN_MPI_STATS="1", **({"TERN_MPI_VTREE_MAX": vtree} if vtree else {}))
+    r = run(ns, 16, "collv", "count", "100", env=env)
+    assert r.status == 0 and "collv count ok on 16 ranks: 100 calls" in r.out, r
+    sends = {k: stats(r, k)["eager"] + stats(r, k)["rendezvous"] for k in (0, 8)}
+    assert sends == {0: 100 * root_sends, 8: 100 * rank8_sends}, (sends, r)
+
+
 def stats(r, rank):
     m = re.search(rf"MPI stats node {rank}: (.*)", r.err)
     assert m, r
@@ -139,6 +169,10 @@ def test_unexpected_memory_is_bounded_with_a_clear_message(ns):
     ("rank", 3, "MPI error on rank 0 in MPI_Send: MPI_ERR_RANK (code 6): rank 6 is not in 0..2"),
     ("truncate", 2, "MPI error on rank 1 in MPI_Recv: MPI_ERR_TRUNCATE (code 15)"),
     ("noinit", 2, "in MPI_Send: MPI_ERR_OTHER (code 16): called before MPI_Init"),
+    ("gatherv", 4, "MPI error on rank 0 in MPI_Gatherv: MPI_ERR_OTHER (code 16): rank 1's "
+                   "block is 8 bytes where the root's counts and type make it 12"),
+    ("scatterv", 4, "MPI error on rank 2 in MPI_Scatterv: MPI_ERR_OTHER (code 16): the root "
+                    "sends 12 bytes where this rank's count and type make 20"),
 ])
 def test_fatal_errors_end_the_job_with_a_message(ns, case, n, message):
     r = run(ns, n, "errors", case, timeout=30)

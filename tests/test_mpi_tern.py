@@ -55,6 +55,16 @@ def test_every_collective_against_the_serial_answer(tc, n):
     assert f"coll ok on {n} ranks" in r.stdout
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 16])
+def test_gatherv_scatterv_against_the_serial_answer(tc, n):
+    """tests/mpi/collv.c on Tern nodes: small blocks along the binomial tree,
+    large ones (eager and rendezvous) straight to their rank, in the same
+    calls (libmpi/src/mpi_gatherv.c)."""
+    r = yod(tc, n, "collv")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(rf"collv ok on {n} ranks: \d+ calls", r.stdout), r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("n", [2, 3, 8])
 def test_thousands_of_barriers_each_really_waits(tc, n):
     """tests/mpi/barrier.c (2010 barriers of 500 per phase) on Tern nodes,

@@ -11,6 +11,9 @@
  *                           MPI_Wait), MB/s (10^6) each rank sends; about
  *                           BYTES per size (4 to 1000 steps)
  *   barrier REPS ITERS      us per MPI_Barrier
+ *   gatherv REPS ITERS SIZES   us per MPI_Gatherv to rank 0, every rank a
+ *   scatterv REPS ITERS SIZES  block of SIZE bytes (MPI_Scatterv from 0);
+ *                           the slowest rank's figure (bench/gatherv.py)
  * SIZES: comma-separated byte counts.  Last, after a barrier, rank 0 prints
  * "E done". */
 #include <mpi.h>
@@ -96,6 +99,34 @@ int main(int argc, char **argv)
             if (me == 0 && r)
                 printf("R mpi-barrier %d us %.3f\n", n, high);
         }
+    } else if (!strcmp(argv[1], "gatherv") || !strcmp(argv[1], "scatterv")) {
+        int gather = argv[1][0] == 'g', *cnt = malloc(sizeof(int) * (size_t)n),
+            *displs = malloc(sizeof(int) * (size_t)n);
+        char *all = malloc((size_t)(max * n));
+        if (!cnt || !displs || !all)
+            MPI_Abort(w, 1);
+        for (int i = 0; i < ns; i++) {
+            for (int k = 0; k < n; k++) {
+                cnt[k] = (int)sz[i];
+                displs[k] = (int)(k * sz[i]);
+            }
+            for (int r = 0; r <= reps; r++) {
+                MPI_Barrier(w);
+                double t0 = MPI_Wtime();
+                for (long k = 0; k < arg; k++)
+                    if (gather)
+                        MPI_Gatherv(a, (int)sz[i], MPI_BYTE, all, cnt, displs, MPI_BYTE, 0, w);
+                    else
+                        MPI_Scatterv(all, cnt, displs, MPI_BYTE, b, (int)sz[i], MPI_BYTE, 0, w);
+                double us = (MPI_Wtime() - t0) / (double)arg * 1e6, high;
+                MPI_Reduce(&us, &high, 1, MPI_DOUBLE, MPI_MAX, 0, w);
+                if (me == 0 && r)
+                    printf("R mpi-%s%d %ld us %.3f\n", argv[1], n, sz[i], high);
+            }
+        }
+        free(cnt);
+        free(displs);
+        free(all);
     } else {
         fprintf(stderr, "unknown mode %s\n", argv[1]);
         MPI_Abort(w, 2);

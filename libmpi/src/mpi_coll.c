@@ -1,7 +1,7 @@
 /*
- * Collective operations, each in O(log N) message steps but the v-variants
- * of gather and scatter (linear at the root) and the all-to-alls
- * (pairwise exchange, N-1 steps):
+ * Collective operations, each in O(log N) message steps but the all-to-alls
+ * (pairwise exchange, N-1 steps) and Gatherv / Scatterv's large blocks
+ * (straight between the root and their rank):
  *
  *   Barrier                 dissemination, forwarded by Portals (triggered
  *                           puts on counters, libmsg/msg_barrier.c); over
@@ -13,6 +13,7 @@
  *   Allreduce               recursive doubling; with N not a power of two
  *                           the first 2*(N-p2) ranks pair up first
  *   Gather, Scatter         binomial trees
+ *   Gatherv, Scatterv       binomial trees for small blocks (mpi_gatherv.c)
  *   Allgather(v)            Bruck
  *   Alltoall(v)             pairwise exchange
  *   Reduce_scatter(_block)  recursive-doubling allreduce, each keeps its part
@@ -30,130 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
-
-struct cx {
-    const char *call;
-    MPI_Comm h;
-    struct mcomm *c;
-    uint32_t seq;
-    int n, me;
-};
-
-static int begin(struct cx *x, const char *call, MPI_Comm comm)
-{
-    x->call = call;
-    x->h = comm;
-    TRY(mpi_check_comm(call, comm, &x->c));
-    x->seq = ++x->c->coll_seq;
-    x->n = x->c->size;
-    x->me = x->c->rank;
-    return MPI_SUCCESS;
-}
-
-static uint64_t cbits(const struct cx *x, int step)
-{
-    return mpi_bits(2 * x->c->ctx + 1, (int)((x->seq << 8) | ((unsigned)step & 0xFF)));
-}
-
-static struct msg_req *csend(const struct cx *x, int to, int step, const void *buf, long len)
-{
-    struct msg_req *r = msg_req_new(true);
-    if (!r)
-        mpi_fatal(x->call, "no engine request left for a collective's message");
-    msg_isend(r, mpi_world_of(x->c, to), cbits(x, step), buf, (uint64_t)len, 0);
-    return r;
-}
-
-static struct msg_req *crecv(const struct cx *x, int from, int step, void *buf, long len)
-{
-    struct msg_req *r = msg_req_new(true);
-    if (!r)
-        mpi_fatal(x->call, "no engine request left for a collective's message");
-    msg_irecv(r, mpi_world_of(x->c, from), cbits(x, step), 0, buf, (uint64_t)len);
-    return r;
-}
-
-static void cwait(const struct cx *x, struct msg_req *r)
-{
-    msg_wait(r);
-    if (r->error || (r->is_recv && r->len != r->count))
-        mpi_fatal(x->call, "rank %d sent %llu bytes where %llu were expected: do all ranks "
-                  "call the same collectives with matching counts and types?",
-                  mpi_rank_of(x->c, (int)r->src), (unsigned long long)r->len,
-                  (unsigned long long)r->count);
-    msg_req_free(r);
-}
-
-/* Send to one, receive from another, both finished. */
-static void exchange(const struct cx *x, int to, const void *sbuf, long slen, int from,
-                     void *rbuf, long rlen, int step)
-{
-    struct msg_req *r = crecv(x, from, step, rbuf, rlen);
-    struct msg_req *s = csend(x, to, step, sbuf, slen);
-    cwait(x, r);
-    cwait(x, s);
-}
-
-static void *xmalloc(const struct cx *x, long n)
-{
-    void *p = malloc(n > 0 ? (size_t)n : 1);
-    if (!p)
-        mpi_fatal(x->call, "no memory for %ld bytes of collective buffer", n);
-    return p;
-}
-
-/* ---- checks ---- */
-
-static int check_data(const struct cx *x, const void *buf, int count, MPI_Datatype type,
-                      struct mtype **t)
-{
-    TRY(mpi_check_type(x->call, x->h, type, t));
-    TRY(mpi_check_count(x->call, x->h, count));
-    if (buf != MPI_IN_PLACE)
-        TRY(mpi_check_buf(x->call, x->h, buf, count, *t));
-    return MPI_SUCCESS;
-}
-
-static int check_root(const struct cx *x, int root)
-{
-    if (root >= 0 && root < x->n)
-        return MPI_SUCCESS;
-    return mpi_error(x->h, MPI_ERR_ROOT, x->call, "root %d is not in 0..%d", root, x->n - 1);
-}
-
-/* ---- packed views of typed buffers ---- */
-
-/* The bytes of count elements of t at buf: buf itself when contiguous,
- * else a packed copy (freed by done_view). */
-static const void *send_view(const struct cx *x, const void *buf, long count,
-                             const struct mtype *t, void **tmp)
-{
-    *tmp = NULL;
-    if (mpi_contig(t) || !count)
-        return buf;
-    *tmp = xmalloc(x, count * t->size);
-    mpi_pack(buf, count, t, *tmp);
-    return *tmp;
-}
-
-static void *recv_view(const struct cx *x, void *buf, long count, const struct mtype *t,
-                       void **tmp)
-{
-    *tmp = NULL;
-    if (mpi_contig(t) || !count)
-        return buf;
-    *tmp = xmalloc(x, count * t->size);
-    return *tmp;
-}
-
-static void recv_done(void *buf, long count, const struct mtype *t, void *tmp)
-{
-    if (tmp) {
-        mpi_unpack(tmp, count, t, buf);
-        free(tmp);
-    }
-}
+#include "mpi_coll.h"
 
 /* ---- Barrier ---- */
 
@@ -624,103 +502,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     return MPI_SUCCESS;
 }
 
-/* The v-variants: linear at the root (only it knows every count). */
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                MPI_Comm comm)
-{
-    struct cx x;
-    TRY(begin(&x, "MPI_Gatherv", comm));
-    TRY(check_root(&x, root));
-    struct mtype *st = NULL, *rt = NULL;
-    bool inplace = x.me == root && sendbuf == MPI_IN_PLACE;
-    if (!inplace)
-        TRY(check_data(&x, sendbuf, sendcount, sendtype, &st));
-    if (x.me != root) {
-        void *tmp;
-        const void *v = send_view(&x, sendbuf, sendcount, st, &tmp);
-        cwait(&x, csend(&x, root, 0, v, (long)sendcount * st->size));
-        free(tmp);
-        return MPI_SUCCESS;
-    }
-    TRY(mpi_check_type(x.call, comm, recvtype, &rt));
-    struct msg_req **r = xmalloc(&x, sizeof *r * (size_t)x.n);
-    void **tmps = xmalloc(&x, sizeof *tmps * (size_t)x.n);
-    for (int i = 0; i < x.n; i++) {
-        TRY(mpi_check_count(x.call, comm, recvcounts[i]));
-        char *at = (char *)recvbuf + (long)displs[i] * mpi_extent(rt);
-        tmps[i] = NULL;
-        r[i] = NULL;
-        if (i == root) {
-            if (!inplace) {
-                void *stmp;
-                const void *v = send_view(&x, sendbuf, sendcount, st, &stmp);
-                mpi_unpack(v, recvcounts[i], rt, at);
-                free(stmp);
-            }
-            continue;
-        }
-        void *into = recv_view(&x, at, recvcounts[i], rt, &tmps[i]);
-        r[i] = crecv(&x, i, 0, into, (long)recvcounts[i] * rt->size);
-    }
-    for (int i = 0; i < x.n; i++)
-        if (r[i]) {
-            cwait(&x, r[i]);
-            recv_done((char *)recvbuf + (long)displs[i] * mpi_extent(rt), recvcounts[i], rt,
-                      tmps[i]);
-        }
-    free(r);
-    free(tmps);
-    return MPI_SUCCESS;
-}
-
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm)
-{
-    struct cx x;
-    TRY(begin(&x, "MPI_Scatterv", comm));
-    TRY(check_root(&x, root));
-    struct mtype *st = NULL, *rt = NULL;
-    bool inplace = x.me == root && recvbuf == MPI_IN_PLACE;
-    if (!inplace)
-        TRY(check_data(&x, recvbuf, recvcount, recvtype, &rt));
-    if (x.me != root) {
-        void *tmp;
-        void *into = recv_view(&x, recvbuf, recvcount, rt, &tmp);
-        cwait(&x, crecv(&x, root, 0, into, (long)recvcount * rt->size));
-        recv_done(recvbuf, recvcount, rt, tmp);
-        return MPI_SUCCESS;
-    }
-    TRY(mpi_check_type(x.call, comm, sendtype, &st));
-    struct msg_req **r = xmalloc(&x, sizeof *r * (size_t)x.n);
-    void **tmps = xmalloc(&x, sizeof *tmps * (size_t)x.n);
-    for (int i = 0; i < x.n; i++) {
-        TRY(mpi_check_count(x.call, comm, sendcounts[i]));
-        const char *at = (const char *)sendbuf + (long)displs[i] * mpi_extent(st);
-        r[i] = NULL;
-        tmps[i] = NULL;
-        if (i == root) {
-            if (!inplace) {
-                void *t2;
-                const void *v = send_view(&x, at, sendcounts[i], st, &t2);
-                mpi_unpack(v, recvcount, rt, recvbuf);
-                free(t2);
-            }
-            continue;
-        }
-        const void *v = send_view(&x, at, sendcounts[i], st, &tmps[i]);
-        r[i] = csend(&x, i, 0, v, (long)sendcounts[i] * st->size);
-    }
-    for (int i = 0; i < x.n; i++) {
-        if (r[i])
-            cwait(&x, r[i]);
-        free(tmps[i]);
-    }
-    free(r);
-    free(tmps);
-    return MPI_SUCCESS;
-}
+/* Gatherv and Scatterv: mpi_gatherv.c. */
 
 /* ---- Allgather(v): Bruck ---- */
 

@@ -11,7 +11,8 @@
  *   mpi_op.c       reduction operations on every predefined type
  *   mpi_pt2pt.c    sends, receives, probes, buffered sends
  *   mpi_request.c  requests: wait and test, persistent requests, cancel
- *   mpi_coll.c     collective operations
+ *   mpi_coll.c     collective operations (mpi_coll.h: what they share)
+ *   mpi_gatherv.c  Gatherv and Scatterv
  *   mpi_fortran.c  the Fortran bindings (mpif.h)
  *
  * Match bits of an MPI message: the communicator's context id in bits

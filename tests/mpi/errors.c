@@ -5,6 +5,10 @@
  *   noinit    MPI_Send before MPI_Init
  *   requests  receives posted and never waited for, until the bounded
  *             request table (TERN_MPI_REQUESTS) is full (fatal)
+ *   gatherv   rank 1 of 4 sends 2 ints to MPI_Gatherv where the root's
+ *             recvcounts say 3 (the root names rank 1)
+ *   scatterv  rank 2 of 4 expects 5 ints from MPI_Scatterv where the root's
+ *             sendcounts say 3 (rank 2 says so)
  *   return    MPI_ERRORS_RETURN: the calls return error codes, the job goes on;
  *             a user error handler is called
  * "not reached" printed means the job did not end where it should have. */
@@ -40,6 +44,16 @@ int main(int argc, char **argv)
             MPI_Send(x, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
         else if (t_rank == 1)
             MPI_Recv(x, 2, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);
+        printf("not reached\n");
+    } else if (!strcmp(c, "gatherv") || !strcmp(c, "scatterv")) {
+        int counts[4] = {3, 3, 3, 3}, displs[4] = {0, 3, 6, 9}, all[12] = {0}, mine[5] = {0};
+        if (c[0] == 'g')
+            MPI_Gatherv(mine, t_rank == 1 ? 2 : 3, MPI_INT, all, counts, displs, MPI_INT, 0,
+                        MPI_COMM_WORLD);
+        else
+            MPI_Scatterv(all, counts, displs, MPI_INT, mine, t_rank == 2 ? 5 : 3, MPI_INT, 0,
+                         MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
         printf("not reached\n");
     } else if (!strcmp(c, "requests")) {

@@ -1,0 +1,139 @@
+/*
+ * What the collective operations' files share (mpi_coll.c, mpi_gatherv.c):
+ * a call's context, its messages on the communicator's collective context
+ * id, argument checks, packed views of typed buffers.  Static inline: no
+ * symbol of these leaves the library (a program may have its own csend:
+ * NX's).
+ */
+#ifndef MPI_COLL_H
+#define MPI_COLL_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+struct cx {
+    const char *call;
+    MPI_Comm h;
+    struct mcomm *c;
+    uint32_t seq;
+    int n, me;
+};
+
+static inline int begin(struct cx *x, const char *call, MPI_Comm comm)
+{
+    x->call = call;
+    x->h = comm;
+    TRY(mpi_check_comm(call, comm, &x->c));
+    x->seq = ++x->c->coll_seq;
+    x->n = x->c->size;
+    x->me = x->c->rank;
+    return MPI_SUCCESS;
+}
+
+static inline uint64_t cbits(const struct cx *x, int step)
+{
+    return mpi_bits(2 * x->c->ctx + 1, (int)((x->seq << 8) | ((unsigned)step & 0xFF)));
+}
+
+static inline struct msg_req *csend(const struct cx *x, int to, int step, const void *buf, long len)
+{
+    struct msg_req *r = msg_req_new(true);
+    if (!r)
+        mpi_fatal(x->call, "no engine request left for a collective's message");
+    msg_isend(r, mpi_world_of(x->c, to), cbits(x, step), buf, (uint64_t)len, 0);
+    return r;
+}
+
+static inline struct msg_req *crecv(const struct cx *x, int from, int step, void *buf, long len)
+{
+    struct msg_req *r = msg_req_new(true);
+    if (!r)
+        mpi_fatal(x->call, "no engine request left for a collective's message");
+    msg_irecv(r, mpi_world_of(x->c, from), cbits(x, step), 0, buf, (uint64_t)len);
+    return r;
+}
+
+static inline void cwait(const struct cx *x, struct msg_req *r)
+{
+    msg_wait(r);
+    if (r->error || (r->is_recv && r->len != r->count))
+        mpi_fatal(x->call, "rank %d sent %llu bytes where %llu were expected: do all ranks "
+                  "call the same collectives with matching counts and types?",
+                  mpi_rank_of(x->c, (int)r->src), (unsigned long long)r->len,
+                  (unsigned long long)r->count);
+    msg_req_free(r);
+}
+
+/* Send to one, receive from another, both finished. */
+static inline void exchange(const struct cx *x, int to, const void *sbuf, long slen, int from,
+                     void *rbuf, long rlen, int step)
+{
+    struct msg_req *r = crecv(x, from, step, rbuf, rlen);
+    struct msg_req *s = csend(x, to, step, sbuf, slen);
+    cwait(x, r);
+    cwait(x, s);
+}
+
+static inline void *xmalloc(const struct cx *x, long n)
+{
+    void *p = malloc(n > 0 ? (size_t)n : 1);
+    if (!p)
+        mpi_fatal(x->call, "no memory for %ld bytes of collective buffer", n);
+    return p;
+}
+
+/* ---- checks ---- */
+
+static inline int check_data(const struct cx *x, const void *buf, int count, MPI_Datatype type,
+                      struct mtype **t)
+{
+    TRY(mpi_check_type(x->call, x->h, type, t));
+    TRY(mpi_check_count(x->call, x->h, count));
+    if (buf != MPI_IN_PLACE)
+        TRY(mpi_check_buf(x->call, x->h, buf, count, *t));
+    return MPI_SUCCESS;
+}
+
+static inline int check_root(const struct cx *x, int root)
+{
+    if (root >= 0 && root < x->n)
+        return MPI_SUCCESS;
+    return mpi_error(x->h, MPI_ERR_ROOT, x->call, "root %d is not in 0..%d", root, x->n - 1);
+}
+
+/* ---- packed views of typed buffers ---- */
+
+/* The bytes of count elements of t at buf: buf itself when contiguous,
+ * else a packed copy (freed by done_view). */
+static inline const void *send_view(const struct cx *x, const void *buf, long count,
+                             const struct mtype *t, void **tmp)
+{
+    *tmp = NULL;
+    if (mpi_contig(t) || !count)
+        return buf;
+    *tmp = xmalloc(x, count * t->size);
+    mpi_pack(buf, count, t, *tmp);
+    return *tmp;
+}
+
+static inline void *recv_view(const struct cx *x, void *buf, long count, const struct mtype *t,
+                       void **tmp)
+{
+    *tmp = NULL;
+    if (mpi_contig(t) || !count)
+        return buf;
+    *tmp = xmalloc(x, count * t->size);
+    return *tmp;
+}
+
+static inline void recv_done(void *buf, long count, const struct mtype *t, void *tmp)
+{
+    if (tmp) {
+        mpi_unpack(tmp, count, t, buf);
+        free(tmp);
+    }
+}
+
+#endif

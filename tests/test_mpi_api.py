@@ -1,0 +1,157 @@
+"""What Tern's MPI offers is what it does: a call mpi.h declares links (for
+Tern nodes and for the Linux host), a call it does not declare fails to link
+naming the call, and no call is a stub that returns MPI_SUCCESS without
+doing anything (a program would go on with a wrong answer).  No root, no
+cluster: compiles, links and reads the sources, in seconds."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from nodes import ROOT
+
+MPI_H = os.path.join(ROOT, "libmpi", "include", "mpi.h")
+SRC = os.path.join(ROOT, "libmpi", "src")
+MPICC = os.path.join(ROOT, "build", "bin", "tern-mpicc")
+LIBS = [os.path.join(ROOT, "build", "libmpi", lib) for lib in ("libmpi.a", "libmpi-tern.a")]
+
+# MPI-3.1 calls Tern's MPI does not have, a few from each area docs/mpi.md
+# lists as absent (and MPI_Alloc_mem, which codes often call).
+ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Win_create", "MPI_Win_fence", "MPI_Put",
+          "MPI_Get", "MPI_Accumulate", "MPI_File_open", "MPI_File_write_all", "MPI_Ibarrier",
+          "MPI_Ibcast", "MPI_Iallreduce", "MPI_Intercomm_create", "MPI_Comm_create_keyval",
+          "MPI_Comm_set_attr", "MPI_Keyval_create", "MPI_Type_get_envelope",
+          "MPI_Type_get_contents", "MPI_Type_create_subarray", "MPI_Type_create_darray",
+          "MPI_Graph_create", "MPI_Dist_graph_create_adjacent", "MPI_Info_create",
+          "MPI_Grequest_start", "MPI_Comm_split_type", "MPI_Mprobe", "MPI_Alltoallw",
+          "MPI_Neighbor_allgather", "MPI_Alloc_mem", "MPI_Free_mem", "PMPI_Send"]
+# C calls without a Fortran binding (a Fortran program calling one fails to
+# link): docs/mpi.md says so.
+C_ONLY = {"MPI_Comm_call_errhandler", "MPI_Comm_create_errhandler", "MPI_Comm_get_name",
+          "MPI_Comm_set_name", "MPI_Op_commutative", "MPI_Type_lb", "MPI_Type_size_x",
+          "MPI_Type_ub"}
+
+
+def declared():
+    text = open(MPI_H).read()
+    return sorted(set(re.findall(r"^(?:int|double)\s+(MPI_\w+)\s*\(", text, re.M)))
+
+
+def defined():
+    """Functions the two builds of the library define, per build."""
+    out = []
+    for lib in LIBS:
+        nm = subprocess.run(["nm", "--defined-only", lib], capture_output=True, text=True,
+                            check=True).stdout
+        out.append({p[2] for p in (line.split() for line in nm.splitlines())
+                    if len(p) == 3 and p[1] == "T"})
+    return out
+
+
+def test_mpi_h_declares_about_what_docs_mpi_md_lists():
+    names = declared()
+    assert len(names) > 130 and "MPI_Gatherv" in names and "MPI_Wtime" in names, names
+
+
+def test_every_declared_call_is_defined_in_both_builds_with_a_fortran_binding():
+    names = declared()
+    for syms in defined():
+        assert [n for n in names if n not in syms] == []
+        fortran = {n for n in names if n.lower() + "_" in syms}
+        assert set(names) - fortran == C_ONLY
+
+
+@pytest.mark.parametrize("flags", [[], ["--linux-portals"]])
+def test_a_program_taking_every_declared_call_links(tmp_path, flags):
+    """Each call's address in a table: the linker must find every one."""
+    names = declared()
+    src = tmp_path / "every.c"
+    src.write_text("#include <mpi.h>\n#include <stdio.h>\n"
+                   "static void (*const calls[])(void) = {\n" +
+                   "".join(f"    (void (*)(void)){n},\n" for n in names) +
+                   "};\nint main(void)\n{\n    printf(\"%zu\\n\", sizeof calls / sizeof *calls);\n"
+                   "    return 0;\n}\n")
+    exe = tmp_path / "every"
+    r = subprocess.run([MPICC, *flags, "-O0", "-Wall", "-Werror", "-o", str(exe), str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    if not flags:       # a Tern binary: static, not for this host
+        return
+    # --linux-portals: it runs here (it calls none of them).
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == str(len(names)), out
+
+
+def test_every_absent_call_fails_to_link_naming_itself(tmp_path):
+    names, syms = set(declared()), defined()
+    for n in ABSENT:
+        assert n not in names and all(n not in s for s in syms), n
+    src = tmp_path / "absent.c"
+    src.write_text("#include <mpi.h>\n" + "".join(f"int {n}();\n" for n in ABSENT) +
+                   "int main(int c, char **v)\n{\n    MPI_Init(&c, &v);\n" +
+                   "".join(f"    {n}();\n" for n in ABSENT) + "    return MPI_Finalize();\n}\n")
+    r = subprocess.run([MPICC, "-o", str(tmp_path / "absent"), str(src)], capture_output=True,
+                       text=True)
+    assert r.returncode != 0
+    missing = [n for n in ABSENT if f"undefined reference to `{n}'" not in r.stderr]
+    assert missing == [], r.stderr
+
+
+# ---- silent stubs -----------------------------------------------------------
+
+def bodies(text):
+    """(name, body) of every MPI call defined in C text: MPI_x, and mpi_x_
+    (Fortran); the library's own mpi_x are not calls."""
+    for m in re.finditer(r"^(?:int|double|void)\s+(MPI_\w+|mpi_\w+_)\s*\([^)]*\)\s*\{", text,
+                         re.M):
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        yield m.group(1), text[m.end():i - 1]
+
+
+# What does nothing: a cast to void, the init check, argument checks, a
+# declaration of a handle's struct pointer.
+INERT = [r"\(void\)\s*\w+;", r"NEED_INIT\([^;]*\);", r"TRY\(\s*(?:mpi_)?check\w*\([^;]*\)\);",
+         r"struct \w+ \*\w+;"]
+
+
+def silent(body):
+    """True when the body, past what does nothing, only returns success."""
+    b = re.sub(r"/\*.*?\*/|//[^\n]*", "", body, flags=re.S)
+    for pat in INERT:
+        b = re.sub(pat, "", b)
+    return re.fullmatch(r"\s*(return\s+(MPI_SUCCESS|0)\s*;)?\s*", b) is not None
+
+
+def test_the_stub_finder_finds_stubs():
+    text = ("int MPI_Win_fence(int a, int w)\n{\n    (void)a;\n    (void)w;\n"
+            "    NEED_INIT(\"MPI_Win_fence\");\n    return MPI_SUCCESS; /* later */\n}\n"
+            "void mpi_win_fence_(int *a, int *w, int *ierr)\n{\n}\n"
+            "int MPI_Comm_size(MPI_Comm comm, int *size)\n{\n    struct mcomm *c;\n"
+            "    TRY(mpi_check_comm(\"MPI_Comm_size\", comm, &c));\n    *size = c->size;\n"
+            "    return MPI_SUCCESS;\n}\n")
+    assert [n for n, b in bodies(text) if silent(b)] == ["MPI_Win_fence", "mpi_win_fence_"]
+
+
+def test_no_call_is_a_silent_stub():
+    """Every call the library defines is looked at: a function body, or a
+    Fortran binding a macro makes to forward to the C call of its name."""
+    seen, stubs = set(), []
+    for name in sorted(os.listdir(SRC)):
+        if not name.endswith(".c"):
+            continue
+        text = open(os.path.join(SRC, name)).read()
+        for fn, body in bodies(text):
+            seen.add(fn)
+            if silent(body):
+                stubs.append(f"{name}: {fn}")
+        for fn, cname in re.findall(r"^[A-Z]+\((mpi_\w+_), (MPI_\w+)\)$", text, re.M):
+            assert fn == cname.lower() + "_", fn
+            seen.add(fn)
+    assert stubs == []
+    for syms in defined():
+        calls = {s for s in syms if s.startswith("MPI_") or re.fullmatch(r"mpi_\w+_", s)}
+        assert len(calls) > 250 and calls - seen == set()
