@@ -117,7 +117,15 @@ def main():
         a.nodes = [2]
         a.lat_sizes, a.ring_sizes = [8], [4096]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 20, 1 << 16, 20, 200
+        # The ping-pongs' warm-up (nxbench/mpibench lat WARMUP): 2000 round
+        # trips are 10-30 s a job on loaded Linux nodes under TCG.
+        a.lat_warmup = 20
         a.io_nodes = [int(x) for x in (a.io_nodes or "1").split(",")]
+        # A Linux job that printed "E done" and then nothing for this long is
+        # taken to hang in MPI_Finalize and interrupted (ternbench/jobs.py):
+        # 30 s tells a slow finalize from a hang for the figures; the smoke
+        # keeps the printed results either way and needs no such figure.
+        a.finalize_grace = 10
         default_only = "network,launch,io,portals,floor,node"
     else:
         a.reps = a.reps or 5
@@ -125,7 +133,9 @@ def main():
         a.lat_sizes = [0, 8, 64, 512, 1024, 4096, 16384, 65536]
         a.ring_sizes = [8, 64, 512, 4096, 65536, 1 << 20, 8 << 20]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 20, 2000
+        a.lat_warmup = 2000
         a.io_nodes = [int(x) for x in (a.io_nodes or "1,4,16").split(",")]
+        a.finalize_grace = 30
         default_only = ("network,mpinx,launch,io,portals,floor,frames,node,boot,pxe,npb,"
                         "stream")
     a.mpinx_pairs = a.mpinx_pairs or (2 if a.smoke else a.reps)

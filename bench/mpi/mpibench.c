@@ -4,8 +4,11 @@
  * line per repetition:
  *     R <kind> <size> <unit> <value>
  * Modes (argv[1]):
- *   lat  REPS ITERS SIZES   ping-pong 0 <-> 1 (MPI_Send / MPI_Recv), one-way
- *                           latency in us
+ *   lat  REPS ITERS SIZES [WARMUP]
+ *                           ping-pong 0 <-> 1 (MPI_Send / MPI_Recv), one-way
+ *                           latency in us, after WARMUP 8-byte round trips
+ *                           (default 2000; the smoke run of bench/run_all.py
+ *                           asks for fewer)
  *   ring REPS BYTES SIZES   every rank sends to its right neighbour and
  *                           receives from its left (MPI_Irecv, MPI_Send,
  *                           MPI_Wait), MB/s (10^6) each rank sends; about
@@ -42,7 +45,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     MPI_Comm w = MPI_COMM_WORLD;
     if (!strcmp(argv[1], "lat")) {
-        for (long k = 0; k < 2000 && me < 2 && n > 1; k++) { /* warm up */
+        long warmup = argc > 5 ? atol(argv[5]) : 2000;
+        for (long k = 0; k < warmup && me < 2 && n > 1; k++) { /* warm up */
             if (me == 0) {
                 MPI_Send(a, 8, MPI_BYTE, 1, 1, w);
                 MPI_Recv(b, 8, MPI_BYTE, 1, 2, w, MPI_STATUS_IGNORE);

@@ -2,7 +2,10 @@
  * Linux or Tern, libnx-mpi).  Node 0 prints one line per repetition:
  *     R <kind> <size> <unit> <value>
  * Modes (argv[1]):
- *   lat  REPS ITERS SIZES   ping-pong 0 <-> 1, one-way latency in us
+ *   lat  REPS ITERS SIZES [WARMUP]
+ *                           ping-pong 0 <-> 1, one-way latency in us, after
+ *                           WARMUP 8-byte round trips (default 2000; the
+ *                           smoke run of bench/run_all.py asks for fewer)
  *   ring REPS BYTES SIZES   every node sends to its right neighbour and
  *                           receives from its left (irecv, csend, msgwait),
  *                           MB/s (10^6) each node sends; about BYTES per
@@ -45,7 +48,8 @@ int main(int argc, char **argv)
     if (!a || !b)
         return 1;
     if (!strcmp(argv[1], "lat")) {
-        for (long k = 0; k < 2000 && me < 2 && n > 1; k++) { /* warm up */
+        long warmup = argc > 5 ? atol(argv[5]) : 2000;
+        for (long k = 0; k < warmup && me < 2 && n > 1; k++) { /* warm up */
             if (me == 0) {
                 csend(1, a, 8, 1, 0);
                 crecv(2, b, 8);

@@ -93,7 +93,7 @@ def network(run, os_name):
         for mpi in (False, True):
             s = MPI_SYSTEM[os_name] if mpi else sysname
             out = measured(run, name, os_name, 2, "lat", a.reps, a.iters,
-                           ",".join(map(str, a.lat_sizes)), mpi=mpi)
+                           ",".join(map(str, a.lat_sizes)), a.lat_warmup, mpi=mpi)
             for (kind, size), v in parse_r(out).items():
                 run.add("latency", s, "oneway", size, "us", v)
             run.log(f"{os_name}: {s} latency done")

@@ -98,7 +98,9 @@ def single_node(run):
     systems = {"tern": node.on_tern}
     if linuxnode.debian_kernel():
         systems["linux"] = node.on_linux
-    progs = [("memcpy", "memcpy_bw", [])] if a.smoke else [
+    # --smoke: 1 MiB per sample, 3 samples a size (the figures' 64 MiB and 7
+    # take most of a minute a node under TCG).
+    progs = [("memcpy", "memcpy_bw", ["1024", "3"])] if a.smoke else [
         ("memcpy", "memcpy_bw", []), ("memavail", "memavail", []), ("noise", "fwq", [])]
     for sysname, fn in systems.items():
         for exp, prog, args in progs:

@@ -101,7 +101,7 @@ def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=(), until_done
         argv = [CLUSTER, "--name", name, "mpiexec", "-n", str(n), path, *map(str, args)]
         if until_done:
             out, err, rc, hung = jobs.run_until_done(
-                argv, lambda o: "E done" in o, timeout,
+                argv, lambda o: "E done" in o, timeout, grace=getattr(run.a, "finalize_grace", 30),
                 env=dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout * 0.8))))
             if hung:
                 run.add(*until_done, "finalize_hang", n, "", [1])
