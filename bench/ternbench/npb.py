@@ -9,7 +9,9 @@ into the tree; NPB's own README is at the source's top.
     bindir, secs = npb.build(src, scratch, "tern", ["ep", "cg"], "S")
     r = npb.parse(stdout)                    # {"verified": True, "time": .., "mops": ..}
 """
+import concurrent.futures
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -31,8 +33,8 @@ def source():
     return os.path.abspath(d) if os.path.isdir(d) else None
 
 
-def make_def(system):
-    """config/make.def for one system."""
+def make_def(system, bindir="../bin"):
+    """config/make.def for one system, the programs into bindir."""
     if system == "tern":
         fc = os.path.join(ROOT, "build", "bin", "tern-mpif90")
         cc = os.path.join(ROOT, "build", "bin", "tern-mpicc")
@@ -43,30 +45,52 @@ def make_def(system):
         fflags = "-O2 -fallow-argument-mismatch"
     return (f"MPIFC = {fc}\nFLINK = $(MPIFC)\nFMPI_LIB =\nFMPI_INC =\nFFLAGS = {fflags}\n"
             f"FLINKFLAGS = $(FFLAGS)\nMPICC = {cc}\nCLINK = $(MPICC)\nCMPI_LIB =\n"
-            f"CMPI_INC =\nCFLAGS = -O2\nCLINKFLAGS = $(CFLAGS)\nCC = gcc -g\nBINDIR = ../bin\n"
-            f"RAND = randi8\n")
+            f"CMPI_INC =\nCFLAGS = -O2\nCLINKFLAGS = $(CFLAGS)\nCC = gcc -g\n"
+            f"BINDIR = {bindir}\nRAND = randi8\n")
 
 
-def build(src, scratch, system, benchmarks, cls):
+def build(src, scratch, system, benchmarks, cls, jobs=1):
     """Copy src to scratch/npb-<system> (once), build benchmarks of class
     cls there; returns (bin directory, seconds the builds took).  Raises
-    RuntimeError with the build's tail when one fails."""
+    RuntimeError with the build's tail when one fails.  jobs: benchmarks
+    built at once (tests/test_npb.py: 2; bench/npb.py keeps 1, its build
+    time is a figure), each worker in a copy of its own (npb-<system>-K
+    beside the first): NPB's makefiles build sys/setparams and the common/
+    objects on demand in the one tree, so two builds in it would race; the
+    programs all go to the first copy's bin/."""
     d = os.path.join(scratch, f"npb-{system}")
-    if not os.path.isdir(d):
-        shutil.copytree(src, d)
-    os.makedirs(os.path.join(d, "bin"), exist_ok=True)
-    with open(os.path.join(d, "config", "make.def"), "w") as f:
-        f.write(make_def(system))
+    bindir = os.path.join(d, "bin")
+    todo = [b for b in benchmarks if not os.path.exists(os.path.join(bindir, f"{b}.{cls}.x"))]
+    trees = [d] + [f"{d}-{k}" for k in range(1, max(1, min(jobs, len(todo))))]
+    for t in trees:
+        if not os.path.isdir(t):
+            shutil.copytree(src, t)
+        with open(os.path.join(t, "config", "make.def"), "w") as f:
+            f.write(make_def(system, bindir))
+    os.makedirs(bindir, exist_ok=True)
+    pending = queue.Queue()
+    for b in todo:
+        pending.put(b)
+
+    def worker(tree):
+        while True:
+            try:
+                b = pending.get_nowait()
+            except queue.Empty:
+                return
+            r = subprocess.run(["make", b, f"CLASS={cls}"], cwd=tree, capture_output=True,
+                               text=True, timeout=1800)
+            if r.returncode:
+                while not pending.empty():      # the other workers stop too
+                    pending.get_nowait()
+                raise RuntimeError(f"NPB {b} class {cls} for {system} did not build:\n"
+                                   f"{r.stdout[-3000:]}{r.stderr[-3000:]}")
+
     t0 = time.monotonic()
-    for b in benchmarks:
-        if os.path.exists(os.path.join(d, "bin", f"{b}.{cls}.x")):
-            continue
-        r = subprocess.run(["make", b, f"CLASS={cls}"], cwd=d, capture_output=True, text=True,
-                           timeout=1800)
-        if r.returncode:
-            raise RuntimeError(f"NPB {b} class {cls} for {system} did not build:\n"
-                               f"{r.stdout[-3000:]}{r.stderr[-3000:]}")
-    return os.path.join(d, "bin"), time.monotonic() - t0
+    with concurrent.futures.ThreadPoolExecutor(len(trees)) as ex:
+        for f in [ex.submit(worker, t) for t in trees]:
+            f.result()
+    return bindir, time.monotonic() - t0
 
 
 def ranks(bench, nodes):
