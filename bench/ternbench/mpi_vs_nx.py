@@ -9,8 +9,8 @@ them; a host shared with other work (load moving by 2x within minutes here)
 can then favour either.  Here one 2-node cluster runs NX (bench/nx/nxbench.c
 lat) and MPI (bench/mpi/mpibench.c lat) jobs alternately, pair by pair, the
 first of each pair changing every time, so both see the same load.  Every job
-does its own warm-up and --reps timed repetitions of --mpinx-iters round
-trips (1000: a repetition is long next to the host's scheduling slices); the
+does its own warm-up (2000 round trips; --smoke: 20) and --reps timed
+repetitions of --mpinx-iters round trips (1000: a repetition is long next to the host's scheduling slices); the
 figures are medians over all repetitions of all jobs, and each pair's MPI/NX
 ratio of its two jobs' medians (paired), whose median, min and max are kept
 too.  The script prints the MPI/NX lines at the end of the step, with the
@@ -82,7 +82,7 @@ def experiment(run):
                 prog = MPIBENCH["tern"] if system == "tern-mpi" else "nxbench"
                 try:
                     out = job(run, name, "tern", 2, prog, "lat", a.reps, a.mpinx_iters, sizes,
-                              timeout=600)[0]
+                              a.lat_warmup, timeout=600)[0]
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     failed[system] += 1
                     run.log(f"mpinx: {system} job of pair {pair} failed: {str(e)[:300]}")
