@@ -53,7 +53,9 @@ def test_proc_cpuinfo_and_meminfo_describe_the_node(c2, libc):
         "meminfo MemFree <= MemAvailable <= MemTotal: yes",
         "meminfo SwapTotal 0 kB",
         "meminfo 20 or more lines, all 'Name: value kB': yes",
-        "sysconf nprocessors 2"], r.stdout
+        "sysconf nprocessors 2",
+        f"sysinfo totalram {region_kib} kB",
+        f"sysconf phys pages {region_kib} kB"], r.stdout
 
 
 @pytest.mark.parametrize("libc", ["glibc", "musl"])

@@ -26,6 +26,10 @@ static inline struct range_list heap_list(void)
 /* Lowest address mmap may use in the heap area: above the current break. */
 static inline uint64_t heap_low(void) { return ALIGN_UP(proc.brk, PAGE_SIZE); }
 
+/* The application's memory: sysinfo's totalram, /proc/meminfo's MemTotal
+ * (not all RAM: what the kernel keeps is not the program's to size by). */
+static inline uint64_t app_memory_bytes(void) { return app_region.end - app_region.start; }
+
 /* What brk and mmap can still hand out: sysinfo's freeram, /proc/meminfo's
  * MemFree. */
 static inline uint64_t heap_free_bytes(void)

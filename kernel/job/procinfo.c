@@ -291,7 +291,7 @@ static void kb(struct text_out *o, const char *name, uint64_t bytes)
 
 void procinfo_meminfo(struct text_out *o)
 {
-    uint64_t total = app_region.end - app_region.start;
+    uint64_t total = app_memory_bytes();
     uint64_t free = heap_free_bytes();
     if (free > total)
         free = total;

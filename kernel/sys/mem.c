@@ -249,7 +249,7 @@ SYSCALL(sysinfo)
     UNUSED_ARGS();
     struct linux_sysinfo si = {0};
     si.uptime = (int64_t)(time_monotonic_ns() / 1000000000ULL);
-    si.totalram = app_region.total_ram;
+    si.totalram = app_memory_bytes();
     si.freeram = heap_free_bytes();
     si.procs = 1;
     si.mem_unit = 1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 /* Fields every stanza of Linux's x86 /proc/cpuinfo has. */
@@ -141,5 +142,13 @@ int main(void)
 {
     int rc = cpuinfo() | meminfo();
     printf("sysconf nprocessors %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+    /* sysinfo (and glibc's sysconf(_SC_PHYS_PAGES) on it) must tell the same
+     * as MemTotal: a program sizing its arrays by it gets what it can use. */
+    struct sysinfo si;
+    if (sysinfo(&si))
+        return 1;
+    printf("sysinfo totalram %llu kB\n", (unsigned long long)si.totalram * si.mem_unit >> 10);
+    printf("sysconf phys pages %llu kB\n",
+           (unsigned long long)sysconf(_SC_PHYS_PAGES) * (unsigned long long)sysconf(_SC_PAGESIZE) >> 10);
     return rc;
 }
