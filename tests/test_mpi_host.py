@@ -50,6 +50,8 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("bigmsg", 3, "bigmsg ok"),
     ("ftest", 1, "fortran ok on 1 ranks"),
     ("ftest", 4, "fortran ok on 4 ranks"),
+    ("fbind", 1, "fortran bindings ok on 1 ranks"),
+    ("fbind", 4, "fortran bindings ok on 4 ranks"),
 ])
 def test_semantics(ns, prog, n, expect):
     r = run(ns, n, prog)
