@@ -123,6 +123,7 @@ struct msg_engine {
     uint64_t barrier_got;
     /* statistics, printed at exit when _STATS is set */
     uint64_t st_eager, st_rdv, st_unexpected, st_recoveries, st_resent, st_drained;
+    uint64_t st_received; /* messages from other ranks taken by receives */
     uint64_t st_ptl_barriers; /* barriers Portals forwarded (msg_barrier.c) */
     uint64_t st_ptl_wakes;    /* ... of which needed the self-put wake-up */
     uint64_t st_ptl_waits;    /* blocking event waits in them (each ends on an event) */

@@ -142,6 +142,10 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
     r->src = src;
     r->mbits = bits;
     r->len = len;
+    /* Counted as eager and rendezvous sends are: not a message to oneself
+     * (a copy), so a collective's messages per rank can be checked. */
+    if (src != eng.rank)
+        eng.st_received++;
     if (len > r->count)
         r->error = MSG_ERR_TRUNCATE;
     if (rdv) {

@@ -301,11 +301,12 @@ static void print_stats(void)
 {
     if (eng.verbose)
         fprintf(stderr,
-                "%s stats node %ld: eager=%llu rendezvous=%llu unexpected=%llu "
+                "%s stats node %ld: eager=%llu rendezvous=%llu received=%llu unexpected=%llu "
                 "recoveries=%llu resent=%llu drained=%llu portals_barriers=%llu "
                 "barrier_wakes=%llu barrier_waits=%llu\n",
                 eng.who, eng.rank, (unsigned long long)eng.st_eager,
-                (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_unexpected,
+                (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_received,
+                (unsigned long long)eng.st_unexpected,
                 (unsigned long long)eng.st_recoveries, (unsigned long long)eng.st_resent,
                 (unsigned long long)eng.st_drained, (unsigned long long)eng.st_ptl_barriers,
                 (unsigned long long)eng.st_ptl_wakes, (unsigned long long)eng.st_ptl_waits);

@@ -50,6 +50,8 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("bigmsg", 3, "bigmsg ok"),
     ("ftest", 1, "fortran ok on 1 ranks"),
     ("ftest", 4, "fortran ok on 4 ranks"),
+    ("fbind", 1, "fortran bindings ok on 1 ranks"),
+    ("fbind", 4, "fortran bindings ok on 4 ranks"),
 ])
 def test_semantics(ns, prog, n, expect):
     r = run(ns, n, prog)
@@ -92,6 +94,26 @@ def test_scatterv_of_small_blocks_takes_log2_n_messages_from_the_root(ns, vtree,
     assert r.status == 0 and "collv count ok on 16 ranks: 100 calls" in r.out, r
     sends = {k: stats(r, k)["eager"] + stats(r, k)["rendezvous"] for k in (0, 8)}
     assert sends == {0: 100 * root_sends, 8: 100 * rank8_sends}, (sends, r)
+
+
+@pytest.mark.parametrize("vtree,root_takes,rank8_takes,rank8_sends",
+                         [(None, 4, 3, 1), ("0", 4 + 15, 3, 2)])
+def test_gatherv_of_small_blocks_takes_log2_n_messages_to_the_root(ns, vtree, root_takes,
+                                                                  rank8_takes, rank8_sends):
+    """100 Gatherv of 4-byte blocks to rank 0 of 16: the root takes 4
+    messages per call (its children in the binomial tree), rank 8 takes 3
+    (its children's) and sends 1, its subtree's blocks together; the linear
+    way (TERN_MPI_VTREE_MAX=0) brings the root 15 blocks of its own beside
+    the tree's 4 of lengths, and rank 8 sends its block beside its tree
+    message.  No rank sends more than one tree message per call."""
+    env = dict(TERN_MPI_STATS="1", **({"TERN_MPI_VTREE_MAX": vtree} if vtree else {}))
+    r = run(ns, 16, "collv", "count", "100", "gatherv", env=env)
+    assert r.status == 0 and "collv count ok on 16 ranks: 100 calls of MPI_Gatherv" in r.out, r
+    st = {k: stats(r, k) for k in range(16)}
+    sends = {k: s["eager"] + s["rendezvous"] for k, s in st.items()}
+    assert (st[0]["received"], st[8]["received"]) == (100 * root_takes, 100 * rank8_takes), st
+    assert sends[0] == 0 and sends[8] == 100 * rank8_sends, sends
+    assert sum(s["received"] for s in st.values()) == sum(sends.values()), st
 
 
 def stats(r, rank):

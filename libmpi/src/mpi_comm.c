@@ -315,20 +315,30 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_name(MPI_Comm comm, const char *name)
+int mpi_comm_name_set(const char *call, MPI_Comm comm, const char *name, size_t len)
 {
     struct mcomm *c;
-    TRY(mpi_check_comm("MPI_Comm_set_name", comm, &c));
-    snprintf(c->name, sizeof c->name, "%s", name);
+    TRY(mpi_check_comm(call, comm, &c));
+    size_t n = strnlen(name, len < sizeof c->name ? len : sizeof c->name - 1);
+    memcpy(c->name, name, n);
+    c->name[n] = 0;
     return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_name(MPI_Comm comm, const char *name)
+{
+    return mpi_comm_name_set("MPI_Comm_set_name", comm, name, MPI_MAX_OBJECT_NAME - 1);
 }
 
 int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Comm_get_name", comm, &c));
-    snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);
-    *resultlen = (int)strlen(name);
+    /* A name Fortran set may be one character longer than C's buffer holds. */
+    size_t n = strnlen(c->name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(name, c->name, n);
+    name[n] = 0;
+    *resultlen = (int)n;
     return MPI_SUCCESS;
 }
 

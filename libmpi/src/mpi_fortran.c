@@ -52,6 +52,15 @@ static void to_fortran(char *dst, size_t len, const char *src)
     memset(dst + n, ' ', len - n);
 }
 
+/* A Fortran CHARACTER argument's length without its trailing blanks, which
+ * are padding, not part of the string (leading blanks are kept). */
+static size_t fortran_len(const char *s, size_t len)
+{
+    while (len > 0 && s[len - 1] == ' ')
+        len--;
+    return len;
+}
+
 /* ---- environment ---- */
 void mpi_init_(F *ierr) { *ierr = MPI_Init(NULL, NULL); }
 void mpi_init_thread_(F *required, F *provided, F *ierr)
@@ -103,6 +112,17 @@ void mpi_comm_get_errhandler_(F *comm, F *eh, F *ierr)
 void mpi_errhandler_set_(F *comm, F *eh, F *ierr) { *ierr = MPI_Errhandler_set(*comm, *eh); }
 void mpi_errhandler_get_(F *comm, F *eh, F *ierr) { *ierr = MPI_Errhandler_get(*comm, eh); }
 void mpi_errhandler_free_(F *eh, F *ierr) { *ierr = MPI_Errhandler_free(eh); }
+void mpi_comm_create_errhandler_(MPI_Comm_errhandler_function *fn, F *eh, F *ierr)
+{
+    /* A Fortran subroutine (comm, error code), both INTEGERs by reference:
+     * what the library passes a C handler (mpi_errors.c), so it is called
+     * as it is.  gfortran's subroutines ignore C's variadic rest. */
+    *ierr = MPI_Comm_create_errhandler(fn, eh);
+}
+void mpi_comm_call_errhandler_(F *comm, F *code, F *ierr)
+{
+    *ierr = MPI_Comm_call_errhandler(*comm, *code);
+}
 
 /* ---- communicators and groups ---- */
 void mpi_comm_size_(F *comm, F *size, F *ierr) { *ierr = MPI_Comm_size(*comm, size); }
@@ -117,6 +137,23 @@ void mpi_comm_free_(F *comm, F *ierr) { *ierr = MPI_Comm_free(comm); }
 void mpi_comm_compare_(F *a, F *b, F *res, F *ierr) { *ierr = MPI_Comm_compare(*a, *b, res); }
 void mpi_comm_group_(F *comm, F *g, F *ierr) { *ierr = MPI_Comm_group(*comm, g); }
 void mpi_comm_test_inter_(F *comm, F *flag, F *ierr) { *ierr = MPI_Comm_test_inter(*comm, flag); }
+/* Fortran names keep MPI_MAX_OBJECT_NAME characters, one more than C's
+ * (which need the NUL): so neither goes through the C call's buffer. */
+void mpi_comm_set_name_(F *comm, char *name, F *ierr, size_t name_len)
+{
+    size_t n = fortran_len(name, name_len);
+    *ierr = mpi_comm_name_set("MPI_Comm_set_name", *comm, name,
+                              n < MPI_MAX_OBJECT_NAME ? n : MPI_MAX_OBJECT_NAME);
+}
+void mpi_comm_get_name_(F *comm, char *name, F *len, F *ierr, size_t name_len)
+{
+    struct mcomm *c;
+    *ierr = mpi_check_comm("MPI_Comm_get_name", *comm, &c);
+    /* On an error returned the name is empty (all blanks), as MPI says. */
+    to_fortran(name, name_len, *ierr ? "" : c->name);
+    size_t n = *ierr ? 0 : strlen(c->name);
+    *len = (F)(n < name_len ? n : name_len);
+}
 void mpi_comm_get_attr_(F *comm, F *key, MPI_Aint *val, F *flag, F *ierr)
 {
     int *p = NULL;
@@ -384,6 +421,21 @@ void mpi_type_extent_(F *t, F *ext, F *ierr)
     *ierr = MPI_Type_extent(*t, &e);
     *ext = (F)e;
 }
+void mpi_type_lb_(F *t, F *lb, F *ierr)
+{
+    MPI_Aint a = 0;
+    *ierr = MPI_Type_lb(*t, &a);
+    *lb = (F)a;
+}
+void mpi_type_ub_(F *t, F *ub, F *ierr)
+{
+    MPI_Aint a = 0;
+    *ierr = MPI_Type_ub(*t, &a);
+    *ub = (F)a;
+}
+/* INTEGER(KIND=MPI_COUNT_KIND) is C's MPI_Count. */
+_Static_assert(sizeof(MPI_Count) == 8, "mkmpif.py makes MPI_COUNT_KIND 8");
+void mpi_type_size_x_(F *t, MPI_Count *size, F *ierr) { *ierr = MPI_Type_size_x(*t, size); }
 void mpi_type_get_extent_(F *t, MPI_Aint *lb, MPI_Aint *ext, F *ierr)
 {
     *ierr = MPI_Type_get_extent(*t, lb, ext);
@@ -488,6 +540,14 @@ void mpi_op_create_(MPI_User_function *fn, F *commute, F *op, F *ierr)
     *ierr = MPI_Op_create(fn, *commute, op);
 }
 void mpi_op_free_(F *op, F *ierr) { *ierr = MPI_Op_free(op); }
+void mpi_op_commutative_(F *op, F *commute, F *ierr)
+{
+    /* A LOGICAL: gfortran's .TRUE. is 1, .FALSE. 0. */
+    int c = 0;
+    *ierr = MPI_Op_commutative(*op, &c);
+    if (*ierr == MPI_SUCCESS)
+        *commute = c ? 1 : 0;
+}
 void mpi_reduce_local_(void *in, void *inout, F *count, F *type, F *op, F *ierr)
 {
     *ierr = MPI_Reduce_local(B(in), B(inout), *count, *type, *op);

@@ -97,7 +97,9 @@ struct mcomm {
      * by Portals through bar, or messages through the engine. */
     enum { BAR_UNDECIDED = 0, BAR_PORTALS, BAR_MESSAGES } bar_mode;
     struct msg_barrier *bar;
-    char name[MPI_MAX_OBJECT_NAME];
+    /* C stores MPI_MAX_OBJECT_NAME - 1 characters of a name, Fortran
+     * MPI_MAX_OBJECT_NAME (MPI-3.1 6.8: C's buffer holds the NUL too). */
+    char name[MPI_MAX_OBJECT_NAME + 1];
     /* Cartesian topology */
     int ndims;        /* 0: none */
     int *dims, *periods;
@@ -105,6 +107,9 @@ struct mcomm {
 struct mcomm *mpi_comm_get(MPI_Comm c);
 /* Check a communicator argument: NULL after raising MPI_ERR_COMM. */
 int mpi_check_comm(const char *call, MPI_Comm c, struct mcomm **out);
+/* Name a communicator with at most len characters of name (C and Fortran
+ * limits differ). */
+int mpi_comm_name_set(const char *call, MPI_Comm comm, const char *name, size_t len);
 static inline int mpi_world_of(const struct mcomm *c, int r) { return c->world ? c->world[r] : r; }
 static inline int mpi_rank_of(const struct mcomm *c, int w)
 {

@@ -11,7 +11,10 @@
  *     collv            the checks
  *     collv count K    K Scatterv of 4-byte blocks from rank 0 and nothing
  *                      else (tests/test_mpi_host.py reads the ranks' send
- *                      counts, TERN_MPI_STATS=1) */
+ *                      and receive counts, TERN_MPI_STATS=1)
+ *     collv count K gatherv   the same with K Gatherv to rank 0 */
+#include <stdbool.h>
+
 #include "mpitest.h"
 
 static MPI_Comm comm;
@@ -178,7 +181,7 @@ static void run(void)
     }
 }
 
-static void count_mode(int k)
+static void count_mode(int k, bool gather)
 {
     int *cnt = malloc(sizeof(int) * (size_t)t_size), *displs = malloc(sizeof(int) * (size_t)t_size);
     int *all = malloc(sizeof(int) * (size_t)t_size), got = -1;
@@ -187,22 +190,30 @@ static void count_mode(int k)
         displs[i] = i;
         all[i] = i * 3;
     }
-    for (int i = 0; i < k; i++) {
+    for (int i = 0; i < k && !gather; i++) {
         OK(MPI_Scatterv(all, cnt, displs, MPI_INT, &got, 1, MPI_INT, 0, MPI_COMM_WORLD));
         CHECK(got == t_rank * 3, "count scatterv %d", got);
+    }
+    for (int i = 0; i < k && gather; i++) {
+        int mine = t_rank * 3 + i;
+        memset(all, 0xff, sizeof(int) * (size_t)t_size);
+        OK(MPI_Gatherv(&mine, 1, MPI_INT, all, cnt, displs, MPI_INT, 0, MPI_COMM_WORLD));
+        for (int j = 0; t_rank == 0 && j < t_size; j++)
+            CHECK(all[j] == j * 3 + i, "count gatherv %d from %d", all[j], j);
     }
     free(cnt);
     free(displs);
     free(all);
     if (t_rank == 0)
-        printf("collv count ok on %d ranks: %d calls\n", t_size, k);
+        printf("collv count ok on %d ranks: %d calls of %s\n", t_size, k,
+               gather ? "MPI_Gatherv" : "MPI_Scatterv");
 }
 
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
     if (argc > 2 && !strcmp(argv[1], "count")) {
-        count_mode(atoi(argv[2]));
+        count_mode(atoi(argv[2]), argc > 3 && !strcmp(argv[3], "gatherv"));
         OK(MPI_Finalize());
         return 0;
     }

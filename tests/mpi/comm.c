@@ -87,6 +87,15 @@ static void dups_apart(void)
     CHECK(!strcmp(name, "dup of world") && len == 12, "name %s", name);
     OK(MPI_Comm_get_name(MPI_COMM_WORLD, name, &len));
     CHECK(!strcmp(name, "MPI_COMM_WORLD"), "world's name %s", name);
+    /* C keeps MPI_MAX_OBJECT_NAME - 1 characters of a longer name (the
+     * buffer holds the NUL); Fortran keeps one more (fbind.f90). */
+    char longname[200];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    OK(MPI_Comm_set_name(d, longname));
+    OK(MPI_Comm_get_name(d, name, &len));
+    CHECK(len == MPI_MAX_OBJECT_NAME - 1 && strlen(name) == (size_t)len &&
+              !strncmp(name, longname, (size_t)len), "long name truncated: %d %s", len, name);
     int *tagub, flag;
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tagub, &flag));
     CHECK(flag && *tagub >= 32767, "MPI_TAG_UB");

@@ -1,0 +1,225 @@
+! The Fortran bindings of the calls ftest.f90 does not take, as a user sees
+! them through mpif.h (issue 16): communicator names set and read back
+! (blank-padded both ways, trailing blanks dropped, leading ones kept, a
+! name longer than MPI_MAX_OBJECT_NAME truncated to it), a Fortran error
+! handler called with its communicator and code by MPI_COMM_CALL_ERRHANDLER
+! and by real errors (a send to a rank that does not exist, a bad tag),
+! MPI_OP_COMMUTATIVE of MPI_SUM and of user operations (and a reduction
+! with the non-commutative one keeping rank order), MPI_TYPE_LB, _UB and
+! _SIZE_X (INTEGER(KIND=MPI_COUNT_KIND)) of vector, resized, struct and
+! 8 GiB types.  A failed check prints it and calls MPI_ABORT (status 2).
+! Prints "fortran bindings ok on N ranks".
+program fbind
+  implicit none
+  include 'mpif.h'
+  integer :: ierr, rank, nproc, dup, eh, eh2, i, len, x, cls
+  integer :: op_first, op_add, vec, rsz, st, c1, c2, lb, ub, fst
+  integer :: blens(2), types(2)
+  integer(kind=MPI_ADDRESS_KIND) :: disps(2), alb, aext
+  integer(kind=MPI_COUNT_KIND) :: sx
+  character(len=MPI_MAX_OBJECT_NAME) :: nm
+  character(len=200) :: long
+  character(len=5) :: short
+  logical :: commute
+  integer :: hcount, hcomm, hcode
+  common /hstate/ hcount, hcomm, hcode
+  external :: onerr, first, addup
+
+  call mpi_init(ierr)
+  call mpi_comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call mpi_comm_size(MPI_COMM_WORLD, nproc, ierr)
+  call mpi_comm_dup(MPI_COMM_WORLD, dup, ierr)
+
+  ! ---- names ----
+  nm = repeat('x', MPI_MAX_OBJECT_NAME)
+  call mpi_comm_get_name(MPI_COMM_WORLD, nm, len, ierr)
+  call ck(ierr, 'get_name world')
+  if (nm /= 'MPI_COMM_WORLD' .or. len /= 14) call fail('world name: ' // trim(nm))
+  nm = repeat('x', MPI_MAX_OBJECT_NAME)
+  call mpi_comm_get_name(dup, nm, len, ierr)
+  call ck(ierr, 'get_name unnamed')
+  if (nm /= ' ' .or. len /= 0) call fail('a dup has no name: ' // trim(nm))
+  call mpi_comm_set_name(dup, 'fortran comm      ', ierr)
+  call ck(ierr, 'set_name')
+  nm = repeat('x', MPI_MAX_OBJECT_NAME)
+  call mpi_comm_get_name(dup, nm, len, ierr)
+  ! '==' pads with blanks: every character past the name must be a blank
+  if (nm /= 'fortran comm' .or. len /= 12) call fail('trailing blanks: ' // nm)
+  short = 'xxxxx'
+  call mpi_comm_get_name(dup, short, len, ierr)
+  call ck(ierr, 'get_name short')
+  if (short /= 'fortr' .or. len /= 5) call fail('short get_name: ' // short)
+  call mpi_comm_set_name(dup, '  two leading', ierr)
+  call mpi_comm_get_name(dup, nm, len, ierr)
+  if (nm /= '  two leading' .or. len /= 13) call fail('leading blanks: ' // nm)
+  do i = 1, 200
+     long(i:i) = achar(iachar('a') + mod(i - 1, 26))
+  end do
+  call mpi_comm_set_name(dup, long, ierr)
+  call ck(ierr, 'set_name long')
+  nm = ' '
+  call mpi_comm_get_name(dup, nm, len, ierr)
+  if (len /= MPI_MAX_OBJECT_NAME .or. nm /= long(1:MPI_MAX_OBJECT_NAME)) &
+       call fail('truncated to MPI_MAX_OBJECT_NAME: ' // nm)
+  call mpi_comm_set_name(dup, '   ', ierr)
+  nm = 'x'
+  call mpi_comm_get_name(dup, nm, len, ierr)
+  if (nm /= ' ' .or. len /= 0) call fail('blank name: ' // nm)
+  call mpi_comm_set_name(dup, 'fortran comm', ierr)
+
+  ! ---- a Fortran error handler ----
+  call mpi_comm_create_errhandler(onerr, eh, ierr)
+  call ck(ierr, 'create_errhandler')
+  call mpi_comm_set_errhandler(dup, eh, ierr)
+  call ck(ierr, 'set_errhandler')
+  call mpi_comm_get_errhandler(dup, eh2, ierr)
+  if (eh2 /= eh) call fail('get_errhandler')
+  hcount = 0
+  call mpi_comm_call_errhandler(dup, MPI_ERR_TAG, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('call_errhandler returns MPI_SUCCESS')
+  if (hcount /= 1 .or. hcomm /= dup .or. hcode /= MPI_ERR_TAG) &
+       call fail('call_errhandler called the handler with (dup, MPI_ERR_TAG)')
+  x = rank
+  call mpi_send(x, 1, MPI_INTEGER, nproc + 2, 0, dup, ierr)
+  call mpi_error_class(hcode, cls, i)
+  if (hcount /= 2 .or. hcomm /= dup .or. cls /= MPI_ERR_RANK .or. ierr /= hcode) &
+       call fail('a send to rank nproc+2 called the handler with MPI_ERR_RANK')
+  call mpi_send(x, 1, MPI_INTEGER, 0, -5, dup, ierr)
+  call mpi_error_class(hcode, cls, i)
+  if (hcount /= 3 .or. hcomm /= dup .or. cls /= MPI_ERR_TAG .or. ierr /= hcode) &
+       call fail('a send with tag -5 called the handler with MPI_ERR_TAG')
+  ! Freed, it stays the communicator's handler (MPI-3.1 8.3.4).
+  call mpi_errhandler_free(eh, ierr)
+  if (eh /= MPI_ERRHANDLER_NULL) call fail('errhandler_free')
+  call mpi_comm_call_errhandler(dup, MPI_ERR_OTHER, ierr)
+  if (hcount /= 4 .or. hcode /= MPI_ERR_OTHER) call fail('freed handler still called')
+  ! A correct call does not call it.
+  call mpi_sendrecv(x, 1, MPI_INTEGER, rank, 1, i, 1, MPI_INTEGER, rank, 1, dup, &
+       MPI_STATUS_IGNORE, ierr)
+  if (ierr /= MPI_SUCCESS .or. hcount /= 4 .or. i /= rank) call fail('no error, no call')
+
+  ! ---- MPI_OP_COMMUTATIVE ----
+  commute = .false.
+  call mpi_op_commutative(MPI_SUM, commute, ierr)
+  call ck(ierr, 'op_commutative')
+  ! The LOGICAL's bits are gfortran's .TRUE., not any non-zero int.
+  if (transfer(commute, 0) /= transfer(.true., 0)) call fail('MPI_SUM commutes')
+  call mpi_op_create(first, .false., op_first, ierr)
+  call mpi_op_create(addup, .true., op_add, ierr)
+  commute = .true.
+  call mpi_op_commutative(op_first, commute, ierr)
+  if (ierr /= MPI_SUCCESS .or. transfer(commute, 0) /= transfer(.false., 0)) &
+       call fail('user op made non-commutative')
+  commute = .false.
+  call mpi_op_commutative(op_add, commute, ierr)
+  if (ierr /= MPI_SUCCESS .or. transfer(commute, 0) /= transfer(.true., 0)) &
+       call fail('user op made commutative')
+  ! "first" keeps the lower rank's value: in rank order the answer is
+  ! rank 0's whatever the root.
+  x = rank + 1
+  fst = -1
+  call mpi_reduce(x, fst, 1, MPI_INTEGER, op_first, nproc - 1, MPI_COMM_WORLD, ierr)
+  if (rank == nproc - 1 .and. fst /= 1) call fail('non-commutative reduce kept rank order')
+  call mpi_op_free(op_first, ierr)
+  call mpi_op_free(op_add, ierr)
+
+  ! ---- MPI_TYPE_LB, _UB, _SIZE_X ----
+  ! 3 blocks of 2 INTEGERs, 4 apart: data 24 bytes, bounds 0..40
+  call mpi_type_vector(3, 2, 4, MPI_INTEGER, vec, ierr)
+  call bounds(vec, 0, 40, 24_MPI_COUNT_KIND, 'vector')
+  alb = -8
+  aext = 64
+  call mpi_type_create_resized(vec, alb, aext, rsz, ierr)
+  call ck(ierr, 'resized')
+  call bounds(rsz, -8, 56, 24_MPI_COUNT_KIND, 'resized')
+  ! a DOUBLE PRECISION at 8, 2 INTEGERs at 24: bounds 8..32, 16 bytes
+  blens = (/ 1, 2 /)
+  disps = (/ 8_MPI_ADDRESS_KIND, 24_MPI_ADDRESS_KIND /)
+  types = (/ MPI_DOUBLE_PRECISION, MPI_INTEGER /)
+  call mpi_type_create_struct(2, blens, disps, types, st, ierr)
+  call ck(ierr, 'struct')
+  call bounds(st, 8, 32, 16_MPI_COUNT_KIND, 'struct')
+  ! 8 GiB: more than a default INTEGER holds (MPI_TYPE_SIZE's limit)
+  call mpi_type_contiguous(1048576, MPI_DOUBLE_PRECISION, c1, ierr)
+  call mpi_type_contiguous(1024, c1, c2, ierr)
+  sx = -1
+  call mpi_type_size_x(c2, sx, ierr)
+  if (ierr /= MPI_SUCCESS .or. sx /= 8589934592_MPI_COUNT_KIND) call fail('size_x of 8 GiB')
+  call mpi_type_free(vec, ierr)
+  call mpi_type_free(rsz, ierr)
+  call mpi_type_free(st, ierr)
+  call mpi_type_free(c1, ierr)
+  call mpi_type_free(c2, ierr)
+
+  call mpi_comm_free(dup, ierr)
+  call mpi_barrier(MPI_COMM_WORLD, ierr)
+  if (rank == 0) print '(a,i0,a)', 'fortran bindings ok on ', nproc, ' ranks'
+  call mpi_finalize(ierr)
+
+contains
+
+  subroutine bounds(t, wantlb, wantub, wantsize, what)
+    integer, intent(in) :: t, wantlb, wantub
+    integer(kind=MPI_COUNT_KIND), intent(in) :: wantsize
+    character(len=*), intent(in) :: what
+    integer :: e
+    character(len=80) :: got
+    lb = 12345
+    ub = 12345
+    sx = -1   ! all 64 bits must be written
+    call mpi_type_lb(t, lb, e)
+    call ck(e, 'type_lb ' // what)
+    call mpi_type_ub(t, ub, e)
+    call ck(e, 'type_ub ' // what)
+    call mpi_type_size_x(t, sx, e)
+    call ck(e, 'type_size_x ' // what)
+    if (lb /= wantlb .or. ub /= wantub .or. sx /= wantsize) then
+       write (got, '(a,i0,a,i0,a,i0)') 'lb ', lb, ' ub ', ub, ' size ', sx
+       call fail(what // ': ' // trim(got))
+    end if
+  end subroutine bounds
+
+  subroutine ck(e, what)
+    integer, intent(in) :: e
+    character(len=*), intent(in) :: what
+    if (e /= MPI_SUCCESS) call fail(what // ' returned an error')
+  end subroutine ck
+
+  subroutine fail(what)
+    character(len=*), intent(in) :: what
+    integer :: e
+    print '(a,i0,a,a)', 'rank ', rank, ': FAILED ', what
+    flush(6)   ! MPI_ABORT ends the rank without flushing Fortran's units
+    call mpi_abort(MPI_COMM_WORLD, 2, e)
+  end subroutine fail
+end program fbind
+
+! The error handler: (comm, error code), both INTEGERs by reference.
+subroutine onerr(comm, code)
+  implicit none
+  integer :: comm, code
+  integer :: hcount, hcomm, hcode
+  common /hstate/ hcount, hcomm, hcode
+  hcount = hcount + 1
+  hcomm = comm
+  hcode = code
+end subroutine onerr
+
+! a op b = a: associative, not commutative (inoutvec = invec op inoutvec).
+subroutine first(invec, inoutvec, n, datatype)
+  implicit none
+  integer :: n, datatype, i
+  integer :: invec(n), inoutvec(n)
+  do i = 1, n
+     inoutvec(i) = invec(i)
+  end do
+end subroutine first
+
+subroutine addup(invec, inoutvec, n, datatype)
+  implicit none
+  integer :: n, datatype, i
+  integer :: invec(n), inoutvec(n)
+  do i = 1, n
+     inoutvec(i) = inoutvec(i) + invec(i)
+  end do
+end subroutine addup
