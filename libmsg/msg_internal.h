@@ -110,7 +110,6 @@ struct msg_engine {
     size_t eager_max;
     struct msg_peer *peers;
     int ops_inflight, ops_max;
-    int exit_pending;     /* our EXITING messages not yet acknowledged */
     bool starved;         /* something waits for an operation slot */
     long rdv_active;      /* rendezvous sends not yet pulled */
     uint64_t rdv_next;

@@ -412,8 +412,6 @@ void msg_ctl_send(long target, uint64_t hd, bool retry)
     c->target = target;
     c->hd = hd;
     c->retry = retry;
-    if ((hd >> 56) == CTL_EXITING)
-        eng.exit_pending++;
     ctl_queue(c);
     kick_ctl();
 }
@@ -422,8 +420,6 @@ void msg_ctl_ack(void *rec, const ptl_event_t *ev)
 {
     struct ctl *c = rec;
     eng.peers[c->target].ctl_inflight--;
-    if ((c->hd >> 56) == CTL_EXITING)
-        eng.exit_pending--; /* acknowledged, or failed: either way settled */
     if (ev->ni_fail_type != PTL_NI_OK && c->retry) {
         /* Start-up: the peer's portals are not there yet.  Try again. */
         c->due = now() + 0.002;
