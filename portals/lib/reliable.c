@@ -549,14 +549,18 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
     return d;
 }
 
+/* One more frame to acknowledge; the first one owed arms the delay. */
+static unsigned ack_owed(struct ptl_peer *p)
+{
+    if (++p->ack_pending == 1)
+        p->ack_due = ptl_host_now_ns() + ptl_g.tun.ack_delay_ns;
+    return p->ack_pending;
+}
+
 static void want_ack(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
 {
-    if (now_ || ++p->ack_pending >= 16) {
+    if (now_ || ack_owed(p) >= 16)
         send_rack(ni, p);
-        return;
-    }
-    if (p->ack_pending == 1)
-        p->ack_due = ptl_host_now_ns() + ptl_g.tun.ack_delay_ns;
 }
 
 /* want_ack for a frame placed in order; an ack wanted at once is only
@@ -568,8 +572,7 @@ static bool ack_later(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
         want_ack(ni, p, false);
         return false;
     }
-    if (++p->ack_pending == 1)
-        p->ack_due = ptl_host_now_ns() + ptl_g.tun.ack_delay_ns;
+    ack_owed(p);
     return true;
 }
 
