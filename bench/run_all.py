@@ -20,6 +20,10 @@ measured in one run (`make bench`):
   8 boot      single-node boot (bench/boot_time.py), cluster `up` to ready,
               kernel footprint
   9 floor     frames bounced off a nettest=echo node (bench/floor/floorping.c)
+  9b latfloor NX 0 and 8 B one-way latency against the fabric floor, paired:
+              experiment 9's echo node and a 2-node Tern cluster up together,
+              floorping bursts and NX jobs alternating (bench/ternbench/
+              lat_floor.py; --mpinx-pairs, --mpinx-iters)
  10 npb       the NAS Parallel Benchmarks 3.4.1 (MPI), seed 003's section 4.5:
               EP MG CG FT IS LU SP BT on 4, 8, 16 nodes (BT, SP: 9, 16),
               class A (--npb-class), Tern and Linux jobs alternating
@@ -55,7 +59,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from ternlib import accel  # noqa: E402
 from ternbench.runner import FIELDS, Run, cl, down, up  # noqa: E402
 from ternbench.cluster_exps import frames, io, launch_step, network  # noqa: E402
-from ternbench import mpi_vs_nx  # noqa: E402
+from ternbench import lat_floor, mpi_vs_nx  # noqa: E402
 from ternbench.node_exps import boot_pxe, boot_single, floor, raw_portals, single_node  # noqa: E402,E501
 import npb as npb_exp  # noqa: E402  (bench/npb.py: experiment 10)
 import stream_omp  # noqa: E402  (bench/stream_omp.py: experiment 11)
@@ -89,7 +93,7 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--nodes", help="gsync/launch node counts (default 2,4,8,16)")
-    ap.add_argument("--only", help="comma-separated: network,mpinx,launch,io,portals,floor,"
+    ap.add_argument("--only", help="comma-separated: network,mpinx,latfloor,launch,io,portals,floor,"
                     "frames,node,boot,pxe,npb,stream; network, launch, io and pxe also as "
                     "tern-X or linux-X")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
@@ -97,9 +101,9 @@ def main():
     ap.add_argument("--node-mem", default="128M",
                     help="memory of single-node runs (Debian's kernel needs more than 64M)")
     ap.add_argument("--mpinx-pairs", type=int,
-                    help="experiment 1b: pairs of NX and MPI jobs (default --reps; smoke 2)")
+                    help="experiments 1b and 9b: pairs of jobs (default --reps; smoke 2)")
     ap.add_argument("--mpinx-iters", type=int,
-                    help="experiment 1b: round trips per repetition (default 1000; smoke 50)")
+                    help="experiments 1b and 9b: round trips per repetition (default 1000; smoke 50)")
     ap.add_argument("--io-nodes", help="node counts of experiment 6 (default 1,4,16)")
     ap.add_argument("--io-mib", type=int, default=8, help="experiment 6: MiB each rank writes")
     ap.add_argument("--io-blocks", help="experiment 6: write/read sizes (default 1048576)")
@@ -136,7 +140,7 @@ def main():
         a.lat_warmup = 2000
         a.io_nodes = [int(x) for x in (a.io_nodes or "1,4,16").split(",")]
         a.finalize_grace = 30
-        default_only = ("network,mpinx,launch,io,portals,floor,frames,node,boot,pxe,npb,"
+        default_only = ("network,mpinx,latfloor,launch,io,portals,floor,frames,node,boot,pxe,npb,"
                         "stream")
     a.mpinx_pairs = a.mpinx_pairs or (2 if a.smoke else a.reps)
     a.mpinx_iters = a.mpinx_iters or (50 if a.smoke else 1000)
@@ -176,6 +180,7 @@ def main():
              ("tern-network", lambda r: network(r, "tern")),
              ("linux-network", lambda r: network(r, "linux")),
              ("mpinx", mpi_vs_nx.experiment),
+             ("latfloor", lat_floor.experiment),
              ("tern-launch", lambda r: launch_step(r, "tern")),
              ("linux-launch", lambda r: launch_step(r, "linux")),
              ("io", lambda r: io(r, [s for s in ("tern", "linux")

@@ -1,6 +1,7 @@
 """Experiments on single nodes and bridges of their own (bench/run_all.py):
 raw Portals between two kernel nodes, the fabric floor (9), memory and
 noise (4, 7), boot (8)."""
+import contextlib
 import os
 import signal
 import subprocess
@@ -34,11 +35,11 @@ def raw_portals(run):
     run.log("raw Portals done")
 
 
-def floor(run):
-    """Experiment 9: a host process on the bridge bounces frames off a Tern
-    node booted with nettest=echo.  The round trip crosses one emulated NIC
-    receive and one transmit, as a one-way message between two nodes does:
-    the round trip is the one-way floor between two nodes."""
+@contextlib.contextmanager
+def echo_node(run):
+    """A Tern node booted with nettest=echo on a bridge of its own, with a
+    host port on it: yields floorping(argv) -> its stdout (experiment 9's
+    set-up, also experiment 9b's).  The node is stopped on the way out."""
     from test_portals_kernel import bridged_namespace
     from test_portals_kernel_wire import add_linux_port
     from test_netdev import wait_for_log
@@ -61,21 +62,16 @@ def floor(run):
             start_new_session=True)
         try:
             wait_for_log(log, r"nettest: echoing", 120, q)
-            sizes = [s for s in a.lat_sizes if s <= mtu]
-            bw_sizes = sorted({1500, mtu})
-            fp = B("bench-host", "floorping")
-            for argv in (["lat", a.iters, a.reps, ",".join(map(str, sizes))],
-                         ["bw", a.floor_frames, a.reps, ",".join(map(str, bw_sizes))]):
-                r = subprocess.run(["ip", "netns", "exec", ns, fp, "flr0", mac,
-                                    *map(str, argv)], capture_output=True, text=True,
-                                   timeout=600)
+
+            def floorping(argv):
+                r = subprocess.run(["ip", "netns", "exec", ns, B("bench-host", "floorping"),
+                                    "flr0", mac, *map(str, argv)], capture_output=True,
+                                   text=True, timeout=600)
                 if r.returncode:
                     raise RuntimeError(f"floorping {argv}: {r.stdout}{r.stderr}")
-                for (kind, size), v in parse_r(r.stdout).items():
-                    if kind == "floor-rtt":
-                        run.add("floor", "fabric", "oneway_floor", size, "us", v)
-                    else:
-                        run.add("floor", "fabric", "echo_bw", size, "MBps", v)
+                return r.stdout
+            floorping.mtu = mtu
+            yield floorping
         finally:
             os.killpg(q.pid, signal.SIGTERM)
             try:
@@ -85,6 +81,24 @@ def floor(run):
                 q.wait(5)
             if os.path.exists(log):
                 os.remove(log)
+
+
+def floor(run):
+    """Experiment 9: a host process on the bridge bounces frames off a Tern
+    node booted with nettest=echo.  The round trip crosses one emulated NIC
+    receive and one transmit, as a one-way message between two nodes does:
+    the round trip is the one-way floor between two nodes."""
+    a = run.a
+    with echo_node(run) as floorping:
+        sizes = [s for s in a.lat_sizes if s <= floorping.mtu]
+        bw_sizes = sorted({1500, floorping.mtu})
+        for argv in (["lat", a.iters, a.reps, ",".join(map(str, sizes))],
+                     ["bw", a.floor_frames, a.reps, ",".join(map(str, bw_sizes))]):
+            for (kind, size), v in parse_r(floorping(argv)).items():
+                if kind == "floor-rtt":
+                    run.add("floor", "fabric", "oneway_floor", size, "us", v)
+                else:
+                    run.add("floor", "fabric", "echo_bw", size, "MBps", v)
     run.log("floor done")
 
 

@@ -8,13 +8,16 @@ LINUX = ("linux-mpich", "linux-mpiexec", "linux-nfs", "linux", "linux-mpi")
 # More ratio columns where both systems are in a table: MPI against NX on
 # Tern (issue 16's goal: 0-byte latency within 10 %), MPI against MPICH.
 EXTRA_RATIOS = [("tern-mpi", "tern-nx"), ("tern-mpi", "linux-mpi")]
-ORDER = ["latency", "mpinx", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "io", "boot",
+ORDER = ["latency", "mpinx", "latfloor", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "io", "boot",
          "footprint", "floor", "frames", "npb", "stream"]
 TITLES = {
     "latency": "1. Ping-pong latency, one-way (us; lower is better)",
     "mpinx": "1b. Tern's MPI against NX, one-way ping-pong latency on the same 2 Tern nodes, "
              "jobs alternating (us; lower is better; the goal: MPI/NX at most 1.10 at 0 B); "
              "paired: each pair of adjacent jobs' MPI/NX",
+    "latfloor": "9b. NX one-way latency between 2 Tern nodes against the fabric floor, NX "
+                "jobs and floor bursts alternating (us; the goal: NX/floor at most 1.5 at "
+                "0 B); paired: each adjacent pair's NX/floor",
     "ring": "2. Ring bandwidth, MB/s each node sends (higher is better)",
     "gsync": "3. gsync / MPI_Barrier (us per call; lower is better)",
     "memcpy": "4a. memcpy bandwidth on one node (MB/s; higher is better)",
@@ -106,7 +109,7 @@ def table(rows, exp):
     head.append("reps")
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (metric, x, unit), by in sorted(cells.items(), key=lambda kv: (kv[0][0], _key(kv[0][1]))):
-        sized = exp in ("latency", "mpinx", "ring", "memcpy") and unit     # failure counts: x is nodes
+        sized = exp in ("latency", "mpinx", "latfloor", "ring", "memcpy") and unit     # failure counts: x is nodes
         line = [metric, _size(x) if sized else str(x), unit]
         line += [_fmt(by[s]["median"]) if s in by else "-" for s in systems]
         if t and lx:
