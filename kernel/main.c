@@ -55,6 +55,7 @@ void kmain(uint32_t magic, uint64_t info_phys)
     smp_init();
     threads_init();
     ptl_kernel_init();
+    process_init_main();               /* what the kernel left of the region */
 
     uint64_t region = app_region.end - app_region.start;
     kprintf("Tern kernel: %lu MiB RAM, kernel image %lu KiB, %lu KiB for the application "

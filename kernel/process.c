@@ -8,8 +8,10 @@
 #include "random.h"
 #include "reserve.h"
 #include "thread.h"
+#include "x86.h"
 
-struct process proc;
+struct process proc_main;
+extern uint64_t boot_pml4[512];
 
 #define AT_NULL 0
 #define AT_PHDR 3
@@ -36,7 +38,63 @@ uint64_t user_va_to_phys(uint64_t va)
 {
     if (va < proc.vbase || va >= proc.vend)
         return reserve_phys(va);     /* committed reserved memory */
-    return app_region.start + (va - proc.vbase);
+    return proc.region_pa + (va - proc.vbase);
+}
+
+void process_init_main(void)
+{
+    proc_main.region_pa = app_region.start;
+    proc_main.region_end = app_region.end;
+    proc_main.pml4 = boot_pml4;
+    proc_main.index = 0;
+}
+
+bool process_create(struct process *p, unsigned index, uint64_t pa, uint64_t end)
+{
+    memset(p, 0, sizeof *p);
+    if (kpages_free() < 1)
+        return false;
+    p->pml4 = kpage_alloc();
+    /* The kernel half (slots 256-511: the direct map and the kernel image)
+     * is the same tables as every other process's: fixed at boot, so a
+     * copy of the entries never goes stale. */
+    memcpy(&p->pml4[256], &boot_pml4[256], 256 * sizeof(uint64_t));
+    p->region_pa = pa;
+    p->region_end = end;
+    p->index = index;
+    return true;
+}
+
+void process_destroy(struct process *p)
+{
+    if (p == &proc_main || !p->pml4)
+        return;
+    pml4_unmap_all(p->pml4);
+    kpage_free(p->pml4);
+    p->pml4 = NULL;
+}
+
+void process_activate(struct process *p)
+{
+    struct percpu *c = this_cpu();
+    c->process = p;
+    /* boot_pml4 is in the kernel image, the others in the direct map. */
+    uint64_t va = (uint64_t)p->pml4;
+    uint64_t cr3 = va >= KERNEL_VMA ? kernel_virt_to_phys(p->pml4) : va - PHYS_BASE;
+    if ((read_cr3() & ~0xFFFULL) != cr3)
+        write_cr3(cr3);
+}
+
+void process_clear(struct process *p)
+{
+    /* Field by field: the struct (45 KiB) does not fit on a kernel stack. */
+    uint64_t pa = p->region_pa, end = p->region_end, *pml4 = p->pml4;
+    unsigned index = p->index;
+    memset(p, 0, sizeof *p);
+    p->region_pa = pa;
+    p->region_end = end;
+    p->pml4 = pml4;
+    p->index = index;
 }
 
 /* Lays out heap and stack above the loaded image and maps it all. */

@@ -1,8 +1,12 @@
-/* The one application on this node: its memory layout and kernel-side state. */
+/* An application process on this node: its memory layout and kernel-side
+ * state.  A node runs one process (the job's rank) unless it runs several
+ * ranks, one per core (docs/kernel.md, "Processes"); `proc` is always the
+ * process of the CPU that reads it. */
 #ifndef TERN_PROCESS_H
 #define TERN_PROCESS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "percpu.h"
 #include "ranges.h"
 #include "signal.h"
 
@@ -18,6 +22,14 @@
 struct piece { uint64_t va, end, pa; };
 
 struct process {
+    /* Where it lives: its own physically contiguous region [region_pa,
+     * region_end) and its own page tables (the kernel half shared with every
+     * other process, the user half its own).  Kept when a job's process is
+     * cleared (process_clear): they belong to the slot, not the program. */
+    uint64_t region_pa, region_end;
+    uint64_t *pml4;                /* its kernel address */
+    unsigned index;                /* 0: the node's first (or only) process */
+
     /* Virtual layout.  [vbase, vend) maps linearly onto the physical region;
      * [map_lo, guard) and [stack_lo, vend) are mapped, the guard page is not. */
     uint64_t vbase, vend, map_lo;
@@ -47,7 +59,13 @@ struct process {
     uint32_t membarrier_registered;
     struct signal_state sig;
 };
-extern struct process proc;
+/* The first process: the only one unless a node runs several ranks.  Every
+ * CPU starts with it as its process, so a program's threads on other cores
+ * are in it too. */
+extern struct process proc_main;
+/* The calling CPU's process.  A macro over the per-CPU pointer, so that the
+ * code written for one process per node reads the right one on every core. */
+#define proc (*this_cpu()->process)
 
 /* elf.c: validates and copies the program into the region; fills proc.
  * limit_pa: physical address the program must end below (where its file
@@ -57,4 +75,18 @@ void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa);
 void process_setup(char **argv, int argc, char **envp, int envc);
 __attribute__((noreturn)) void process_start(void);
 uint64_t user_va_to_phys(uint64_t va);
+
+/* The first process gets what is left of the application region once the
+ * kernel has taken its part (after threads_init), and the boot page tables. */
+void process_init_main(void);
+/* A further process in p (zeroed here): its region [pa, end) and new page
+ * tables whose kernel half is the kernel's.  False when no page is left for
+ * its tables. */
+bool process_create(struct process *p, unsigned index, uint64_t pa, uint64_t end);
+/* Unmaps everything p mapped and frees its tables (not proc_main's). */
+void process_destroy(struct process *p);
+/* The calling CPU runs p from now on: its page tables in CR3. */
+void process_activate(struct process *p);
+/* A job's program is gone: everything but the region and page tables. */
+void process_clear(struct process *p);
 #endif

@@ -70,7 +70,7 @@ static uint64_t reset_node(void)
      * node has died. */
     user_unmap_all();                 /* hands the page tables' dirty bits over */
     uint64_t cleared = mem_dirty_clear(MEM_CLEAR_SLICE, knode_answer);
-    memset(&proc, 0, sizeof proc);
+    process_clear(&proc);
     job_loader_reset();               /* after proc: its name lived there */
     clear_vector_registers();
     fault_line[0] = 0;

@@ -425,12 +425,12 @@ static void run_job(struct load_slot *s)
     options.uid = job.uid;
     options.gid = job.gid;
     uint64_t stack = ALIGN_UP(options.stack_size, PAGE_SIZE);
-    uint64_t top = app_region.end - stack - PAGE_SIZE;
+    uint64_t top = proc.region_end - stack - PAGE_SIZE;
     uint64_t len = ALIGN_UP(d->image_len, PAGE_SIZE);
-    if (top < app_region.start + len + PAGE_SIZE)
+    if (top < proc.region_pa + len + PAGE_SIZE)
         load_error("%s: the program file (%lu KiB) and stack do not fit in the %lu KiB this "
                    "node has for applications", d->name, d->image_len >> 10,
-                   (app_region.end - app_region.start) >> 10);
+                   (proc.region_end - proc.region_pa) >> 10);
     uint64_t stage_pa = top - len;
     uint8_t *image = phys_to_virt(stage_pa);
     mem_dirty_mark(stage_pa, len);                     /* the file arrives through the direct map */
