@@ -13,6 +13,7 @@
 #include "ptl_kernel.h"
 #include "job.h"
 #include "random.h"
+#include "ranks.h"
 #include "serial.h"
 #include "smp.h"
 #include "thread.h"
@@ -85,11 +86,19 @@ void kmain(uint32_t magic, uint64_t info_phys)
     argv[argc] = NULL;
     proc.name = argc ? argv[0] : "program";
 
-    elf_load(phys_to_virt(m->start), m->end - m->start, 0);
+    if (options.ranks > 1)
+        ranks_load(phys_to_virt(m->start), m->end - m->start, options.ranks, proc.name);
+    else
+        elf_load(phys_to_virt(m->start), m->end - m->start, 0);
     smp_start();                        /* the module's memory is free now */
     if (options.smptest)
         smp_selftest();
     fd_init();
+    if (options.ranks > 1) {
+        time_mark_app_start();
+        netdev_user_rx(program_rx);
+        ranks_start(argv, argc, options.envp, options.envc);
+    }
     process_setup(argv, argc, options.envp, options.envc);
     kprintf("starting %s: %lu KiB image, heap %lu KiB, stack %lu KiB\n", proc.name,
             (proc.image_end - proc.map_lo) >> 10, (proc.heap_end - proc.brk_start) >> 10,

@@ -131,9 +131,14 @@ static uint64_t push_bytes(uint64_t sp, const void *data, uint64_t len)
 
 void process_setup(char **argv, int argc, char **envp, int envc)
 {
-    memory_setup();
     proc.pid = 1;
+    process_prepare(argv, argc, envp, envc);
     threads_start(proc.pid);
+}
+
+void process_prepare(char **argv, int argc, char **envp, int envc)
+{
+    memory_setup();
     /* The command name Linux shows (prctl PR_GET_NAME): the file's base
      * name, 15 bytes at most. */
     const char *base = proc.name ? proc.name : "";
@@ -194,14 +199,20 @@ void process_setup(char **argv, int argc, char **envp, int envc)
  * self-modifying-code path, and the stack page below the initial pointer
  * is where main's frames live (a 2-node MPI ping-pong took 1.44x NX's time
  * with the stub there, 1.02x with it here, both under TCG). */
-void process_start(void)
+uint64_t process_place_start(void)
 {
-    extern char boot_stack_top[];
     extern const uint8_t user_start[], user_start_entry[], user_start_end[];
     uint64_t len = (uint64_t)(user_start_end - user_start);
     uint64_t stub = proc.vend - PAGE_SIZE;
     memcpy((void *)stub, user_start, len);
     memcpy((void *)(stub + (uint64_t)(user_start_entry - user_start)), &proc.entry, 8);
+    return stub;
+}
+
+void process_start(void)
+{
+    extern char boot_stack_top[];
+    uint64_t stub = process_place_start();
     cpu_set_kernel_stack((uint64_t)boot_stack_top);
     enter_user(stub, proc.stack_start);
 }

@@ -73,7 +73,13 @@ extern struct process proc_main;
 void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa);
 /* process.c */
 void process_setup(char **argv, int argc, char **envp, int envc);
+/* process_setup without the pid and the thread table: memory, stack, names
+ * and handlers of proc (a rank's, ranks.c). */
+void process_prepare(char **argv, int argc, char **envp, int envc);
 __attribute__((noreturn)) void process_start(void);
+/* Copies user_start into the stack's top page; its address (process_start's
+ * first user instruction). */
+uint64_t process_place_start(void);
 uint64_t user_va_to_phys(uint64_t va);
 
 /* The first process gets what is left of the application region once the
