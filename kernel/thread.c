@@ -133,11 +133,18 @@ void threads_reset(void) { cores_reset(); }
 
 struct thread *thread_current(void) { return this_cpu()->current; }
 
+/* A live thread of the calling CPU's process: with ranks per core
+ * (ranks.c) the table holds other processes' threads too, which a signal
+ * or a thread id of this one must never reach. */
+static bool mine(const struct thread *t)
+{
+    return (t->state == TS_RUN || t->state == TS_SLEEP) && !t->zombie && t->process == &proc;
+}
+
 struct thread *thread_by_tid(uint32_t tid)
 {
     for (unsigned i = 0; i < max_threads; i++)
-        if (table[i].tid == tid && (table[i].state == TS_RUN || table[i].state == TS_SLEEP) &&
-            !table[i].zombie)
+        if (table[i].tid == tid && mine(&table[i]))
             return &table[i];
     return NULL;
 }
@@ -146,7 +153,7 @@ uint64_t threads_blocked_by_all(void)
 {
     uint64_t all = ~0ULL;
     for (unsigned i = 0; i < max_threads; i++)
-        if ((table[i].state == TS_RUN || table[i].state == TS_SLEEP) && !table[i].zombie)
+        if (mine(&table[i]))
             all &= table[i].sig_blocked;
     return all;
 }
@@ -154,8 +161,7 @@ uint64_t threads_blocked_by_all(void)
 void threads_kick_all(void)
 {
     for (unsigned i = 0; i < max_threads; i++)
-        if ((table[i].state == TS_RUN || table[i].state == TS_SLEEP) && !table[i].zombie &&
-            &table[i] != this_cpu()->current)
+        if (mine(&table[i]) && &table[i] != this_cpu()->current)
             thread_kick(&table[i]);
 }
 

@@ -5,11 +5,12 @@ sees: each rank's output with its rank, pid and core; a rank that writes
 past its own memory faults alone while the others' data stays intact; more
 ranks than cores refused.  Jobs (yod -ppn) are not built on this yet
 (docs/kernel.md, "Ranks per core")."""
+import os
 import re
 
 import pytest
 
-from nodes import program, run_node
+from nodes import ROOT, program, run_node
 
 
 @pytest.mark.parametrize("libc,cpus", [("musl", 2), ("glibc", 4)])
@@ -65,3 +66,30 @@ def test_a_rank_cannot_make_threads():
     assert sorted(r.stdout.splitlines()) == [
         f"rank {i}: pthread_create: Resource temporarily unavailable" for i in range(2)]
     assert "ranks per core have one thread each (EAGAIN)" in r.stderr
+
+
+def test_signals_stay_in_their_rank():
+    r = run_node(program("percore-musl"), "signals", extra=["--smp", "2", "--ranks", "2", "-v"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    # A rank's own signal reaches its handler; another rank's pid is no
+    # process of its own and its tid no thread of its own (ESRCH: tkill
+    # used to find the other rank's thread and kill it); the node's interval
+    # timers are refused (they rang on CPU 0, for rank 0).
+    assert sorted(r.stdout.splitlines()) == [
+        f"rank {i}: SIGUSR1 taken; kill({(i + 1) % 2 + 1}, SIGTERM): No such process; "
+        "tkill: No such process; alarm: Function not implemented" for i in range(2)], r.stdout
+    assert "not with ranks per core (ENOSYS)" in r.stderr
+
+
+def test_portals_is_refused_to_ranks():
+    """The application's Portals interface is one pid whose buffers the
+    library reaches through the calling CPU's page tables: ranks get no
+    Portals (as a node without a NIC gives none) rather than reaching each
+    other's memory through it.  A NIC on a hub of its own."""
+    nonic = os.path.join(ROOT, "build", "portals", "kernel", "nonic-musl")
+    r = run_node(nonic, extra=["--smp", "2", "--ranks", "2", "--nic", "virtio", "--nid", "7",
+                               "-v"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("PtlInit = 5\n") == 2              # PTL_FAIL, in both ranks
+    assert r.stdout.count("nonic: ok") == 2
+    assert "Portals for ranks per core is not built (PTL_FAIL)" in r.stderr

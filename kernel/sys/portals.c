@@ -20,9 +20,11 @@
 #include "msgtrace.h"
 #include "netdev.h"
 #include "portals4.h"
+#include "process.h"
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "ptl_syscall.h"
+#include "ranks.h"
 #include "job.h"
 #include "syscall.h"
 #include "thread.h"
@@ -357,6 +359,18 @@ TPO(stats) { return stats(a[0], a[1]); }
 TPO(init)
 {
     (void)a;
+    if (ranks_active()) {
+        /* One application interface (one pid) whose buffers the library
+         * reaches through the calling CPU's page tables: a rank's buffers
+         * would be read and written through another rank's on the next
+         * core to run the library (docs/kernel.md, "Ranks per core"). */
+        static bool said;
+        if (!said)
+            kprintf("portals: rank %u called PtlInit: Portals for ranks per core is not "
+                    "built (PTL_FAIL)\n", proc.index);
+        said = true;
+        return PTL_FAIL;
+    }
     int rc = ptl_kernel_available() ? PtlInit() : PTL_FAIL;
     if (rc == PTL_OK)
         app_init_refs++;

@@ -6,16 +6,21 @@
  *                other rank prints a checksum of its text and of 1 MiB of
  *                its data before, waits 1.5 s, and prints them again.
  *   thread       tries to make a thread: prints what clone said
+ *   signals      raises SIGUSR1 at itself (a handler prints it), sends
+ *                SIGTERM to the next rank's pid (kill) and thread id (tkill),
+ *                sets an alarm: prints what each did
  * The rank comes from TERN_RANK, the size from TERN_SIZE. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +42,9 @@ static void sleep_ms(long ms)
 }
 
 static void *nothing(void *arg) { return arg; }
+
+static volatile sig_atomic_t got_usr1;
+static void on_usr1(int sig) { (void)sig; got_usr1 = 1; }
 
 int main(int argc, char **argv)
 {
@@ -87,6 +95,20 @@ int main(int argc, char **argv)
             pthread_join(t, NULL);
         return 0;
     }
-    fprintf(stderr, "usage: percore hello | isolate RANK | thread\n");
+    if (!strcmp(mode, "signals")) {
+        signal(SIGUSR1, on_usr1);
+        raise(SIGUSR1);
+        int next = (rank + 1) % size + 1;            /* the next rank's pid */
+        int k = kill(next, SIGTERM), ke = errno;
+        int t = (int)syscall(SYS_tkill, next, SIGTERM), te = errno;   /* its thread id */
+        errno = 0;
+        alarm(5);
+        int ae = errno;
+        printf("rank %d: SIGUSR1 %s; kill(%d, SIGTERM): %s; tkill: %s; alarm: %s\n", rank,
+               got_usr1 ? "taken" : "LOST", next, k ? strerror(ke) : "sent",
+               t ? strerror(te) : "sent", ae ? strerror(ae) : "set");
+        return 0;
+    }
+    fprintf(stderr, "usage: percore hello | isolate RANK | thread | signals\n");
     return 2;
 }
