@@ -41,6 +41,18 @@ uint64_t user_va_to_phys(uint64_t va)
     return proc.region_pa + (va - proc.vbase);
 }
 
+uint64_t user_run_kva(uint64_t va, uint64_t len, void **kva)
+{
+    uint64_t pa = user_va_to_phys(va);
+    *kva = phys_to_virt(pa);
+    if (va >= proc.vbase && va < proc.vend)      /* the region maps linearly */
+        return len < proc.vend - va ? len : proc.vend - va;
+    uint64_t run = PAGE_SIZE - (va & (PAGE_SIZE - 1));
+    while (run < len && user_va_to_phys(va + run) == pa + run)
+        run += PAGE_SIZE;
+    return run < len ? run : len;
+}
+
 void process_init_main(void)
 {
     proc_main.region_pa = app_region.start;

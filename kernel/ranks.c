@@ -37,8 +37,15 @@ static bool rank_ended[MAX_RANKS];
 static bool all_ended, have_failure;
 static enum end_kind node_kind;
 static int node_code;
+static uint64_t main_region_end;       /* the first process's region before the split */
+static void (*end_hook)(unsigned rank, enum end_kind kind, int code);
 
 bool ranks_active(void) { return nranks > 1; }
+
+/* A job's ranks are numbered from its node's first (loader.c). */
+static unsigned rank_base;
+void ranks_set_base(unsigned base) { rank_base = base; }
+unsigned ranks_number(const struct process *p) { return rank_base + p->index; }
 
 void ranks_load(const uint8_t *image, uint64_t size, unsigned k, const char *name)
 {
@@ -66,14 +73,19 @@ void ranks_load(const uint8_t *image, uint64_t size, unsigned k, const char *nam
     mem_dirty_mark(file, copy);
     mem_dirty_mark(structs, top - structs);
 
+    main_region_end = proc_main.region_end;
     proc_main.region_end = base + part;
     rank_proc[0] = &proc_main;
+    /* Counted as they are made: a load that fails from here on (a job's
+     * node goes on to the next job) is undone by ranks_reset. */
+    nranks = ranks_left = 1;
     for (unsigned r = 1; r < k; r++) {
         struct process *p = phys_to_virt(structs + (r - 1) * sbytes);
         uint64_t end = r == k - 1 ? structs : base + (r + 1) * part;
         if (!process_create(p, r, base + r * part, end))
             load_error("ranks=%u: no kernel pages for rank %u's page tables", k, r);
         rank_proc[r] = p;
+        nranks = ranks_left = r + 1;
     }
     /* Each rank's image through its own process (elf_load fills proc). */
     for (unsigned r = 0; r < k; r++) {
@@ -82,32 +94,26 @@ void ranks_load(const uint8_t *image, uint64_t size, unsigned k, const char *nam
         elf_load(phys_to_virt(file), size, file);
     }
     process_activate(&proc_main);
-    nranks = k;
-    ranks_left = k;
 }
 
-void ranks_start(char **argv, int argc, char **envp, int envc)
+unsigned ranks_count(void) { return nranks > 1 ? nranks : 1; }
+struct process *ranks_process(unsigned r) { return r < nranks ? rank_proc[r] : &proc_main; }
+
+static uint64_t stub[MAX_RANKS];
+
+void ranks_prepare(unsigned r, char **argv, int argc, char **envp, int envc)
+{
+    process_activate(rank_proc[r]);
+    proc.pid = r + 1;
+    process_prepare(argv, argc, envp, envc);
+    stub[r] = process_place_start();
+    process_activate(&proc_main);
+}
+
+void ranks_run(void)
 {
     if (smp_ncpus() < nranks)
         load_error("ranks=%u: only %u CPUs started", nranks, smp_ncpus());
-    static char rank_var[MAX_RANKS][24], size_var[24];
-    static char *env[MAX_RANKS][MAX_ARGS];
-    snprintf(size_var, sizeof size_var, "TERN_SIZE=%u", nranks);
-    if (envc > MAX_ARGS - 3)
-        envc = MAX_ARGS - 3;
-    uint64_t stub[MAX_RANKS];
-    for (unsigned r = 0; r < nranks; r++) {
-        snprintf(rank_var[r], sizeof rank_var[r], "TERN_RANK=%u", r);
-        env[r][0] = rank_var[r];
-        env[r][1] = size_var;
-        for (int i = 0; i < envc; i++)
-            env[r][2 + i] = envp[i];
-        env[r][2 + envc] = NULL;
-        process_activate(rank_proc[r]);
-        proc.pid = r + 1;
-        process_prepare(argv, argc, env[r], envc + 2);
-        stub[r] = process_place_start();
-    }
     process_activate(&proc_main);
     threads_start(proc_main.pid);
     for (unsigned r = 1; r < nranks; r++)
@@ -118,6 +124,74 @@ void ranks_start(char **argv, int argc, char **envp, int envc)
             proc.name, nranks, part >> 10, (proc.image_end - proc.map_lo) >> 10,
             (proc.vend - proc.stack_lo) >> 10);
     process_start();
+}
+
+void ranks_start(char **argv, int argc, char **envp, int envc)
+{
+    static char rank_var[MAX_RANKS][24], size_var[24];
+    static char *env[MAX_ARGS];
+    snprintf(size_var, sizeof size_var, "TERN_SIZE=%u", nranks);
+    if (envc > MAX_ARGS - 3)
+        envc = MAX_ARGS - 3;
+    for (int i = 0; i < envc; i++)
+        env[2 + i] = envp[i];
+    env[2 + envc] = NULL;
+    env[1] = size_var;
+    for (unsigned r = 0; r < nranks; r++) {
+        snprintf(rank_var[r], sizeof rank_var[r], "TERN_RANK=%u", r);
+        env[0] = rank_var[r];          /* copied onto the rank's stack at once */
+        ranks_prepare(r, argv, argc, env, envc + 2);
+    }
+    ranks_run();
+}
+
+static void back_to_main(void *arg)
+{
+    (void)arg;
+    process_activate(&proc_main);
+}
+
+void ranks_reset(void)
+{
+    if (nranks <= 1)
+        return;
+    /* No CPU may keep a rank's page tables in CR3 once they are freed:
+     * their kernel half is what an idle core runs on. */
+    smp_call_all(back_to_main, NULL);
+    for (unsigned r = 1; r < nranks; r++) {
+        process_destroy(rank_proc[r]);
+        rank_proc[r] = NULL;
+    }
+    proc_main.region_end = main_region_end;
+    nranks = 0;
+    ranks_left = 0;
+    rank_base = 0;
+    all_ended = have_failure = false;
+    memset(rank_ended, 0, sizeof rank_ended);
+}
+
+void ranks_signal_all(int sig)
+{
+    if (nranks <= 1) {
+        signal_raise(sig);
+        return;
+    }
+    /* signal_raise reaches the calling CPU's process and its threads: this
+     * CPU stands in for each rank's for a moment (no user memory is
+     * touched, so its page tables stay). */
+    struct percpu *c = this_cpu();
+    struct process *mine = c->process;
+    for (unsigned r = 0; r < nranks; r++)
+        if (!rank_ended[r]) {
+            c->process = rank_proc[r];
+            signal_raise(sig);
+        }
+    c->process = mine;
+}
+
+void ranks_set_end_hook(void (*fn)(unsigned rank, enum end_kind kind, int code))
+{
+    end_hook = fn;
 }
 
 bool ranks_end_one(enum end_kind *kind, int *code)
@@ -131,21 +205,28 @@ bool ranks_end_one(enum end_kind *kind, int *code)
          * end (a fault while it ends): the node's end stands. */
         bool node = all_ended;
         spin_unlock_irqrestore(&end_lock, f);
-        if (!node)
+        if (!node) {
+            if (serial_held())
+                serial_unlock();
             thread_leave();
+        }
         *kind = node_kind;
         *code = node_code;
         return true;
     }
     rank_ended[r] = true;
     ranks_left--;
+    spin_unlock_irqrestore(&end_lock, f);
+    if (end_hook)
+        end_hook(r, *kind, *code);     /* a job's report of this rank's end (end.c) */
+    f = spin_lock_irqsave(&end_lock);
     if (*kind == END_SIGNAL)
-        kprintf("rank %u (CPU %u) killed by signal %d (%s); %u rank%s still running\n", r,
-                this_cpu()->index, *code, signal_name(*code), ranks_left,
+        kprintf("rank %u (CPU %u) killed by signal %d (%s); %u rank%s still running\n",
+                rank_base + r, this_cpu()->index, *code, signal_name(*code), ranks_left,
                 ranks_left == 1 ? "" : "s");
     else
-        kprintf("rank %u (CPU %u) exited with status %d; %u rank%s still running\n", r,
-                this_cpu()->index, *code, ranks_left, ranks_left == 1 ? "" : "s");
+        kprintf("rank %u (CPU %u) exited with status %d; %u rank%s still running\n",
+                rank_base + r, this_cpu()->index, *code, ranks_left, ranks_left == 1 ? "" : "s");
     if (!have_failure && (*kind != END_EXIT || *code != 0)) {
         have_failure = true;
         node_kind = *kind;
@@ -153,6 +234,10 @@ bool ranks_end_one(enum end_kind *kind, int *code)
     }
     if (ranks_left) {
         spin_unlock_irqrestore(&end_lock, f);
+        /* A fatal signal is delivered with the serial lock held: the other
+         * ranks' next system calls would wait for it for ever. */
+        if (serial_held())
+            serial_unlock();
         thread_leave();                /* the others go on; never returns */
     }
     all_ended = true;

@@ -87,7 +87,7 @@ static void build_report(struct report *r, const struct regs *f, bool user)
     struct thread *t = thread_current();
     if (user && ranks_active())
         rep(r, "*** application fault in %s (rank %u, on CPU %u): ", proc.name ? proc.name : "?",
-            proc.index, this_cpu()->index);
+            ranks_number(&proc), this_cpu()->index);
     else if (user && t && threads_alive() > 1)
         rep(r, "*** application fault in %s (thread %u, on CPU %u): ", proc.name ? proc.name : "?",
             t->tid, this_cpu()->index);

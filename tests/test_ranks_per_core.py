@@ -52,6 +52,18 @@ def test_a_rank_writing_past_its_memory_faults_alone(attacker, ranks):
     assert f"rank {attacker} (CPU {attacker}) killed by signal 11 (SIGSEGV)" in r.stderr
 
 
+def test_a_rank_killed_by_a_signal_leaves_the_others_running():
+    # abort()'s SIGABRT is delivered holding the kernel's serial lock: the
+    # rank used to leave its core with it, and the others' next call waited
+    # for ever.
+    r = run_node(program("percore-glibc"), "abort", "0",
+                 extra=["--smp", "3", "--ranks", "3", "-v"], timeout=60)
+    assert r.returncode == 128 + 6, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == ["rank 1: after", "rank 1: before", "rank 2: after",
+                                             "rank 2: before"], r.stdout
+    assert "rank 0 (CPU 0) killed by signal 6 (SIGABRT)" in r.stderr
+
+
 def test_more_ranks_than_cores_is_refused():
     r = run_node(program("percore-musl"), "hello", extra=["--smp", "2", "--ranks", "3"])
     assert r.returncode == 126, r.stdout + r.stderr
@@ -92,4 +104,4 @@ def test_portals_is_refused_to_ranks():
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("PtlInit = 5\n") == 2              # PTL_FAIL, in both ranks
     assert r.stdout.count("nonic: ok") == 2
-    assert "Portals for ranks per core is not built (PTL_FAIL)" in r.stderr
+    assert "called Portals: Portals for ranks per core is not built (PTL_FAIL)" in r.stderr

@@ -58,6 +58,12 @@ struct process {
     int nice;
     uint32_t membarrier_registered;
     struct signal_state sig;
+    /* A job's view of this process (kernel/job/): bytes of stdout [1] and
+     * stderr [2] yod has taken, the first line of its fault report, and
+     * whether yod has been told how it ended. */
+    uint64_t out_bytes[3];
+    char fault_line[200];
+    bool end_reported;
 };
 /* The first process: the only one unless a node runs several ranks.  Every
  * CPU starts with it as its process, so a program's threads on other cores
@@ -77,6 +83,11 @@ void process_setup(char **argv, int argc, char **envp, int envc);
  * and handlers of proc (a rank's, ranks.c). */
 void process_prepare(char **argv, int argc, char **envp, int envc);
 __attribute__((noreturn)) void process_start(void);
+/* The kernel's (direct-map) address of user address va in the calling
+ * CPU's process, in *kva, and how many bytes from there (at most len) are
+ * physically contiguous: what the Portals library may be given, as it
+ * reaches buffers later from any core, under any process's page tables. */
+uint64_t user_run_kva(uint64_t va, uint64_t len, void **kva);
 /* Copies user_start into the stack's top page; its address (process_start's
  * first user instruction). */
 uint64_t process_place_start(void);

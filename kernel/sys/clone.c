@@ -52,7 +52,7 @@ static long do_clone(uint64_t nr, uint64_t flags, uint64_t stack, uint64_t ptid,
         static bool said;
         if (!said)
             kprintf("clone: rank %u asked for a thread; ranks per core have one thread "
-                    "each (EAGAIN)\n", proc.index);
+                    "each (EAGAIN)\n", ranks_number(&proc));
         said = true;
         return -EAGAIN;
     }

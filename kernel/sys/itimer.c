@@ -114,7 +114,7 @@ static bool refused_for_ranks(void)
         return false;
     if (!said)
         kprintf("itimer: rank %u set an interval timer (alarm, setitimer): not with ranks "
-                "per core (ENOSYS)\n", proc.index);
+                "per core (ENOSYS)\n", ranks_number(&proc));
     said = true;
     return true;
 }

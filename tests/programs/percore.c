@@ -1,11 +1,14 @@
 /* Ranks per core on one node (qemu/run-node --ranks K, kernel ranks=K):
  * `percore MODE [ARG]`.
  *   hello        "rank R of S: pid P, cpu C, affinity N cpu(s), &data 0x..."
+ *                (under yod: "; TERN_PID=P TERN_MAP=M" after it)
  *   isolate A    rank A writes past the end of its own memory, where the
  *                next rank's region lies physically (and faults); every
  *                other rank prints a checksum of its text and of 1 MiB of
  *                its data before, waits 1.5 s, and prints them again.
  *   thread       tries to make a thread: prints what clone said
+ *   abort A      rank A calls abort() (SIGABRT, delivered with the kernel's
+ *                serial lock held); the others print, sleep, print again
  *   signals      raises SIGUSR1 at itself (a handler prints it), sends
  *                SIGTERM to the next rank's pid (kill) and thread id (tkill),
  *                sets an alarm: prints what each did
@@ -56,8 +59,12 @@ int main(int argc, char **argv)
         cpu_set_t set;
         int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
         data[0] = (unsigned char)rank;
-        printf("rank %d of %d: pid %d, cpu %d, affinity %d cpu%s, &data %p\n", rank, size,
-               (int)getpid(), sched_getcpu(), n, n == 1 ? "" : "s", (void *)data);
+        const char *map = getenv("TERN_MAP"), *pid = getenv("TERN_PID");
+        char job[4096] = "";
+        if (map)               /* under yod: what the job interface says too */
+            snprintf(job, sizeof job, "; TERN_PID=%s TERN_MAP=%s", pid ? pid : "", map);
+        printf("rank %d of %d: pid %d, cpu %d, affinity %d cpu%s, &data %p%s\n", rank, size,
+               (int)getpid(), sched_getcpu(), n, n == 1 ? "" : "s", (void *)data, job);
         return 0;
     }
     if (!strcmp(mode, "isolate") && argc > 2) {
@@ -95,6 +102,16 @@ int main(int argc, char **argv)
             pthread_join(t, NULL);
         return 0;
     }
+    if (!strcmp(mode, "abort") && argc > 2) {
+        if (rank == atoi(argv[2])) {
+            sleep_ms(200);
+            abort();
+        }
+        printf("rank %d: before\n", rank);
+        sleep_ms(1000);
+        printf("rank %d: after\n", rank);
+        return 0;
+    }
     if (!strcmp(mode, "signals")) {
         signal(SIGUSR1, on_usr1);
         raise(SIGUSR1);
@@ -109,6 +126,6 @@ int main(int argc, char **argv)
                t ? strerror(te) : "sent", ae ? strerror(ae) : "set");
         return 0;
     }
-    fprintf(stderr, "usage: percore hello | isolate RANK | thread | signals\n");
+    fprintf(stderr, "usage: percore hello | isolate RANK | thread | abort RANK | signals\n");
     return 2;
 }
