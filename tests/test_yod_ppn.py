@@ -138,3 +138,26 @@ def test_portals_is_refused_to_ranks_and_jobs_without_ppn_are_unchanged(c2):
     assert all(v[3] == 2 and v[4] == 16 and ":" not in v[5] for v in got.values()), r.stdout
     r = yod(c2, "-sz", "1", NONIC)
     assert r.returncode == 1 and "PtlInit = 0 UNEXPECTED" in r.stdout, r.stdout
+
+
+@pytest.fixture(scope="module")
+def c4():
+    """One node of 4 CPUs."""
+    with up("ppn4", "-n", "1", "--smp", "4", "--boot", "direct") as name:
+        yield name
+
+
+@pytest.mark.parametrize("ppn", [4, 2])
+def test_ranks_on_a_4_cpu_node(c4, ppn):
+    r = yod(c4, "-sz", str(ppn), "-ppn", str(ppn), program("percore-glibc"), "hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = hellos(r.stdout)
+    assert sorted(got) == list(range(ppn))
+    for rank, (size, pid, cpu, affinity, tern_pid, m) in got.items():
+        assert (cpu, affinity, tern_pid, pid) == (rank, 1, 16 + rank, rank + 1), r.stdout
+        assert m == ",".join(f"{m.split(':')[0]}:{16 + i}" for i in range(ppn))
+    r = yod(c4, "-sz", str(ppn), "-ppn", str(ppn), program("percore-musl"), "isolate",
+            str(ppn - 1))
+    assert r.returncode == 1
+    assert r.stdout.count(": intact") == ppn - 1, r.stdout
+    assert f"(rank {ppn - 1}, on CPU {ppn - 1}): page fault: write to unmapped" in r.stderr
