@@ -161,3 +161,10 @@ def test_ranks_on_a_4_cpu_node(c4, ppn):
     assert r.returncode == 1
     assert r.stdout.count(": intact") == ppn - 1, r.stdout
     assert f"(rank {ppn - 1}, on CPU {ppn - 1}): page fault: write to unmapped" in r.stderr
+
+
+def test_an_nx_program_fails_clearly_under_ppn(c2):
+    r = yod(c2, "-sz", "4", "-ppn", "2", os.path.join(ROOT, "build", "nx-tern", "nxhello"))
+    assert r.returncode == 1
+    assert r.stderr.count("libnx: PtlInit failed (Portals error 5)") == 4, r.stderr
+    assert wait_free(c2, [1, 2]) == [1, 2]
