@@ -11,13 +11,14 @@
  * end (exit, a fault, a fatal signal) ends that rank alone; the node's run
  * ends with the last one, with the first failed rank's end as its own.
  *
- * What is still the node's, not a rank's: the file table and standard
- * streams (every rank writes the same host link, whole writes at a time),
- * the interval timers, the futex queue (keyed by address: ranks make no
- * threads, so glibc's and musl's locks never wait there) and the serial
- * lock (one rank's system call at a time but those that touch only the
- * calling thread).  A job's ranks (yod -ppn) are not built on this yet:
- * docs/kernel.md, "Ranks per core". */
+ * Used by qemu/run-node (ranks=K: main.c) and by a job's node for yod -ppn
+ * (kernel/job/loader.c, which reports each rank's end through the end
+ * hook).  What is still the node's, not a rank's: the file table, the
+ * interval timers (refused to ranks), the futex queue (keyed by address:
+ * ranks make no threads, so glibc's and musl's locks never wait there),
+ * Portals (refused to ranks) and the serial lock (one rank's system call
+ * at a time but those that touch only the calling thread): docs/kernel.md,
+ * "Ranks per core". */
 #include "boot.h"
 #include "kernel.h"
 #include "mem.h"
