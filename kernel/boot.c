@@ -173,6 +173,13 @@ void options_parse(void)
                 options.uid = (uint32_t)id;
             else
                 options.gid = (uint32_t)id;
+        } else if (!strcmp(k, "ranks")) {
+            uint64_t n;
+            if (!parse_size(v, &n) || n < 1 || n > 255) {
+                snprintf(bad, sizeof bad, "bad value '%s' for ranks= (1 .. 255)", v);
+                continue;
+            }
+            options.ranks = (unsigned)n;
         } else if (!strcmp(k, "smptest")) {
             options.smptest = !strcmp(v, "1");
         } else if (!strcmp(k, "payload_crc")) {

@@ -109,22 +109,22 @@ static uint64_t place(const struct elf64_ehdr *eh, struct extent x, uint64_t siz
     proc.vbase = ALIGN_DOWN(lo, HUGE_SIZE);
     proc.map_lo = ALIGN_DOWN(lo, PAGE_SIZE);
     proc.image_end = ALIGN_UP(hi, PAGE_SIZE);
-    proc.vend = proc.vbase + (app_region.end - app_region.start);
+    proc.vend = proc.vbase + (proc.region_end - proc.region_pa);
     proc.entry = entry;
     proc.phdr_va = x.phdr_vaddr ? x.phdr_vaddr + bias : 0;
     proc.phnum = eh->phnum;
 
-    uint64_t img_pa_end = app_region.start + (proc.image_end - proc.vbase);
+    uint64_t img_pa_end = proc.region_pa + (proc.image_end - proc.vbase);
     if (limit_pa && img_pa_end > limit_pa)
         load_error("%s: program (%lu KiB) and its file (%lu KiB) do not fit together in the "
                    "%lu KiB this node has for applications", name,
-                   (img_pa_end - app_region.start) >> 10, size >> 10,
-                   (app_region.end - app_region.start) >> 10);
+                   (img_pa_end - proc.region_pa) >> 10, size >> 10,
+                   (proc.region_end - proc.region_pa) >> 10);
     uint64_t copy_bytes = ALIGN_UP(size, PAGE_SIZE);
-    if (img_pa_end + copy_bytes > app_region.end)
+    if (img_pa_end + copy_bytes > proc.region_end)
         load_error("%s: program needs %lu KiB; this node has %lu KiB for applications", name,
-                   (img_pa_end - app_region.start + copy_bytes) >> 10,
-                   (app_region.end - app_region.start) >> 10);
+                   (img_pa_end - proc.region_pa + copy_bytes) >> 10,
+                   (proc.region_end - proc.region_pa) >> 10);
     return bias;
 }
 
@@ -133,9 +133,9 @@ static uint64_t place(const struct elf64_ehdr *eh, struct extent x, uint64_t siz
 static void copy_segments(const struct elf64_ehdr *eh, const struct elf64_phdr *ph,
                           const uint8_t *image, uint64_t bias)
 {
-    uint8_t *base = phys_to_virt(app_region.start) - proc.vbase;
+    uint8_t *base = phys_to_virt(proc.region_pa) - proc.vbase;
     uint64_t cursor = proc.map_lo;
-    mem_dirty_mark(app_region.start + (proc.map_lo - proc.vbase), proc.image_end - proc.map_lo);
+    mem_dirty_mark(proc.region_pa + (proc.map_lo - proc.vbase), proc.image_end - proc.map_lo);
     for (int i = 0; i < eh->phnum; i++) {
         const struct elf64_phdr *p = &ph[i];
         if (p->type != PT_LOAD || p->memsz == 0)
@@ -164,11 +164,11 @@ void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa)
 
     /* The boot loader may have put the file where the program goes: move it
      * to the top of the region first (the stack and heap reclaim it later). */
-    uint64_t img_pa_end = app_region.start + (proc.image_end - proc.vbase);
+    uint64_t img_pa_end = proc.region_pa + (proc.image_end - proc.vbase);
     uint64_t copy_bytes = ALIGN_UP(size, PAGE_SIZE);
     uint64_t file_pa = (uint64_t)image - PHYS_BASE;
-    if (file_pa < img_pa_end && file_pa + size > app_region.start) {
-        uint64_t dst = app_region.end - copy_bytes;
+    if (file_pa < img_pa_end && file_pa + size > proc.region_pa) {
+        uint64_t dst = proc.region_end - copy_bytes;
         mem_dirty_mark(dst, copy_bytes);
         memmove(phys_to_virt(dst), image, size);
         image = phys_to_virt(dst);

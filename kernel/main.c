@@ -13,6 +13,7 @@
 #include "ptl_kernel.h"
 #include "job.h"
 #include "random.h"
+#include "ranks.h"
 #include "serial.h"
 #include "smp.h"
 #include "thread.h"
@@ -55,6 +56,7 @@ void kmain(uint32_t magic, uint64_t info_phys)
     smp_init();
     threads_init();
     ptl_kernel_init();
+    process_init_main();               /* what the kernel left of the region */
 
     uint64_t region = app_region.end - app_region.start;
     kprintf("Tern kernel: %lu MiB RAM, kernel image %lu KiB, %lu KiB for the application "
@@ -84,11 +86,19 @@ void kmain(uint32_t magic, uint64_t info_phys)
     argv[argc] = NULL;
     proc.name = argc ? argv[0] : "program";
 
-    elf_load(phys_to_virt(m->start), m->end - m->start, 0);
+    if (options.ranks > 1)
+        ranks_load(phys_to_virt(m->start), m->end - m->start, options.ranks, proc.name);
+    else
+        elf_load(phys_to_virt(m->start), m->end - m->start, 0);
     smp_start();                        /* the module's memory is free now */
     if (options.smptest)
         smp_selftest();
     fd_init();
+    if (options.ranks > 1) {
+        time_mark_app_start();
+        netdev_user_rx(program_rx);
+        ranks_start(argv, argc, options.envp, options.envc);
+    }
     process_setup(argv, argc, options.envp, options.envc);
     kprintf("starting %s: %lu KiB image, heap %lu KiB, stack %lu KiB\n", proc.name,
             (proc.image_end - proc.map_lo) >> 10, (proc.heap_end - proc.brk_start) >> 10,

@@ -4,6 +4,7 @@
 #include "boot.h"
 #include "hostlink.h"
 #include "kernel.h"
+#include "ranks.h"
 #include "serial.h"
 #include "signal.h"
 #include "smp.h"
@@ -41,6 +42,10 @@ void node_end(enum end_kind kind, int code)
 {
     static const uint8_t qemu_code[] = {
         [END_EXIT] = 0, [END_SIGNAL] = 1, [END_PANIC] = 2, [END_LOAD_ERROR] = 3};
+    /* With ranks per core, an exit or a fatal signal ends the calling rank
+     * only, and goes on from here with the last rank's (ranks.c). */
+    if (kind == END_EXIT || kind == END_SIGNAL)
+        ranks_end_one(&kind, &code);
     if (kind != END_PANIC) {
         struct end_args a = {false, kind, code, NULL, 0};
         threads_end_begin(end_rest, &a);
@@ -101,7 +106,8 @@ void program_killed(int sig, const char *fmt, ...)
 void program_fault(const char *report, uint64_t len, int sig)
 {
     struct end_args a = {true, END_SIGNAL, sig, report, len};
-    threads_end_begin(end_rest, &a);
+    if (!ranks_active())               /* a rank's fault stops no other rank */
+        threads_end_begin(end_rest, &a);
     hostlink_send(HL_REPORT, report, (uint32_t)len);
     if (owner)
         owner->fault(report, len);

@@ -1,6 +1,7 @@
 /* The per-CPU areas: the boot CPU's, and the table of all of them. */
 #include "kernel.h"
 #include "percpu.h"
+#include "process.h"
 #include "x86.h"
 
 struct percpu *cpus[MAX_CPUS];
@@ -14,6 +15,7 @@ void percpu_setup(struct percpu *c, uint32_t index, uint32_t apic_id, uint64_t s
     c->apic_id = apic_id;
     c->stack_top = stack_top;
     c->kernel_rsp = stack_top;
+    c->process = &proc_main;
 }
 
 void percpu_load(struct percpu *c)

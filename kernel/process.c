@@ -8,8 +8,10 @@
 #include "random.h"
 #include "reserve.h"
 #include "thread.h"
+#include "x86.h"
 
-struct process proc;
+struct process proc_main;
+extern uint64_t boot_pml4[512];
 
 #define AT_NULL 0
 #define AT_PHDR 3
@@ -36,7 +38,75 @@ uint64_t user_va_to_phys(uint64_t va)
 {
     if (va < proc.vbase || va >= proc.vend)
         return reserve_phys(va);     /* committed reserved memory */
-    return app_region.start + (va - proc.vbase);
+    return proc.region_pa + (va - proc.vbase);
+}
+
+uint64_t user_run_kva(uint64_t va, uint64_t len, void **kva)
+{
+    uint64_t pa = user_va_to_phys(va);
+    *kva = phys_to_virt(pa);
+    if (va >= proc.vbase && va < proc.vend)      /* the region maps linearly */
+        return len < proc.vend - va ? len : proc.vend - va;
+    uint64_t run = PAGE_SIZE - (va & (PAGE_SIZE - 1));
+    while (run < len && user_va_to_phys(va + run) == pa + run)
+        run += PAGE_SIZE;
+    return run < len ? run : len;
+}
+
+void process_init_main(void)
+{
+    proc_main.region_pa = app_region.start;
+    proc_main.region_end = app_region.end;
+    proc_main.pml4 = boot_pml4;
+    proc_main.index = 0;
+}
+
+bool process_create(struct process *p, unsigned index, uint64_t pa, uint64_t end)
+{
+    memset(p, 0, sizeof *p);
+    if (kpages_free() < 1)
+        return false;
+    p->pml4 = kpage_alloc();
+    /* The kernel half (slots 256-511: the direct map and the kernel image)
+     * is the same tables as every other process's: fixed at boot, so a
+     * copy of the entries never goes stale. */
+    memcpy(&p->pml4[256], &boot_pml4[256], 256 * sizeof(uint64_t));
+    p->region_pa = pa;
+    p->region_end = end;
+    p->index = index;
+    return true;
+}
+
+void process_destroy(struct process *p)
+{
+    if (p == &proc_main || !p->pml4)
+        return;
+    pml4_unmap_all(p->pml4);
+    kpage_free(p->pml4);
+    p->pml4 = NULL;
+}
+
+void process_activate(struct process *p)
+{
+    struct percpu *c = this_cpu();
+    c->process = p;
+    /* boot_pml4 is in the kernel image, the others in the direct map. */
+    uint64_t va = (uint64_t)p->pml4;
+    uint64_t cr3 = va >= KERNEL_VMA ? kernel_virt_to_phys(p->pml4) : va - PHYS_BASE;
+    if ((read_cr3() & ~0xFFFULL) != cr3)
+        write_cr3(cr3);
+}
+
+void process_clear(struct process *p)
+{
+    /* Field by field: the struct (45 KiB) does not fit on a kernel stack. */
+    uint64_t pa = p->region_pa, end = p->region_end, *pml4 = p->pml4;
+    unsigned index = p->index;
+    memset(p, 0, sizeof *p);
+    p->region_pa = pa;
+    p->region_end = end;
+    p->pml4 = pml4;
+    p->index = index;
 }
 
 /* Lays out heap and stack above the loaded image and maps it all. */
@@ -73,9 +143,14 @@ static uint64_t push_bytes(uint64_t sp, const void *data, uint64_t len)
 
 void process_setup(char **argv, int argc, char **envp, int envc)
 {
-    memory_setup();
     proc.pid = 1;
+    process_prepare(argv, argc, envp, envc);
     threads_start(proc.pid);
+}
+
+void process_prepare(char **argv, int argc, char **envp, int envc)
+{
+    memory_setup();
     /* The command name Linux shows (prctl PR_GET_NAME): the file's base
      * name, 15 bytes at most. */
     const char *base = proc.name ? proc.name : "";
@@ -136,14 +211,20 @@ void process_setup(char **argv, int argc, char **envp, int envc)
  * self-modifying-code path, and the stack page below the initial pointer
  * is where main's frames live (a 2-node MPI ping-pong took 1.44x NX's time
  * with the stub there, 1.02x with it here, both under TCG). */
-void process_start(void)
+uint64_t process_place_start(void)
 {
-    extern char boot_stack_top[];
     extern const uint8_t user_start[], user_start_entry[], user_start_end[];
     uint64_t len = (uint64_t)(user_start_end - user_start);
     uint64_t stub = proc.vend - PAGE_SIZE;
     memcpy((void *)stub, user_start, len);
     memcpy((void *)(stub + (uint64_t)(user_start_entry - user_start)), &proc.entry, 8);
+    return stub;
+}
+
+void process_start(void)
+{
+    extern char boot_stack_top[];
+    uint64_t stub = process_place_start();
     cpu_set_kernel_stack((uint64_t)boot_stack_top);
     enter_user(stub, proc.stack_start);
 }

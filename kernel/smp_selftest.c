@@ -7,6 +7,7 @@
 #include "lapic.h"
 #include "mem.h"
 #include "percpu.h"
+#include "process.h"
 #include "smp.h"
 #include "spinlock.h"
 #include "time.h"
@@ -106,7 +107,74 @@ static void tlb_test(void)
     kpage_free(pdpt), kpage_free(pd), kpage_free(pt), kpage_free(old), kpage_free(new);
 }
 
-/* 4. A CPU halted without a deadline is woken by cpu_wake; one with a
+/* 4. Address spaces (ranks per core build on them): two processes, each
+ * with its own page tables and a page of its own region mapped at the same
+ * address.  A CPU that switches to one reads that one's page, then after a
+ * switch the other's (no stale translation), and neither's tables reach
+ * what the other maps elsewhere. */
+#define SPACE_VA 0x40000000ULL
+#define SPACE_VA2 0x40200000ULL
+
+static volatile uint64_t space_read[2];
+
+static void read_in_spaces(void *arg)
+{
+    struct process **p = arg;
+    for (int i = 0; i < 2; i++) {
+        process_activate(p[i]);
+        space_read[i] = *(volatile uint64_t *)SPACE_VA;
+    }
+    process_activate(&proc_main);
+}
+
+static void space_test(void)
+{
+    /* The two processes and their pages lie at the top of the application
+     * region, where the program's stack goes once this test is over: the
+     * structs (45 KiB each) are too big for a kernel stack or for keeping
+     * in the kernel image for a test. */
+    uint64_t sbytes = ALIGN_UP(sizeof(struct process), PAGE_SIZE);
+    uint64_t top = proc_main.region_end, need = 2 * sbytes + 2 * PAGE_SIZE;
+    char d[128];
+    if (top - proc_main.region_pa < need + MiB(4)) {
+        check(false, "address spaces", "no room at the top of the region");
+        return;
+    }
+    uint64_t base = top - need;
+    mem_dirty_mark(base, need);
+    struct process *p[2] = {phys_to_virt(base), phys_to_virt(base + sbytes)};
+    uint64_t page[2] = {base + 2 * sbytes, base + 2 * sbytes + PAGE_SIZE};
+    uint64_t pages_before = kpages_free();
+    bool made = process_create(p[0], 1, page[0], page[0] + PAGE_SIZE) &&
+                process_create(p[1], 2, page[1], page[1] + PAGE_SIZE);
+    if (!made) {
+        check(false, "address spaces", "no kernel pages for their tables");
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        *(uint64_t *)phys_to_virt(page[i]) = 0xA5A50000ULL + (uint64_t)i;
+        pml4_map(p[i]->pml4, SPACE_VA, page[i], PAGE_SIZE);
+    }
+    pml4_map(p[1]->pml4, SPACE_VA2, page[1], PAGE_SIZE);
+
+    unsigned last = smp_ncpus() - 1;
+    space_read[0] = space_read[1] = 0;
+    smp_call(last, read_in_spaces, p);
+    uint64_t r0 = space_read[0], r1 = space_read[1];
+    bool own = r0 == 0xA5A50000ULL && r1 == 0xA5A50001ULL;
+    bool apart = pml4_lookup(p[0]->pml4, SPACE_VA2) == 0 && pml4_lookup(p[1]->pml4, SPACE_VA2) == page[1] &&
+                 pml4_lookup(proc_main.pml4, SPACE_VA) == 0;
+    bool back = this_cpu()->process == &proc_main && cpus[last]->process == &proc_main;
+    process_destroy(p[0]);
+    process_destroy(p[1]);
+    bool freed = kpages_free() == pages_before;
+    memset(phys_to_virt(base), 0, need);
+    snprintf(d, sizeof d, "CPU %u read 0x%lx then 0x%lx at one address; %s; tables %s", last, r0,
+             r1, apart ? "neither reaches the other's" : "REACHABLE", freed ? "freed" : "LEAKED");
+    check(own && apart && back && freed, "address spaces", d);
+}
+
+/* 5. A CPU halted without a deadline is woken by cpu_wake; one with a
  * deadline wakes by its own timer, having halted (not spun) meanwhile. */
 struct waiter {
     volatile uint32_t flag, done;
@@ -159,7 +227,7 @@ static void wait_tests(void)
     check(done && s.elapsed >= 30 * MS && s.halts >= 1 && s.halts <= 3, "one-shot timer", d);
 }
 
-/* 5. Idle CPUs take no interrupt at all: no tick. */
+/* 6. Idle CPUs take no interrupt at all: no tick. */
 static void idle_test(void)
 {
     uint64_t before = 0, after = 0;
@@ -196,6 +264,7 @@ void smp_selftest(void)
     check(hammer_count == (uint64_t)n * HAMMER, "spinlock, all CPUs at once", d);
 
     tlb_test();
+    space_test();
     if (n > 1) {
         wait_tests();
         idle_test();

@@ -15,6 +15,8 @@
 #include "layout.h"
 #include "mem.h"
 #include "percpu.h"
+#include "process.h"
+#include "ranks.h"
 #include "smp.h"
 #include "spinlock.h"
 #include "syscall.h"
@@ -116,6 +118,7 @@ void threads_start(uint32_t pid)
     struct thread *t = &table[0];
     memset(t, 0, sizeof *t);
     t->tid = pid;
+    t->process = &proc;
     t->state = TS_RUN;
     t->on_cpu = true;
     t->kstack_top = (uint64_t)boot_stack_top;
@@ -130,11 +133,18 @@ void threads_reset(void) { cores_reset(); }
 
 struct thread *thread_current(void) { return this_cpu()->current; }
 
+/* A live thread of the calling CPU's process: with ranks per core
+ * (ranks.c) the table holds other processes' threads too, which a signal
+ * or a thread id of this one must never reach. */
+static bool mine(const struct thread *t)
+{
+    return (t->state == TS_RUN || t->state == TS_SLEEP) && !t->zombie && t->process == &proc;
+}
+
 struct thread *thread_by_tid(uint32_t tid)
 {
     for (unsigned i = 0; i < max_threads; i++)
-        if (table[i].tid == tid && (table[i].state == TS_RUN || table[i].state == TS_SLEEP) &&
-            !table[i].zombie)
+        if (table[i].tid == tid && mine(&table[i]))
             return &table[i];
     return NULL;
 }
@@ -143,7 +153,7 @@ uint64_t threads_blocked_by_all(void)
 {
     uint64_t all = ~0ULL;
     for (unsigned i = 0; i < max_threads; i++)
-        if ((table[i].state == TS_RUN || table[i].state == TS_SLEEP) && !table[i].zombie)
+        if (mine(&table[i]))
             all &= table[i].sig_blocked;
     return all;
 }
@@ -151,8 +161,7 @@ uint64_t threads_blocked_by_all(void)
 void threads_kick_all(void)
 {
     for (unsigned i = 0; i < max_threads; i++)
-        if ((table[i].state == TS_RUN || table[i].state == TS_SLEEP) && !table[i].zombie &&
-            &table[i] != this_cpu()->current)
+        if (mine(&table[i]) && &table[i] != this_cpu()->current)
             thread_kick(&table[i]);
 }
 
@@ -189,6 +198,7 @@ static void switch_to(struct thread *prev, struct thread *next)
     c->current = next == c->idle ? NULL : next;
     cpu_set_kernel_stack(next->kstack_top);
     if (c->current) {
+        process_activate(next->process);   /* a rank's own page tables (ranks.c) */
         wrmsr(MSR_FS_BASE, next->fs_base);
         wrmsr(MSR_KERNEL_GS_BASE, next->gs_base);
         if (next->fpu)
@@ -331,6 +341,7 @@ long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t 
     t->fs_base = tls ? tls : rdmsr(MSR_FS_BASE);
     t->gs_base = rdmsr(MSR_KERNEL_GS_BASE);
     t->clear_child_tid = clear_tid;
+    t->process = &proc;
     t->sig_blocked = this_cpu()->current ? this_cpu()->current->sig_blocked : 0;
 
     /* The first switch to it "returns" into thread_first, which leaves
@@ -395,6 +406,8 @@ long thread_move(unsigned cpu)
     return 0;
 }
 
+__attribute__((noreturn)) static void leave_locked(uint64_t f);
+
 __attribute__((noreturn)) static void zombie(void)
 {
     /* The first thread exited while others run: CPU 0 stays with the job
@@ -414,11 +427,24 @@ void thread_exit(int code)
             futex_wake_word(me->clear_child_tid, 1);
         me->clear_child_tid = 0;
     }
+    if (ranks_active())
+        node_end(END_EXIT, code);      /* a rank's only thread: the rank's end */
     uint64_t f = spin_lock_irqsave(&table_lock);
     if (!me || threads_alive_count <= 1) {
         spin_unlock_irqrestore(&table_lock, f);
         node_end(END_EXIT, code);      /* the last thread: the program's status */
     }
+    leave_locked(f);
+}
+
+void thread_leave(void) { leave_locked(spin_lock_irqsave(&table_lock)); }
+
+/* With the table locked since the caller decided this thread is not the
+ * last (two threads exiting at once must not both think so). */
+static void leave_locked(uint64_t f)
+{
+    struct percpu *c = this_cpu();
+    struct thread *me = c->current;
     threads_alive_count--;
     if (me == &table[0]) {
         me->zombie = true;
@@ -431,6 +457,51 @@ void thread_exit(int code)
     struct thread *next = pick(c, me, true);
     switch_to(me, next ? next : c->idle);
     __builtin_unreachable();
+}
+
+long thread_start_rank(struct process *p, unsigned cpu, uint64_t rip, uint64_t rsp)
+{
+    uint64_t f = spin_lock_irqsave(&table_lock);
+    struct thread *t = NULL;
+    for (unsigned i = 1; i < max_threads && !t; i++)
+        if (table[i].state == TS_FREE)
+            t = &table[i];
+    if (!t || cpu >= smp_ncpus()) {
+        spin_unlock_irqrestore(&table_lock, f);
+        return -EAGAIN;
+    }
+    unsigned slot = (unsigned)(t - table);
+    memset(t, 0, sizeof *t);
+    t->slot = slot;
+    t->tid = p->pid;
+    t->process = p;
+    t->kstack_top = slot_stack_top(slot);
+    t->fpu = slot_fpu(slot);
+    fpu_save_area(t->fpu);             /* user_start clears what a program sees */
+    /* Its first switch "returns" into thread_first, which leaves through
+     * these registers: a program's first entry, all clean but rip and rsp. */
+    struct regs *nr = (struct regs *)(t->kstack_top - sizeof *nr);
+    memset(nr, 0, sizeof *nr);
+    nr->rip = rip;
+    nr->rsp = rsp;
+    nr->cs = USER_CS;
+    nr->ss = USER_DS;
+    nr->rflags = 0x202;
+    uint64_t *sp = (uint64_t *)nr;
+    *--sp = (uint64_t)thread_first;
+    for (int i = 0; i < 6; i++)
+        *--sp = 0;
+    t->ksp = (uint64_t)sp;
+    bool was_empty = cpus[cpu]->nthreads == 0;
+    t->cpu = cpu;
+    cpus[cpu]->nthreads++;
+    threads_alive_count++;
+    had_many = true;                   /* an end on another core goes through CPU 0 */
+    paging_set_shared(true);
+    __atomic_store_n(&t->state, TS_RUN, __ATOMIC_RELEASE);
+    spin_unlock_irqrestore(&table_lock, f);
+    placed(cpu, was_empty);
+    return t->tid;
 }
 
 /* ---- ending the program ------------------------------------------------- */

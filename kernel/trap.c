@@ -6,6 +6,7 @@
 #include "hostlink.h"
 #include "kernel.h"
 #include "process.h"
+#include "ranks.h"
 #include "percpu.h"
 #include "reserve.h"
 #include "signal.h"
@@ -84,7 +85,10 @@ static void build_report(struct report *r, const struct regs *f, bool user)
     const char *name = f->vector < 32 && exception_names[f->vector] ? exception_names[f->vector]
                                                                     : "interrupt";
     struct thread *t = thread_current();
-    if (user && t && threads_alive() > 1)
+    if (user && ranks_active())
+        rep(r, "*** application fault in %s (rank %u, on CPU %u): ", proc.name ? proc.name : "?",
+            ranks_number(&proc), this_cpu()->index);
+    else if (user && t && threads_alive() > 1)
         rep(r, "*** application fault in %s (thread %u, on CPU %u): ", proc.name ? proc.name : "?",
             t->tid, this_cpu()->index);
     else if (user)

@@ -57,6 +57,10 @@ def test_cpus_call_flush_wake_and_idle(tmp_path, cpus):
     assert f"call on each CPU: ok, {cpus} CPUs each ran it as itself" in log
     assert f"spinlock, all CPUs at once: ok, {cpus * 100000} of {cpus * 100000}" in log
     assert f"TLB shootdown: ok, {cpus} of {cpus} CPUs read the new page" in log
+    # Each process its own page tables (ranks per core build on them): one
+    # CPU switching between two reads each one's page at the same address.
+    assert (f"address spaces: ok, CPU {cpus - 1} read 0xa5a50000 then 0xa5a50001 at one "
+            "address; neither reaches the other's; tables freed") in log, log
     if cpus > 1:
         assert "wake by IPI: ok" in log
         assert "one-shot timer: ok" in log

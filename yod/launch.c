@@ -35,13 +35,23 @@ static int serve_programs(void)
     return 0;
 }
 
-/* The parent of a rank in its group's tree: -1 = yod. */
+/* The parent of a rank in its group's tree: -1 = yod.  With -ppn (one
+ * group) the tree is the nodes', each named by its first rank. */
 static int parent_of(int r)
 {
     const struct group *g = &Y.groups[Y.ranks[r].group];
-    int i = r - g->first_rank, k = Y.opt.fanout;
+    int k = Y.opt.fanout, p = Y.opt.ppn;
+    if (p > 1) {
+        int node = r / p;
+        return node < k ? -1 : (node / k - 1) * p;
+    }
+    int i = r - g->first_rank;
     return i < k ? -1 : g->first_rank + i / k - 1;
 }
+
+/* The rank a node's descriptor and control messages are addressed by: its
+ * first (every rank with -ppn 1). */
+static bool node_leader(int r) { return r % Y.opt.ppn == 0; }
 
 static size_t env_strings(char *out)
 {
@@ -113,6 +123,7 @@ static int build_descriptor(int r, char *err, size_t errlen)
     }
     s += env_strings(s);
     d->files_len = (uint32_t)files_len;
+    d->nlocal = Y.opt.ppn > 1 ? (uint32_t)(Y.size - r < Y.opt.ppn ? Y.size - r : Y.opt.ppn) : 0;
     struct yod_files fh = {YOD_FILES_MAGIC, YOD_FILES_VERSION, (uint32_t)files_len,
                            (uint32_t)Y.nmounts, Y.umask, (uint32_t)strlen(Y.cwd) + 1};
     memcpy(s, &fh, sizeof fh);
@@ -180,11 +191,22 @@ void send_ctl(int r, uint32_t type, uint32_t arg)
            0, op_tag(kind, r), 0);
 }
 
+static bool alive(int r) { return Y.ranks[r].state != R_EXITED && Y.ranks[r].state != R_LOST; }
+
 void send_ctl_all(uint32_t type, uint32_t arg)
 {
-    for (int r = 0; r < Y.size; r++)
-        if (Y.ranks[r].state != R_EXITED && Y.ranks[r].state != R_LOST)
+    for (int r = 0; r < Y.size; r++) {
+        if (!alive(r))
+            continue;
+        /* -ppn: a node takes a control message for all its ranks, so it
+         * goes once, by its first rank still alive (heartbeats go by each:
+         * each rank learns of its node's loss by its own). */
+        bool first = true;
+        for (int q = r - r % Y.opt.ppn; q < r && first; q++)
+            first = !alive(q);
+        if (first || type == YOD_HEARTBEAT)
             send_ctl(r, type, arg);
+    }
 }
 
 int count_state(enum rank_state s)
@@ -204,14 +226,14 @@ int launch(void)
         return -1;
     }
     for (int r = 0; r < Y.size; r++) {
-        if (build_descriptor(r, err, sizeof err)) {
+        if (node_leader(r) && build_descriptor(r, err, sizeof err)) {
             fprintf(stderr, "yod: %s\n", err);
             return -1;
         }
     }
     for (int r = 0; r < Y.size; r++)
-        if (put(Y.ranks[r].desc, Y.ranks[r].desc_len, r, YOD_PT_JOB, YOD_MB_LOAD, OP_DESC,
-                &Y.ranks[r].desc_md)) {
+        if (node_leader(r) && put(Y.ranks[r].desc, Y.ranks[r].desc_len, r, YOD_PT_JOB,
+                                  YOD_MB_LOAD, OP_DESC, &Y.ranks[r].desc_md)) {
             fprintf(stderr, "yod: cannot send the job to nid %u\n", Y.ranks[r].nid);
             return -1;
         }

@@ -33,6 +33,9 @@ static const char usage_text[] =
     "options:\n"
     "  -sz N            run N ranks, one per compute node (default 1);\n"
     "  -n N, -np N      the same, as mpiexec spells it\n"
+    "  -ppn K           K ranks on each node, one per core, each in memory of its own\n"
+    "                   (ceil(N/K) nodes; default 1; not with -list or -F; programs\n"
+    "                   that use Portals - NX, MPI - not yet: docs/yod.md)\n"
     "  -list L          on exactly these nodes, e.g. 3..7,12\n"
     "  -heap SIZE       heap of each rank (e.g. 256M); default: all memory left\n"
     "  -stack SIZE      stack of each rank (e.g. 8M); default: the node's\n"
@@ -250,10 +253,14 @@ static void release_nodes(bool before_load)
     static struct tern_release r;
     memset(&r, 0, sizeof r);
     r.job = Y.job;
-    for (int i = 0; i < Y.size && !before_load; i++)
-        if (Y.ranks[i].state != R_EXITED && Y.ranks[i].state != R_FAILED_LOAD &&
+    for (int i = 0; i < Y.size && !before_load; i++) {
+        bool listed = false;            /* -ppn: a node's ranks share its nid */
+        for (uint32_t k = 0; k < r.n_unsure; k++)
+            listed |= r.unsure[k] == Y.ranks[i].nid;
+        if (Y.ranks[i].state != R_EXITED && Y.ranks[i].state != R_FAILED_LOAD && !listed &&
             r.n_unsure < TERN_MAX_LIST)
             r.unsure[r.n_unsure++] = Y.ranks[i].nid;
+    }
     if (alloc_request(&r, offsetof(struct tern_release, unsure) + r.n_unsure * sizeof(uint32_t),
                       TERN_RELEASE, &rep, err, sizeof err))
         fprintf(stderr, "yod: could not give the nodes back: %s\n", err);
@@ -261,10 +268,35 @@ static void release_nodes(bool before_load)
 
 static void release(void) { release_nodes(false); }
 
+/* -ppn K: every node of the job must have K cores (as registered); a node
+ * that did not say how many is left to refuse the load itself. */
+static int check_cores(void)
+{
+    char err[512];
+    struct tern_hdr h;
+    memset(&h, 0, sizeof h);
+    static struct tern_reply st;
+    if (alloc_request(&h, sizeof h, TERN_STATUS, &st, err, sizeof err)) {
+        release_nodes(true);
+        return fail(2, "%s", err);
+    }
+    for (int r = 0; r < Y.size; r += Y.opt.ppn)
+        for (uint32_t i = 0; i < st.n; i++)
+            if (st.u.nodes[i].nid == Y.ranks[r].nid && st.u.nodes[i].cores &&
+                st.u.nodes[i].cores < Y.opt.ppn) {
+                unsigned c = st.u.nodes[i].cores;
+                release_nodes(true);
+                return fail(2, "-ppn %d: node nid %u has %u core%s, and a rank needs a core of "
+                            "its own", Y.opt.ppn, Y.ranks[r].nid, c, c == 1 ? "" : "s");
+            }
+    return 0;
+}
+
 static int allocate(void)
 {
     static struct tern_alloc a;
     char err[512];
+    int rc, nodes = (Y.size + Y.opt.ppn - 1) / Y.opt.ppn;
     memset(&a, 0, sizeof a);
     bool any_list = false, all_list = true;
     for (int g = 0; g < Y.ngroups; g++) {
@@ -280,14 +312,14 @@ static int allocate(void)
             for (int i = 0; i < Y.groups[g].nlist; i++)
                 a.list[a.nlist++] = Y.groups[g].list[i];
     } else {
-        a.count = Y.size;
+        a.count = nodes;
     }
     if (alloc_request(&a, offsetof(struct tern_alloc, list) + a.nlist * sizeof(uint32_t),
                       TERN_ALLOC, &rep, err, sizeof err))
         return fail(2, "%s", err);
     if (rep.status)
         return fail(2, "cannot have the nodes: %s (yod -show lists them)", rep.message);
-    if ((int)rep.n != Y.size) {
+    if ((int)rep.n != nodes) {
         Y.job = rep.job;
         release_nodes(true);
         return fail(2, "the allocator gave %u nodes for %d ranks", rep.n, Y.size);
@@ -295,11 +327,13 @@ static int allocate(void)
     Y.job = rep.job;
     memcpy(Y.job_key, rep.key, sizeof Y.job_key);
     for (int r = 0; r < Y.size; r++)
-        Y.ranks[r].nid = rep.u.nids[r];
+        Y.ranks[r].nid = rep.u.nids[r / Y.opt.ppn];
+    if (Y.opt.ppn > 1 && (rc = check_cores()))
+        return rc;
     /* Before the load: a program outside the job (a Linux process that
      * joins it, stamped with this id) can start now. */
     if (Y.opt.verbose)
-        fprintf(stderr, "yod: job %u: %d nodes allocated\n", Y.job, Y.size);
+        fprintf(stderr, "yod: job %u: %d nodes allocated\n", Y.job, nodes);
     return 0;
 }
 
@@ -335,6 +369,10 @@ static int parse_options(int argc, char **argv, struct cmdline *c)
             if (!parse_count(v, &c->sz))
                 return fail(2, "%s wants a number of nodes from 1 to %d", o, YOD_MAX_RANKS);
             i++;
+        } else if (!strcmp(o, "-ppn")) {
+            if (!parse_count(v, &Y.opt.ppn) || Y.opt.ppn > 255)
+                return fail(2, "-ppn wants a number of ranks per node from 1 to 255");
+            i++;
         } else if (!strcmp(o, "-list")) {
             Y.opt.list = argv[++i];
         } else if (!strcmp(o, "-heap") || !strcmp(o, "-stack")) {
@@ -361,6 +399,8 @@ static int parse_options(int argc, char **argv, struct cmdline *c)
         }
     }
     c->first_word = i;
+    if (Y.opt.ppn > 1 && (Y.opt.list || Y.opt.loadfile))
+        return fail(2, "-ppn with -list or -F is not built: give -sz and -ppn");
     return -1;
 }
 
@@ -439,6 +479,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     Y.t_start = now_s();
     Y.opt.fanout = 2;
+    Y.opt.ppn = 1;
     struct cmdline c = {0};
     int rc = parse_options(argc, argv, &c);
     if (rc >= 0)

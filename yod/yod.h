@@ -65,6 +65,7 @@ struct options {
     double timeout;
     bool label, quiet, verbose;
     int fanout;
+    int ppn;                        /* ranks per node (-ppn), one per core */
     char *loadfile;
 };
 

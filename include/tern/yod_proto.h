@@ -39,7 +39,7 @@
 #include <stdint.h>
 
 #define YOD_MAGIC 0x21444F59u            /* "YOD!" */
-#define YOD_PROTO_VERSION 4            /* 4: HMACs of the job key, PAUSE */
+#define YOD_PROTO_VERSION 5            /* 4: HMACs of the job key, PAUSE; 5: nlocal */
 #define YOD_NODE_PID 1                   /* the node kernel's own Portals pid */
 #define TERN_APP_PID 16                  /* the application's Portals pid */
 
@@ -69,10 +69,13 @@ static inline uint64_t yod_output_bits(uint32_t job, uint32_t rank, uint32_t fd)
     return (uint64_t)job << 32 | (uint64_t)rank << 2 | (fd & 3);
 }
 
-/* yod -> node: one per rank.  Followed by nids[size] (uint32_t, rank
- * order), then strings_len bytes: argc NUL-terminated arguments, then
- * envc NUL-terminated "NAME=value" words, then files_len bytes: the job's
- * file section (struct yod_files), 0 for none. */
+/* yod -> node: one per node.  The node runs ranks rank .. rank+nlocal-1
+ * (yod -ppn: one per core, pids TERN_APP_PID + 0 .. nlocal-1 in that
+ * order; nlocal 0 or 1: the one rank `rank`, pid TERN_APP_PID).  Followed
+ * by nids[size] (uint32_t, rank order), then strings_len bytes: argc
+ * NUL-terminated arguments, then envc NUL-terminated "NAME=value" words,
+ * then files_len bytes: the job's file section (struct yod_files), 0 for
+ * none. */
 struct yod_load {
     uint32_t magic, version;
     uint32_t job, rank, size;
@@ -85,7 +88,7 @@ struct yod_load {
     uint8_t image_sha256[32];
     uint64_t heap, stack;                /* bytes; 0: the node's defaults */
     char name[64];                       /* program name for messages */
-    uint32_t files_len, files_pad;
+    uint32_t files_len, nlocal;
     uint8_t mac[32];                     /* HMAC-SHA256 under the job's key of the
                                           * whole descriptor, this field zero; uid and
                                           * gid must be those of the grant */

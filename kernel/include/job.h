@@ -27,7 +27,6 @@ struct job_state {
                                   * reported): yod's signals no longer matter, new
                                   * descriptors wait */
     int yod_signal;              /* the last signal from yod acted on */
-    uint64_t out_bytes[3];       /* bytes of stdout [1] and stderr [2] yod has taken */
 };
 extern struct job_state job;
 
@@ -150,6 +149,8 @@ __attribute__((noreturn)) void job_end(enum end_kind kind, int code, const char 
 /* A fault report (trap.c) goes to the rank's stderr, its first line to yod
  * with the end. */
 void job_fault_report(const char *text, uint64_t len);
+/* ranks.c's end hook: one of the node's ranks (yod -ppn) ended by itself. */
+void job_rank_ended(unsigned local, enum end_kind kind, int code);
 void job_stdio_reset(void);
 /* sys/portals.c: forget the program's Portals state (its NIs are gone). */
 void portals_syscall_reset(void);

@@ -38,6 +38,11 @@ void user_unmap(uint64_t va, uint64_t len);
 void paging_set_shared(bool on);
 /* Removes every user mapping and frees the tables (a job has ended). */
 void user_unmap_all(void);
+/* The same for the user half of a given PML4 (a process's, process.h):
+ * map, unmap all, and the physical address va reaches there (0: none). */
+void pml4_map(uint64_t *pml4, uint64_t va, uint64_t pa, uint64_t len);
+void pml4_unmap_all(uint64_t *pml4);
+uint64_t pml4_lookup(uint64_t *pml4, uint64_t va);
 
 /* What a job may have written (dirty.c): the region is cleared for the next
  * job only where it was.  The page tables report what went through them

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "spinlock.h"
+struct process;
 struct regs;
 struct thread;
 
@@ -60,6 +61,7 @@ struct percpu {
      * the context the idle loop runs in, how many threads the core holds,
      * when the running one's time slice ends (0: no slice, one thread),
      * and whether the core was stopped because the program is ending. */
+    struct process *process;       /* the process this CPU runs (process.h's `proc`) */
     struct regs *sys_regs;         /* the system call being handled (syscall.h) */
     struct thread *current;
     struct thread *idle;

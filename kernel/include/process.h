@@ -1,8 +1,12 @@
-/* The one application on this node: its memory layout and kernel-side state. */
+/* An application process on this node: its memory layout and kernel-side
+ * state.  A node runs one process (the job's rank) unless it runs several
+ * ranks, one per core (docs/kernel.md, "Processes"); `proc` is always the
+ * process of the CPU that reads it. */
 #ifndef TERN_PROCESS_H
 #define TERN_PROCESS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "percpu.h"
 #include "ranges.h"
 #include "signal.h"
 
@@ -18,6 +22,14 @@
 struct piece { uint64_t va, end, pa; };
 
 struct process {
+    /* Where it lives: its own physically contiguous region [region_pa,
+     * region_end) and its own page tables (the kernel half shared with every
+     * other process, the user half its own).  Kept when a job's process is
+     * cleared (process_clear): they belong to the slot, not the program. */
+    uint64_t region_pa, region_end;
+    uint64_t *pml4;                /* its kernel address */
+    unsigned index;                /* 0: the node's first (or only) process */
+
     /* Virtual layout.  [vbase, vend) maps linearly onto the physical region;
      * [map_lo, guard) and [stack_lo, vend) are mapped, the guard page is not. */
     uint64_t vbase, vend, map_lo;
@@ -46,8 +58,20 @@ struct process {
     int nice;
     uint32_t membarrier_registered;
     struct signal_state sig;
+    /* A job's view of this process (kernel/job/): bytes of stdout [1] and
+     * stderr [2] yod has taken, the first line of its fault report, and
+     * whether yod has been told how it ended. */
+    uint64_t out_bytes[3];
+    char fault_line[200];
+    bool end_reported;
 };
-extern struct process proc;
+/* The first process: the only one unless a node runs several ranks.  Every
+ * CPU starts with it as its process, so a program's threads on other cores
+ * are in it too. */
+extern struct process proc_main;
+/* The calling CPU's process.  A macro over the per-CPU pointer, so that the
+ * code written for one process per node reads the right one on every core. */
+#define proc (*this_cpu()->process)
 
 /* elf.c: validates and copies the program into the region; fills proc.
  * limit_pa: physical address the program must end below (where its file
@@ -55,6 +79,31 @@ extern struct process proc;
 void elf_load(const uint8_t *image, uint64_t size, uint64_t limit_pa);
 /* process.c */
 void process_setup(char **argv, int argc, char **envp, int envc);
+/* process_setup without the pid and the thread table: memory, stack, names
+ * and handlers of proc (a rank's, ranks.c). */
+void process_prepare(char **argv, int argc, char **envp, int envc);
 __attribute__((noreturn)) void process_start(void);
+/* The kernel's (direct-map) address of user address va in the calling
+ * CPU's process, in *kva, and how many bytes from there (at most len) are
+ * physically contiguous: what the Portals library may be given, as it
+ * reaches buffers later from any core, under any process's page tables. */
+uint64_t user_run_kva(uint64_t va, uint64_t len, void **kva);
+/* Copies user_start into the stack's top page; its address (process_start's
+ * first user instruction). */
+uint64_t process_place_start(void);
 uint64_t user_va_to_phys(uint64_t va);
+
+/* The first process gets what is left of the application region once the
+ * kernel has taken its part (after threads_init), and the boot page tables. */
+void process_init_main(void);
+/* A further process in p (zeroed here): its region [pa, end) and new page
+ * tables whose kernel half is the kernel's.  False when no page is left for
+ * its tables. */
+bool process_create(struct process *p, unsigned index, uint64_t pa, uint64_t end);
+/* Unmaps everything p mapped and frees its tables (not proc_main's). */
+void process_destroy(struct process *p);
+/* The calling CPU runs p from now on: its page tables in CR3. */
+void process_activate(struct process *p);
+/* A job's program is gone: everything but the region and page tables. */
+void process_clear(struct process *p);
 #endif

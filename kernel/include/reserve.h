@@ -27,8 +27,9 @@ static inline struct range_list heap_list(void)
 static inline uint64_t heap_low(void) { return ALIGN_UP(proc.brk, PAGE_SIZE); }
 
 /* The application's memory: sysinfo's totalram, /proc/meminfo's MemTotal
- * (not all RAM: what the kernel keeps is not the program's to size by). */
-static inline uint64_t app_memory_bytes(void) { return app_region.end - app_region.start; }
+ * (not all RAM: what the kernel keeps is not the program's to size by).
+ * The calling CPU's process's region: with ranks per core, its part. */
+static inline uint64_t app_memory_bytes(void) { return proc.region_end - proc.region_pa; }
 
 /* What brk and mmap can still hand out: sysinfo's freeram, /proc/meminfo's
  * MemFree. */

@@ -23,9 +23,11 @@
 #define THREAD_SLICE_NS 10000000ULL        /* on the shared core */
 
 enum thread_state { TS_FREE, TS_RUN, TS_SLEEP, TS_DEAD };
+struct process;
 
 struct thread {
     uint32_t tid;                  /* Linux thread id; the first is the pid */
+    struct process *process;       /* whose thread: its page tables go with it */
     uint32_t slot;                 /* index in the table */
     volatile uint32_t state;       /* enum thread_state */
     volatile uint32_t cpu;         /* the core it runs on */
@@ -70,6 +72,12 @@ long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t 
                    uint64_t set_tid1, uint64_t set_tid2);
 /* The calling thread ends (exit(2)); the last one ends the program. */
 __attribute__((noreturn)) void thread_exit(int code);
+/* A rank's only thread (ranks.c), on core cpu, in process p, entering user
+ * mode at rip with stack rsp; its tid (p's pid), or -EAGAIN. */
+long thread_start_rank(struct process *p, unsigned cpu, uint64_t rip, uint64_t rsp);
+/* The calling thread leaves its core for good, the program going on
+ * (thread_exit's end for a thread that is not the last; a rank's end). */
+__attribute__((noreturn)) void thread_leave(void);
 
 /* A thread that waits: gives its core to another thread there, or halts
  * it; returns early on any wake.  Called by time_halt_until (a hook). */

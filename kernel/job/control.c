@@ -8,6 +8,7 @@
  * program calling the library (the reference tests rely on it). */
 #include "cpu.h"
 #include "job.h"
+#include "ranks.h"
 #include "netdev.h"
 #include "process.h"
 #include "ptl_kernel.h"
@@ -137,7 +138,7 @@ static void act(void)
         job.yod_signal = sig;
         if (signal_ends_job(sig))    /* before GO's first instruction too */
             job_end(END_SIGNAL, sig, NULL);
-        signal_raise(sig);
+        ranks_signal_all(sig);       /* every rank of the node (one without ranks) */
     }
     if (revoked && job_yod_silent()) {
         kprintf("job %u: its yod (nid %u pid %u) is gone (%s): ending the job\n", job.id,

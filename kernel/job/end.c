@@ -10,25 +10,90 @@
 #include "process.h"
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
+#include "ranks.h"
 #include "syscall.h"
 #include "thread.h"
 #include "time.h"
 #include <tern/yod_proto.h>
 
 extern char boot_stack_top[];
-static char fault_line[200];
 
 void job_fault_report(const char *text, uint64_t len)
 {
     if (!job.running)
         return;
-    job.ending = true;            /* the fault is this rank's end, whatever yod says now */
+    /* The fault is this rank's end, whatever yod says now; with ranks per
+     * core only this rank's (ranks.c), and the job goes on for the others. */
+    bool lock = ranks_active() && !serial_held();
+    if (!ranks_active())
+        job.ending = true;
+    else if (lock)
+        serial_lock();            /* the other ranks run on: stdio is the serial lock's */
     job_output(2, text, len);
     uint64_t n = 0;
-    while (n < len && n + 1 < sizeof fault_line && text[n] != '\n')
+    while (n < len && n + 1 < sizeof proc.fault_line && text[n] != '\n')
         n++;
-    memcpy(fault_line, text, n);
-    fault_line[n] = 0;
+    memcpy(proc.fault_line, text, n);
+    proc.fault_line[n] = 0;
+    if (lock)
+        serial_unlock();
+}
+
+/* Rank `rank` of the job (job.rank + local) ended: yod is told once, after
+ * all its output. */
+static void report_end(unsigned local, enum end_kind kind, int code, const char *why)
+{
+    struct process *p = ranks_process(local);
+    if (p->end_reported)
+        return;
+    p->end_reported = true;
+    uint32_t rank = job.rank + local;
+    static struct yod_report r;
+    memset(&r, 0, sizeof r);
+    r.magic = YOD_MAGIC;
+    r.job = job.id;
+    r.rank = rank;
+    if (job.running || job.go) {
+        r.type = YOD_EXITED;
+        r.status = kind == END_EXIT ? code : 0;
+        r.signal = kind == END_SIGNAL ? code : 0;
+        r.usec = job.running ? (time_monotonic_ns() - job.start_ns) / 1000 : 0;
+        if (kind == END_SIGNAL && code == job.yod_signal)
+            r.arg = YOD_ENDED_BY_YOD;
+        strlcpy(r.message, why ? why : p->fault_line, sizeof r.message);
+        kprintf("job %u: rank %u %s %d after %lu ms\n", job.id, rank,
+                r.signal ? "killed by signal" : "exited with status",
+                r.signal ? r.signal : r.status, r.usec / 1000);
+    } else {
+        r.type = YOD_LOAD_FAILED;
+        strlcpy(r.message, why ? why : "load failed", sizeof r.message);
+    }
+    /* Silent ends: yod said ABORT (it knows), or yod is gone. */
+    bool tell = !job.yod_gone && (job.running || job.go || why);
+    /* Again while yod is alive (stopped by ^Z, or its queue full). */
+    while (tell) {
+        job_wait_yod_awake();
+        if (knode_put(&r, sizeof r, job.yod_nid, job.yod_pid, YOD_PT_REPORT, job.id,
+                      time_monotonic_ns() + 20 * 1000000000ULL) == PTL_NI_OK)
+            break;
+        if (job_yod_silent()) {
+            kprintf("job %u: yod did not take the end report\n", job.id);
+            break;
+        }
+        knode_pause(200000000ULL);
+    }
+}
+
+/* ranks.c's hook: one of a node's ranks ended by itself (its exit, fault or
+ * fatal signal), on its own core; the others go on. */
+void job_rank_ended(unsigned local, enum end_kind kind, int code)
+{
+    bool held = serial_held();
+    if (!held)
+        serial_lock();             /* the job's state and the kernel's NI */
+    report_end(local, kind, code, NULL);
+    if (!held)
+        serial_unlock();
 }
 
 /* The x87/SSE state of a freshly reset CPU, as fxrstor reads it: control
@@ -65,15 +130,20 @@ static uint64_t reset_node(void)
     futex_reset();
     threads_reset();
     job_control_reset();
+    /* A wait the job's end left for good (the end came from inside it, or
+     * stopped the core it ran on) would keep counting as a waiter, and the
+     * next job's control messages would never be taken in (knode.c). */
+    knode_waiting = 0;
     /* In slices, answering the network in between: on a busy host zeroing
      * a large region takes long enough for the allocator to think a silent
      * node has died. */
+    ranks_reset();                    /* the ranks' page tables go: their dirty bits too */
+    ranks_set_end_hook(NULL);
     user_unmap_all();                 /* hands the page tables' dirty bits over */
     uint64_t cleared = mem_dirty_clear(MEM_CLEAR_SLICE, knode_answer);
-    memset(&proc, 0, sizeof proc);
+    process_clear(&proc);
     job_loader_reset();               /* after proc: its name lived there */
     clear_vector_registers();
-    fault_line[0] = 0;
     memset(&job, 0, sizeof job);
     job_detach();
     return cleared;
@@ -101,44 +171,14 @@ void job_end(enum end_kind kind, int code, const char *why)
         job.ending = true;
         job_state_publish(0);     /* a new job's descriptor now waits for the clean-up */
         job_tick_stop();
-        static struct yod_report r;
-        memset(&r, 0, sizeof r);
-        r.magic = YOD_MAGIC;
-        r.job = job.id;
-        r.rank = job.rank;
-        if (job.running || job.go) {
-            r.type = YOD_EXITED;
-            r.status = kind == END_EXIT ? code : 0;
-            r.signal = kind == END_SIGNAL ? code : 0;
-            r.usec = job.running ? (time_monotonic_ns() - job.start_ns) / 1000 : 0;
-            if (kind == END_SIGNAL && code == job.yod_signal)
-                r.arg = YOD_ENDED_BY_YOD;
-            strlcpy(r.message, why ? why : fault_line, sizeof r.message);
-            kprintf("job %u: rank %u %s %d after %lu ms\n", job.id, job.rank,
-                    r.signal ? "killed by signal" : "exited with status",
-                    r.signal ? r.signal : r.status, r.usec / 1000);
-        } else {
-            r.type = YOD_LOAD_FAILED;
-            strlcpy(r.message, why ? why : "load failed", sizeof r.message);
-        }
         /* The servers close the rank's files (the allocator's view and the
          * next job from this node make fyod close them too, if this fails). */
         if (job.running)
             files_job_end();
-        /* Silent ends: yod said ABORT (it knows), or yod is gone. */
-        bool tell = !job.yod_gone && (job.running || job.go || why);
-        /* Again while yod is alive (stopped by ^Z, or its queue full). */
-        while (tell) {
-            job_wait_yod_awake();
-            if (knode_put(&r, sizeof r, job.yod_nid, job.yod_pid, YOD_PT_REPORT, job.id,
-                          time_monotonic_ns() + 20 * 1000000000ULL) == PTL_NI_OK)
-                break;
-            if (job_yod_silent()) {
-                kprintf("job %u: yod did not take the end report\n", job.id);
-                break;
-            }
-            knode_pause(200000000ULL);
-        }
+        /* Every rank of the node that has not ended by itself (ranks per
+         * core: those that have were reported then, ranks.c). */
+        for (unsigned i = 0; i < ranks_count(); i++)
+            report_end(i, kind, code, why);
     }
     uint64_t t0 = time_monotonic_ns();
     uint32_t id = job.id;

@@ -10,6 +10,8 @@
 #include "files.h"
 #include "job.h"
 #include "kmalloc.h"
+#include "process.h"
+#include "ranks.h"
 #include "time.h"
 #include <tern/yod_proto.h>
 #include "ptl_me.h"
@@ -419,6 +421,14 @@ long fio_call(int srv, struct fio_req *req, const char *path, const char *path2,
     if (bulk_linked) {
         kprintf("job %u: an old transfer entry is still busy\n", job.id);
         return -EAGAIN;
+    }
+    if (ubuf && req->len && ranks_active()) {
+        /* Ranks per core: the library reaches the buffer from any core, so
+         * by the kernel's address, as far as it is contiguous (a shorter
+         * read or write, as Linux may give). */
+        void *kbuf;
+        req->len = user_run_kva(ubuf, req->len, &kbuf);
+        ubuf = (uint64_t)kbuf;
     }
     long len = build_request(req, path, path2);
     if (len < 0)

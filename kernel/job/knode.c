@@ -137,9 +137,10 @@ bool knode_wait(struct kop *op, uint64_t deadline_ns)
             ms = 1000;      /* come back now and then: the job's clock checks run here */
         ptl_event_t ev;
         unsigned which;
-        knode_waiting++;
+        /* Atomic: with ranks per core two cores may wait here at once. */
+        __atomic_add_fetch(&knode_waiting, 1, __ATOMIC_SEQ_CST);
         int rc = PtlEQPoll(&knode.eq, 1, (ptl_time_t)ms, &ev, &which);
-        knode_waiting--;
+        __atomic_sub_fetch(&knode_waiting, 1, __ATOMIC_SEQ_CST);
         bool got = rc == PTL_OK || rc == PTL_EQ_DROPPED;
         if (got)
             dispatch(&ev);

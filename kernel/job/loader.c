@@ -13,6 +13,8 @@
 #include "process.h"
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
+#include "ranks.h"
+#include "smp.h"
 #include "time.h"
 #include <tern/sha256.h>
 #include <tern/yod_proto.h>
@@ -62,18 +64,24 @@ void job_on_load_put(const ptl_event_t *ev)
         }
 }
 
-static void report(uint32_t nid, uint32_t pid, uint32_t jobid, uint32_t type, const char *msg)
+static void report_rank(uint32_t nid, uint32_t pid, uint32_t jobid, uint32_t rank, uint32_t type,
+                        const char *msg)
 {
     static struct yod_report r;
     memset(&r, 0, sizeof r);
     r.magic = YOD_MAGIC;
     r.type = type;
     r.job = jobid;
-    r.rank = job.rank;
+    r.rank = rank;
     if (msg)
         strlcpy(r.message, msg, sizeof r.message);
     knode_put(&r, sizeof r, nid, pid, YOD_PT_REPORT, jobid,
               time_monotonic_ns() + 30 * 1000000000ULL);
+}
+
+static void report(uint32_t nid, uint32_t pid, uint32_t jobid, uint32_t type, const char *msg)
+{
+    report_rank(nid, pid, jobid, job.rank, type, msg);
 }
 
 /* A descriptor that cannot even be started on: told to its sender. */
@@ -254,6 +262,14 @@ static const char *check(const struct load_slot *s, const struct yod_load *d)
         return "descriptor longer than the node accepts (64 KiB)";
     if (d->size == 0 || d->rank >= d->size || d->size > (YOD_LOAD_MAX - sizeof *d) / 4)
         return "bad rank or size";
+    if (d->nlocal > d->size - d->rank || d->nlocal > MAX_RANKS)
+        return "bad count of ranks for the node";
+    if (d->nlocal > smp_ncpus()) {
+        static char why[96];
+        snprintf(why, sizeof why, "-ppn %u: this node has %u CPU%s, and a rank needs a core of "
+                 "its own", d->nlocal, smp_ncpus(), smp_ncpus() == 1 ? "" : "s");
+        return why;
+    }
     if ((uint64_t)sizeof *d + (uint64_t)d->size * 4 + d->strings_len + d->files_len !=
         s->mlength)
         return "descriptor length does not add up";
@@ -318,6 +334,8 @@ static bool ours(const char *e)
  * left behind, 2 KiB or more of the kernel heap per job. */
 static struct yod_load *job_desc;
 static char *job_map;
+/* envp[0] and envp[3]: rewritten for each of a node's ranks (yod -ppn). */
+static char rank_var[32], pid_var[32];
 
 void job_loader_reset(void)
 {
@@ -335,20 +353,33 @@ static int build_args(const struct yod_load *d, int *envc)
     for (uint32_t i = 0; i < d->argc; i++, p += strlen(p) + 1)
         argv[argc++] = p;
     argv[argc] = NULL;
-    static char rank[32], size[32], jobid[32], pid[32];
-    snprintf(rank, sizeof rank, "TERN_RANK=%u", d->rank);
+    snprintf(rank_var, sizeof rank_var, "TERN_RANK=%u", d->rank);
+    static char size[32], jobid[32];
     snprintf(size, sizeof size, "TERN_SIZE=%u", d->size);
     snprintf(jobid, sizeof jobid, "TERN_JOB=%u", d->job);
-    snprintf(pid, sizeof pid, "TERN_PID=%u", TERN_APP_PID);
-    char *map = kmalloc((uint64_t)d->size * 11 + 16);
+    snprintf(pid_var, sizeof pid_var, "TERN_PID=%u", TERN_APP_PID);
+    /* Ranks that share a node (yod -ppn) are told apart by pid: then every
+     * entry is nid:pid, the pids of a node's ranks TERN_APP_PID + 0, 1, ...
+     * in rank order (yod_proto.h), the same map in every rank. */
+    bool shared = false;
+    for (uint32_t r = 1; r < d->size && !shared; r++)
+        shared = nids[r] == nids[r - 1];
+    char *map = kmalloc((uint64_t)d->size * 18 + 16);
     if (!map)
         load_error("%s: no kernel memory for the map of %u ranks", d->name, d->size);
     job_map = map;
     char *m = map + snprintf(map, 16, "TERN_MAP=");
-    for (uint32_t r = 0; r < d->size; r++)
-        m += snprintf(m, 12, r ? ",%u" : "%u", nids[r]);
+    uint32_t local = 0;
+    for (uint32_t r = 0; r < d->size; r++) {
+        local = r && nids[r] == nids[r - 1] ? local + 1 : 0;
+        if (shared)
+            m += snprintf(m, 19, r ? ",%u:%u" : "%u:%u", nids[r], TERN_APP_PID + local);
+        else
+            m += snprintf(m, 12, r ? ",%u" : "%u", nids[r]);
+    }
     int n = 0;
-    envp[n++] = rank, envp[n++] = size, envp[n++] = jobid, envp[n++] = pid, envp[n++] = map;
+    envp[n++] = rank_var, envp[n++] = size, envp[n++] = jobid, envp[n++] = pid_var;
+    envp[n++] = map;
     for (uint32_t i = 0; i < d->envc; i++, p += strlen(p) + 1)
         if (!ours(p))
             envp[n++] = p;
@@ -425,12 +456,12 @@ static void run_job(struct load_slot *s)
     options.uid = job.uid;
     options.gid = job.gid;
     uint64_t stack = ALIGN_UP(options.stack_size, PAGE_SIZE);
-    uint64_t top = app_region.end - stack - PAGE_SIZE;
+    uint64_t top = proc.region_end - stack - PAGE_SIZE;
     uint64_t len = ALIGN_UP(d->image_len, PAGE_SIZE);
-    if (top < app_region.start + len + PAGE_SIZE)
+    if (top < proc.region_pa + len + PAGE_SIZE)
         load_error("%s: the program file (%lu KiB) and stack do not fit in the %lu KiB this "
                    "node has for applications", d->name, d->image_len >> 10,
-                   (app_region.end - app_region.start) >> 10);
+                   (proc.region_end - proc.region_pa) >> 10);
     uint64_t stage_pa = top - len;
     uint8_t *image = phys_to_virt(stage_pa);
     mem_dirty_mark(stage_pa, len);                     /* the file arrives through the direct map */
@@ -445,10 +476,27 @@ static void run_job(struct load_slot *s)
 
     int envc;
     int argc = build_args(d, &envc);
-    elf_load(image, d->image_len, stage_pa);
-    fd_init();
-    process_setup(argv, argc, envp, envc);
-    report(job.yod_nid, job.yod_pid, job.id, YOD_LOADED, NULL);
+    unsigned nlocal = d->nlocal ? d->nlocal : 1;
+    if (nlocal > 1) {
+        /* Ranks per core (yod -ppn): the region split nlocal ways, the
+         * program loaded into each part, rank i on CPU i (ranks.c). */
+        ranks_load(image, d->image_len, nlocal, d->name);
+        ranks_set_base(d->rank);
+        fd_init();
+        for (unsigned i = 0; i < nlocal; i++) {
+            snprintf(rank_var, sizeof rank_var, "TERN_RANK=%u", d->rank + i);
+            snprintf(pid_var, sizeof pid_var, "TERN_PID=%u", TERN_APP_PID + i);
+            ranks_prepare(i, argv, argc, envp, envc);
+        }
+        ranks_set_end_hook(job_rank_ended);
+        for (unsigned i = 0; i < nlocal; i++)
+            report_rank(job.yod_nid, job.yod_pid, job.id, d->rank + i, YOD_LOADED, NULL);
+    } else {
+        elf_load(image, d->image_len, stage_pa);
+        fd_init();
+        process_setup(argv, argc, envp, envc);
+        report(job.yod_nid, job.yod_pid, job.id, YOD_LOADED, NULL);
+    }
     wait_for_go();
 
     job_unserve_image();
@@ -457,6 +505,8 @@ static void run_job(struct load_slot *s)
     job.start_ns = time_monotonic_ns();
     job_tick_start();
     time_mark_app_start();
+    if (nlocal > 1)
+        ranks_run();
     process_start();
 }
 

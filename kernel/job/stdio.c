@@ -16,6 +16,8 @@
  * straight into the program's buffer; the other ranks read end of file. */
 #include "job.h"
 #include "kmalloc.h"
+#include "process.h"
+#include "ranks.h"
 #include "ptl_kernel.h"
 #include "time.h"
 #include <tern/yod_proto.h>
@@ -36,7 +38,7 @@ static void pause_ns(uint64_t ns)
 static void put_output(unsigned fd, const ptl_iovec_t *pieces, unsigned n, uint64_t len,
                        uint64_t write_end)
 {
-    uint64_t bits = yod_output_bits(job.id, job.rank, fd), delay = 100000ULL;
+    uint64_t bits = yod_output_bits(job.id, job.rank + proc.index, fd), delay = 100000ULL;
     for (;;) {
         job_wait_yod_awake();
         if (job_yod_silent()) {
@@ -62,7 +64,8 @@ long job_output_v(unsigned fd, const ptl_iovec_t *iov, unsigned niov)
     uint64_t total = 0;
     for (unsigned i = 0; i < niov; i++)
         total += iov[i].iov_len;
-    uint64_t write_end = job.out_bytes[fd] + total, sent = 0, since_end_asked = 0;
+    uint64_t write_end = proc.out_bytes[fd] + total, sent = 0, since_end_asked = 0;
+    bool ranks = ranks_active();
     unsigned i = 0;
     uint64_t at = 0;                 /* offset in iov[i] */
     job_control_hold();
@@ -75,6 +78,12 @@ long job_output_v(unsigned fd, const ptl_iovec_t *iov, unsigned niov)
                 k = YOD_OUTPUT_CHUNK - len;
             if (k) {
                 pieces[n].iov_base = (char *)iov[i].iov_base + at;
+                /* Ranks per core: the library may resend the piece from
+                 * another core, under another rank's page tables, so it
+                 * gets the kernel's address (a program's buffer; the
+                 * kernel's own, a fault report, is one already). */
+                if (ranks && (uint64_t)pieces[n].iov_base < USER_TOP)
+                    k = user_run_kva((uint64_t)pieces[n].iov_base, k, &pieces[n].iov_base);
                 pieces[n++].iov_len = k;
                 len += k;
                 at += k;
@@ -86,7 +95,7 @@ long job_output_v(unsigned fd, const ptl_iovec_t *iov, unsigned niov)
         }
         put_output(fd, pieces, n, len, write_end);
         sent += len;
-        job.out_bytes[fd] += len;
+        proc.out_bytes[fd] += len;
         if (job_end_pending() && (since_end_asked += len) >= YOD_FINISH_MAX)
             break;
     }
@@ -106,16 +115,19 @@ static bool stdin_linked;
 
 long job_read_stdin(uint64_t ubuf, uint64_t len)
 {
-    if (job.rank != 0 || job.stdin_eof || len == 0)
+    if (job.rank + proc.index != 0 || job.stdin_eof || len == 0)
         return 0;
     if (len > 1u << 20)
         len = 1u << 20;
+    void *kbuf = (void *)ubuf;
+    if (ranks_active())           /* reached from any core: the kernel's address (stdout) */
+        len = user_run_kva(ubuf, len, &kbuf);
     struct kop *op = kmalloc(sizeof *op);
     if (!op)
         return -12;   /* ENOMEM */
     memset(op, 0, sizeof *op);
     uint64_t seq = ++job.stdin_seq;
-    ptl_me_t me = ptl_me_phys((void *)ubuf, len,
+    ptl_me_t me = ptl_me_phys(kbuf, len,
                               PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
                               PTL_ME_EVENT_UNLINK_DISABLE,
                               (uint64_t)job.id << 32 | (seq & 0xFFFFFFFF));

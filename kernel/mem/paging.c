@@ -1,6 +1,8 @@
 /* Page tables.  The kernel keeps the boot tables for itself (direct map and
  * image, 2 MiB pages) and gives the lower half (PML4 slots 0-255) to the
- * application.  Nothing is ever paged: the program's region is mapped once,
+ * application.  Each process has its own PML4 (process.h; the first one's
+ * is boot_pml4): the calls without a pml4 argument change the calling
+ * CPU's process's.  Nothing is ever paged: the program's region is mapped once,
  * at load, and stays; memory committed in reserved address space
  * (mem/reserve.c) is mapped when committed and unmapped when released.
  * Whatever a leaf entry's dirty bit says is passed on (mem_dirty_mark)
@@ -8,6 +10,7 @@
  * this one wrote. */
 #include "kernel.h"
 #include "mem.h"
+#include "process.h"
 #include "smp.h"
 #include "x86.h"
 
@@ -53,6 +56,7 @@ static void flush_user(uint64_t va, uint64_t len)
         write_cr3(read_cr3());
 }
 
+
 void paging_init(void)
 {
     /* Drop the boot identity map: the lower half now belongs to the app. */
@@ -60,11 +64,21 @@ void paging_init(void)
     write_cr3(read_cr3());
 }
 
-void user_map(uint64_t va, uint64_t pa, uint64_t len)
+/* A change to a process that is not the calling CPU's may be cached by any
+ * other CPU that ran it. */
+static void flush_other(uint64_t *pml4, uint64_t va, uint64_t len)
+{
+    if (pml4 == proc.pml4)
+        flush_user(va, len);
+    else if (smp_ncpus() > 1)
+        tlb_shootdown(va, len);
+}
+
+static void map_in(uint64_t *pml4, uint64_t va, uint64_t pa, uint64_t len)
 {
     uint64_t end = va + len;
     while (va < end) {
-        uint64_t *pdpt = next_table(boot_pml4, (va >> 39) & 511);
+        uint64_t *pdpt = next_table(pml4, (va >> 39) & 511);
         uint64_t *pd = next_table(pdpt, (va >> 30) & 511);
         unsigned pdi = (va >> 21) & 511;
         if (!(va & (HUGE_SIZE - 1)) && !(pa & (HUGE_SIZE - 1)) && end - va >= HUGE_SIZE &&
@@ -79,14 +93,25 @@ void user_map(uint64_t va, uint64_t pa, uint64_t len)
         va += PAGE_SIZE;
         pa += PAGE_SIZE;
     }
-    flush_user(end - len, len);
+}
+
+void user_map(uint64_t va, uint64_t pa, uint64_t len)
+{
+    map_in(proc.pml4, va, pa, len);
+    flush_user(va, len);
+}
+
+void pml4_map(uint64_t *pml4, uint64_t va, uint64_t pa, uint64_t len)
+{
+    map_in(pml4, va, pa, len);
+    flush_other(pml4, va, len);
 }
 
 /* The page-table entry for va at the level that maps it, or NULL; *huge:
  * it is a 2 MiB page. */
-static uint64_t *leaf(uint64_t va, bool *huge)
+static uint64_t *leaf(uint64_t *pml4, uint64_t va, bool *huge)
 {
-    uint64_t *t = boot_pml4;
+    uint64_t *t = pml4;
     unsigned idx[3] = {(va >> 39) & 511, (va >> 30) & 511, (va >> 21) & 511};
     for (int l = 0; l < 3; l++) {
         if (!(t[idx[l]] & PTE_P))
@@ -136,7 +161,7 @@ void user_unmap(uint64_t va, uint64_t len)
     uint64_t start = va, end = va + len;
     while (va < end) {
         bool huge;
-        uint64_t *e = leaf(va, &huge);
+        uint64_t *e = leaf(proc.pml4, va, &huge);
         if (!e) {
             va = ALIGN_DOWN(va, PAGE_SIZE) + PAGE_SIZE;
             continue;
@@ -160,7 +185,7 @@ void user_unmap(uint64_t va, uint64_t len)
         va += PAGE_SIZE;
     }
     for (uint64_t slot = start >> 39; slot <= (end - 1) >> 39 && slot < 256; slot++)
-        reclaim(&boot_pml4[slot], 3, slot << 39, start, end);
+        reclaim(&proc.pml4[slot], 3, slot << 39, start, end);
     flush_user(start, end - start);
 }
 
@@ -182,15 +207,25 @@ static void free_tables(uint64_t *table, int level)
     }
 }
 
-void user_unmap_all(void)
+uint64_t pml4_lookup(uint64_t *pml4, uint64_t va)
+{
+    bool huge;
+    uint64_t *e = leaf(pml4, va, &huge);
+    if (!e || !(*e & PTE_P))
+        return 0;
+    uint64_t off = va & (huge ? HUGE_SIZE - 1 : PAGE_SIZE - 1);
+    return (*e & PTE_ADDR & ~(huge ? HUGE_SIZE - 1 : 0)) + off;
+}
+
+void pml4_unmap_all(uint64_t *pml4)
 {
     for (int slot = 0; slot < 256; slot++) {
-        if (!(boot_pml4[slot] & PTE_P))
+        if (!(pml4[slot] & PTE_P))
             continue;
-        uint64_t *pdpt = table_at(boot_pml4[slot]);
+        uint64_t *pdpt = table_at(pml4[slot]);
         free_tables(pdpt, 3);
         kpage_free(pdpt);
-        boot_pml4[slot] = 0;
+        pml4[slot] = 0;
     }
     /* Every CPU: one that ran a thread of this job still holds its
      * translations (and the freed tables in its paging caches); the next
@@ -200,3 +235,5 @@ void user_unmap_all(void)
     else
         write_cr3(read_cr3());
 }
+
+void user_unmap_all(void) { pml4_unmap_all(proc.pml4); }

@@ -28,8 +28,8 @@ static struct range_list resv(void)
 }
 
 /* The window address of physical pa, and back. */
-static uint64_t alias_of(uint64_t pa) { return proc.vbase + (pa - app_region.start); }
-static uint64_t pa_of(uint64_t w) { return app_region.start + (w - proc.vbase); }
+static uint64_t alias_of(uint64_t pa) { return proc.vbase + (pa - proc.region_pa); }
+static uint64_t pa_of(uint64_t w) { return proc.region_pa + (w - proc.vbase); }
 
 /* ---- pieces, sorted by va ---------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include "kernel.h"
 #include "percpu.h"
 #include "process.h"
+#include "ranks.h"
 #include "smp.h"
 #include "syscall.h"
 #include "thread.h"
@@ -45,6 +46,16 @@ static long do_clone(uint64_t nr, uint64_t flags, uint64_t stack, uint64_t ptid,
     if (((flags & CLONE_PARENT_SETTID) && !user_ok(ptid, 4)) ||
         ((flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)) && !user_ok(ctid, 4)))
         return -EFAULT;
+    if (ranks_active()) {
+        /* A rank is one thread on its own core (ranks.c): sharing a core
+         * between ranks' threads is not built. */
+        static bool said;
+        if (!said)
+            kprintf("clone: rank %u asked for a thread; ranks per core have one thread "
+                    "each (EAGAIN)\n", ranks_number(&proc));
+        said = true;
+        return -EAGAIN;
+    }
     return thread_create(syscall_regs, stack, (flags & CLONE_SETTLS) ? tls : 0,
                          (flags & CLONE_CHILD_CLEARTID) ? ctid : 0,
                          (flags & CLONE_PARENT_SETTID) ? ptid : 0,
@@ -124,7 +135,8 @@ SYSCALL(sched_getaffinity)
         return -EINVAL;
     uint64_t mask[MAX_CPUS / 64] = {0};
     for (unsigned i = 0; i < n; i++)
-        mask[i / 64] |= 1ULL << (i % 64);
+        if (!ranks_active() || i == this_cpu()->index)   /* a rank has its own core only */
+            mask[i / 64] |= 1ULL << (i % 64);
     return copy_to_user(a2, mask, bytes) ? -EFAULT : (long)bytes;
 }
 

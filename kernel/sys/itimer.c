@@ -4,6 +4,8 @@
  * ITIMER_REAL: the program owns its CPU, the view CLOCK_PROCESS_CPUTIME_ID
  * takes too (sys/time.c). */
 #include "kernel.h"
+#include "process.h"
+#include "ranks.h"
 #include "signal.h"
 #include "syscall.h"
 #include "time.h"
@@ -102,11 +104,28 @@ SYSCALL(getitimer)
     return copy_to_user(a1, &v, sizeof v);
 }
 
+/* The timers are the node's, and their signal goes to CPU 0's process:
+ * with ranks per core (ranks.c) that would be rank 0 whichever rank set
+ * it, so they are refused there, said once on the console. */
+static bool refused_for_ranks(void)
+{
+    static bool said;
+    if (!ranks_active())
+        return false;
+    if (!said)
+        kprintf("itimer: rank %u set an interval timer (alarm, setitimer): not with ranks "
+                "per core (ENOSYS)\n", ranks_number(&proc));
+    said = true;
+    return true;
+}
+
 SYSCALL(setitimer)
 {
     UNUSED_ARGS();
     if (a0 >= NTIMERS)
         return -EINVAL;
+    if (refused_for_ranks())
+        return -ENOSYS;
     struct itimerval64 v = {{0, 0}, {0, 0}}, old;
     if (a1 && copy_from_user(&v, a1, sizeof v))
         return -EFAULT;           /* NULL: disarm, as Linux takes it */
@@ -121,6 +140,8 @@ SYSCALL(setitimer)
 SYSCALL(alarm)
 {
     UNUSED_ARGS();
+    if (refused_for_ranks())
+        return -ENOSYS;
     struct itimerval64 v = {{0, 0}, {(int64_t)(a0 & 0xFFFFFFFF), 0}}, old;
     set(0, &v, &old);
     /* Seconds that were left, rounded to the nearest, never 0 for some. */

@@ -20,9 +20,11 @@
 #include "msgtrace.h"
 #include "netdev.h"
 #include "portals4.h"
+#include "process.h"
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "ptl_syscall.h"
+#include "ranks.h"
 #include "job.h"
 #include "syscall.h"
 #include "thread.h"
@@ -597,6 +599,23 @@ void portals_syscall_reset(void)
     iov_collect();
 }
 
+/* Ranks per core get no Portals yet: one application interface (one pid)
+ * whose buffers the library reaches through the calling CPU's page tables,
+ * so a rank's buffers would be read and written through another rank's on
+ * the next core to run the library (docs/kernel.md, "Ranks per core").  As
+ * on a node without a NIC: PtlInit fails, everything else finds no
+ * Portals (the kernel's own NI, on a job's node, must not make the
+ * library look initialised to a rank). */
+static int refused_to_ranks(uint64_t op)
+{
+    static bool said;
+    if (!said)
+        kprintf("portals: rank %u called Portals: Portals for ranks per core is not built "
+                "(PTL_FAIL)\n", ranks_number(&proc));
+    said = true;
+    return op == TPO_INIT ? PTL_FAIL : PTL_NO_INIT;
+}
+
 SYSCALL(tern_portals)
 {
     UNUSED_ARGS();
@@ -611,6 +630,8 @@ SYSCALL(tern_portals)
         PTL_TRACE(TP_SYS_PUT);
     else if (looks && a0 != TPO_EQ_GET)    /* a spinning PtlEQGet would fill the ring */
         PTL_TRACE(TP_SYS_WAIT);
+    if (ranks_active() && a0 != TPO_NOP)
+        return refused_to_ranks(a0);
     if (a0 != TPO_NOP && a0 != TPO_TRACE)
         ptl_kernel_poll();
     /* The program reaches interface 0 only: the kernel's own NI (job

@@ -1,0 +1,131 @@
+/* Ranks per core on one node (qemu/run-node --ranks K, kernel ranks=K):
+ * `percore MODE [ARG]`.
+ *   hello        "rank R of S: pid P, cpu C, affinity N cpu(s), &data 0x..."
+ *                (under yod: "; TERN_PID=P TERN_MAP=M" after it)
+ *   isolate A    rank A writes past the end of its own memory, where the
+ *                next rank's region lies physically (and faults); every
+ *                other rank prints a checksum of its text and of 1 MiB of
+ *                its data before, waits 1.5 s, and prints them again.
+ *   thread       tries to make a thread: prints what clone said
+ *   abort A      rank A calls abort() (SIGABRT, delivered with the kernel's
+ *                serial lock held); the others print, sleep, print again
+ *   signals      raises SIGUSR1 at itself (a handler prints it), sends
+ *                SIGTERM to the next rank's pid (kill) and thread id (tkill),
+ *                sets an alarm: prints what each did
+ * The rank comes from TERN_RANK, the size from TERN_SIZE. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+extern const char __executable_start[], etext[];
+static unsigned char data[1 << 20];
+
+static uint64_t checksum(const unsigned char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;      /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static void *nothing(void *arg) { return arg; }
+
+static volatile sig_atomic_t got_usr1;
+static void on_usr1(int sig) { (void)sig; got_usr1 = 1; }
+
+int main(int argc, char **argv)
+{
+    const char *r = getenv("TERN_RANK"), *s = getenv("TERN_SIZE");
+    int rank = r ? atoi(r) : -1, size = s ? atoi(s) : -1;
+    const char *mode = argc > 1 ? argv[1] : "hello";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(mode, "hello")) {
+        cpu_set_t set;
+        int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+        data[0] = (unsigned char)rank;
+        const char *map = getenv("TERN_MAP"), *pid = getenv("TERN_PID");
+        char job[4096] = "";
+        if (map)               /* under yod: what the job interface says too */
+            snprintf(job, sizeof job, "; TERN_PID=%s TERN_MAP=%s", pid ? pid : "", map);
+        printf("rank %d of %d: pid %d, cpu %d, affinity %d cpu%s, &data %p%s\n", rank, size,
+               (int)getpid(), sched_getcpu(), n, n == 1 ? "" : "s", (void *)data, job);
+        return 0;
+    }
+    if (!strcmp(mode, "isolate") && argc > 2) {
+        int attacker = atoi(argv[2]);
+        if (rank == attacker) {
+            /* The stack's top page ends this rank's memory (docs/kernel.md):
+             * AT_PLATFORM's string lies just below it. */
+            uintptr_t end = ((uintptr_t)getauxval(AT_PLATFORM) | 4095) + 1 + 4096;
+            sleep_ms(300);
+            printf("rank %d: writing past its memory at %#lx\n", rank, (unsigned long)end);
+            for (uintptr_t a = end; a < end + (1 << 20); a += 4096)
+                *(volatile uint64_t *)a = 0x5A5A5A5A5A5A5A5AULL;
+            printf("rank %d: wrote past its memory and is still running\n", rank);
+            return 0;
+        }
+        for (size_t i = 0; i < sizeof data; i++)
+            data[i] = (unsigned char)(i * 7 + (size_t)rank);
+        size_t tlen = (size_t)(etext - __executable_start);
+        uint64_t t0 = checksum((const unsigned char *)__executable_start, tlen);
+        uint64_t d0 = checksum(data, sizeof data);
+        printf("rank %d: text %016llx data %016llx\n", rank, (unsigned long long)t0,
+               (unsigned long long)d0);
+        sleep_ms(1500);
+        uint64_t t1 = checksum((const unsigned char *)__executable_start, tlen);
+        uint64_t d1 = checksum(data, sizeof data);
+        printf("rank %d: text %016llx data %016llx: %s\n", rank, (unsigned long long)t1,
+               (unsigned long long)d1, t0 == t1 && d0 == d1 ? "intact" : "CHANGED");
+        return t0 == t1 && d0 == d1 ? 0 : 1;
+    }
+    if (!strcmp(mode, "thread")) {
+        pthread_t t;
+        int e = pthread_create(&t, NULL, nothing, NULL);
+        printf("rank %d: pthread_create: %s\n", rank, e ? strerror(e) : "made a thread");
+        if (!e)
+            pthread_join(t, NULL);
+        return 0;
+    }
+    if (!strcmp(mode, "abort") && argc > 2) {
+        if (rank == atoi(argv[2])) {
+            sleep_ms(200);
+            abort();
+        }
+        printf("rank %d: before\n", rank);
+        sleep_ms(1000);
+        printf("rank %d: after\n", rank);
+        return 0;
+    }
+    if (!strcmp(mode, "signals")) {
+        signal(SIGUSR1, on_usr1);
+        raise(SIGUSR1);
+        int next = (rank + 1) % size + 1;            /* the next rank's pid */
+        int k = kill(next, SIGTERM), ke = errno;
+        int t = (int)syscall(SYS_tkill, next, SIGTERM), te = errno;   /* its thread id */
+        errno = 0;
+        alarm(5);
+        int ae = errno;
+        printf("rank %d: SIGUSR1 %s; kill(%d, SIGTERM): %s; tkill: %s; alarm: %s\n", rank,
+               got_usr1 ? "taken" : "LOST", next, k ? strerror(ke) : "sent",
+               t ? strerror(te) : "sent", ae ? strerror(ae) : "set");
+        return 0;
+    }
+    fprintf(stderr, "usage: percore hello | isolate RANK | thread | abort RANK | signals\n");
+    return 2;
+}

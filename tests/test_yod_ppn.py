@@ -1,0 +1,170 @@
+"""Ranks per core in jobs (issue 17): `yod -sz N -ppn K` puts K ranks on each
+of ceil(N/K) nodes, each rank its own process on its own core with memory of
+its own, told apart by pid (TERN_MAP nid:pid, TERN_PID).  What a user sees:
+every rank's output and end, its rank, node, pid and core; a rank writing
+past its own memory faults alone, the others' data intact; more ranks per
+node than cores refused; signals, stdin and the nodes' return as for any
+job.  Portals (NX, MPI) between ranks is not built yet: a rank's PtlInit
+fails (docs/kernel.md, "Ranks per core")."""
+import os
+import re
+import signal
+import time
+
+import pytest
+
+from clusters import up, yod, yod_bg
+from nodes import ROOT, program
+
+pytestmark = [pytest.mark.cluster,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")]
+
+RANKS = program("ranks-musl")
+NONIC = os.path.join(ROOT, "build", "portals", "kernel", "nonic-musl")
+HELLO = re.compile(r"rank (\d+) of (\d+): pid (\d+), cpu (\d+), affinity (\d+) cpus?, "
+                   r"&data 0x[0-9a-f]+; TERN_PID=(\d+) TERN_MAP=(\S+)")
+
+
+@pytest.fixture(scope="module")
+def c2():
+    """Two nodes of 2 CPUs each."""
+    with up("ppn", "-n", "2", "--smp", "2", "--boot", "direct") as name:
+        yield name
+
+
+def free_nodes(name):
+    out = yod(name, "-show").stdout
+    return sorted(int(w[0]) for w in map(str.split, out.splitlines())
+                  if len(w) >= 3 and w[0].isdigit() and w[2] == "free")
+
+
+def wait_free(name, want, secs=40):
+    deadline = time.monotonic() + secs
+    while time.monotonic() < deadline and free_nodes(name) != want:
+        time.sleep(0.5)
+    return free_nodes(name)
+
+
+def hellos(out):
+    """{rank: (size, pid, cpu, affinity, TERN_PID, TERN_MAP)} from percore hello."""
+    got = {}
+    for line in out.splitlines():
+        m = HELLO.fullmatch(line)
+        assert m, out
+        got[int(m.group(1))] = (int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                                int(m.group(5)), int(m.group(6)), m.group(7))
+    return got
+
+
+@pytest.mark.parametrize("libc", ["musl", "glibc"])
+def test_two_ranks_on_each_of_two_nodes(c2, libc):
+    r = yod(c2, "-sz", "4", "-ppn", "2", program(f"percore-{libc}"), "hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = hellos(r.stdout)
+    assert sorted(got) == [0, 1, 2, 3], r.stdout
+    tern_map = got[0][5]
+    entries = [tuple(map(int, e.split(":"))) for e in tern_map.split(",")]
+    assert len(entries) == 4
+    nids = [nid for nid, _ in entries]
+    assert nids[0] == nids[1] != nids[2] == nids[3], tern_map
+    for rank, (size, pid, cpu, affinity, tern_pid, m) in got.items():
+        assert (size, m) == (4, tern_map)                  # one map for every rank
+        local = rank % 2
+        assert cpu == local and affinity == 1, r.stdout    # a core of its own
+        assert tern_pid == 16 + local == entries[rank][1], r.stdout
+        assert pid == local + 1
+
+
+def test_a_node_with_fewer_ranks_runs_them_alone(c2):
+    r = yod(c2, "-sz", "3", "-ppn", "2", program("percore-musl"), "hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = hellos(r.stdout)
+    nids = [int(e.split(":")[0]) for e in got[0][5].split(",")]
+    assert [e.split(":")[1] for e in got[0][5].split(",")] == ["16", "17", "16"]
+    assert nids[0] == nids[1] != nids[2]
+    assert got[2][3] == 2          # the one rank of its node: the whole node, as without -ppn
+
+
+def test_a_rank_writing_past_its_memory_faults_alone(c2):
+    r = yod(c2, "-sz", "4", "-ppn", "2", program("percore-musl"), "isolate", "1")
+    assert r.returncode == 1, r.stdout + r.stderr
+    for rank in (0, 2, 3):
+        before = re.search(rf"^rank {rank}: text (\w+) data (\w+)$", r.stdout, re.M)
+        after = re.search(rf"^rank {rank}: text (\w+) data (\w+): intact$", r.stdout, re.M)
+        assert before and after and before.groups() == after.groups(), r.stdout
+    assert "still running" not in r.stdout
+    assert re.search(r"yod: rank 1 \(nid \d+\): killed by SIGSEGV: \*\*\* application fault in "
+                     r"percore-musl \(rank 1, on CPU 1\): page fault: write to unmapped address",
+                     r.stderr), r.stderr
+    assert "yod: rank 0" not in r.stderr and "yod: rank 2" not in r.stderr   # ended by themselves
+    assert wait_free(c2, [1, 2]) == [1, 2]
+
+
+def test_more_ranks_per_node_than_cores_is_refused(c2):
+    r = yod(c2, "-sz", "3", "-ppn", "3", program("percore-musl"), "hello")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stdout == ""
+    assert re.search(r"yod: -ppn 3: node nid \d has 2 cores, and a rank needs a core of its own",
+                     r.stderr), r.stderr
+    assert wait_free(c2, [1, 2]) == [1, 2]
+
+
+def test_exits_stdin_and_sigint_per_rank(c2):
+    r = yod(c2, "-sz", "4", "-ppn", "2", RANKS, "exit", "3", "7")
+    assert r.returncode == 1
+    assert re.search(r"yod: rank 3 \(nid \d\): exited with status 7", r.stderr), r.stderr
+    data = "".join(f"line {i}\n" for i in range(200))
+    r = yod(c2, "-sz", "4", "-ppn", "2", RANKS, "stdin", input=data)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == data + f"stdin: {len(data)} bytes\n"
+    p = yod_bg(c2, "-sz", "4", "-ppn", "2", RANKS, "spin")
+    assert "spinning" in p.stdout.readline()
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 1, err
+    assert "interrupted" in err and "ignored" not in err, err
+    assert wait_free(c2, [1, 2]) == [1, 2]
+
+
+def test_portals_is_refused_to_ranks_and_jobs_without_ppn_are_unchanged(c2):
+    r = yod(c2, "-sz", "2", "-ppn", "2", NONIC)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("PtlInit = 5\n") == 2 and r.stdout.count("nonic: ok") == 2
+    # The nodes after -ppn jobs: one rank each, the whole node, Portals there.
+    r = yod(c2, "-sz", "2", program("percore-musl"), "hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = hellos(r.stdout)
+    assert all(v[3] == 2 and v[4] == 16 and ":" not in v[5] for v in got.values()), r.stdout
+    r = yod(c2, "-sz", "1", NONIC)
+    assert r.returncode == 1 and "PtlInit = 0 UNEXPECTED" in r.stdout, r.stdout
+
+
+@pytest.fixture(scope="module")
+def c4():
+    """One node of 4 CPUs."""
+    with up("ppn4", "-n", "1", "--smp", "4", "--boot", "direct") as name:
+        yield name
+
+
+@pytest.mark.parametrize("ppn", [4, 2])
+def test_ranks_on_a_4_cpu_node(c4, ppn):
+    r = yod(c4, "-sz", str(ppn), "-ppn", str(ppn), program("percore-glibc"), "hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = hellos(r.stdout)
+    assert sorted(got) == list(range(ppn))
+    for rank, (size, pid, cpu, affinity, tern_pid, m) in got.items():
+        assert (cpu, affinity, tern_pid, pid) == (rank, 1, 16 + rank, rank + 1), r.stdout
+        assert m == ",".join(f"{m.split(':')[0]}:{16 + i}" for i in range(ppn))
+    r = yod(c4, "-sz", str(ppn), "-ppn", str(ppn), program("percore-musl"), "isolate",
+            str(ppn - 1))
+    assert r.returncode == 1
+    assert r.stdout.count(": intact") == ppn - 1, r.stdout
+    assert f"(rank {ppn - 1}, on CPU {ppn - 1}): page fault: write to unmapped" in r.stderr
+
+
+def test_an_nx_program_fails_clearly_under_ppn(c2):
+    r = yod(c2, "-sz", "4", "-ppn", "2", os.path.join(ROOT, "build", "nx-tern", "nxhello"))
+    assert r.returncode == 1
+    assert r.stderr.count("libnx: PtlInit failed (Portals error 5)") == 4, r.stderr
+    assert wait_free(c2, [1, 2]) == [1, 2]
