@@ -71,7 +71,13 @@ struct process {
 extern struct process proc_main;
 /* The calling CPU's process.  A macro over the per-CPU pointer, so that the
  * code written for one process per node reads the right one on every core. */
+#ifdef TERN_KERNEL_ON_HOST
+/* The kernel's ELF loader built for the host (tests/fuzz/kernel_host.h):
+ * one process, no per-CPU area. */
+#define proc proc_main
+#else
 #define proc (*this_cpu()->process)
+#endif
 
 /* elf.c: validates and copies the program into the region; fills proc.
  * limit_pa: physical address the program must end below (where its file

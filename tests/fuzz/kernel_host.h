@@ -11,4 +11,5 @@
 extern uint64_t fuzz_phys_base;
 #define PHYS_BASE fuzz_phys_base
 #define KERNEL_VMA 0
+#define TERN_KERNEL_ON_HOST 1      /* process.h: `proc` is the one process */
 #endif
