@@ -16,7 +16,8 @@
  * hook).  What is still the node's, not a rank's: the file table, the
  * interval timers (refused to ranks), the futex queue (keyed by address:
  * ranks make no threads, so glibc's and musl's locks never wait there),
- * Portals (refused to ranks) and the serial lock (one rank's system call
+ * the Portals library and NIC (each rank its own interface: sys/portals.c)
+ * and the serial lock (one rank's system call
  * at a time but those that touch only the calling thread): docs/kernel.md,
  * "Ranks per core". */
 #include "boot.h"
