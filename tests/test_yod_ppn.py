@@ -197,3 +197,10 @@ def test_ranks_on_a_4_cpu_node(c4, ppn):
     assert r.returncode == 1
     assert r.stdout.count(": intact") == ppn - 1, r.stdout
     assert f"(rank {ppn - 1}, on CPU {ppn - 1}): page fault: write to unmapped" in r.stderr
+
+
+def test_nx_and_mpi_with_four_ranks_on_a_4_cpu_node(c4):
+    r = yod(c4, "-timeout", "100", "-sz", "4", "-ppn", "4", os.path.join(NX, "reduce"))
+    assert r.returncode == 0 and "reduce ok on 4 nodes" in r.stdout, r.stdout + r.stderr
+    r = yod(c4, "-timeout", "100", "-sz", "4", "-ppn", "4", os.path.join(MPI, "coll"))
+    assert r.returncode == 0 and "coll ok on 4 ranks" in r.stdout, r.stdout + r.stderr
