@@ -160,6 +160,7 @@ def test_a_rank_reaches_neither_the_others_handles_nor_memory(c2):
     assert "UNEXPECTED" not in r.stdout, r.stdout
     assert r.stdout.count("rankiso ok") == 2, r.stdout
     assert re.search(r"^rank 1: rank 0's secret MD: PtlPut from it +1$", r.stdout, re.M)
+    assert r.stdout.count("my pid is TERN_PID") == 2, r.stdout
 
 
 def test_jobs_without_ppn_are_unchanged_after_ppn_jobs(c2):
