@@ -52,8 +52,8 @@ void kmain(uint32_t magic, uint64_t info_phys)
     /* Before the banner: the kernel heap (for Portals, when there is a NIC)
      * comes off the application's region. */
     netdev_init(options.mtu);
-    kmem_init(netdev_present());
-    smp_init();
+    smp_init();                         /* the CPUs first: the heap is sized by them */
+    kmem_init(netdev_present(), smp_ncpus_found());
     threads_init();
     ptl_kernel_init();
     process_init_main();               /* what the kernel left of the region */

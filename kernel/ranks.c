@@ -16,7 +16,8 @@
  * hook).  What is still the node's, not a rank's: the file table, the
  * interval timers (refused to ranks), the futex queue (keyed by address:
  * ranks make no threads, so glibc's and musl's locks never wait there),
- * Portals (refused to ranks) and the serial lock (one rank's system call
+ * the Portals library and NIC (each rank its own interface: sys/portals.c)
+ * and the serial lock (one rank's system call
  * at a time but those that touch only the calling thread): docs/kernel.md,
  * "Ranks per core". */
 #include "boot.h"
@@ -216,24 +217,27 @@ bool ranks_end_one(enum end_kind *kind, int *code)
         return true;
     }
     rank_ended[r] = true;
-    ranks_left--;
+    /* Counted here once: ranks ending together (after a last barrier) each
+     * see their own count, and only the last carries the node's end.  Read
+     * again after the hook, two saw 0 and both ended the node. */
+    unsigned left = --ranks_left;
     spin_unlock_irqrestore(&end_lock, f);
     if (end_hook)
         end_hook(r, *kind, *code);     /* a job's report of this rank's end (end.c) */
     f = spin_lock_irqsave(&end_lock);
     if (*kind == END_SIGNAL)
         kprintf("rank %u (CPU %u) killed by signal %d (%s); %u rank%s still running\n",
-                rank_base + r, this_cpu()->index, *code, signal_name(*code), ranks_left,
-                ranks_left == 1 ? "" : "s");
+                rank_base + r, this_cpu()->index, *code, signal_name(*code), left,
+                left == 1 ? "" : "s");
     else
         kprintf("rank %u (CPU %u) exited with status %d; %u rank%s still running\n",
-                rank_base + r, this_cpu()->index, *code, ranks_left, ranks_left == 1 ? "" : "s");
+                rank_base + r, this_cpu()->index, *code, left, left == 1 ? "" : "s");
     if (!have_failure && (*kind != END_EXIT || *code != 0)) {
         have_failure = true;
         node_kind = *kind;
         node_code = *code;
     }
-    if (ranks_left) {
+    if (left) {
         spin_unlock_irqrestore(&end_lock, f);
         /* A fatal signal is delivered with the serial lock held: the other
          * ranks' next system calls would wait for it for ever. */

@@ -3,8 +3,8 @@ ranks=K) runs the program K times, each rank a process of its own (its own
 part of the memory, its own page tables) on a core of its own.  What a user
 sees: each rank's output with its rank, pid and core; a rank that writes
 past its own memory faults alone while the others' data stays intact; more
-ranks than cores refused.  Jobs (yod -ppn) are not built on this yet
-(docs/kernel.md, "Ranks per core")."""
+ranks than cores refused; each rank's own Portals, the other's handles and
+memory out of its reach.  Jobs (yod -ppn): tests/test_yod_ppn.py."""
 import os
 import re
 
@@ -93,15 +93,22 @@ def test_signals_stay_in_their_rank():
     assert "not with ranks per core (ENOSYS)" in r.stderr
 
 
-def test_portals_is_refused_to_ranks():
-    """The application's Portals interface is one pid whose buffers the
-    library reaches through the calling CPU's page tables: ranks get no
-    Portals (as a node without a NIC gives none) rather than reaching each
-    other's memory through it.  A NIC on a hub of its own."""
-    nonic = os.path.join(ROOT, "build", "portals", "kernel", "nonic-musl")
-    r = run_node(nonic, extra=["--smp", "2", "--ranks", "2", "--nic", "virtio", "--nid", "7",
-                               "-v"])
+def test_each_rank_has_portals_of_its_own_and_nothing_more():
+    """Each rank its own interface and pid (16 + rank); a message between two
+    ranks of the node lands in the receiver's memory, its event naming the
+    receiver's own address; one rank handed the other's handles, or buffers
+    that are not its own memory (the kernel's direct map, past its region,
+    the whole address space), gets PTL_ARG_INVALID (1), and the other's
+    data and handles stay as they were.  A NIC on a hub of its own."""
+    prog = os.path.join(ROOT, "build", "portals", "kernel", "rankiso-musl")
+    r = run_node(prog, extra=["--smp", "2", "--ranks", "2", "--nic", "virtio", "--nid", "7",
+                              "-v"])
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("PtlInit = 5\n") == 2              # PTL_FAIL, in both ranks
-    assert r.stdout.count("nonic: ok") == 2
-    assert "called Portals: Portals for ranks per core is not built (PTL_FAIL)" in r.stderr
+    assert "UNEXPECTED" not in r.stdout, r.stdout
+    assert "rank 0: rankiso ok" in r.stdout and "rank 1: rankiso ok" in r.stdout, r.stdout
+    for what in ("rank 0's NI: PtlMDBind", "rank 0's secret MD: PtlPut from it",
+                 "rank 0's EQ: PtlEQGet", "rank 0's ME: PtlMEUnlink", "MD on the direct map",
+                 "ME iovec with a direct-map piece", "NIInit as rank 0's pid"):
+        assert re.search(rf"^rank 1: {re.escape(what)} +1$", r.stdout, re.M), r.stdout
+    assert re.search(r"^rank 0: secret intact +1$", r.stdout, re.M), r.stdout
+    assert re.search(r"^rank 0: greeting's event start is my &inbox +1$", r.stdout, re.M)

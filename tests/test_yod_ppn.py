@@ -4,8 +4,9 @@ its own, told apart by pid (TERN_MAP nid:pid, TERN_PID).  What a user sees:
 every rank's output and end, its rank, node, pid and core; a rank writing
 past its own memory faults alone, the others' data intact; more ranks per
 node than cores refused; signals, stdin and the nodes' return as for any
-job.  Portals (NX, MPI) between ranks is not built yet: a rank's PtlInit
-fails (docs/kernel.md, "Ranks per core")."""
+job.  Portals between ranks: NX and MPI programs with ranks on one node
+and across nodes, their data checked by the programs; a rank handed the
+other's handles or memory not its own gets an error."""
 import os
 import re
 import signal
@@ -127,10 +128,44 @@ def test_exits_stdin_and_sigint_per_rank(c2):
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 
-def test_portals_is_refused_to_ranks_and_jobs_without_ppn_are_unchanged(c2):
-    r = yod(c2, "-sz", "2", "-ppn", "2", NONIC)
+NX = os.path.join(ROOT, "build", "nx-tern")
+MPI = os.path.join(ROOT, "build", "mpi-tern")
+
+
+@pytest.mark.parametrize("prog,sz,expect", [
+    ("pingpong", 4, "pingpong ok"),          # ranks 0 and 1: the same node
+    ("ring", 4, "ring ok on 4 nodes"),       # each rank to the next: same node and across
+    ("reduce", 4, "reduce ok on 4 nodes"),   # every global operation
+    ("pingpong", 2, "pingpong ok"),          # one node, two ranks
+])
+def test_nx_between_ranks_on_one_node_and_across(c2, prog, sz, expect):
+    r = yod(c2, "-timeout", "100", "-sz", str(sz), "-ppn", "2", os.path.join(NX, prog))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("PtlInit = 5\n") == 2 and r.stdout.count("nonic: ok") == 2
+    assert expect in r.stdout, r.stdout + r.stderr
+    assert wait_free(c2, [1, 2]) == [1, 2]
+
+
+@pytest.mark.parametrize("prog,expect", [("coll", "coll ok on 4 ranks"),
+                                         ("p2p", "p2p ok on 4 ranks")])
+def test_mpi_with_two_ranks_per_node(c2, prog, expect):
+    r = yod(c2, "-timeout", "100", "-sz", "4", "-ppn", "2", os.path.join(MPI, prog))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert expect in r.stdout, r.stdout + r.stderr
+
+
+def test_a_rank_reaches_neither_the_others_handles_nor_memory(c2):
+    r = yod(c2, "-sz", "2", "-ppn", "2",
+            os.path.join(ROOT, "build", "portals", "kernel", "rankiso-musl"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "UNEXPECTED" not in r.stdout, r.stdout
+    assert r.stdout.count("rankiso ok") == 2, r.stdout
+    assert re.search(r"^rank 1: rank 0's secret MD: PtlPut from it +1$", r.stdout, re.M)
+    assert r.stdout.count("my pid is TERN_PID") == 2, r.stdout
+
+
+def test_jobs_without_ppn_are_unchanged_after_ppn_jobs(c2):
+    r = yod(c2, "-sz", "4", "-ppn", "2", os.path.join(NX, "ring"))
+    assert r.returncode == 0, r.stdout + r.stderr
     # The nodes after -ppn jobs: one rank each, the whole node, Portals there.
     r = yod(c2, "-sz", "2", program("percore-musl"), "hello")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -138,6 +173,8 @@ def test_portals_is_refused_to_ranks_and_jobs_without_ppn_are_unchanged(c2):
     assert all(v[3] == 2 and v[4] == 16 and ":" not in v[5] for v in got.values()), r.stdout
     r = yod(c2, "-sz", "1", NONIC)
     assert r.returncode == 1 and "PtlInit = 0 UNEXPECTED" in r.stdout, r.stdout
+    r = yod(c2, "-sz", "2", os.path.join(NX, "pingpong"))
+    assert r.returncode == 0 and "pingpong ok" in r.stdout, r.stdout + r.stderr
 
 
 @pytest.fixture(scope="module")
@@ -163,8 +200,8 @@ def test_ranks_on_a_4_cpu_node(c4, ppn):
     assert f"(rank {ppn - 1}, on CPU {ppn - 1}): page fault: write to unmapped" in r.stderr
 
 
-def test_an_nx_program_fails_clearly_under_ppn(c2):
-    r = yod(c2, "-sz", "4", "-ppn", "2", os.path.join(ROOT, "build", "nx-tern", "nxhello"))
-    assert r.returncode == 1
-    assert r.stderr.count("libnx: PtlInit failed (Portals error 5)") == 4, r.stderr
-    assert wait_free(c2, [1, 2]) == [1, 2]
+def test_nx_and_mpi_with_four_ranks_on_a_4_cpu_node(c4):
+    r = yod(c4, "-timeout", "100", "-sz", "4", "-ppn", "4", os.path.join(NX, "reduce"))
+    assert r.returncode == 0 and "reduce ok on 4 nodes" in r.stdout, r.stdout + r.stderr
+    r = yod(c4, "-timeout", "100", "-sz", "4", "-ppn", "4", os.path.join(MPI, "coll"))
+    assert r.returncode == 0 and "coll ok on 4 ranks" in r.stdout, r.stdout + r.stderr

@@ -82,6 +82,15 @@ int netdev_poll(netdev_rx_fn rx, void *arg);
  * NIC's interrupt is missing or found not to arrive, it halts at most 1 ms
  * at a time instead (logged once).  True if a frame is ready. */
 bool netdev_wait(uint64_t deadline_ns);
+/* The same, returning (true) as well once netdev_kick_waiters has been
+ * called since netdev_kicks() returned kicks_seen: a waiter takes the count
+ * before it looks for work, so a kick between the look and the halt is not
+ * lost. */
+bool netdev_wait_since(uint64_t deadline_ns, uint64_t kicks_seen);
+uint64_t netdev_kicks(void);
+/* Wakes every other CPU halted in netdev_wait (work for them came from
+ * this CPU, not the NIC: ranks per core). */
+void netdev_kick_waiters(void);
 
 void netdev_get_stats(struct netdev_stats *s);
 

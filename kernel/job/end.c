@@ -122,6 +122,8 @@ static uint64_t reset_node(void)
     job_tick_stop();
     job_unserve_image();
     ptl_lib_iface_reset(0);
+    for (unsigned i = TERN_KERNEL_IFACE + 1; i < TERN_PTL_IFACES; i++)
+        ptl_lib_iface_reset(i);        /* ranks per core: ranks 1.. */
     ptl_kernel_loop_discard();
     portals_syscall_reset();
     job_stdio_reset();

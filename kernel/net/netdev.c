@@ -47,9 +47,34 @@ static void irq_give_up(const char *why)
 }
 
 static void (*user_rx_fn)(struct regs *);
-/* The CPU halted in netdev_wait, if any: the interrupt goes to CPU 0, and
- * a thread waiting on another core must hear of the frame too. */
-static volatile int rx_waiter = -1;
+/* The CPUs halted in netdev_wait (bit i: CPU i; CPUs past 63 are not
+ * recorded and wake at their deadline): the interrupt goes to CPU 0, and a
+ * thread or rank waiting on another core must hear of the frame too.
+ * `kicks` counts netdev_kick_waiters: a wait that began before a kick
+ * returns rather than halt (ranks on one node: a frame one rank looped to
+ * another, or handed to another's interface, arrives without the NIC). */
+static volatile uint64_t rx_waiters;
+static volatile uint64_t kicks;
+
+static void wake_others(uint64_t mask)
+{
+    unsigned self = this_cpu()->index;
+    if (self < 64)
+        mask &= ~(1ULL << self);
+    while (mask) {
+        unsigned i = (unsigned)__builtin_ctzll(mask);
+        mask &= mask - 1;
+        cpu_wake(i);
+    }
+}
+
+uint64_t netdev_kicks(void) { return __atomic_load_n(&kicks, __ATOMIC_SEQ_CST); }
+
+void netdev_kick_waiters(void)
+{
+    __atomic_fetch_add(&kicks, 1, __ATOMIC_SEQ_CST);
+    wake_others(__atomic_load_n(&rx_waiters, __ATOMIC_SEQ_CST));
+}
 
 /* Receive interrupts off, or left on for the program's hook. */
 static void irq_rest(void)
@@ -81,9 +106,8 @@ static void netdev_irq(struct regs *r)
         irq_give_up("interrupt line shared with another device");
     }
     apic_eoi();
-    int w = rx_waiter;
-    if (ours && w >= 0 && (unsigned)w != this_cpu()->index)
-        cpu_wake((unsigned)w);
+    if (ours)
+        wake_others(rx_waiters);
     /* Interrupts stay off in the handler: the hook cannot be re-entered,
      * and the program it interrupted holds no kernel lock. */
     if (ours && user_rx_fn && (r->cs & 3) == 3)
@@ -231,7 +255,9 @@ int netdev_poll(netdev_rx_fn rx, void *arg)
     return nd ? nd->poll(nd, rx, arg) : 0;
 }
 
-bool netdev_wait(uint64_t deadline)
+bool netdev_wait(uint64_t deadline) { return netdev_wait_since(deadline, netdev_kicks()); }
+
+bool netdev_wait_since(uint64_t deadline, uint64_t kicks_seen)
 {
     if (!nd) {
         time_sleep_until(deadline);
@@ -240,7 +266,7 @@ bool netdev_wait(uint64_t deadline)
     uint64_t now = time_monotonic_ns();
     uint64_t spin_end = now + SPIN_NS < deadline ? now + SPIN_NS : deadline;
     do {
-        if (nd->rx_pending(nd)) {
+        if (nd->rx_pending(nd) || netdev_kicks() != kicks_seen) {
             PTL_TRACE(TP_NET_WAKE);
             return true;
         }
@@ -268,10 +294,21 @@ bool netdev_wait(uint64_t deadline)
             if (now + cap < wake)
                 wake = now + cap;
         }
-        rx_waiter = (int)this_cpu()->index;
+        unsigned self = this_cpu()->index;
+        uint64_t bit = self < 64 ? 1ULL << self : 0;
+        __atomic_fetch_or(&rx_waiters, bit, __ATOMIC_SEQ_CST);
+        if (netdev_kicks() != kicks_seen) {     /* a kick before the bit was seen */
+            __atomic_fetch_and(&rx_waiters, ~bit, __ATOMIC_SEQ_CST);
+            irq_rest();
+            return true;
+        }
         PTL_TRACE(TP_HALT);
         time_halt_until(wake);
-        rx_waiter = -1;
+        __atomic_fetch_and(&rx_waiters, ~bit, __ATOMIC_SEQ_CST);
+        if (netdev_kicks() != kicks_seen) {
+            irq_rest();
+            return true;
+        }
         irq_rest();
         if (nd->rx_pending(nd)) {
             PTL_TRACE(TP_NET_WAKE);

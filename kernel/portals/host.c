@@ -9,10 +9,12 @@
  * Addressing is the rule shared with the Linux host: nid N is the station
  * with MAC 02:00:00:NN:NN:NN (locally administered, low 24 bits = nid).
  *
- * Two interfaces share the NIC: interface 0 is the application's (pid
+ * Interfaces share the NIC: interface 0 is the application's (pid
  * TERN_APP_PID), interface TERN_KERNEL_IFACE the kernel's own (pid
- * YOD_NODE_PID: registration, job loading and control).  A frame goes to the
- * one its destination pid names.
+ * YOD_NODE_PID: registration, job loading and control).  With ranks per
+ * core, rank r > 0 has interface r + 1 and pid TERN_APP_PID + r
+ * (ptl_kernel_rank_iface).  A frame goes to the one its destination pid
+ * names.
  *
  * A frame to this node's own nid never comes back from the wire (a switch or
  * bridge does not send a frame out of the port it came in by), so it is
@@ -32,6 +34,7 @@
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
 #include "ptl_wire.h"
+#include "ranks.h"
 #include "spinlock.h"
 #include "thread.h"
 #include "time.h"
@@ -108,6 +111,7 @@ static int loop_send(const struct ptl_sg *sg, int n_sg)
 }
 
 static unsigned iface_of(const uint8_t *ptl, size_t len);
+static void rx_frame(const void *frame, size_t len, void *arg);
 
 /* Hands the looped frames to the library, those its handling loops as well
  * (a put's ACK).  A record is freed only after ptl_lib_rx returns: frames
@@ -179,6 +183,28 @@ void ptl_kernel_init(void)
     }
 }
 
+unsigned ptl_kernel_rank_iface(unsigned index)
+{
+    if (index == 0)
+        return 0;
+    return index + 1 < TERN_PTL_IFACES ? index + 1 : TERN_PTL_IFACES;
+}
+
+/* The rank an application interface belongs to, or -1 (no such rank now). */
+static int rank_of_iface(unsigned iface)
+{
+    if (iface == 0)
+        return 0;
+    if (iface <= TERN_KERNEL_IFACE || iface >= TERN_PTL_IFACES || iface - 1 >= ranks_count())
+        return -1;
+    return (int)iface - 1;
+}
+
+static bool iface_ok(unsigned iface)
+{
+    return iface == TERN_KERNEL_IFACE || rank_of_iface(iface) >= 0;
+}
+
 bool ptl_kernel_available(void) { return netdev_present(); }
 void ptl_kernel_set_app_jid(uint32_t jid) { app_jid = jid; }
 uint32_t ptl_kernel_nid(void) { return my_nid; }
@@ -186,20 +212,53 @@ uint32_t ptl_kernel_nid(void) { return my_nid; }
 void *ptl_host_alloc(size_t size) { return kmalloc(size); }
 void ptl_host_free(void *p) { kfree(p); }
 uint64_t ptl_host_now_ns(void) { return time_monotonic_ns(); }
+/* The library's lock, also held around handing frames to it (nic_take):
+ * with ranks per core several cores take frames from the NIC and the loop
+ * ring, and the exit of one rank (its report to yod) runs beside another's
+ * calls without the serial lock, so the NIC's rings and the loop ring are
+ * the lock's too.  Recursive on one CPU: ptl_lib_rx takes it again inside,
+ * and ptl_host_send, called with it held, loops frames into the ring. */
 static spinlock_t lib_lock = SPINLOCK_INIT;
 static uint64_t lib_lock_flags;     /* the holder's interrupt state */
+static volatile int lib_owner = -1; /* the CPU holding it */
+static unsigned lib_depth;
 
 void ptl_host_lock(void)
 {
-    uint64_t f = spin_lock_irqsave(&lib_lock);
+    uint64_t f = irq_save();
+    int me = (int)this_cpu()->index;
+    if (lib_owner == me) {         /* interrupts were off already */
+        lib_depth++;
+        return;
+    }
+    spin_lock(&lib_lock);
+    lib_owner = me;
+    lib_depth = 1;
     lib_lock_flags = f;
 }
 
-void ptl_host_unlock(void) { spin_unlock_irqrestore(&lib_lock, lib_lock_flags); }
+void ptl_host_unlock(void)
+{
+    if (--lib_depth)
+        return;
+    lib_owner = -1;
+    spin_unlock_irqrestore(&lib_lock, lib_lock_flags);
+}
+
+/* What has arrived, looped or from the NIC, handed to the library under
+ * its lock (above).  Returns the frames. */
+static int nic_take(void)
+{
+    ptl_host_lock();
+    int n = loop_deliver();
+    n += netdev_poll(rx_frame, NULL);
+    ptl_host_unlock();
+    return n;
+}
 
 int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
 {
-    if ((iface != 0 && iface != TERN_KERNEL_IFACE) || !netdev_present())
+    if (!iface_ok(iface) || !netdev_present())
         return -1;
     info->nid = my_nid;
     if (iface == TERN_KERNEL_IFACE) {
@@ -207,7 +266,7 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
         info->uid = 0;
         info->jid = 0;
     } else {
-        info->pid = TERN_APP_PID;
+        info->pid = TERN_APP_PID + (unsigned)rank_of_iface(iface);
         info->uid = options.uid;
         info->jid = app_jid;
     }
@@ -225,12 +284,17 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
  * the CPU never waits for one to leave. */
 int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int n_sg)
 {
-    if ((iface != 0 && iface != TERN_KERNEL_IFACE) || n_sg < 1 || sg[0].len > HDR_MAX || dst_nid > 0xFFFFFF)
+    if (!iface_ok(iface) || n_sg < 1 || sg[0].len > HDR_MAX || dst_nid > 0xFFFFFF)
         return -1;
     if (ETH_HLEN + sg[0].len > NETDEV_COPY_MAX)
         return -1;
-    if (dst_nid == my_nid)
-        return loop_send(sg, n_sg);
+    if (dst_nid == my_nid) {
+        int rc = loop_send(sg, n_sg);
+        /* Another rank of this node may be halted waiting for it. */
+        if (rc == 0 && ranks_active())
+            netdev_kick_waiters();
+        return rc;
+    }
     uint8_t h[ETH_HLEN + HDR_MAX];
     const uint8_t *src = netdev_mac();
     h[0] = 0x02, h[1] = 0, h[2] = 0;
@@ -262,13 +326,21 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int
     return netdev_send(out, 1) == 0 ? 0 : -1;
 }
 
-/* The destination pid picks the interface; a frame too short to hold it
- * goes to interface 0, whose library counts it. */
+/* The destination pid picks the interface (a rank's pid its rank's); a
+ * frame too short to hold it, or for no pid here, goes to interface 0,
+ * whose library counts it. */
 static unsigned iface_of(const uint8_t *ptl, size_t len)
 {
     if (len < PTL_WIRE_DST_PID_OFF + 4)
         return 0;
-    return ptl_wire_dst_pid(ptl) == YOD_NODE_PID ? TERN_KERNEL_IFACE : 0;
+    uint32_t pid = ptl_wire_dst_pid(ptl);
+    if (pid == YOD_NODE_PID)
+        return TERN_KERNEL_IFACE;
+    if (pid > TERN_APP_PID && pid - TERN_APP_PID < ranks_count()) {
+        unsigned i = ptl_kernel_rank_iface(pid - TERN_APP_PID);
+        return i < TERN_PTL_IFACES ? i : 0;
+    }
+    return 0;
 }
 
 static void rx_frame(const void *frame, size_t len, void *arg)
@@ -289,8 +361,9 @@ static void rx_frame(const void *frame, size_t len, void *arg)
 void ptl_kernel_poll(void)
 {
     if (netdev_present()) {
-        loop_deliver();
-        netdev_poll(rx_frame, NULL);
+        int n = nic_take();
+        if (n && ranks_active())     /* some may be for a rank halted elsewhere */
+            netdev_kick_waiters();
     }
 }
 
@@ -301,8 +374,10 @@ void ptl_host_wait(uint64_t deadline_ns)
             time_sleep_until(deadline_ns);
         return;
     }
-    int got = loop_deliver();
-    if (netdev_poll(rx_frame, NULL) + got > 0) {
+    uint64_t kicks = netdev_kicks();     /* before looking: see netdev_wait_since */
+    if (nic_take() > 0) {
+        if (ranks_active())           /* some may be for a rank halted elsewhere */
+            netdev_kick_waiters();
         wait_serve();
         return;
     }
@@ -312,10 +387,19 @@ void ptl_host_wait(uint64_t deadline_ns)
      * halted: another thread's call (PtlAbort, the put it waits for) must
      * not wait for this wait to end. */
     struct thread *t = thread_current();
+    /* The caller's interface mask (ptl_lib_restrict) is the library's one
+     * global: while the lock is let go another rank's call sets its own, and
+     * the kernel's code (a rank's end report on another core) must find
+     * none.  So none while let go, the caller's again once retaken. */
+    uint32_t mask = ptl_lib_restrict(0);
     bool released = t && t->portals_wait && serial_release();
-    netdev_wait(wait_bound(deadline_ns));
+    if (!released)
+        ptl_lib_restrict(mask);
+    netdev_wait_since(wait_bound(deadline_ns), kicks);
     serial_retake(released);
-    netdev_poll(rx_frame, NULL);
+    ptl_lib_restrict(mask);
+    if (nic_take() > 0 && ranks_active())
+        netdev_kick_waiters();
     wait_serve();
 }
 
@@ -340,5 +424,9 @@ void ptl_host_fpu_end(void)
     __asm__ volatile("fxrstor64 %0" ::"m"(fpu_save));
 }
 
-/* The library runs on the one CPU, in one program's calls: nothing else waits. */
-void ptl_host_wake(void) {}
+/* PtlAbort: waits on other cores (ranks per core) look again. */
+void ptl_host_wake(void)
+{
+    if (ranks_active())
+        netdev_kick_waiters();
+}

@@ -13,7 +13,18 @@
  * the entries whenever data moves, long after the call, when the application
  * could have rewritten them to point anywhere.  They are copied into the
  * kernel heap, checked there, and the copy lives as long as the MD or entry
- * using it (found out lazily: ptl_lib_iovec_in_use). */
+ * using it (found out lazily: ptl_lib_iovec_in_use).
+ *
+ * Ranks per core (ranks.c): each rank has an interface of its own
+ * (ptl_kernel_rank_iface: pid TERN_APP_PID + r), and every call of a rank
+ * reaches that interface's handles only (ptl_lib_restrict).  The library
+ * may touch a rank's buffers on any core, long after the call (a frame for
+ * it arriving while another rank runs, through that rank's page tables), so
+ * a rank's buffers are given to it as direct-map addresses of the rank's
+ * own region (rank_kva: the whole buffer inside it, else PTL_ARG_INVALID)
+ * and an event's start is turned back into the rank's address on the way
+ * out (event_out).  An MD of the whole address space means nothing there
+ * and is refused to ranks. */
 #include "errno.h"
 #include "kernel.h"
 #include "kmalloc.h"
@@ -30,6 +41,7 @@
 #include "thread.h"
 #include "time.h"
 #include "uaccess.h"
+#include <tern/yod_proto.h>
 
 #define BAD PTL_ARG_INVALID
 #define IOV_MAX_COPY 65536         /* beyond any NI's max_iovecs */
@@ -81,10 +93,66 @@ struct iov_copy {
     uint32_t handle;                /* the MD, ME or LE using it */
 };
 static struct iov_copy *iov_copies;
-static unsigned app_init_refs;      /* the program's PtlInit calls not yet undone */
+/* Each rank's PtlInit calls not yet undone (index 0: the program without
+ * ranks). */
+static unsigned app_init_refs[MAX_RANKS];
+
+static bool any_init_refs(void)
+{
+    for (unsigned r = 0; r < MAX_RANKS; r++)
+        if (app_init_refs[r])
+            return true;
+    return false;
+}
+
+/* The calling rank's interface (0 without ranks). */
+static unsigned my_iface(void)
+{
+    return ranks_active() ? ptl_kernel_rank_iface(proc.index) : 0;
+}
+
+/* [va, va + len) of the calling rank, as a direct-map address (ranks per
+ * core, see the top): the whole range inside the part of its region that
+ * maps linearly and is mapped, else false. */
+static bool rank_kva(uint64_t va, uint64_t len, void **kva)
+{
+    uint64_t end = va + len;
+    if (end < va || va < proc.vbase || end > proc.vend || !user_in_region(va, end))
+        return false;
+    *kva = phys_to_virt(proc.region_pa + (va - proc.vbase));
+    return true;
+}
+
+/* A buffer's start as the library is to see it: unchanged without ranks;
+ * a rank's as a direct-map address (an empty one's NULL where it is not
+ * the rank's memory). */
+static bool lib_addr(void **start, uint64_t len)
+{
+    if (!ranks_active())
+        return user_dma_ok((uint64_t)*start, len);
+    if (len == 0) {                /* never touched: any start, as without ranks */
+        if (!rank_kva((uint64_t)*start, 0, start))
+            *start = NULL;
+        return true;
+    }
+    return rank_kva((uint64_t)*start, len, start);
+}
+
+/* An event's start back in the rank's own addresses. */
+static void event_out(ptl_event_t *ev, int rc)
+{
+    if (!ev || !ranks_active() || (rc != PTL_OK && rc != PTL_EQ_DROPPED) || !ev->start)
+        return;
+    uint64_t k = (uint64_t)ev->start;
+    uint64_t lo = (uint64_t)phys_to_virt(proc.region_pa);
+    uint64_t span = proc.vend - proc.vbase;
+    ev->start = k >= lo && k - lo < span ? (void *)(proc.vbase + (k - lo)) : NULL;
+}
 
 static void iov_collect(void)
 {
+    /* Every rank's copies: handles of other interfaces must be found too. */
+    uint32_t mask = ptl_lib_restrict(0);
     for (struct iov_copy **pp = &iov_copies; *pp;) {
         struct iov_copy *c = *pp;
         if (ptl_lib_iovec_in_use(c->handle, c->iov)) {
@@ -95,6 +163,7 @@ static void iov_collect(void)
         kfree(c->iov);
         kfree(c);
     }
+    ptl_lib_restrict(mask);
 }
 
 /* Checks the buffer [start, length) of an MD/ME/LE.  For an iovec buffer,
@@ -105,7 +174,7 @@ static int buffer_check(void **start, ptl_size_t length, unsigned options, ptl_i
     *copy = NULL;
     uint64_t s = (uint64_t)*start;
     if (!(options & PTL_IOVEC))
-        return user_dma_ok(s, length) ? PTL_OK : BAD;
+        return lib_addr(start, length) ? PTL_OK : BAD;
     if (length == 0)
         return PTL_OK;
     if (length > IOV_MAX_COPY || !user_ok(s, length * sizeof(ptl_iovec_t)))
@@ -116,7 +185,7 @@ static int buffer_check(void **start, ptl_size_t length, unsigned options, ptl_i
         return PTL_NO_SPACE;
     memcpy(iov, (const void *)s, length * sizeof *iov);
     for (ptl_size_t i = 0; i < length; i++) {
-        if (!user_dma_ok((uint64_t)iov[i].iov_base, iov[i].iov_len)) {
+        if (!lib_addr(&iov[i].iov_base, iov[i].iov_len)) {
             kfree(iov);
             return BAD;
         }
@@ -155,6 +224,8 @@ static int md_bind(uint64_t ni, uint64_t umd, uint64_t uh)
     /* The whole address space (offsets are addresses): each operation's
      * span is checked instead (spans_ok). */
     bool whole = !(md.options & PTL_IOVEC) && !md.start && md.length == PTL_SIZE_MAX;
+    if (whole && ranks_active())
+        return BAD;
     int rc = whole ? PTL_OK : buffer_check(&md.start, md.length, md.options, &iov);
     if (rc != PTL_OK)
         return rc;
@@ -223,7 +294,18 @@ static int ni_init(const ptl_args_t a)
     }
     OUT(ptl_ni_limits_t, actual, a[4]);
     OUT(ptl_handle_ni_t, h, a[5]);
-    int rc = PtlNIInit((ptl_interface_t)a[0], (unsigned)a[1], (ptl_pid_t)a[2], d, actual, h);
+    ptl_interface_t iface = (ptl_interface_t)a[0];
+    ptl_pid_t pid = (ptl_pid_t)a[2];
+    if (ranks_active()) {
+        /* A rank sees one interface, its own, as the default or 0, and
+         * one pid, the one its frames are delivered by. */
+        if (iface != PTL_IFACE_DEFAULT && iface != 0)
+            return BAD;
+        if (pid != PTL_PID_ANY && pid != TERN_APP_PID + proc.index)
+            return BAD;
+        iface = my_iface();
+    }
+    int rc = PtlNIInit(iface, (unsigned)a[1], pid, d, actual, h);
     DONE(actual, a[4]);
     DONE(h, a[5]);
     return rc;
@@ -280,6 +362,7 @@ static int eq_poll(const ptl_args_t a)
     OUT(ptl_event_t, ev, a[3]);
     OUT(unsigned, which, a[4]);
     int rc = PtlEQPoll((const ptl_handle_eq_t *)a[0], n, (ptl_time_t)a[2], ev, which);
+    event_out(ev, rc);
     DONE(ev, a[3]);
     DONE(which, a[4]);
     return rc;
@@ -313,7 +396,7 @@ static int stats(uint64_t ulib, uint64_t unode)
     if ((ulib && !user_ok(ulib, sizeof lib)) || (unode && !user_ok(unode, sizeof node)))
         return BAD;
     memset(&lib, 0, sizeof lib);
-    ptl_lib_get_stats(0, &lib);
+    ptl_lib_get_stats(my_iface(), &lib);
     netdev_get_stats(&nd);
     kmem_get_stats(&km);
     uint64_t loop_frames, loop_full;
@@ -359,9 +442,10 @@ TPO(stats) { return stats(a[0], a[1]); }
 TPO(init)
 {
     (void)a;
-    int rc = ptl_kernel_available() ? PtlInit() : PTL_FAIL;
+    bool have_iface = my_iface() < TERN_PTL_IFACES;    /* ranks past 6 have none */
+    int rc = ptl_kernel_available() && have_iface ? PtlInit() : PTL_FAIL;
     if (rc == PTL_OK)
-        app_init_refs++;
+        app_init_refs[proc.index]++;
     return rc;
 }
 
@@ -369,10 +453,12 @@ TPO(fini)
 {
     (void)a;
     /* Only the program's own references: the kernel keeps its NI. */
-    if (app_init_refs) {
-        if (--app_init_refs == 0) {
-            ptl_lib_iface_reset(0);
-            ptl_kernel_loop_discard();
+    unsigned *refs = &app_init_refs[proc.index];
+    if (*refs) {
+        if (--*refs == 0) {
+            ptl_lib_iface_reset(my_iface());
+            if (!any_init_refs())      /* other ranks' frames may be in the ring */
+                ptl_kernel_loop_discard();
         }
         PtlFini();
     }
@@ -465,8 +551,18 @@ TPO(atomic_sync) { (void)a; return PtlAtomicSync(); }
 
 TPO(eq_alloc) { ONE_OUT(ptl_handle_eq_t, a[2], PtlEQAlloc((ptl_handle_ni_t)a[0], a[1], o)); }
 TPO(eq_free) { return PtlEQFree((ptl_handle_eq_t)a[0]); }
-TPO(eq_get) { ONE_OUT(ptl_event_t, a[1], PtlEQGet((ptl_handle_eq_t)a[0], o)); }
-TPO(eq_wait) { ONE_OUT(ptl_event_t, a[1], PtlEQWait((ptl_handle_eq_t)a[0], o)); }
+/* An event out, its start the caller's own address (event_out). */
+#define EVENT_OUT(uaddr, CALL)                                             \
+    do {                                                                   \
+        OUT(ptl_event_t, o, uaddr);                                        \
+        int rc_ = CALL;                                                    \
+        event_out(o, rc_);                                                 \
+        DONE(o, uaddr);                                                    \
+        return rc_;                                                        \
+    } while (0)
+
+TPO(eq_get) { EVENT_OUT(a[1], PtlEQGet((ptl_handle_eq_t)a[0], o)); }
+TPO(eq_wait) { EVENT_OUT(a[1], PtlEQWait((ptl_handle_eq_t)a[0], o)); }
 TPO(eq_poll) { return eq_poll(a); }
 
 TPO(trig_put)
@@ -594,26 +690,10 @@ void portals_syscall_reset(void)
 {
     msgtrace_stop();               /* a program ending with the trace on: off for the next */
     portals_spin_reset();
-    for (; app_init_refs; app_init_refs--)
-        PtlFini();
+    for (unsigned r = 0; r < MAX_RANKS; r++)
+        for (; app_init_refs[r]; app_init_refs[r]--)
+            PtlFini();
     iov_collect();
-}
-
-/* Ranks per core get no Portals yet: one application interface (one pid)
- * whose buffers the library reaches through the calling CPU's page tables,
- * so a rank's buffers would be read and written through another rank's on
- * the next core to run the library (docs/kernel.md, "Ranks per core").  As
- * on a node without a NIC: PtlInit fails, everything else finds no
- * Portals (the kernel's own NI, on a job's node, must not make the
- * library look initialised to a rank). */
-static int refused_to_ranks(uint64_t op)
-{
-    static bool said;
-    if (!said)
-        kprintf("portals: rank %u called Portals: Portals for ranks per core is not built "
-                "(PTL_FAIL)\n", ranks_number(&proc));
-    said = true;
-    return op == TPO_INIT ? PTL_FAIL : PTL_NO_INIT;
 }
 
 SYSCALL(tern_portals)
@@ -630,25 +710,32 @@ SYSCALL(tern_portals)
         PTL_TRACE(TP_SYS_PUT);
     else if (looks && a0 != TPO_EQ_GET)    /* a spinning PtlEQGet would fill the ring */
         PTL_TRACE(TP_SYS_WAIT);
-    if (ranks_active() && a0 != TPO_NOP)
-        return refused_to_ranks(a0);
     if (a0 != TPO_NOP && a0 != TPO_TRACE)
         ptl_kernel_poll();
-    /* The program reaches interface 0 only: the kernel's own NI (job
-     * control, interface TERN_KERNEL_IFACE) is invisible to it. */
-    ptl_lib_restrict(1u << 0);
+    /* The program reaches its own interface only (0; a rank's its rank's):
+     * the kernel's own NI (job control, interface TERN_KERNEL_IFACE) and
+     * other ranks' are invisible to it. */
+    unsigned iface = my_iface();
+    if (iface >= TERN_PTL_IFACES)
+        return a0 == TPO_INIT ? PTL_FAIL : PTL_NO_INIT;
+    ptl_lib_restrict(1u << iface);
     struct thread *t = thread_current();
     bool waits = a0 == TPO_EQ_WAIT || a0 == TPO_EQ_POLL || a0 == TPO_CT_WAIT || a0 == TPO_CT_POLL;
-    if (t && waits)
-        t->portals_wait = true;    /* its halts let the serial lock go (portals/host.c) */
+    /* Its halts let the serial lock go (portals/host.c).  A rank's, in any
+     * call: a put waiting for room may wait for what another rank of the
+     * node has to do first, in a call of its own. */
+    if (t && (waits || ranks_active()))
+        t->portals_wait = true;
     int rc = dispatch(a0, a);
-    if (t)
-        t->portals_wait = false;
-    ptl_lib_restrict(0);
     if (put)
         PTL_TRACE(TP_SYS_PUT_EXIT);
     else if (looks && rc == PTL_OK)
         PTL_TRACE(TP_SYS_WAIT_EXIT);
+    /* A rank spinning on empty looks halts there too: with the serial lock
+     * let go, or the other ranks' calls would wait out its nap (set above). */
     portals_spin_after(a0, a, rc);
+    if (t)
+        t->portals_wait = false;
+    ptl_lib_restrict(0);
     return rc;
 }
