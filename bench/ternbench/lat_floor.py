@@ -14,9 +14,8 @@ ratio and prints their median and range, and the ratio of the two best
 repetitions (the lower envelope: what is left when the host's load took
 least).  Pairs: --mpinx-pairs (default --reps)."""
 import statistics
-import subprocess
 
-from ternbench.runner import down, job, parse_r, up
+from ternbench.runner import alternate, down, job, up
 
 SIZES = (0, 8)
 GOAL = 1.5  # issue 18: 0-byte one-way within 1.5x the floor
@@ -55,22 +54,15 @@ def experiment(run):
         name, _ = up(run, "tern", 2)
         try:
             job(run, name, "tern", 2, "nxhello", timeout=300)    # the nodes' first job
-            for pair in range(a.mpinx_pairs):
-                got = {}
-                for side in (("nx", "floor") if pair % 2 == 0 else ("floor", "nx")):
-                    try:
-                        if side == "nx":
-                            out = job(run, name, "tern", 2, "nxbench", "lat", a.reps,
-                                      a.mpinx_iters, sizes, a.lat_warmup, timeout=600)[0]
-                        else:
-                            out = floorping(["lat", a.mpinx_iters, a.reps, sizes])
-                    except (RuntimeError, subprocess.TimeoutExpired) as e:
-                        run.log(f"latfloor: {side} of pair {pair} failed: {str(e)[:300]}")
-                        continue
-                    got[side] = {size: v for (_, size), v in parse_r(out).items()}
-                # A pair counts only whole: a ratio needs both sides.
-                if len(got) < 2 or any(set(g) != set(SIZES) for g in got.values()):
-                    continue
+
+            def measure(side):
+                if side == "nx":
+                    return job(run, name, "tern", 2, "nxbench", "lat", a.reps, a.mpinx_iters,
+                               sizes, a.lat_warmup, timeout=600)[0]
+                return floorping(["lat", a.mpinx_iters, a.reps, sizes])
+            complete, _ = alternate(run, "latfloor", a.mpinx_pairs, ("nx", "floor"), measure,
+                                    SIZES)
+            for got in complete:
                 for side, per, every in (("nx", lat, lat_all), ("floor", flo, flo_all)):
                     for size, v in got[side].items():
                         per.setdefault(size, []).append(statistics.median(v))

@@ -19,9 +19,8 @@ left when the host's load took least).  On this 2-core host shared with
 other work none of the three resolves 10 % above a load of about 5
 (docs/performance.md, experiment 1b)."""
 import statistics
-import subprocess
 
-from ternbench.runner import MPIBENCH, down, job, parse_r, up
+from ternbench.runner import MPIBENCH, alternate, down, job, up
 
 SIZES = (0, 8)
 GOAL = 1.10  # the issue's: MPI 0-byte latency within 10 % of NX
@@ -71,26 +70,17 @@ def experiment(run):
     # (values[...][size][k] of both systems).
     values = {"tern-nx": {}, "tern-mpi": {}}
     every = {"tern-nx": {}, "tern-mpi": {}}
-    failed = {"tern-nx": 0, "tern-mpi": 0}
     sizes = ",".join(map(str, SIZES))
     try:
         job(run, name, "tern", 2, "nxhello", timeout=300)     # the nodes' first job
-        for pair in range(a.mpinx_pairs):
-            order = ("tern-nx", "tern-mpi") if pair % 2 == 0 else ("tern-mpi", "tern-nx")
-            got = {}
-            for system in order:
-                prog = MPIBENCH["tern"] if system == "tern-mpi" else "nxbench"
-                try:
-                    out = job(run, name, "tern", 2, prog, "lat", a.reps, a.mpinx_iters, sizes,
-                              a.lat_warmup, timeout=600)[0]
-                except (RuntimeError, subprocess.TimeoutExpired) as e:
-                    failed[system] += 1
-                    run.log(f"mpinx: {system} job of pair {pair} failed: {str(e)[:300]}")
-                    continue
-                got[system] = {size: v for (_, size), v in parse_r(out).items()}
-            # A pair counts only whole: a ratio needs both of its jobs.
-            if len(got) < 2 or any(set(g) != set(SIZES) for g in got.values()):
-                continue
+
+        def measure(system):
+            prog = MPIBENCH["tern"] if system == "tern-mpi" else "nxbench"
+            return job(run, name, "tern", 2, prog, "lat", a.reps, a.mpinx_iters, sizes,
+                       a.lat_warmup, timeout=600)[0]
+        complete, failed = alternate(run, "mpinx", a.mpinx_pairs, ("tern-nx", "tern-mpi"),
+                                     measure, SIZES)
+        for got in complete:
             for system, by_size in got.items():
                 for size, v in by_size.items():
                     values[system].setdefault(size, []).append(statistics.median(v))

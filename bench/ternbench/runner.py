@@ -145,3 +145,26 @@ def measured(run, name, os_name, n, what, *args, timeout=900, mpi=False):
         run.log(f"{os_name}: {os.path.basename(prog)} {what} on {n} failed; keeping its "
                 f"{len(parse_r(out))} complete results: {str(e)[:300]}")
         return out
+
+
+def alternate(run, what, pairs, sides, measure, sizes):
+    """Pairs of measurements of two sides, the first of each pair changing
+    every time, so that both see the same load (experiments 1b and 9b).
+    measure(side) -> a benchmark's output (`R kind size unit value` lines).
+    -> (complete, failed): complete is a list, in pair order, of
+    {side: {size: [values]}} for the pairs whose two sides both gave every
+    size (a ratio needs both); failed counts each side's failures."""
+    complete, failed = [], {s: 0 for s in sides}
+    for pair in range(pairs):
+        got = {}
+        for side in (sides if pair % 2 == 0 else sides[::-1]):
+            try:
+                out = measure(side)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                failed[side] += 1
+                run.log(f"{what}: {side} of pair {pair} failed: {str(e)[:300]}")
+                continue
+            got[side] = {size: v for (_, size), v in parse_r(out).items()}
+        if len(got) == 2 and all(set(g) == set(sizes) for g in got.values()):
+            complete.append(got)
+    return complete, failed
