@@ -82,7 +82,8 @@ def host_info(a):
     return {"date": datetime.datetime.now().isoformat(timespec="seconds"),
             "host": platform.node(), "nproc": os.cpu_count(), "cpu": cpu,
             "loadavg_start": " ".join(open("/proc/loadavg").read().split()[:3]),
-            "accel": kvm_note or a.accel, "mem": a.mem, "node_mem": a.node_mem,
+            "accel": kvm_note or a.accel, "node_cpu": a.cpu or "max", "mem": a.mem,
+            "node_mem": a.node_mem,
             "reps": a.reps, "smoke": a.smoke,
             "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                                      capture_output=True, text=True).stdout.strip()}
@@ -97,6 +98,8 @@ def main():
                     "frames,node,boot,pxe,npb,stream; network, launch, io and pxe also as "
                     "tern-X or linux-X")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
+    ap.add_argument("--cpu", help="TCG cluster nodes' CPU, both OSes (qemu/cluster up --cpu): "
+                                  "max (default) or noavx")
     ap.add_argument("--mem", default="256M", help="memory of cluster nodes (both OSes)")
     ap.add_argument("--node-mem", default="128M",
                     help="memory of single-node runs (Debian's kernel needs more than 64M)")

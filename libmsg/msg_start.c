@@ -330,10 +330,12 @@ static void print_stats(void)
         ptl_tern_stats(NULL, (struct tern_ptl_node_stats *)ns) == PTL_OK)
         fprintf(stderr,
                 "tern node stats node %ld: kmem_used=%llu kmem_peak=%llu kmem_size=%llu "
-                "kmem_fails=%llu self_frames=%llu self_refused=%llu\n",
+                "kmem_fails=%llu self_frames=%llu self_refused=%llu "
+                "tx=%llu rx=%llu rx_dropped=%llu interrupts=%llu\n",
                 eng.rank, (unsigned long long)ns[6], (unsigned long long)ns[7],
                 (unsigned long long)ns[5], (unsigned long long)ns[8], (unsigned long long)ns[9],
-                (unsigned long long)ns[10]);
+                (unsigned long long)ns[10], (unsigned long long)ns[0], (unsigned long long)ns[2],
+                (unsigned long long)ns[3], (unsigned long long)ns[4]);
     uint64_t h[9];
     if (eng.verbose > 1 && ptl_linux_get_stats &&
         !ptl_linux_get_stats((struct ptl_linux_stats *)h))

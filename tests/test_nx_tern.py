@@ -126,6 +126,13 @@ def test_jobs_leave_no_kernel_heap_behind(nx):
         assert m, r.stderr
         used.append(int(m.group(1)))
         assert int(m.group(2)) == 0, r.stderr
+        # The NIC's counters of the same line: a 2-node ping-pong sent and
+        # took frames and was interrupted for some of them, none dropped.
+        nic = re.search(r"tern node stats node 0: .* tx=(\d+) rx=(\d+) rx_dropped=(\d+) "
+                        r"interrupts=(\d+)", r.stderr)
+        assert nic, r.stderr
+        tx, rx, dropped, irqs = map(int, nic.groups())
+        assert tx > 0 and rx > 0 and irqs > 0 and dropped == 0, r.stderr
     assert len(set(used[1:])) == 1, used
 
 

@@ -84,13 +84,16 @@ class Cluster:
 
     # --- up ----------------------------------------------------------------
     def up(self, n, mem=None, nic="virtio", boot="pxe", mode=None, timeout=None, log=print,
-           node_os="tern", nfs=None, smp=1, kmem=None):
-        """nfs: a service-node directory to export by NFS; every (Linux) node
+           node_os="tern", nfs=None, smp=1, kmem=None, cpu=None):
+        """cpu: TCG nodes' CPU model (accel.qemu_accel_args).
+        nfs: a service-node directory to export by NFS; every (Linux) node
         mounts it at the same absolute path before it says it is ready.
         smp: CPUs per node.
         kmem: a Tern node's kernel heap for Portals (kernel option kmem=)."""
         if node_os not in READY:
             raise SystemExit(f"cluster: unknown node OS '{node_os}'")
+        if cpu and (mode or accel.default_accel()) == "kvm":
+            raise SystemExit("cluster: --cpu is for TCG nodes; under --kvm the host's CPU is used")
         if node_os == "linux":
             self._check_linux_node()
         if kmem and (node_os != "tern" or not kmem[:-1].isdigit() or kmem[-1] not in "KMG"):
@@ -110,7 +113,8 @@ class Cluster:
         mode = mode or accel.default_accel()
         state = {"name": self.name, "netns": self.netns, "nodes": [], "pids": [],
                  "mode": mode, "boot": boot, "nic": nic, "mem": mem, "started": time.time(),
-                 "os": node_os, "nfs": nfs, "smp": smp, "kmem": kmem, "mtu": fabric_mtu(nic, boot)}
+                 "os": node_os, "nfs": nfs, "smp": smp, "kmem": kmem, "mtu": fabric_mtu(nic, boot),
+                 "cpu": cpu}
         self.save(state)
         options = self._node_options(nfs, kmem)
         if node_os == "tern":
@@ -137,7 +141,7 @@ class Cluster:
                 set_mtu(self.netns, node["tap"], state["mtu"])
                 sh(*self.in_ns("ip", "link", "set", node["tap"], "master", BRIDGE, "up"))
                 node["pid"] = self._qemu(node, mem, nic, boot, mode, node_os, options, smp,
-                                         state["mtu"])
+                                         state["mtu"], cpu)
                 state["pids"].append(node["pid"])
                 self.save(state)
             if node_os == "tern":
@@ -302,15 +306,17 @@ LOG {{
                                open(os.path.join(self.dir, "allocd.log")).read())
         return p.pid
 
-    def _qemu(self, node, mem, nic, boot, mode, node_os="tern", cmdline="", smp=1, mtu=1500):
+    def _qemu(self, node, mem, nic, boot, mode, node_os="tern", cmdline="", smp=1, mtu=1500,
+              cpu=None):
         device = {"virtio": "virtio-net-pci", "e1000": "e1000"}[nic]
         if nic == "virtio":
             device += virtio_mtu_arg(mtu)
         cmd = ["qemu-system-x86_64", "-nodefaults", "-display", "none",
-               "-m", mem, *accel.qemu_accel_args(mode), *accel.smp_args(smp),
+               "-m", mem, *accel.qemu_accel_args(mode, cpu), *accel.smp_args(smp),
                "-netdev", f"tap,id=n0,ifname={node['tap']},script=no,downscript=no",
                "-device", f"{device},netdev=n0,mac={node['mac']}",
-               "-serial", f"file:{node['log']}"]
+               "-serial", f"file:{node['log']}",
+               "-monitor", f"unix:{node['log']}.monitor,server=on,wait=off"]
         if boot == "pxe":
             # A network boot that fails (DHCP unanswered while many nodes
             # boot at once) is tried again by the BIOS after 2 s.
