@@ -41,6 +41,15 @@ def test_summary_table_names_the_experiment():
     assert any(line.startswith("| oneway | 0 B | us |") for line in t), t
 
 
+def test_rerun_summary_is_not_called_smoke(tmp_path):
+    """A partial run (--only) reads the earlier host.csv back, where smoke is
+    the text "False"; its summary said "Made by `bench/run_all.py` --smoke"."""
+    for smoke, said in ((False, False), ("False", False), (True, True), ("True", True)):
+        report.summary(str(tmp_path), [], {"smoke": smoke}, [])
+        text = open(os.path.join(tmp_path, "summary.md")).read()
+        assert ("run_all.py` --smoke" in text) == said, (smoke, text[:200])
+
+
 @pytest.mark.cluster
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
 def test_smoke_run_prints_nx_over_floor(tmp_path):

@@ -138,7 +138,8 @@ def table(rows, exp):
 
 def summary(out_dir, rows, host, failed):
     lines = ["# Tern against Linux + MPICH: summary", "",
-             "Made by `bench/run_all.py`" + (" --smoke" if host.get("smoke") else "") +
+             # host.csv gives an earlier run's values back as text: "False" is not --smoke
+             "Made by `bench/run_all.py`" + (" --smoke" if str(host.get("smoke")) == "True" else "") +
              "; medians over the repetitions (column reps). Ratios are Tern/Linux of the "
              "same run. \"at floor\" is the fabric floor as a fraction of the figure "
              "(latency, barrier) or the figure as a fraction of the floor (bandwidth).", "",
