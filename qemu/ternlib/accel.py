@@ -84,25 +84,32 @@ def kvm_cpu_model():
 # code (glibc's memcpy picks it wherever AVX2 is usable) leaves its vCPU's
 # host thread slow at the scalar SSE arithmetic of floating-point code until
 # the guest next enters its kernel by a system call: NPB FT on one Tern node
-# ran 6x longer (docs/performance.md, "Why FT was slower on Tern").  Tern's
-# compute kernels are entered seldom, Linux's more often, so the artefact
-# is not even the same for both systems; without AVX it is absent for both.
+# ran 6x longer (docs/performance.md, "Why FT was slower on Tern").  A
+# computing Tern rank never enters its kernel, a Linux process does more
+# often, so the artefact is not even the same for both systems; without AVX
+# it is absent for both.
 TCG_CPU_MODELS = {"max": "max",
                   "noavx": "max,-avx,-avx2,-fma,-f16c,-vaes,-vpclmulqdq"}
 
 
+def tcg_cpu_model(accel, cpu):
+    """QEMU's -cpu for a TCG node: cpu is a key of TCG_CPU_MODELS or a QEMU
+    -cpu string, default max.  A model is refused under KVM."""
+    if accel == "kvm" and cpu:
+        raise SystemExit("--cpu is for TCG nodes; under --kvm the host's CPU is used")
+    return TCG_CPU_MODELS.get(cpu or "max", cpu)
+
+
 def qemu_accel_args(accel, cpu=None):
-    """QEMU's -accel and -cpu options.  cpu (TCG only): a key of
-    TCG_CPU_MODELS or a QEMU -cpu string; default max."""
+    """QEMU's -accel and -cpu options (cpu: tcg_cpu_model)."""
+    model = tcg_cpu_model(accel, cpu)
     if accel == "kvm":
-        if cpu:
-            raise SystemExit("--cpu is for TCG nodes; under --kvm the host's CPU is used")
         if not kvm_usable():
             raise SystemExit("--kvm: /dev/kvm is missing or not accessible")
         return ["-accel", "kvm", "-cpu", kvm_cpu_model()]
     # -cpu max gives TCG's full feature set (SSE4, AVX, AVX2 on QEMU >= 7.2);
     # thread=multi runs each vCPU of an -smp node in a host thread of its own.
-    return ["-accel", "tcg,thread=multi", "-cpu", TCG_CPU_MODELS.get(cpu or "max", cpu)]
+    return ["-accel", "tcg,thread=multi", "-cpu", model]
 
 
 def smp_args(cpus):

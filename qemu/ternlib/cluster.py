@@ -92,8 +92,7 @@ class Cluster:
         kmem: a Tern node's kernel heap for Portals (kernel option kmem=)."""
         if node_os not in READY:
             raise SystemExit(f"cluster: unknown node OS '{node_os}'")
-        if cpu and (mode or accel.default_accel()) == "kvm":
-            raise SystemExit("cluster: --cpu is for TCG nodes; under --kvm the host's CPU is used")
+        accel.tcg_cpu_model(mode or accel.default_accel(), cpu)   # refused before anything starts
         if node_os == "linux":
             self._check_linux_node()
         if kmem and (node_os != "tern" or not kmem[:-1].isdigit() or kmem[-1] not in "KMG"):
