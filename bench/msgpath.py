@@ -286,8 +286,8 @@ class _FloorRun:
     """What bench/ternbench/node_exps.floor needs of bench/run_all.py's run."""
 
     def __init__(self, accel, out_dir, reps):
-        self.a = argparse.Namespace(accel=accel, mem="64M", lat_sizes=[0], iters=200, reps=reps,
-                                    floor_frames=200, out=out_dir)
+        self.a = argparse.Namespace(accel=accel, cpu=None, mem="64M", lat_sizes=[0], iters=200,
+                                    reps=reps, floor_frames=200, out=out_dir)
         self.rows = {}
 
     def add(self, exp, system, metric, x, unit, values):

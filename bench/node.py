@@ -28,18 +28,19 @@ from ternbench import linuxnode  # noqa: E402
 BIN = os.path.join(ROOT, "build", "bench")
 
 
-def on_tern(prog, args, mem, mode):
+def on_tern(prog, args, mem, mode, cpu=None):
     r = subprocess.run([os.path.join(ROOT, "qemu", "run-node"), f"--{mode}", "--mem", mem,
-                        os.path.join(BIN, prog), *args], capture_output=True, text=True,
+                        *(["--cpu", cpu] if cpu else []), os.path.join(BIN, prog), *args],
+                       capture_output=True, text=True,
                        timeout=900)
     if r.returncode:
         raise RuntimeError(f"{prog} on Tern failed: {r.stderr}")
     return r.stdout.splitlines()
 
 
-def on_linux(prog, args, mem, mode):
+def on_linux(prog, args, mem, mode, cpu=None):
     return linuxnode.run_on_linux(os.path.join(BIN, prog), args, mem,
-                                  accel.qemu_accel_args(mode))
+                                  accel.qemu_accel_args(mode, cpu))
 
 
 def parse_kv(lines):

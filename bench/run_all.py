@@ -98,8 +98,9 @@ def main():
                     "frames,node,boot,pxe,npb,stream; network, launch, io and pxe also as "
                     "tern-X or linux-X")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
-    ap.add_argument("--cpu", help="TCG cluster nodes' CPU, both OSes (qemu/cluster up --cpu): "
-                                  "max (default) or noavx")
+    ap.add_argument("--cpu", help="TCG nodes' CPU, both OSes, clusters and single nodes "
+                                  "(qemu/cluster up --cpu, qemu/run-node --cpu): max (default) "
+                                  "or noavx")
     ap.add_argument("--mem", default="256M", help="memory of cluster nodes (both OSes)")
     ap.add_argument("--node-mem", default="128M",
                     help="memory of single-node runs (Debian's kernel needs more than 64M)")
@@ -229,6 +230,8 @@ def stream_step(run):
     argv = ["--runs", str(a.reps), "--mem", a.node_mem, "--out", a.out]
     if a.accel == "kvm":
         argv.append("--kvm")
+    if a.cpu:
+        argv += ["--cpu", a.cpu]
     if a.smoke:
         argv += ["--threads", "1,2", "--elements", "65536", "--reps", "2"]
     stream_omp.experiment(run, stream_omp.args(argv))

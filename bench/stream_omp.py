@@ -54,6 +54,7 @@ def parse(lines, threads, where):
 
 def on_tern(threads, a):
     r = subprocess.run([os.path.join(ROOT, "qemu", "run-node"), f"--{a.accel}", "--mem", a.mem,
+                        *(["--cpu", a.cpu] if a.cpu else []),
                         "--smp", str(a.smp), "-e", f"OMP_NUM_THREADS={threads}", PROG,
                         str(a.elements), str(a.triad_reps)],
                        capture_output=True, text=True, timeout=900)
@@ -64,7 +65,7 @@ def on_tern(threads, a):
 
 def on_linux(threads, a):
     lines = linuxnode.run_on_linux(PROG, [str(a.elements), str(a.triad_reps)], a.mem,
-                                   accel.qemu_accel_args(a.accel), timeout=900, smp=a.smp,
+                                   accel.qemu_accel_args(a.accel, a.cpu), timeout=900, smp=a.smp,
                                    env=[f"OMP_NUM_THREADS={threads}"])
     return parse(lines, threads, "Linux")
 
@@ -120,6 +121,7 @@ def args(argv=None):
     ap.add_argument("--reps", dest="triad_reps", type=int, default=10,
                     help="timed triads per run, the best counts")
     ap.add_argument("--kvm", dest="accel", action="store_const", const="kvm", default="tcg")
+    ap.add_argument("--cpu", help="TCG CPU model of both nodes: max (default) or noavx")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     a.threads = [int(t) for t in a.threads.split(",")]

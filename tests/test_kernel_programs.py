@@ -80,6 +80,16 @@ def test_stack_and_heap_sizes_from_the_command_line():
     assert "malloc(free + 8 MiB) = NULL" in r.stdout
 
 
+def test_cpu_model_from_the_command_line():
+    """run-node --cpu noavx (as qemu/cluster up --cpu): no usable AVX on the node;
+    the default model offers it."""
+    r = run_node(program("ranks-musl"), "vdirty", extra=["--cpu", "noavx"])
+    assert r.returncode == 0 and "dirtied vector registers" in r.stdout, r.stdout + r.stderr
+    assert "AVX" not in r.stdout, r.stdout
+    r = run_node(program("ranks-musl"), "vdirty")
+    assert "dirtied vector registers (AVX too)" in r.stdout, r.stdout + r.stderr
+
+
 def test_unknown_system_call_reported_once(tmp_path):
     console = tmp_path / "console.log"
     r = run_node(program("badptr-musl"), extra=["--console", str(console)])

@@ -54,7 +54,7 @@ def echo_node(run):
         open(log, "w").close()
         q = subprocess.Popen(
             ["ip", "netns", "exec", ns, "qemu-system-x86_64", "-nodefaults", "-display", "none",
-             "-no-reboot", *accel.qemu_accel_args(a.accel), "-m", a.mem, "-kernel",
+             "-no-reboot", *accel.qemu_accel_args(a.accel, a.cpu), "-m", a.mem, "-kernel",
              B("tern.elf"), "-append", "nettest=echo", "-serial", f"file:{log}",
              "-netdev", f"tap,id=n0,ifname={taps[0]},script=no,downscript=no",
              "-device", f"virtio-net-pci,netdev=n0,mac={mac}{virtio_mtu_arg(mtu)}"],
@@ -118,7 +118,7 @@ def single_node(run):
         ("memcpy", "memcpy_bw", []), ("memavail", "memavail", []), ("noise", "fwq", [])]
     for sysname, fn in systems.items():
         for exp, prog, args in progs:
-            samples = [node.parse_kv(fn(prog, args, a.node_mem, a.accel))
+            samples = [node.parse_kv(fn(prog, args, a.node_mem, a.accel, a.cpu))
                        for _ in range(a.reps)]
             for k in samples[0]:
                 unit = ("MBps" if exp == "memcpy" else "us" if k.endswith("_us") else
