@@ -1,6 +1,7 @@
 """The virtual cluster: nodes PXE-boot from the service node's dnsmasq inside
 a namespace of the cluster's own; teardown leaves nothing behind."""
 import os
+import socket
 import subprocess
 import time
 
@@ -106,3 +107,26 @@ def test_cpu_model_without_avx(name):
     assert r.returncode != 0 and "--cpu is for TCG nodes" in r.stderr, r.stderr
     assert leftovers(name) == NOTHING
 
+
+def monitor(path, command):
+    """One command's answer from a QEMU monitor on a Unix socket."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(10)
+        s.connect(path)
+        out = b""
+        while b"(qemu)" not in out:
+            out += s.recv(4096)
+        s.sendall(command.encode() + b"\n")
+        out = b""
+        while out.count(b"(qemu)") < 1:
+            out += s.recv(4096)
+        return out.decode(errors="replace")
+
+
+def test_node_monitor_socket(name):
+    """Each node's QEMU monitor answers on a socket beside its log (README)."""
+    cluster(name, "up", "-n", "1", "--boot", "direct")
+    assert "VM status: running" in monitor(f"/tmp/tern-clusters/{name}/node1.log.monitor",
+                                           "info status")
+    cluster(name, "down")
+    assert leftovers(name) == NOTHING

@@ -315,6 +315,7 @@ LOG {{
                "-netdev", f"tap,id=n0,ifname={node['tap']},script=no,downscript=no",
                "-device", f"{device},netdev=n0,mac={node['mac']}",
                "-serial", f"file:{node['log']}",
+               # for looking into a running node: `info registers`, `info jit`...
                "-monitor", f"unix:{node['log']}.monitor,server=on,wait=off"]
         if boot == "pxe":
             # A network boot that fails (DHCP unanswered while many nodes
