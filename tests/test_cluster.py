@@ -93,21 +93,6 @@ def test_up_cleans_a_stale_run(name):
     assert status_rows(name)[0][2] == "free"
 
 
-def test_cpu_model_without_avx(name):
-    """`up --cpu noavx` (benchmarks of floating-point codes under TCG,
-    qemu/ternlib/accel.py): a program on such a node finds no usable AVX
-    (the default model offers it: test_yod's vector-register test); --cpu
-    with --kvm is refused before anything starts."""
-    ranks = os.path.join(os.path.dirname(__file__), "..", "build", "programs", "ranks-musl")
-    cluster(name, "up", "-n", "1", "--boot", "direct", "--cpu", "noavx")
-    r = cluster(name, "exec", "yod", "-sz", "1", ranks, "vdirty")
-    assert "rank 0 dirtied vector registers" in r.stdout and "AVX" not in r.stdout, r.stdout
-    cluster(name, "down")
-    r = cluster(name, "up", "-n", "1", "--kvm", "--cpu", "noavx", check=False)
-    assert r.returncode != 0 and "--cpu is for TCG nodes" in r.stderr, r.stderr
-    assert leftovers(name) == NOTHING
-
-
 def monitor(path, command):
     """One command's answer from a QEMU monitor on a Unix socket."""
     with socket.socket(socket.AF_UNIX) as s:
@@ -118,15 +103,25 @@ def monitor(path, command):
             out += s.recv(4096)
         s.sendall(command.encode() + b"\n")
         out = b""
-        while out.count(b"(qemu)") < 1:
+        while b"(qemu)" not in out:
             out += s.recv(4096)
         return out.decode(errors="replace")
 
 
-def test_node_monitor_socket(name):
-    """Each node's QEMU monitor answers on a socket beside its log (README)."""
-    cluster(name, "up", "-n", "1", "--boot", "direct")
+def test_cpu_model_without_avx_and_monitor_socket(name):
+    """`up --cpu noavx` (benchmarks of floating-point codes under TCG,
+    qemu/ternlib/accel.py): a program on such a node finds no usable AVX
+    (the default model offers it: test_yod's vector-register test); --cpu
+    with --kvm is refused before anything starts."""
+    ranks = os.path.join(os.path.dirname(__file__), "..", "build", "programs", "ranks-musl")
+    cluster(name, "up", "-n", "1", "--boot", "direct", "--cpu", "noavx")
+    r = cluster(name, "exec", "yod", "-sz", "1", ranks, "vdirty")
+    assert "rank 0 dirtied vector registers" in r.stdout and "AVX" not in r.stdout, r.stdout
+    # The same cluster also shows each node's QEMU monitor on a socket beside
+    # its log (README), one boot for both.
     assert "VM status: running" in monitor(f"/tmp/tern-clusters/{name}/node1.log.monitor",
                                            "info status")
     cluster(name, "down")
+    r = cluster(name, "up", "-n", "1", "--kvm", "--cpu", "noavx", check=False)
+    assert r.returncode != 0 and "--cpu is for TCG nodes" in r.stderr, r.stderr
     assert leftovers(name) == NOTHING
