@@ -115,6 +115,7 @@ def test_cpu_model_without_avx_and_monitor_socket(name):
     with --kvm is refused before anything starts."""
     ranks = os.path.join(os.path.dirname(__file__), "..", "build", "programs", "ranks-musl")
     cluster(name, "up", "-n", "1", "--boot", "direct", "--cpu", "noavx")
+    assert ", CPU noavx" in cluster(name, "status").stdout.splitlines()[0]
     r = cluster(name, "exec", "yod", "-sz", "1", ranks, "vdirty")
     assert "rank 0 dirtied vector registers" in r.stdout and "AVX" not in r.stdout, r.stdout
     # The same cluster also shows each node's QEMU monitor on a socket beside

@@ -66,7 +66,7 @@ def up(run, os_name, n, boot="direct", extra=()):
     run.clusters.append(name)
     t0 = time.monotonic()
     r = cl(name, "up", "-n", str(n), "--os", os_name, "--boot", boot, "--mem", run.a.mem,
-           f"--{run.a.accel}", *(("--cpu", run.a.cpu) if getattr(run.a, "cpu", None) else ()),
+           f"--{run.a.accel}", *(("--cpu", run.a.cpu) if run.a.cpu else ()),
            *extra, timeout=900)
     secs = time.monotonic() - t0
     if r.returncode:
