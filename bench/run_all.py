@@ -30,6 +30,9 @@ measured in one run (`make bench`):
               (bench/npb.py)
  11 stream    OpenMP triad (STREAM-like) on one node of 4 CPUs, 1, 2 and 4
               threads (bench/stream_omp.py); not part of --smoke's default
+ 12 ppn       NX latency and 2-rank ring bandwidth between two ranks of one
+              node (yod -ppn 2) against two ranks on two nodes, one cluster of
+              two 2-CPU nodes, launches alternating (bench/ternbench/ppn_exp.py)
 
     python3 bench/run_all.py [--reps 5] [--nodes 2,4,8,16] [--only EXP,...]
                              [--io-nodes 1,4,16] [--io-mib 8] [--io-blocks 1048576]
@@ -59,7 +62,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from ternlib import accel  # noqa: E402
 from ternbench.runner import FIELDS, Run, cl, down, up  # noqa: E402
 from ternbench.cluster_exps import frames, io, launch_step, network  # noqa: E402
-from ternbench import lat_floor, mpi_vs_nx  # noqa: E402
+from ternbench import lat_floor, mpi_vs_nx, ppn_exp  # noqa: E402
 from ternbench.node_exps import boot_pxe, boot_single, floor, raw_portals, single_node  # noqa: E402,E501
 import npb as npb_exp  # noqa: E402  (bench/npb.py: experiment 10)
 import stream_omp  # noqa: E402  (bench/stream_omp.py: experiment 11)
@@ -95,7 +98,7 @@ def main():
     ap.add_argument("--reps", type=int)
     ap.add_argument("--nodes", help="gsync/launch node counts (default 2,4,8,16)")
     ap.add_argument("--only", help="comma-separated: network,mpinx,latfloor,launch,io,portals,floor,"
-                    "frames,node,boot,pxe,npb,stream; network, launch, io and pxe also as "
+                    "frames,node,boot,pxe,npb,stream,ppn; network, launch, io and pxe also as "
                     "tern-X or linux-X")
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
     ap.add_argument("--cpu", help="TCG nodes' CPU, both OSes, clusters and single nodes "
@@ -145,7 +148,7 @@ def main():
         a.io_nodes = [int(x) for x in (a.io_nodes or "1,4,16").split(",")]
         a.finalize_grace = 30
         default_only = ("network,mpinx,latfloor,launch,io,portals,floor,frames,node,boot,pxe,npb,"
-                        "stream")
+                        "stream,ppn")
     a.mpinx_pairs = a.mpinx_pairs or (2 if a.smoke else a.reps)
     a.mpinx_iters = a.mpinx_iters or (50 if a.smoke else 1000)
     a.io_blocks = [int(x) for x in (a.io_blocks or "1048576").split(",")]
@@ -194,7 +197,8 @@ def main():
              ("linux-pxe", lambda r: boot_pxe(r, "linux", 1)),
              ("tern-pxe", lambda r: boot_pxe(r, "tern", max(r.a.nodes))),
              ("npb", lambda r: npb_exp.experiment(r, up, down, cl)),
-             ("stream", stream_step)]
+             ("stream", stream_step),
+             ("ppn", ppn_exp.experiment)]
     try:
         for key, fn in steps:
             if key not in only and key.split("-")[-1] not in only and \

@@ -18,6 +18,7 @@
 
 #include "msg_internal.h"
 #include "ptl_lib.h"
+#include <tern/ptl_syscall.h> /* struct tern_ptl_node_stats */
 #include <tern/yod_proto.h>    /* TERN_APP_PID */
 
 /* The Linux-host library's counters (absent on Tern: weak). */
@@ -25,7 +26,6 @@ extern int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out) __attrib
 struct ptl_linux_stats;
 extern int ptl_linux_get_stats(struct ptl_linux_stats *out) __attribute__((weak));
 /* Tern: the library's and the node's counters (TPO_STATS). */
-struct tern_ptl_node_stats;
 extern int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node)
     __attribute__((weak));
 
@@ -197,24 +197,26 @@ static void debug_dump(void)
                 (unsigned long long)p->acked_epoch, p->exiting);
     }
     struct ptl_lib_stats ls;
-    uint64_t ns[11];
+    struct tern_ptl_node_stats ns;
     memset(&ls, 0, sizeof ls);
-    memset(ns, 0, sizeof ns);
-    if (ptl_tern_stats && ptl_tern_stats(&ls, (struct tern_ptl_node_stats *)ns) == PTL_OK)
+    memset(&ns, 0, sizeof ns);
+    if (ptl_tern_stats && ptl_tern_stats(&ls, &ns) == PTL_OK)
         fprintf(stderr,
                 "msgdbg node %ld: lib rx=%llu tx=%llu retx=%llu timeouts=%llu no_res=%llu "
                 "ooo_drop=%llu dup=%llu window=%llu host_busy=%llu peer_fail=%llu | nic tx=%llu "
                 "txerr=%llu rx=%llu rxdrop=%llu irq=%llu | kmem used=%llu peak=%llu/%llu "
-                "fails=%llu | self frames=%llu refused=%llu\n",
+                "fails=%llu | self frames=%llu refused=%llu by reference=%llu\n",
                 eng.rank, (unsigned long long)ls.rx_frames, (unsigned long long)ls.tx_frames,
                 (unsigned long long)ls.tx_retransmits, (unsigned long long)ls.tx_timeouts,
                 (unsigned long long)ls.rx_no_resources, (unsigned long long)ls.rx_ooo_dropped,
                 (unsigned long long)ls.rx_dup, (unsigned long long)ls.rx_window,
                 (unsigned long long)ls.tx_host_busy, (unsigned long long)ls.peer_failures,
-                (unsigned long long)ns[0], (unsigned long long)ns[1], (unsigned long long)ns[2],
-                (unsigned long long)ns[3], (unsigned long long)ns[4], (unsigned long long)ns[6],
-                (unsigned long long)ns[7], (unsigned long long)ns[5], (unsigned long long)ns[8],
-                (unsigned long long)ns[9], (unsigned long long)ns[10]);
+                (unsigned long long)ns.nic_tx_frames, (unsigned long long)ns.nic_tx_errors,
+                (unsigned long long)ns.nic_rx_frames, (unsigned long long)ns.nic_rx_dropped,
+                (unsigned long long)ns.nic_interrupts, (unsigned long long)ns.kmem_used,
+                (unsigned long long)ns.kmem_peak, (unsigned long long)ns.kmem_size,
+                (unsigned long long)ns.kmem_fails, (unsigned long long)ns.loop_frames,
+                (unsigned long long)ns.loop_full, (unsigned long long)ns.loop_by_ref);
 }
 
 /* Handle every event that is there; with block, first wait (bounded) for
@@ -325,17 +327,18 @@ static void print_stats(void)
             fprintf(stderr, " %llu", (unsigned long long)v[i]);
         fprintf(stderr, "\n");
     }
-    uint64_t ns[11] = {0};
-    if (eng.verbose > 1 && ptl_tern_stats &&
-        ptl_tern_stats(NULL, (struct tern_ptl_node_stats *)ns) == PTL_OK)
+    struct tern_ptl_node_stats ns;
+    if (eng.verbose > 1 && ptl_tern_stats && ptl_tern_stats(NULL, &ns) == PTL_OK)
         fprintf(stderr,
                 "tern node stats node %ld: kmem_used=%llu kmem_peak=%llu kmem_size=%llu "
-                "kmem_fails=%llu self_frames=%llu self_refused=%llu "
+                "kmem_fails=%llu self_frames=%llu self_refused=%llu self_by_reference=%llu "
                 "tx=%llu rx=%llu rx_dropped=%llu interrupts=%llu\n",
-                eng.rank, (unsigned long long)ns[6], (unsigned long long)ns[7],
-                (unsigned long long)ns[5], (unsigned long long)ns[8], (unsigned long long)ns[9],
-                (unsigned long long)ns[10], (unsigned long long)ns[0], (unsigned long long)ns[2],
-                (unsigned long long)ns[3], (unsigned long long)ns[4]);
+                eng.rank, (unsigned long long)ns.kmem_used, (unsigned long long)ns.kmem_peak,
+                (unsigned long long)ns.kmem_size, (unsigned long long)ns.kmem_fails,
+                (unsigned long long)ns.loop_frames, (unsigned long long)ns.loop_full,
+                (unsigned long long)ns.loop_by_ref, (unsigned long long)ns.nic_tx_frames,
+                (unsigned long long)ns.nic_rx_frames, (unsigned long long)ns.nic_rx_dropped,
+                (unsigned long long)ns.nic_interrupts);
     uint64_t h[9];
     if (eng.verbose > 1 && ptl_linux_get_stats &&
         !ptl_linux_get_stats((struct ptl_linux_stats *)h))

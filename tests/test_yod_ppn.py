@@ -139,9 +139,21 @@ MPI = os.path.join(ROOT, "build", "mpi-tern")
     ("pingpong", 2, "pingpong ok"),          # one node, two ranks
 ])
 def test_nx_between_ranks_on_one_node_and_across(c2, prog, sz, expect):
-    r = yod(c2, "-timeout", "100", "-sz", str(sz), "-ppn", "2", os.path.join(NX, prog))
+    r = yod(c2, "-timeout", "100", "-sz", str(sz), "-ppn", "2", os.path.join(NX, prog),
+            env={"TERN_NX_STATS": "2"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert expect in r.stdout, r.stdout + r.stderr
+    if sz == 2:
+        # Both ranks on one node: every frame went through the node's loop,
+        # none through the NIC, and each payload of one piece (the ping-pong's
+        # up to 1 MiB, checked byte by byte by the program) was copied once,
+        # from the sender's buffer on delivery, not into the loop first.
+        # Each rank prints the node's counters as it ends: the later, larger.
+        frames, by_ref = max(tuple(map(int, m.groups())) for m in re.finditer(
+            r"tern node stats node \d+: .* self_frames=(\d+) self_refused=\d+ "
+            r"self_by_reference=(\d+) ", r.stderr))
+        print(frames, by_ref)
+        assert frames > 100 and by_ref > frames // 4, r.stderr
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 

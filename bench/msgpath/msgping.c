@@ -1,6 +1,6 @@
 /* Where the time of one 0-byte Portals message goes (issue 18), on a Tern
  * node: a ping-pong of 0-byte puts between two nodes with the kernel's
- * message-path trace on (TPO_TRACE, kernel/include/ptl_syscall.h), then both
+ * message-path trace on (TPO_TRACE, include/tern/ptl_syscall.h), then both
  * nodes print their trace records for bench/msgpath.py to take apart.
  *
  *     msgping pong [wait|poll]                 serves until the client says stop
@@ -34,7 +34,7 @@
 #include "portals4.h"
 #include "ptl_lib.h"
 #include "ptl_trace.h"
-#include "../../kernel/include/ptl_syscall.h"
+#include "../../include/tern/ptl_syscall.h"
 
 int ptl_tern_trace(int cmd, uint64_t a, uint64_t b, size_t max, struct tern_trace_info *info);
 int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node);

@@ -7,9 +7,10 @@ TERN = ("tern-nx", "tern-yod", "tern-fyod", "tern", "tern-mpi")
 LINUX = ("linux-mpich", "linux-mpiexec", "linux-nfs", "linux", "linux-mpi")
 # More ratio columns where both systems are in a table: MPI against NX on
 # Tern (issue 16's goal: 0-byte latency within 10 %), MPI against MPICH.
-EXTRA_RATIOS = [("tern-mpi", "tern-nx"), ("tern-mpi", "linux-mpi")]
+EXTRA_RATIOS = [("tern-mpi", "tern-nx"), ("tern-mpi", "linux-mpi"),
+                ("tern-intra", "tern-inter")]
 ORDER = ["latency", "mpinx", "latfloor", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "io", "boot",
-         "footprint", "floor", "frames", "npb", "stream"]
+         "footprint", "floor", "frames", "npb", "stream", "ppn"]
 TITLES = {
     "latency": "1. Ping-pong latency, one-way (us; lower is better)",
     "mpinx": "1b. Tern's MPI against NX, one-way ping-pong latency on the same 2 Tern nodes, "
@@ -36,6 +37,10 @@ TITLES = {
     "stream": "11. OpenMP triad a[i] = b[i] + s*c[i] on one node of 4 CPUs, x = OMP_NUM_THREADS "
               "(MB/s, the best of the program's timed triads; higher is better); host: the "
               "host's 1-minute load before each boot",
+    "ppn": "12. NX between two ranks of one node (tern-intra: yod -ppn 2, the node's loop, "
+           "one copy) and on two nodes (tern-inter: the NIC), one cluster of two 2-CPU nodes, "
+           "launches alternating: one-way latency (us) and 2-rank ring bandwidth (MB/s each "
+           "rank sends); paired: each adjacent pair of launches' intra/inter",
 }
 HIGHER_BETTER = {"ring", "memcpy", "io", "stream"}
 
@@ -109,7 +114,7 @@ def table(rows, exp):
     head.append("reps")
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (metric, x, unit), by in sorted(cells.items(), key=lambda kv: (kv[0][0], _key(kv[0][1]))):
-        sized = exp in ("latency", "mpinx", "latfloor", "ring", "memcpy") and unit     # failure counts: x is nodes
+        sized = exp in ("latency", "mpinx", "latfloor", "ring", "memcpy", "ppn") and unit     # failure counts: x is nodes
         line = [metric, _size(x) if sized else str(x), unit]
         line += [_fmt(by[s]["median"]) if s in by else "-" for s in systems]
         if t and lx:

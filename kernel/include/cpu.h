@@ -41,6 +41,7 @@ struct cpu_features {
 };
 /* Hardware and ordinary KVM: ~1 cycle an iteration; TCG 10; kvm_pvm 2900-4200. */
 #define RING0_INTERPRETED_CYCLES 200
+#define RING0_TRANSLATED_CYCLES 4
 extern struct cpu_features cpu;
 
 void cpu_init(void);           /* GDT, TSS, IDT, syscall MSRs, FPU/SSE/AVX */

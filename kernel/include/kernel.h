@@ -19,6 +19,9 @@ static inline uint64_t kernel_virt_to_phys(const void *va) { return (uint64_t)va
 
 /* lib/string.c */
 void *memcpy(void *d, const void *s, size_t n);
+/* memcpy in 64-byte blocks of loads then stores rather than `rep movsq`
+ * (lib/string.c says when each is faster; cpu_init chooses). */
+void string_copy_blocks(bool on);
 void *memmove(void *d, const void *s, size_t n);
 void *memset(void *d, int c, size_t n);
 int memcmp(const void *a, const void *b, size_t n);

@@ -27,6 +27,7 @@ void ptl_kernel_poll(void);
  * program's interface is being reset). */
 void ptl_kernel_loop_discard(void);
 /* Frames the node has sent itself; of the attempts, those refused because
- * the loop ring was full. */
-void ptl_kernel_loop_stats(uint64_t *frames, uint64_t *full);
+ * the loop ring was full; of the frames, those whose payload stayed in the
+ * sender's buffer until delivered (one copy). */
+void ptl_kernel_loop_stats(uint64_t *frames, uint64_t *full, uint64_t *by_ref);
 #endif

@@ -27,6 +27,7 @@
 #include "cpu.h"
 #include "kernel.h"
 #include "kmalloc.h"
+#include "layout.h"
 #include "msgtrace.h"
 #include "netdev.h"
 #include "process.h"
@@ -60,33 +61,59 @@ static size_t bounce_len = sizeof bounce_small;
 static uint8_t fpu_save[512] __attribute__((aligned(16)));
 static int fpu_depth;
 
-/* Frames to this node (see the top): records of {length, frame after the
- * Ethernet header}, 8-byte aligned, in a circular byte ring; a record that
- * does not fit before the end is preceded by a wrap marker.  Full: the send
- * fails and the library resends later (a lost frame).  128 KiB (87 frames
- * of 1500 bytes: more than a window) statically; with a larger MTU one of
- * LOOP_FRAMES frames from the kernel heap where that is more (260 KiB for
- * 64 KiB frames: a window of those, 4 MiB, is too much of a 4 MiB heap, so
- * a long message to this node itself may lose frames and be resent). */
+/* Frames to this node (see the top), in a circular byte ring of records,
+ * 8-byte aligned; a record that does not fit before the end is preceded by
+ * a wrap marker.  A record holds the Portals header and, where the payload
+ * is one piece the kernel can read from any core (the direct map: a rank's
+ * buffers, kernel memory), only its address: the library keeps that piece
+ * unchanged until the frame is acknowledged (ptl_host.h), as it does for
+ * the NIC's DMA, so the receiving side copies it once, straight from the
+ * sender's buffer into the matched one (ptl_lib_rx_parts).  Other payloads
+ * (an iovec frame's several pieces, a single-process program's own user
+ * addresses, read under its page tables only) are copied into the record.
+ * Full: the send fails and the library resends later (a lost frame).  128
+ * KiB statically (hundreds of frames by reference, 87 copied frames of 1500
+ * bytes: more than a window); with a larger MTU one of LOOP_FRAMES copied
+ * frames from the kernel heap where that is more. */
 #define LOOP_SMALL (128u * 1024u)
 #define LOOP_FRAMES 4u
 #define LOOP_WRAP 0xFFFFFFFFu
+struct loop_rec {
+    uint32_t size;           /* of the whole record; LOOP_WRAP: wrap marker */
+    uint32_t hdr_len;        /* the header follows this struct */
+    const uint8_t *payload;  /* NULL: the payload follows the header */
+    uint64_t payload_len;
+};
 static uint8_t loop_small[LOOP_SMALL] __attribute__((aligned(8)));
 static uint8_t *loop_ring = loop_small;
 static uint32_t loop_bytes = LOOP_SMALL;
 static uint32_t loop_rd, loop_wr, loop_used;
-static uint64_t loop_frames, loop_full;
+static uint64_t loop_frames, loop_full, loop_by_ref;
 
-static uint32_t loop_rec_size(uint32_t len) { return 8 + ((len + 7) & ~7u); }
+static uint32_t loop_rec_size(uint32_t stored)
+{
+    return (uint32_t)sizeof(struct loop_rec) + ((stored + 7) & ~7u);
+}
+
+static bool loop_readable_anywhere(const void *p)
+{
+    return (uintptr_t)p >= PHYS_BASE;
+}
 
 static int loop_send(const struct ptl_sg *sg, int n_sg)
 {
-    size_t len = 0;
-    for (int i = 0; i < n_sg; i++)
+    size_t len = 0, pieces = 0;
+    const struct ptl_sg *piece = NULL;
+    for (int i = 1; i < n_sg; i++) {
         len += sg[i].len;
-    if (len > frame_max)
+        if (sg[i].len)
+            pieces++, piece = &sg[i];
+    }
+    if (sg[0].len + len > frame_max)
         return -1;
-    uint32_t need = loop_rec_size((uint32_t)len);
+    bool by_ref = pieces == 1 && loop_readable_anywhere(piece->base);
+    uint32_t stored = (uint32_t)(sg[0].len + (by_ref ? 0 : len));
+    uint32_t need = loop_rec_size(stored);
     uint32_t tail = loop_bytes - loop_wr;     /* a multiple of 8, at least 8 */
     uint32_t skip = tail < need ? tail : 0;
     if (loop_used + skip + need > loop_bytes) {
@@ -98,15 +125,22 @@ static int loop_send(const struct ptl_sg *sg, int n_sg)
         loop_used += skip;
         loop_wr = 0;
     }
-    *(uint32_t *)(loop_ring + loop_wr) = (uint32_t)len;
-    uint8_t *d = loop_ring + loop_wr + 8;
-    for (int i = 0; i < n_sg; i++) {
+    struct loop_rec *r = (struct loop_rec *)(loop_ring + loop_wr);
+    r->size = need;
+    r->hdr_len = (uint32_t)sg[0].len;
+    r->payload = by_ref ? piece->base : NULL;
+    r->payload_len = len;
+    uint8_t *d = (uint8_t *)(r + 1);
+    memcpy(d, sg[0].base, sg[0].len);
+    d += sg[0].len;
+    for (int i = 1; i < n_sg && !by_ref; i++) {
         memcpy(d, sg[i].base, sg[i].len);
         d += sg[i].len;
     }
     loop_used += need;
     loop_wr = (loop_wr + need) % loop_bytes;
     loop_frames++;
+    loop_by_ref += by_ref;
     return 0;
 }
 
@@ -120,15 +154,16 @@ static int loop_deliver(void)
 {
     int n = 0;
     while (loop_used) {
-        uint32_t len = *(uint32_t *)(loop_ring + loop_rd);
-        if (len == LOOP_WRAP) {
+        const struct loop_rec *r = (const struct loop_rec *)(loop_ring + loop_rd);
+        if (r->size == LOOP_WRAP) {
             loop_used -= loop_bytes - loop_rd;
             loop_rd = 0;
             continue;
         }
-        const uint8_t *f = loop_ring + loop_rd + 8;
-        ptl_lib_rx(iface_of(f, len), f, len);
-        uint32_t sz = loop_rec_size(len);
+        const uint8_t *h = (const uint8_t *)(r + 1);
+        const uint8_t *p = r->payload ? r->payload : h + r->hdr_len;
+        ptl_lib_rx_parts(iface_of(h, r->hdr_len), h, r->hdr_len, p, r->payload_len);
+        uint32_t sz = r->size;
         loop_used -= sz;
         loop_rd = (loop_rd + sz) % loop_bytes;
         n++;
@@ -143,10 +178,11 @@ void ptl_kernel_loop_discard(void)
     loop_rd = loop_wr = loop_used = 0;
 }
 
-void ptl_kernel_loop_stats(uint64_t *frames, uint64_t *full)
+void ptl_kernel_loop_stats(uint64_t *frames, uint64_t *full, uint64_t *by_ref)
 {
     *frames = loop_frames;
     *full = loop_full;
+    *by_ref = loop_by_ref;
 }
 
 void ptl_kernel_init(void)

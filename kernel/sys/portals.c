@@ -34,7 +34,7 @@
 #include "process.h"
 #include "ptl_kernel.h"
 #include "ptl_lib.h"
-#include "ptl_syscall.h"
+#include <tern/ptl_syscall.h>
 #include "ranks.h"
 #include "job.h"
 #include "syscall.h"
@@ -399,11 +399,11 @@ static int stats(uint64_t ulib, uint64_t unode)
     ptl_lib_get_stats(my_iface(), &lib);
     netdev_get_stats(&nd);
     kmem_get_stats(&km);
-    uint64_t loop_frames, loop_full;
-    ptl_kernel_loop_stats(&loop_frames, &loop_full);
+    uint64_t loop_frames, loop_full, loop_by_ref;
+    ptl_kernel_loop_stats(&loop_frames, &loop_full, &loop_by_ref);
     node = (struct tern_ptl_node_stats){nd.tx_frames, nd.tx_errors, nd.rx_frames, nd.rx_dropped,
                                         nd.interrupts, km.size, km.used, km.peak, km.fails,
-                                        loop_frames, loop_full};
+                                        loop_frames, loop_full, loop_by_ref};
     if (ulib)
         copy_to_user(ulib, &lib, sizeof lib);
     if (unode)

@@ -14,7 +14,7 @@
 #include "portals4.h"
 #include "ptl_host.h"
 #include "ptl_lib.h"
-#include "ptl_syscall.h"
+#include <tern/ptl_syscall.h>
 #include "syscall.h"
 #include "time.h"
 #include "uaccess.h"

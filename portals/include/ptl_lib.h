@@ -13,6 +13,13 @@
  * stripped).  The library copies the payload at most once, straight into the
  * matched buffer, and never keeps a pointer to `frame` after returning. */
 void ptl_lib_rx(unsigned iface, const void *frame, size_t len);
+/* The same frame with its header (PTL_WIRE_HDR_LEN bytes) and payload apart:
+ * for a host that loops a frame between processes of one node by reference
+ * (the header copied, the payload read from the sender's buffer here, which
+ * the sender keeps unchanged until the frame is acknowledged), so that a
+ * message between them is copied once, sender's buffer to matched buffer. */
+void ptl_lib_rx_parts(unsigned iface, const void *hdr, size_t hdr_len,
+                      const void *payload, size_t payload_len);
 
 /* Run due timers (retransmissions, delayed acks, give-up) and push queued
  * frames.  Ptl* calls do this themselves; hosts may call it from a timer. */

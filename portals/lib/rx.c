@@ -35,9 +35,12 @@ static struct ptl_ni *find_ni(unsigned iface, const struct ptl_wire_hdr *h)
     return ni;
 }
 
-void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
+/* One frame: the header (hlen bytes, PTL_WIRE_HDR_LEN in a whole frame) and
+ * its payload, contiguous or apart (ptl_lib_rx_parts). */
+static void rx_frame(unsigned iface, const uint8_t *f, size_t hlen,
+                     const uint8_t *payload, size_t plen)
 {
-    if (iface >= PTL_MAX_IFACES || !frame)
+    if (iface >= PTL_MAX_IFACES || !f)
         return;
     ptl_host_lock();
     if (!ptl_api_ready()) {
@@ -45,10 +48,9 @@ void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
         return;
     }
     struct ptl_lib_stats *st = &ptl_g.stats[iface];
-    const uint8_t *f = frame;
     struct ptl_wire_hdr h;
     st->rx_frames++;
-    if (len < PTL_WIRE_HDR_LEN) {
+    if (hlen != PTL_WIRE_HDR_LEN) {
         st->rx_short++;
         goto out;
     }
@@ -65,10 +67,11 @@ void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
     /* The flag itself is in the checksummed header: a flipped flag fails
      * the check like any other damaged header byte. */
     static const uint8_t zero[4];
-    size_t covered = (h.flags & PTL_WF_HDRCRC) ? PTL_WIRE_HDR_LEN : len;
     uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, 4);
     c = ptl_crc32c(c, zero, 4);
-    c = ptl_crc32c(c, f + 8, covered - 8);
+    c = ptl_crc32c(c, f + 8, PTL_WIRE_HDR_LEN - 8);
+    if (!(h.flags & PTL_WF_HDRCRC))
+        c = ptl_crc32c(c, payload, plen);
     if (PTL_CRC32C_FINAL(c) != h.crc) {
         st->rx_bad_crc++;
         goto out;
@@ -77,7 +80,7 @@ void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
         st->rx_bad_op++;
         goto out;
     }
-    if (h.frag_len != len - PTL_WIRE_HDR_LEN) {
+    if (h.frag_len != plen) {
         st->rx_short++;
         goto out;
     }
@@ -107,7 +110,22 @@ void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
         goto out;
     }
     PTL_TRACE(TP_RX_CHECKED);
-    ptl_rel_rx(ni, &h, f + PTL_WIRE_HDR_LEN);
+    ptl_rel_rx(ni, &h, payload);
 out:
     ptl_host_unlock();
+}
+
+void ptl_lib_rx(unsigned iface, const void *frame, size_t len)
+{
+    const uint8_t *f = frame;
+    size_t hlen = len < PTL_WIRE_HDR_LEN ? len : PTL_WIRE_HDR_LEN;
+    rx_frame(iface, f, hlen, f ? f + hlen : NULL, len - hlen);
+}
+
+void ptl_lib_rx_parts(unsigned iface, const void *hdr, size_t hdr_len,
+                      const void *payload, size_t payload_len)
+{
+    if (payload_len && !payload)
+        return;
+    rx_frame(iface, hdr, hdr_len, payload, payload_len);
 }

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include "portals4.h"
 #include "ptl_lib.h"
-#include "../../../kernel/include/ptl_syscall.h"
+#include "../../../include/tern/ptl_syscall.h"
 
 typedef uint64_t u64;
 

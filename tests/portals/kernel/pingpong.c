@@ -12,7 +12,7 @@
 #include <time.h>
 #include "portals4.h"
 #include "ptl_lib.h"
-#include "../../../kernel/include/ptl_syscall.h"
+#include "../../../include/tern/ptl_syscall.h"
 
 enum { MB_PING = 1, MB_GET = 2, MB_ATOM = 3, MB_CTRL = 4, MB_STREAM = 5 };
 enum { CTRL_HELLO = 1, CTRL_DONE = 2 };

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "ptl_lib.h"
 #include "ptl_linux.h"
-#include "../../../kernel/include/ptl_syscall.h"
+#include "../../../include/tern/ptl_syscall.h"
 
 int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node);
 

@@ -40,6 +40,8 @@ struct tern_ptl_node_stats {
     uint64_t nic_tx_frames, nic_tx_errors, nic_rx_frames, nic_rx_dropped, nic_interrupts;
     uint64_t kmem_size, kmem_used, kmem_peak, kmem_fails;
     uint64_t loop_frames, loop_full; /* frames to the node itself; refused, ring full */
+    uint64_t loop_by_ref;            /* of loop_frames: payload read from the sender's
+                                      * buffer on delivery (one copy) */
 };
 
 /* TPO_TRACE (not Portals; portals/include/ptl_trace.h for the points):
