@@ -137,7 +137,7 @@ def main():
         # 30 s tells a slow finalize from a hang for the figures; the smoke
         # keeps the printed results either way and needs no such figure.
         a.finalize_grace = 10
-        default_only = "network,launch,io,portals,floor,node"
+        default_only = "network,launch,io,portals,floor,node,ppn"
     else:
         a.reps = a.reps or 5
         a.nodes = [int(x) for x in (a.nodes or "2,4,8,16").split(",")]

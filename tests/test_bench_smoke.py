@@ -53,7 +53,8 @@ def test_smoke_run_writes_csvs_and_summary():
                          "launch": {"tern-yod", "linux-mpiexec"},
                          "memcpy": {"tern", "linux"},
                          "io": {"tern-fyod", "linux-nfs"},
-                         "floor": {"fabric"}}.items():
+                         "floor": {"fabric"},
+                         "ppn": {"tern-intra", "tern-inter", "paired"}}.items():
         with open(os.path.join(OUT, f"{exp}.csv")) as f:
             rows = list(csv.DictReader(f))
         assert {row["system"] for row in rows} >= systems, (exp, rows)
@@ -61,8 +62,11 @@ def test_smoke_run_writes_csvs_and_summary():
             assert float(row["median"]) >= 0 and int(row["reps"]) >= 1, row
     summary = open(os.path.join(OUT, "summary.md")).read()
     for title in ("Ping-pong latency", "Ring bandwidth", "gsync", "Launch", "File I/O",
-                  "fabric floor"):
+                  "fabric floor", "NX between two ranks of one node"):
         assert title in summary
+    # Experiment 12: both ways of placing two ranks, and their ratio.
+    assert re.search(r"\| lat \| 8 B \| us \| [\d.]+ \| [\d.]+ \| - \| - \| [\d.]+ \|", summary), \
+        summary
     # A table row with a Tern/Linux ratio: a number in it.
     assert re.search(r"\| oneway \| 8 B \| us \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|", summary), \
         summary

@@ -28,7 +28,7 @@ def load1():
 
 def experiment(run):
     a = run.a
-    lat_sizes = [8, 1024, 65536] if a.smoke else [0, 8, 1024, 65536]
+    lat_sizes = [8] if a.smoke else [0, 8, 1024, 65536]
     ring_sizes = [65536] if a.smoke else [4096, 65536, 1 << 20]
     iters = a.iters
     name, _ = up(run, "tern", 2, extra=("--smp", "2"))
