@@ -53,7 +53,9 @@ void kmain(uint32_t magic, uint64_t info_phys)
      * comes off the application's region. */
     netdev_init(options.mtu);
     smp_init();                         /* the CPUs first: the heap is sized by them */
-    kmem_init(netdev_present(), smp_ncpus_found());
+    /* Ranks 1 and up have interfaces of their own, up to the library's. */
+    unsigned cpus = smp_ncpus_found();
+    kmem_init(netdev_present(), cpus - 1 < TERN_PTL_IFACES - 2 ? cpus - 1 : TERN_PTL_IFACES - 2);
     threads_init();
     ptl_kernel_init();
     process_init_main();               /* what the kernel left of the region */

@@ -7,15 +7,15 @@
 #include <stdint.h>
 
 /* Takes the heap from the top of the application region: kmem=SIZE, or by
- * default KMEM_DEFAULT and KMEM_PER_CPU for each CPU past the first (up to
- * the 6 interfaces ranks per core can have) when the node has a NIC, and
- * nothing otherwise.  Call after netdev_init and smp_init and before the
- * program is loaded. */
+ * default KMEM_DEFAULT and KMEM_PER_CPU for each of `extra` more Portals
+ * interfaces (ranks per core: one per rank past the first that can have
+ * one) when the node has a NIC, and nothing otherwise.  Call after
+ * netdev_init and smp_init and before the program is loaded. */
 /* One NI with default limits and a few peers peaks near 1.8 MiB: the
  * kernel's and the program's, and one more per rank with ranks per core. */
 #define KMEM_DEFAULT (4ULL << 20)
 #define KMEM_PER_CPU (2ULL << 20)
-void kmem_init(bool have_nic, unsigned cpus);
+void kmem_init(bool have_nic, unsigned extra);
 
 /* 16-byte aligned, NOT zeroed; NULL when the heap cannot hold it. */
 void *kmalloc(size_t size);

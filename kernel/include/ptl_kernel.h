@@ -6,11 +6,11 @@
 #include <stdint.h>
 
 #define TERN_KERNEL_IFACE 1      /* the kernel's own Portals interface */
-#define TERN_PTL_IFACES 8        /* the library's PTL_MAX_IFACES */
+#define TERN_PTL_IFACES 32       /* the library's PTL_MAX_IFACES */
 
 /* A rank's interface (ranks per core): rank 0 has 0, rank r > 0 has r + 1
  * (1 is the kernel's); TERN_PTL_IFACES when the library has none for it
- * (ranks past 6). Its pid is TERN_APP_PID + r. */
+ * (ranks past 30). Its pid is TERN_APP_PID + r. */
 unsigned ptl_kernel_rank_iface(unsigned index);
 
 /* Logs the node id; call after netdev_init and kmem_init. */

@@ -30,9 +30,8 @@ static struct block *free_list;
 static struct kmem_stats st;
 static spinlock_t heap_lock = SPINLOCK_INIT;
 
-void kmem_init(bool have_nic, unsigned cpus)
+void kmem_init(bool have_nic, unsigned extra)
 {
-    unsigned extra = cpus > 7 ? 6 : cpus - 1;     /* ranks 1..6 have interfaces */
     uint64_t want = options.kmem_size >= 0 ? (uint64_t)options.kmem_size
                     : have_nic ? KMEM_DEFAULT + extra * KMEM_PER_CPU : 0;
     if (!want)

@@ -442,7 +442,7 @@ TPO(stats) { return stats(a[0], a[1]); }
 TPO(init)
 {
     (void)a;
-    bool have_iface = my_iface() < TERN_PTL_IFACES;    /* ranks past 6 have none */
+    bool have_iface = my_iface() < TERN_PTL_IFACES;    /* ranks past 30 have none */
     int rc = ptl_kernel_available() && have_iface ? PtlInit() : PTL_FAIL;
     if (rc == PTL_OK)
         app_init_refs[proc.index]++;

@@ -25,7 +25,7 @@ int PtlCTAlloc(ptl_handle_ni_t nih, ptl_handle_ct_t *out)
         ct->v.success = ct->v.failure = 0;
         ct->trig = NULL;
         ct->o.in_use = true;
-        ct->o.gen++;
+        ct->o.gen = ptl_gen_next(ct->o.gen);
         *out = ptl_ct_handle(ni, ct);
         API_RETURN(PTL_OK);
     }

@@ -40,7 +40,7 @@ int PtlEQAlloc(ptl_handle_ni_t nih, ptl_size_t count, ptl_handle_eq_t *out)
         eq->head = eq->count = 0;
         eq->dropped = false;
         eq->o.in_use = true;
-        eq->o.gen++;
+        eq->o.gen = ptl_gen_next(eq->o.gen);
         *out = ptl_eq_handle(ni, eq);
         API_RETURN(PTL_OK);
     }

@@ -112,7 +112,7 @@ int ptl_entry_new(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me
         }
     if (!e)
         return PTL_NO_SPACE;
-    uint8_t gen = (uint8_t)(e->o.gen + 1);
+    uint8_t gen = ptl_gen_next(e->o.gen);
     memset(e, 0, sizeof(*e));
     e->o.in_use = true;
     e->o.gen = gen;

@@ -25,7 +25,7 @@ int PtlMDBind(ptl_handle_ni_t h, const ptl_md_t *md, ptl_handle_md_t *out)
         m->ct = ct;
         m->busy = 0;
         m->o.in_use = true;
-        m->o.gen++;
+        m->o.gen = ptl_gen_next(m->o.gen);
         *out = ptl_mkhandle(PTL_OBJ_MD, ni->idx, (unsigned)i, m->o.gen);
         API_RETURN(PTL_OK);
     }

@@ -229,7 +229,7 @@ int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
         for (int modest = 0; modest < 2 && rc == PTL_NO_SPACE; modest++) {
             uint8_t gen = ni->gen;
             memset(ni, 0, sizeof(*ni));
-            ni->gen = (uint8_t)(gen + 1);
+            ni->gen = ptl_gen_next(gen);
             ni->idx = idx;
             ni->iface = iface;
             ni->options = options;

@@ -25,7 +25,9 @@
 #define PTL_ACK_LAZY 0
 #endif
 
-#define PTL_MAX_IFACES 8
+/* Interfaces: a host's NICs, or (the Tern kernel) its own interface and one
+ * per rank of a node's ranks per core.  32 at most: ptl_lib_restrict's mask. */
+#define PTL_MAX_IFACES 32
 #define PTL_MAX_NIS (PTL_MAX_IFACES * 4)
 #define PTL_REL_WIN 64          /* frames in flight per peer = SACK width */
 #define PTL_PEER_SLOTS 4096    /* hash slots; peers allocated on demand */
@@ -44,26 +46,36 @@
 #define PTL_FINI_LINGER_NS 1000000000ull /* PtlNIFini waits this long at
                                           * most for its frames' acks */
 
-/* ---- handles: [type:4][ni:5][index:15][gen:8] --------------------------
+/* ---- handles: [type:4][ni:7][index:15][gen:6] --------------------------
  * Types avoid 3, 5 and 15 so PTL_EQ_NONE, PTL_CT_NONE and
- * PTL_INVALID_HANDLE never decode as live objects. */
+ * PTL_INVALID_HANDLE never decode as live objects.  A slot's generation
+ * counts its reuses modulo 64 (ptl_gen_next): a handle kept past 64 reuses
+ * of its slot is taken for the new object. */
 enum ptl_obj_type {
     PTL_OBJ_NI = 1, PTL_OBJ_EQ = 2, PTL_OBJ_CT = 4,
     PTL_OBJ_MD = 6, PTL_OBJ_ME = 7, PTL_OBJ_LE = 8
 };
 #define PTL_HIDX_BITS 15
 #define PTL_HIDX_MAX (1u << PTL_HIDX_BITS)
+#define PTL_HNI_BITS 7
+#define PTL_HGEN_BITS 6
+_Static_assert(PTL_MAX_NIS <= (1u << PTL_HNI_BITS), "every NI has a number in a handle");
+_Static_assert(4 + PTL_HNI_BITS + PTL_HIDX_BITS + PTL_HGEN_BITS == 32, "handles are 32 bits");
 
 static inline uint32_t ptl_mkhandle(unsigned type, unsigned ni, unsigned idx,
                                     uint8_t gen)
 {
-    return ((uint32_t)type << 28) | ((uint32_t)ni << 23) |
-           ((uint32_t)idx << 8) | gen;
+    return ((uint32_t)type << 28) | ((uint32_t)ni << (PTL_HIDX_BITS + PTL_HGEN_BITS)) |
+           ((uint32_t)idx << PTL_HGEN_BITS) | (gen & ((1u << PTL_HGEN_BITS) - 1));
+}
+static inline uint8_t ptl_gen_next(uint8_t gen)
+{
+    return (uint8_t)((gen + 1) & ((1u << PTL_HGEN_BITS) - 1));
 }
 #define PTL_H_TYPE(h) ((h) >> 28)
-#define PTL_H_NI(h) (((h) >> 23) & 31u)
-#define PTL_H_IDX(h) (((h) >> 8) & (PTL_HIDX_MAX - 1))
-#define PTL_H_GEN(h) ((uint8_t)(h))
+#define PTL_H_NI(h) (((h) >> (PTL_HIDX_BITS + PTL_HGEN_BITS)) & ((1u << PTL_HNI_BITS) - 1))
+#define PTL_H_IDX(h) (((h) >> PTL_HGEN_BITS) & (PTL_HIDX_MAX - 1))
+#define PTL_H_GEN(h) ((uint8_t)((h) & ((1u << PTL_HGEN_BITS) - 1)))
 
 struct ptl_obj {
     bool in_use;
