@@ -226,9 +226,32 @@ def test_cluster_nodes_report_their_cores(smp_cluster):
                                                          ("2", "free", "-", "2")]
     log = cluster(smp_cluster, "console", "1").stdout
     assert "smp: 2 of 2 CPUs running" in log
-    # and jobs run on them
-    r = cluster(smp_cluster, "exec", "yod", "-sz", "2", program("ranks-musl"), "hello")
+    # and jobs run on them: one rank per node when asked
+    r = cluster(smp_cluster, "exec", "yod", "-sz", "2", "-ppn", "1", program("ranks-musl"),
+                "hello")
     assert sorted(r.stdout.splitlines()) == ["rank 0 of 2 on nid 1", "rank 1 of 2 on nid 2"]
+
+
+def test_default_ranks_per_node_follow_the_program(smp_cluster, tmp_path):
+    """Without -ppn a program that starts no threads gets a rank per core (both
+    ranks on the first node of 2 CPUs); one that may (pthread_create in its
+    symbol table), or that yod cannot tell (stripped), a node per rank."""
+    r = cluster(smp_cluster, "exec", "yod", "-v", "-sz", "2", program("ranks-musl"), "hello")
+    assert sorted(r.stdout.splitlines()) == ["rank 0 of 2 on nid 1", "rank 1 of 2 on nid 1"], \
+        r.stdout + r.stderr
+    assert "yod: 2 ranks per node: a rank per core, the program starts no threads" in r.stderr
+    r = cluster(smp_cluster, "exec", "yod", "-v", "-sz", "2", program("threads-glibc"), "sum",
+                "2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines().count("cores: 0 1") == 2, r.stdout
+    assert "one rank per node: the program may start threads (pthread_create)" in r.stderr
+    stripped = tmp_path / "ranks-stripped"
+    subprocess.run(["strip", "-o", str(stripped), program("ranks-musl")], check=True)
+    os.chmod(tmp_path, 0o755)
+    r = cluster(smp_cluster, "exec", "yod", "-v", "-sz", "2", str(stripped), "hello")
+    assert sorted(r.stdout.splitlines()) == ["rank 0 of 2 on nid 1", "rank 1 of 2 on nid 2"], \
+        r.stdout + r.stderr
+    assert "it has no symbol table (stripped)" in r.stderr, r.stderr
 
 
 def test_threaded_ranks_in_a_job(smp_cluster):

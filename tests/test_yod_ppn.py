@@ -185,7 +185,7 @@ def test_jobs_without_ppn_are_unchanged_after_ppn_jobs(c2):
     assert all(v[3] == 2 and v[4] == 16 and ":" not in v[5] for v in got.values()), r.stdout
     r = yod(c2, "-sz", "1", NONIC)
     assert r.returncode == 1 and "PtlInit = 0 UNEXPECTED" in r.stdout, r.stdout
-    r = yod(c2, "-sz", "2", os.path.join(NX, "pingpong"))
+    r = yod(c2, "-sz", "2", "-ppn", "1", os.path.join(NX, "pingpong"))
     assert r.returncode == 0 and "pingpong ok" in r.stdout, r.stdout + r.stderr
 
 

@@ -31,11 +31,13 @@ static const char usage_text[] =
     "       yod [options] -F loadfile\n"
     "       yod -show | -kill JOB | -help\n"
     "options:\n"
-    "  -sz N            run N ranks, one per compute node (default 1);\n"
+    "  -sz N            run N ranks (default 1)\n"
     "  -n N, -np N      the same, as mpiexec spells it\n"
     "  -ppn K           K ranks on each node, one per core, each in memory of its own\n"
-    "                   (ceil(N/K) nodes; default 1; not with -list or -F; at most\n"
-    "                   7 per node for programs that use Portals: docs/yod.md)\n"
+    "                   (ceil(N/K) nodes; not with -list or -F; at most 31 per node\n"
+    "                   for programs that use Portals).  Default: a rank per core of\n"
+    "                   the nodes for a program that starts no threads, one rank per\n"
+    "                   node for one that may (-v says which; docs/yod.md)\n"
     "  -list L          on exactly these nodes, e.g. 3..7,12\n"
     "  -heap SIZE       heap of each rank (e.g. 256M); default: all memory left\n"
     "  -stack SIZE      stack of each rank (e.g. 8M); default: the node's\n"
@@ -292,11 +294,51 @@ static int check_cores(void)
     return 0;
 }
 
+/* Ranks per node when -ppn is not given: as many as a node has cores for a
+ * program that starts no threads (as Catamount's virtual-node mode), one
+ * for a program that may (its threads take the cores).  The cores are the
+ * fewest any node registered, so every node the allocator may give has
+ * them; a node that did not say counts as one.  -list and -F place ranks
+ * by node: one each. */
+static int choose_ppn(void)
+{
+    char err[512];
+    const char *why = NULL;
+    Y.opt.ppn = 1;
+    if (Y.size < 2 || Y.opt.list || Y.opt.loadfile || Y.ngroups != 1)
+        return 0;
+    if (program_may_start_threads(&Y.groups[0].prog, &why)) {
+        if (Y.opt.verbose)
+            fprintf(stderr, "yod: one rank per node: the program may start threads (%s)\n",
+                    why);
+        return 0;
+    }
+    struct tern_hdr h;
+    memset(&h, 0, sizeof h);
+    static struct tern_reply st;
+    if (alloc_request(&h, sizeof h, TERN_STATUS, &st, err, sizeof err))
+        return fail(2, "%s", err);
+    unsigned fewest = 0;
+    for (uint32_t i = 0; i < st.n; i++) {
+        unsigned c = st.u.nodes[i].cores ? st.u.nodes[i].cores : 1;
+        if (!fewest || c < fewest)
+            fewest = c;
+    }
+    Y.opt.ppn = fewest < 1 ? 1 : fewest > (unsigned)Y.size ? Y.size : (int)fewest;
+    if (Y.opt.verbose)
+        fprintf(stderr, "yod: %d rank%s per node: a rank per core, the program starts no "
+                "threads (-ppn 1: one per node)\n", Y.opt.ppn, Y.opt.ppn == 1 ? "" : "s");
+    return 0;
+}
+
 static int allocate(void)
 {
     static struct tern_alloc a;
     char err[512];
-    int rc, nodes = (Y.size + Y.opt.ppn - 1) / Y.opt.ppn;
+    int rc;
+    if (!Y.opt.ppn && (rc = choose_ppn()))
+        return rc;
+    int nodes = (Y.size + Y.opt.ppn - 1) / Y.opt.ppn;
     memset(&a, 0, sizeof a);
     bool any_list = false, all_list = true;
     for (int g = 0; g < Y.ngroups; g++) {
@@ -479,7 +521,6 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     Y.t_start = now_s();
     Y.opt.fanout = 2;
-    Y.opt.ppn = 1;
     struct cmdline c = {0};
     int rc = parse_options(argc, argv, &c);
     if (rc >= 0)

@@ -94,3 +94,55 @@ int program_read(struct program *p, const char *path, char *err, size_t errlen)
     sha256(p->data, p->len, p->sha256);
     return 0;
 }
+
+/* Functions through which a program starts threads: POSIX and C11 threads
+ * (glibc, musl; C++ std::thread and OpenMP runtimes go through them too),
+ * the raw system call's wrappers, and Go's runtime, which starts its
+ * threads itself. */
+static const char *const thread_starters[] = {
+    "pthread_create", "__pthread_create_2_1", "thrd_create", "clone", "__clone", "clone3",
+    "__clone3", "__clone_internal", "runtime.newosproc", "runtime.clone", NULL,
+};
+
+/* Whether the symbol table names a thread starter; without a symbol table
+ * (a stripped program) that is not known, and the answer is yes. */
+bool program_may_start_threads(const struct program *p, const char **why)
+{
+    const uint8_t *d = p->data;
+    size_t len = p->len;
+    Elf64_Ehdr eh;
+    memcpy(&eh, d, sizeof eh);           /* program_read checked the header is whole */
+    *why = "it has no symbol table (stripped): it may start threads";
+    if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > len ||
+        (len - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
+        return true;
+    for (int i = 0; i < eh.e_shnum; i++) {
+        Elf64_Shdr sh, str;
+        memcpy(&sh, d + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+        if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= eh.e_shnum ||
+            sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_offset > len ||
+            len - sh.sh_offset < sh.sh_size)
+            continue;
+        memcpy(&str, d + eh.e_shoff + (size_t)sh.sh_link * sizeof str, sizeof str);
+        if (str.sh_offset > len || len - str.sh_offset < str.sh_size || !str.sh_size)
+            continue;
+        const char *names = (const char *)d + str.sh_offset;
+        size_t n = sh.sh_size / sizeof(Elf64_Sym);
+        for (size_t k = 0; k < n; k++) {
+            Elf64_Sym s;
+            memcpy(&s, d + sh.sh_offset + k * sizeof s, sizeof s);
+            if (s.st_name >= str.sh_size || s.st_shndx == SHN_UNDEF)
+                continue;
+            const char *name = names + s.st_name;
+            size_t max = str.sh_size - s.st_name;
+            for (int t = 0; thread_starters[t]; t++)
+                if (strnlen(name, max) < max && !strcmp(name, thread_starters[t])) {
+                    *why = thread_starters[t];
+                    return true;
+                }
+        }
+        *why = NULL;
+        return false;
+    }
+    return true;
+}

@@ -65,7 +65,8 @@ struct options {
     double timeout;
     bool label, quiet, verbose;
     int fanout;
-    int ppn;                        /* ranks per node (-ppn), one per core */
+    int ppn;                        /* ranks per node (-ppn), one per core; 0: not
+                                     * given (allocate() chooses, choose_ppn) */
     char *loadfile;
 };
 
@@ -92,6 +93,10 @@ extern struct yod Y;
 /* program.c: reads path, checks it is a static x86-64 executable; 0 or -1
  * with a message in err. */
 int program_read(struct program *p, const char *path, char *err, size_t errlen);
+/* Whether the program may start threads: its symbol table names a function
+ * that starts them (*why: that name), or it has none (*why says so).  No:
+ * *why NULL.  yod's default ranks per node rests on it. */
+bool program_may_start_threads(const struct program *p, const char **why);
 
 /* alloc_client.c */
 int yod_portals_open(char *err, size_t errlen);

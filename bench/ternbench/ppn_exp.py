@@ -6,7 +6,7 @@ alike.
 - intra: `yod -sz 2 -ppn 2`, both ranks on one node: frames go through the
   node's loop (docs/kernel.md, "Ranks per core"), each payload copied once,
   from the sender's buffer into the matched one; no NIC.
-- inter: `yod -sz 2`, one rank per node: virtio-net and the virtual fabric.
+- inter: `yod -sz 2 -ppn 1`, one rank per node: virtio-net and the virtual fabric.
 
 Each launch runs nxbench lat (one-way us, REPS batches of ITERS round trips
 per size) and nxbench ring (2 ranks: each sends to the other while receiving
@@ -18,7 +18,7 @@ import statistics
 
 from .runner import down, job, parse_r, up
 
-SYSTEMS = {"tern-intra": ("-ppn", "2"), "tern-inter": ()}
+SYSTEMS = {"tern-intra": ("-ppn", "2"), "tern-inter": ("-ppn", "1")}
 
 
 def load1():
