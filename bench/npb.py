@@ -18,7 +18,11 @@ interrupted FINALIZE_GRACE s after them, and the hang is counted as
 "<BENCH>.<CLASS> finalize_hang".
 
     python3 bench/run_all.py --only npb [--npb-class A] [--npb-nodes 4,8,16]
-                             [--npb-bench ep,cg] [--reps 3]
+                             [--npb-bench ep,cg] [--npb-ppn 2] [--reps 3]
+
+--npb-ppn K (issue 17): K ranks on each node of K CPUs, both systems (Tern:
+yod -ppn K, a rank per core with memory of its own; Linux: mpiexec -ppn K);
+--npb-nodes then counts ranks, and the metrics say "K/node" (e.g. "CG.A 2/node time").
 """
 import os
 import re
@@ -54,14 +58,17 @@ def nodes_needed(benchmarks, counts):
 FINALIZE_GRACE = 30
 
 
-def run_one(run, cl, name, system, bindir, bench, ranks, cls, timeout):
+def run_one(run, cl, name, system, bindir, bench, ranks, cls, timeout, ppn=1):
+    """One run of bench on `ranks` ranks, ppn of them on each node (Tern:
+    yod -ppn, a rank per core; Linux: hydra's -ppn, processes sharing the
+    node's kernel)."""
     exe = os.path.join(bindir, f"{bench}.{cls}.x")
     t0 = time.monotonic()
     hung = False
     if system == "tern":
         try:
-            r = cl(name, "exec", "yod", "-timeout", str(timeout - 30), "-sz", str(ranks), exe,
-                   timeout=timeout)
+            r = cl(name, "exec", "yod", "-timeout", str(timeout - 30), "-sz", str(ranks),
+                   "-ppn", str(ppn), exe, timeout=timeout)
             out, err, rc = r.stdout, r.stderr, r.returncode
         except subprocess.TimeoutExpired as e:
             out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else \
@@ -70,7 +77,7 @@ def run_one(run, cl, name, system, bindir, bench, ranks, cls, timeout):
     else:
         # NPB's report ends with the verification and the build's details.
         out, err, rc, hung = jobs.run_until_done(
-            [CLUSTER, "--name", name, "mpiexec", "-n", str(ranks), exe],
+            [CLUSTER, "--name", name, "mpiexec", "-n", str(ranks), "-ppn", str(ppn), exe],
             lambda o: re.search(r"Verification\s*=", o) is not None, timeout,
             grace=FINALIZE_GRACE, env=dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout * 0.8))))
     res = npb.parse(out)
@@ -101,10 +108,13 @@ def experiment(run, up, down, cl):
         run.add("npb", f"{system}-mpi", f"build class {cls}", len(benchmarks), "s", [secs])
         run.log(f"npb: {len(benchmarks)} benchmarks class {cls} built for {system} "
                 f"in {secs:.0f} s")
-    n = nodes_needed(benchmarks, counts)
-    run.log(f"npb: clusters of {n} nodes, {a.mem} each, class {cls}")
-    tname, _ = up(run, "tern", n)
-    lname, _ = up(run, "linux", n, extra=("--nfs", os.path.join(scratch, "npb-linux")))
+    ppn = getattr(a, "npb_ppn", 1)
+    n = -(-nodes_needed(benchmarks, counts) // ppn)
+    per = f" {ppn}/node" if ppn > 1 else ""
+    smp = ("--smp", str(ppn)) if ppn > 1 else ()
+    run.log(f"npb: clusters of {n} nodes, {a.mem} each{per}, class {cls}")
+    tname, _ = up(run, "tern", n, extra=smp)
+    lname, _ = up(run, "linux", n, extra=("--nfs", os.path.join(scratch, "npb-linux"), *smp))
     timeout = a.npb_timeout
     try:
         for bench, ranks in plan(benchmarks, counts):
@@ -114,24 +124,25 @@ def experiment(run, up, down, cl):
                 for system in order:
                     res[system].append(run_one(run, cl, tname if system == "tern" else lname,
                                                system, bins[system], bench, ranks, cls,
-                                               timeout))
+                                               timeout, ppn))
             for system, rs in res.items():
                 sysname = f"{system}-mpi"
                 ok = [r for r in rs if r["verified"] and r["time"]]
-                run.add("npb", sysname, f"{bench.upper()}.{cls} time", ranks, "s",
+                run.add("npb", sysname, f"{bench.upper()}.{cls}{per} time", ranks, "s",
                         [r["time"] for r in ok])
-                run.add("npb", sysname, f"{bench.upper()}.{cls} Mop/s", ranks, "Mop/s",
+                run.add("npb", sysname, f"{bench.upper()}.{cls}{per} Mop/s", ranks, "Mop/s",
                         [r["mops"] for r in ok])
                 if len(ok) < len(rs):
-                    run.add("npb", sysname, f"{bench.upper()}.{cls} failed", ranks, "",
+                    run.add("npb", sysname, f"{bench.upper()}.{cls}{per} failed", ranks, "",
                             [len(rs) - len(ok)])
                 hung = [r for r in ok if r["hung"] or r["rc"] != 0]
                 if hung:
-                    run.add("npb", sysname, f"{bench.upper()}.{cls} finalize_hang", ranks, "",
+                    run.add("npb", sysname, f"{bench.upper()}.{cls}{per} finalize_hang", ranks,
+                            "",
                             [len(hung)])
             t = [r["time"] for r in res["tern"] if r["verified"] and r["time"]]
             lx = [r["time"] for r in res["linux"] if r["verified"] and r["time"]]
-            run.log(f"npb {bench}.{cls} on {ranks}: tern {t} linux {lx}")
+            run.log(f"npb {bench}.{cls} on {ranks}{per}: tern {t} linux {lx}")
     finally:
         down(run, tname)
         down(run, lname)

@@ -117,6 +117,8 @@ def main():
     ap.add_argument("--npb-class", default="A", help="experiment 10: NPB class (S, W, A, B)")
     ap.add_argument("--npb-nodes", help="experiment 10: node counts (default 4,8,16)")
     ap.add_argument("--npb-bench", help="experiment 10: benchmarks (default the eight)")
+    ap.add_argument("--npb-ppn", type=int, default=1,
+                    help="experiment 10: ranks per node, nodes of that many CPUs (both OSes)")
     ap.add_argument("--npb-timeout", type=int, default=3600,
                     help="experiment 10: seconds one benchmark run may take")
     ap.add_argument("--out")
