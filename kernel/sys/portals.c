@@ -387,13 +387,19 @@ static int get_map(const ptl_args_t a)
         return rc_;                                                        \
     } while (0)
 
-static int stats(uint64_t ulib, uint64_t unode)
+/* unode_size: the bytes of struct tern_ptl_node_stats the caller knows; 0
+ * from programs built before the struct grew (their library passed two
+ * arguments), which get the fields up to loop_full and no more. */
+static int stats(uint64_t ulib, uint64_t unode, uint64_t unode_size)
 {
+    size_t node_len = unode_size ? unode_size : offsetof(struct tern_ptl_node_stats, loop_by_ref);
+    if (node_len > sizeof(struct tern_ptl_node_stats))
+        node_len = sizeof(struct tern_ptl_node_stats);
     struct ptl_lib_stats lib;
     struct tern_ptl_node_stats node;
     struct netdev_stats nd;
     struct kmem_stats km;
-    if ((ulib && !user_ok(ulib, sizeof lib)) || (unode && !user_ok(unode, sizeof node)))
+    if ((ulib && !user_ok(ulib, sizeof lib)) || (unode && !user_ok(unode, node_len)))
         return BAD;
     memset(&lib, 0, sizeof lib);
     ptl_lib_get_stats(my_iface(), &lib);
@@ -407,7 +413,7 @@ static int stats(uint64_t ulib, uint64_t unode)
     if (ulib)
         copy_to_user(ulib, &lib, sizeof lib);
     if (unode)
-        copy_to_user(unode, &node, sizeof node);
+        copy_to_user(unode, &node, node_len);
     return PTL_OK;
 }
 
@@ -437,7 +443,7 @@ static bool spans_ok(uint64_t op, const ptl_args_t a)
 #define TPO(name) static int tpo_##name(const ptl_args_t a)
 
 TPO(nop) { (void)a; return PTL_OK; }
-TPO(stats) { return stats(a[0], a[1]); }
+TPO(stats) { return stats(a[0], a[1], a[2]); }
 
 TPO(init)
 {

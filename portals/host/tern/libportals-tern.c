@@ -251,7 +251,7 @@ int ptl_tern_nop(void) { return CALL(TPO_NOP, 0); }
  * heap); either pointer may be NULL. */
 int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node)
 {
-    return CALL(TPO_STATS, P(lib), P(node));
+    return CALL(TPO_STATS, P(lib), P(node), sizeof *node);
 }
 
 /* Not part of Portals: the message-path trace (TPO_TRACE in ptl_syscall.h;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "portals4.h"
+#include "../../../include/tern/ptl_syscall.h"
 
 int ptl_tern_nop(void);
 
@@ -177,6 +178,23 @@ int main(void)
     uint64_t args[16] = {0};
     expect("unknown op", raw(999, args), -22);
     expect("argument block in kernel", raw(3, KERNEL_TEXT), -14);
+    /* The node's counters (TPO_STATS) grew
+     * a field: a program built before passes no size and a buffer of the
+     * eleven it knew, of which the kernel must write no more; one that says
+     * its size gets all twelve; a size past the struct gets no more than it. */
+    uint64_t st[14];
+    for (int i = 0; i < 14; i++)
+        st[i] = 0x5EED5EED5EED5EEDull;
+    uint64_t sargs[16] = {0, (uint64_t)(uintptr_t)st, 0};
+    expect("stats, no size", raw(TPO_STATS, sargs), PTL_OK);
+    expect("stats, no size: 12th word untouched", st[11] == 0x5EED5EED5EED5EEDull, 1);
+    expect("stats, no size: kmem size given", st[5] != 0x5EED5EED5EED5EEDull && st[5] > 0, 1);
+    sargs[2] = 12 * 8;
+    expect("stats, 12 words", raw(TPO_STATS, sargs), PTL_OK);
+    expect("stats, 12 words: 12th word written", st[11] != 0x5EED5EED5EED5EEDull, 1);
+    sargs[2] = 1 << 20;
+    expect("stats, 1 MiB asked", raw(TPO_STATS, sargs), PTL_OK);
+    expect("stats, 1 MiB asked: 13th word untouched", st[12] == 0x5EED5EED5EED5EEDull, 1);
 
     double nop = ns_per_call(do_nop, NULL, 20000);
     double eqget = ns_per_call(do_eqget, &eq, 20000) - nop;
