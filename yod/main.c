@@ -36,7 +36,7 @@ static const char usage_text[] =
     "  -ppn K           K ranks on each node, one per core, each in memory of its own\n"
     "                   (ceil(N/K) nodes; not with -list or -F; at most 31 per node\n"
     "                   for programs that use Portals).  Default: a rank per core of\n"
-    "                   the nodes for a program that starts no threads, one rank per\n"
+    "                   the nodes (up to 31) for a program that starts no threads, one per\n"
     "                   node for one that may (-v says which; docs/yod.md)\n"
     "  -list L          on exactly these nodes, e.g. 3..7,12\n"
     "  -heap SIZE       heap of each rank (e.g. 256M); default: all memory left\n"
@@ -324,6 +324,8 @@ static int choose_ppn(void)
         if (!fewest || c < fewest)
             fewest = c;
     }
+    if (fewest > TERN_PORTALS_RANKS_PER_NODE)
+        fewest = TERN_PORTALS_RANKS_PER_NODE;     /* NX and MPI ranks need an interface */
     Y.opt.ppn = fewest < 1 ? 1 : fewest > (unsigned)Y.size ? Y.size : (int)fewest;
     if (Y.opt.verbose)
         fprintf(stderr, "yod: %d rank%s per node: a rank per core, the program starts no "

@@ -42,6 +42,10 @@
 #define YOD_PROTO_VERSION 5            /* 4: HMACs of the job key, PAUSE; 5: nlocal */
 #define YOD_NODE_PID 1                   /* the node kernel's own Portals pid */
 #define TERN_APP_PID 16                  /* the application's Portals pid */
+/* Ranks of one node that can have a Portals interface of their own (the
+ * node's library has 32 interfaces, one of them the kernel's): yod's
+ * default ranks per node stays within it. */
+#define TERN_PORTALS_RANKS_PER_NODE 31
 
 #define YOD_PT_JOB 10                    /* node: descriptors, control */
 #define YOD_PT_IMAGE 11                  /* node and yod: executables, by Get */

@@ -219,6 +219,9 @@ void ptl_kernel_init(void)
     }
 }
 
+_Static_assert(TERN_PTL_IFACES - 1 == TERN_PORTALS_RANKS_PER_NODE,
+              "yod's default ranks per node is what the interfaces allow");
+
 unsigned ptl_kernel_rank_iface(unsigned index)
 {
     if (index == 0)
