@@ -138,8 +138,7 @@ def experiment(run, up, down, cl):
                 hung = [r for r in ok if r["hung"] or r["rc"] != 0]
                 if hung:
                     run.add("npb", sysname, f"{bench.upper()}.{cls}{per} finalize_hang", ranks,
-                            "",
-                            [len(hung)])
+                            "", [len(hung)])
             t = [r["time"] for r in res["tern"] if r["verified"] and r["time"]]
             lx = [r["time"] for r in res["linux"] if r["verified"] and r["time"]]
             run.log(f"npb {bench}.{cls} on {ranks}{per}: tern {t} linux {lx}")

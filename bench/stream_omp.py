@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "qemu"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from ternlib import accel  # noqa: E402
 from ternbench import linuxnode  # noqa: E402
-from ternbench.runner import FIELDS, Run  # noqa: E402
+from ternbench.runner import FIELDS, Run, load1  # noqa: E402
 
 PROG = os.path.join(ROOT, "build", "bench", "stream_triad")
 
@@ -68,10 +68,6 @@ def on_linux(threads, a):
                                    accel.qemu_accel_args(a.accel, a.cpu), timeout=900, smp=a.smp,
                                    env=[f"OMP_NUM_THREADS={threads}"])
     return parse(lines, threads, "Linux")
-
-
-def load1():
-    return float(open("/proc/loadavg").read().split()[0])
 
 
 def experiment(run, a):

@@ -161,6 +161,25 @@ static void dispatch(const ptl_event_t *ev)
     }
 }
 
+/* Tern: the node's counters (kernel heap, frames to itself, NIC), one line
+ * that tests read. */
+static void print_node_stats(void)
+{
+    struct tern_ptl_node_stats ns;
+    if (!ptl_tern_stats || ptl_tern_stats(NULL, &ns) != PTL_OK)
+        return;
+    fprintf(stderr,
+            "tern node stats node %ld: kmem_used=%llu kmem_peak=%llu kmem_size=%llu "
+            "kmem_fails=%llu self_frames=%llu self_refused=%llu self_by_reference=%llu "
+            "tx=%llu rx=%llu rx_dropped=%llu interrupts=%llu tx_errors=%llu\n",
+            eng.rank, (unsigned long long)ns.kmem_used, (unsigned long long)ns.kmem_peak,
+            (unsigned long long)ns.kmem_size, (unsigned long long)ns.kmem_fails,
+            (unsigned long long)ns.loop_frames, (unsigned long long)ns.loop_full,
+            (unsigned long long)ns.loop_by_ref, (unsigned long long)ns.nic_tx_frames,
+            (unsigned long long)ns.nic_rx_frames, (unsigned long long)ns.nic_rx_dropped,
+            (unsigned long long)ns.nic_interrupts, (unsigned long long)ns.nic_tx_errors);
+}
+
 /* PREFIX_DEBUG=S: every S seconds spent in the event loop, one line of
  * this rank's flow-control state and counters on stderr (hang diagnosis). */
 static void debug_dump(void)
@@ -197,26 +216,18 @@ static void debug_dump(void)
                 (unsigned long long)p->acked_epoch, p->exiting);
     }
     struct ptl_lib_stats ls;
-    struct tern_ptl_node_stats ns;
     memset(&ls, 0, sizeof ls);
-    memset(&ns, 0, sizeof ns);
-    if (ptl_tern_stats && ptl_tern_stats(&ls, &ns) == PTL_OK)
+    if (ptl_tern_stats && ptl_tern_stats(&ls, NULL) == PTL_OK) {
         fprintf(stderr,
                 "msgdbg node %ld: lib rx=%llu tx=%llu retx=%llu timeouts=%llu no_res=%llu "
-                "ooo_drop=%llu dup=%llu window=%llu host_busy=%llu peer_fail=%llu | nic tx=%llu "
-                "txerr=%llu rx=%llu rxdrop=%llu irq=%llu | kmem used=%llu peak=%llu/%llu "
-                "fails=%llu | self frames=%llu refused=%llu by reference=%llu\n",
+                "ooo_drop=%llu dup=%llu window=%llu host_busy=%llu peer_fail=%llu\n",
                 eng.rank, (unsigned long long)ls.rx_frames, (unsigned long long)ls.tx_frames,
                 (unsigned long long)ls.tx_retransmits, (unsigned long long)ls.tx_timeouts,
                 (unsigned long long)ls.rx_no_resources, (unsigned long long)ls.rx_ooo_dropped,
                 (unsigned long long)ls.rx_dup, (unsigned long long)ls.rx_window,
-                (unsigned long long)ls.tx_host_busy, (unsigned long long)ls.peer_failures,
-                (unsigned long long)ns.nic_tx_frames, (unsigned long long)ns.nic_tx_errors,
-                (unsigned long long)ns.nic_rx_frames, (unsigned long long)ns.nic_rx_dropped,
-                (unsigned long long)ns.nic_interrupts, (unsigned long long)ns.kmem_used,
-                (unsigned long long)ns.kmem_peak, (unsigned long long)ns.kmem_size,
-                (unsigned long long)ns.kmem_fails, (unsigned long long)ns.loop_frames,
-                (unsigned long long)ns.loop_full, (unsigned long long)ns.loop_by_ref);
+                (unsigned long long)ls.tx_host_busy, (unsigned long long)ls.peer_failures);
+        print_node_stats();
+    }
 }
 
 /* Handle every event that is there; with block, first wait (bounded) for
@@ -327,18 +338,8 @@ static void print_stats(void)
             fprintf(stderr, " %llu", (unsigned long long)v[i]);
         fprintf(stderr, "\n");
     }
-    struct tern_ptl_node_stats ns;
-    if (eng.verbose > 1 && ptl_tern_stats && ptl_tern_stats(NULL, &ns) == PTL_OK)
-        fprintf(stderr,
-                "tern node stats node %ld: kmem_used=%llu kmem_peak=%llu kmem_size=%llu "
-                "kmem_fails=%llu self_frames=%llu self_refused=%llu self_by_reference=%llu "
-                "tx=%llu rx=%llu rx_dropped=%llu interrupts=%llu\n",
-                eng.rank, (unsigned long long)ns.kmem_used, (unsigned long long)ns.kmem_peak,
-                (unsigned long long)ns.kmem_size, (unsigned long long)ns.kmem_fails,
-                (unsigned long long)ns.loop_frames, (unsigned long long)ns.loop_full,
-                (unsigned long long)ns.loop_by_ref, (unsigned long long)ns.nic_tx_frames,
-                (unsigned long long)ns.nic_rx_frames, (unsigned long long)ns.nic_rx_dropped,
-                (unsigned long long)ns.nic_interrupts);
+    if (eng.verbose > 1)
+        print_node_stats();
     uint64_t h[9];
     if (eng.verbose > 1 && ptl_linux_get_stats &&
         !ptl_linux_get_stats((struct ptl_linux_stats *)h))

@@ -188,12 +188,18 @@ static int read_loadfile(const char *path)
 
 static struct tern_reply rep;
 
+/* The allocator's table of nodes (state, job, cores) into *st. */
+static int node_status(struct tern_reply *st, char *err, size_t errlen)
+{
+    struct tern_hdr h;
+    memset(&h, 0, sizeof h);
+    return alloc_request(&h, sizeof h, TERN_STATUS, st, err, errlen);
+}
+
 static int show(void)
 {
     char err[512];
-    struct tern_hdr h;
-    memset(&h, 0, sizeof h);
-    if (alloc_request(&h, sizeof h, TERN_STATUS, &rep, err, sizeof err))
+    if (node_status(&rep, err, sizeof err))
         return fail(2, "%s", err);
     int nfree = 0;
     printf("%6s  %-17s  %-9s  %-6s  %s\n", "nid", "MAC", "state", "job", "cores");
@@ -275,10 +281,8 @@ static void release(void) { release_nodes(false); }
 static int check_cores(void)
 {
     char err[512];
-    struct tern_hdr h;
-    memset(&h, 0, sizeof h);
     static struct tern_reply st;
-    if (alloc_request(&h, sizeof h, TERN_STATUS, &st, err, sizeof err)) {
+    if (node_status(&st, err, sizeof err)) {
         release_nodes(true);
         return fail(2, "%s", err);
     }
@@ -313,10 +317,8 @@ static int choose_ppn(void)
                     why);
         return 0;
     }
-    struct tern_hdr h;
-    memset(&h, 0, sizeof h);
     static struct tern_reply st;
-    if (alloc_request(&h, sizeof h, TERN_STATUS, &st, err, sizeof err))
+    if (node_status(&st, err, sizeof err))
         return fail(2, "%s", err);
     unsigned fewest = 0;
     for (uint32_t i = 0; i < st.n; i++) {

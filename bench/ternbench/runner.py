@@ -148,6 +148,12 @@ def measured(run, name, os_name, n, what, *args, timeout=900, mpi=False):
         return out
 
 
+def load1():
+    """The host's 1-minute load average, recorded beside figures."""
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
 def alternate(run, what, pairs, sides, measure, sizes):
     """Pairs of measurements of two sides, the first of each pair changing
     every time, so that both see the same load (experiments 1b and 9b).

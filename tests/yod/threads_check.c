@@ -14,7 +14,9 @@
 
 struct yod Y;
 
-static bool answer(const char *path, const uint8_t *d, size_t len, const char *tmp, int *read_ok)
+/* Writes d to tmp and reads it back as yod would; the answer does not
+ * matter for a damaged copy, only that reading it is sound. */
+static void read_damaged(const uint8_t *d, size_t len, const char *tmp)
 {
     FILE *f = fopen(tmp, "wb");
     if (!f || fwrite(d, 1, len, f) != len || fclose(f))
@@ -22,12 +24,10 @@ static bool answer(const char *path, const uint8_t *d, size_t len, const char *t
     struct program p;
     char err[256];
     const char *why = "";
-    *read_ok = program_read(&p, tmp, err, sizeof err) == 0;
-    bool r = *read_ok && program_may_start_threads(&p, &why);
-    (void)path;
+    if (program_read(&p, tmp, err, sizeof err) == 0)
+        (void)program_may_start_threads(&p, &why);
     free(p.data);
     free(p.path);
-    return r;
 }
 
 int main(int argc, char **argv)
@@ -62,9 +62,8 @@ int main(int argc, char **argv)
         free(p.path);
     }
     long damaged = 0;
-    int read_ok;
     for (size_t len = 64; len < first_len; len += 1 + len / 64, damaged++)
-        answer(argv[2], first, len, tmp, &read_ok);
+        read_damaged(first, len, tmp);
     uint8_t *copy = malloc(first_len);
     srand(1);
     for (int k = 0; k < 3000; k++, damaged++) {
@@ -75,7 +74,7 @@ int main(int argc, char **argv)
                                    : (size_t)rand() % first_len;
             copy[at] = (uint8_t)rand();
         }
-        answer(argv[2], copy, first_len, tmp, &read_ok);
+        read_damaged(copy, first_len, tmp);
     }
     free(copy);
     free(first);
