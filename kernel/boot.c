@@ -187,9 +187,10 @@ void options_parse(void)
                 snprintf(bad, sizeof bad, "bad value '%s' for payload_crc= (0 or 1)", v);
             options.payload_crc = !strcmp(v, "1");
         } else if (!strcmp(k, "nettest")) {
-            if (strcmp(v, "echo"))
-                snprintf(bad, sizeof bad, "unknown nettest mode '%s'", v);
+            if (strcmp(v, "echo") && strcmp(v, "ping"))
+                snprintf(bad, sizeof bad, "unknown nettest mode '%s' (echo or ping)", v);
             options.nettest_echo = !strcmp(v, "echo");
+            options.nettest_ping = !strcmp(v, "ping");
         } else {
             kprintf("ignoring unknown option '%s=%s'\n", k, v);
         }

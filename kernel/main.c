@@ -76,6 +76,8 @@ void kmain(uint32_t magic, uint64_t info_phys)
 
     if (options.nettest_echo)
         nettest_echo();
+    if (options.nettest_ping)
+        nettest_ping();
     if (bootinfo.nmods == 0 && netdev_present()) {
         smp_start();
         node_wait_for_work();

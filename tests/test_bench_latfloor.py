@@ -1,8 +1,8 @@
 """Experiment 9b, NX latency against the fabric floor, paired
 (bench/ternbench/lat_floor.py), keeps working: `bench/run_all.py --smoke
 --only latfloor` boots the echo node and a 2-node Tern cluster together,
-alternates floor bursts and NX jobs and prints NX/floor; its CSV and
-summary are well formed.  No figure is judged (the goal's verdict line is
+alternates NX jobs with floor bursts from a node and from a host process and
+prints NX over each floor; its CSV and summary are well formed.  No figure is judged (the goal's verdict line is
 printed either way)."""
 import csv
 import os
@@ -23,13 +23,17 @@ def test_pairs_and_lines():
     ratios = lat_floor.paired(lat, flo)
     assert ratios == {0: [4.0, 3.0], 8: [3.0]}       # a zero floor gives no ratio
     lines = lat_floor.report_lines(ratios, {0: [190.0, 300.0], 8: [210.0]},
-                                   {0: [40.0, 100.0], 8: [70.0]})
+                                   {0: [40.0, 100.0], 8: [70.0]}, "node floor")
     assert lines == [
-        "NX/floor 0 B: NX 245.0 us (190.0-300.0), floor 70.0 us (40.0-100.0); paired 3.50 "
-        "(3.00-4.00, 2 pairs); best repetitions 4.75",
-        "NX/floor 8 B: NX 210.0 us (210.0-210.0), floor 70.0 us (70.0-70.0); paired 3.00 "
-        "(3.00-3.00, 1 pairs); best repetitions 3.00",
-        "NX/floor 0 B goal <= 1.5: not met in this run (paired median 3.50)"]
+        "NX/node floor 0 B: NX 245.0 us (190.0-300.0), node floor 70.0 us (40.0-100.0); "
+        "paired 3.50 (3.00-4.00, 2 pairs); best repetitions 4.75",
+        "NX/node floor 8 B: NX 210.0 us (210.0-210.0), node floor 70.0 us (70.0-70.0); "
+        "paired 3.00 (3.00-3.00, 1 pairs); best repetitions 3.00"]
+    assert lat_floor.goal_line(ratios, "node floor") == [
+        "NX/node floor 0 B goal <= 1.5: not met in this run (paired median 3.50)"]
+    assert lat_floor.goal_line({0: [1.2, 1.6, 1.4]}, "x") == [
+        "NX/x 0 B goal <= 1.5: met in this run (paired median 1.40)"]
+    assert lat_floor.goal_line({8: [1.0]}, "x") == []
     assert lat_floor.paired({0: [1.0]}, {}) == {}
 
 
@@ -58,17 +62,22 @@ def test_smoke_run_prints_nx_over_floor(tmp_path):
     r = run_bench(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--smoke",
                    "--only", "latfloor", "--out", out], timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    for size in (0, 8):
-        assert re.search(rf"NX/floor {size} B: NX [\d.]+ us \([\d.]+-[\d.]+\), floor [\d.]+ us "
-                         rf"\([\d.]+-[\d.]+\); paired [\d.]+ \([\d.]+-[\d.]+, 2 pairs\); "
-                         rf"best repetitions [\d.]+", r.stdout), r.stdout
-    assert re.search(r"NX/floor 0 B goal <= 1\.5: (met|not met) in this run", r.stdout), r.stdout
+    for what in ("floor between two nodes", "host process's floor"):
+        for size in (0, 8):
+            assert re.search(rf"NX/{what} {size} B: NX [\d.]+ us \([\d.]+-[\d.]+\), {what} "
+                             rf"[\d.]+ us \([\d.]+-[\d.]+\); paired [\d.]+ "
+                             rf"\([\d.]+-[\d.]+, 2 pairs\); best repetitions [\d.]+",
+                             r.stdout), r.stdout
+        assert re.search(rf"NX/{what} 0 B goal <= 1\.5: (met|not met) in this run", r.stdout), \
+            r.stdout
     with open(os.path.join(out, "latfloor.csv")) as f:
         rows = list(csv.DictReader(f))
     got = {(row["system"], row["metric"], row["x"]): row for row in rows}
     for size in ("0", "8"):
         for key in (("tern-nx", "oneway", size), ("fabric", "oneway_floor", size),
-                    ("tern-nx", "paired_ratio_to_floor", size)):
+                    ("fabric-nodes", "oneway_floor", size),
+                    ("tern-nx", "paired_ratio_to_floor", size),
+                    ("tern-nx", "paired_ratio_to_floor_host", size)):
             assert key in got, (key, rows)
             assert float(got[key]["median"]) > 0, got[key]
     assert "## 9b. NX one-way latency" in open(os.path.join(out, "summary.md")).read()

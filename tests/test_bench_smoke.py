@@ -53,7 +53,7 @@ def test_smoke_run_writes_csvs_and_summary():
                          "launch": {"tern-yod", "linux-mpiexec"},
                          "memcpy": {"tern", "linux"},
                          "io": {"tern-fyod", "linux-nfs"},
-                         "floor": {"fabric"},
+                         "floor": {"fabric", "fabric-nodes"},
                          "ppn": {"tern-intra", "tern-inter", "paired"}}.items():
         with open(os.path.join(OUT, f"{exp}.csv")) as f:
             rows = list(csv.DictReader(f))

@@ -35,31 +35,55 @@ def raw_portals(run):
     run.log("raw Portals done")
 
 
+def _qemu_node(run, ns, tap, mac, mtu, append, log, exit_device=False):
+    """One bare Tern node (no program) on a tap of the namespace's bridge."""
+    from ternlib.fabric import virtio_mtu_arg
+    a = run.a
+    open(log, "w").close()
+    return subprocess.Popen(
+        ["ip", "netns", "exec", ns, "qemu-system-x86_64", "-nodefaults", "-display", "none",
+         "-no-reboot", *accel.qemu_accel_args(a.accel, a.cpu), "-m", a.mem, "-kernel",
+         B("tern.elf"), "-append", append, "-serial", f"file:{log}",
+         *(["-device", "isa-debug-exit,iobase=0xf4,iosize=4"] if exit_device else []),
+         "-netdev", f"tap,id=n0,ifname={tap},script=no,downscript=no",
+         "-device", f"virtio-net-pci,netdev=n0,mac={mac}{virtio_mtu_arg(mtu)}"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+
+
+def _stop(q):
+    if q.poll() is None:
+        os.killpg(q.pid, signal.SIGTERM)
+    try:
+        q.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(q.pid, signal.SIGKILL)
+        q.wait(5)
+
+
 @contextlib.contextmanager
 def echo_node(run):
     """A Tern node booted with nettest=echo on a bridge of its own, with a
-    host port on it: yields floorping(argv) -> its stdout (experiment 9's
-    set-up, also experiment 9b's).  The node is stopped on the way out."""
+    host port and a second tap on it.  Yields floorping(argv) -> stdout of
+    bench/floor/floorping.c from a host process on the port, with
+    floorping.node(argv) -> the same lines from a second Tern node booted
+    with nettest=ping for this one measurement (kernel/net/nettest.c): the
+    floor between two nodes, every hop a Tern message takes and no protocol.
+    (Experiment 9's set-up, also 9b's.)  The nodes are stopped on the way
+    out."""
     from test_portals_kernel import bridged_namespace
     from test_portals_kernel_wire import add_linux_port
     from test_netdev import wait_for_log
-    from ternlib.fabric import fabric_mtu, virtio_mtu_arg
+    from ternlib.fabric import fabric_mtu
     a = run.a
     mac = "02:00:00:00:00:09"
     log = os.path.join(a.out, ".floor-console.log")
+    ping_log = os.path.join(a.out, ".floor-ping-console.log")
     # The cluster's frame size (qemu/ternlib/fabric.py), and 1500 beside it.
     mtu = fabric_mtu("virtio", "direct")
-    with bridged_namespace(1, mtu) as (ns, taps):
+    with bridged_namespace(2, mtu) as (ns, taps):
         add_linux_port(ns, "flr0", 8, mtu)
-        open(log, "w").close()
-        q = subprocess.Popen(
-            ["ip", "netns", "exec", ns, "qemu-system-x86_64", "-nodefaults", "-display", "none",
-             "-no-reboot", *accel.qemu_accel_args(a.accel, a.cpu), "-m", a.mem, "-kernel",
-             B("tern.elf"), "-append", "nettest=echo", "-serial", f"file:{log}",
-             "-netdev", f"tap,id=n0,ifname={taps[0]},script=no,downscript=no",
-             "-device", f"virtio-net-pci,netdev=n0,mac={mac}{virtio_mtu_arg(mtu)}"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
+        q = _qemu_node(run, ns, taps[0], mac, mtu, "nettest=echo", log)
         try:
             wait_for_log(log, r"nettest: echoing", 120, q)
 
@@ -70,35 +94,60 @@ def echo_node(run):
                 if r.returncode:
                     raise RuntimeError(f"floorping {argv}: {r.stdout}{r.stderr}")
                 return r.stdout
+
+            def node(argv):
+                p = _qemu_node(run, ns, taps[1], "02:00:00:00:00:0a", mtu,
+                               " ".join(["nettest=ping", "exit=qemu", "--", mac,
+                                         *map(str, argv)]), ping_log, exit_device=True)
+                try:
+                    p.wait(600)
+                finally:
+                    _stop(p)
+                text = open(ping_log).read()
+                # isa-debug-exit: (code << 1) | 1, the kernel writes 0 at a clean end.
+                if p.returncode != 1 or "program exited with status 0" not in text:
+                    raise RuntimeError(f"nettest=ping {argv} (exit {p.returncode}):\n{text}")
+                return "\n".join(line.split("tern: ", 1)[-1] for line in text.splitlines())
             floorping.mtu = mtu
+            floorping.node = node
             yield floorping
         finally:
-            os.killpg(q.pid, signal.SIGTERM)
-            try:
-                q.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(q.pid, signal.SIGKILL)
-                q.wait(5)
-            if os.path.exists(log):
-                os.remove(log)
+            _stop(q)
+            for f in (log, ping_log):
+                if os.path.exists(f):
+                    os.remove(f)
+
+
+def node_oneway(values):
+    """A node-to-node round trip (nettest=ping against nettest=echo) crosses
+    two emulated NICs' transmits and two receives: halved, it is the floor
+    of one message between two nodes."""
+    return [v / 2 for v in values]
 
 
 def floor(run):
-    """Experiment 9: a host process on the bridge bounces frames off a Tern
-    node booted with nettest=echo.  The round trip crosses one emulated NIC
-    receive and one transmit, as a one-way message between two nodes does:
-    the round trip is the one-way floor between two nodes."""
+    """Experiment 9: frames bounced off a Tern node booted with nettest=echo,
+    from a host process on the bridge (system "fabric") and from a second
+    Tern node booted with nettest=ping ("fabric-nodes").  A host round trip
+    crosses one emulated NIC receive and one transmit, as a one-way message
+    between two nodes does, so it is kept whole; a node round trip crosses
+    two of each, so it is halved.  The node figure is the one a message
+    between two nodes is held to (report.floor_of): it takes every hop such
+    a message takes, where the host process replaces the sender's emulated
+    NIC and its wake from a halt by the host's socket path."""
     a = run.a
     with echo_node(run) as floorping:
         sizes = [s for s in a.lat_sizes if s <= floorping.mtu]
         bw_sizes = sorted({1500, floorping.mtu})
-        for argv in (["lat", a.iters, a.reps, ",".join(map(str, sizes))],
-                     ["bw", a.floor_frames, a.reps, ",".join(map(str, bw_sizes))]):
-            for (kind, size), v in parse_r(floorping(argv)).items():
-                if kind == "floor-rtt":
-                    run.add("floor", "fabric", "oneway_floor", size, "us", v)
-                else:
-                    run.add("floor", "fabric", "echo_bw", size, "MBps", v)
+        for system, ping in (("fabric", floorping), ("fabric-nodes", floorping.node)):
+            for argv in (["lat", a.iters, a.reps, ",".join(map(str, sizes))],
+                         ["bw", a.floor_frames, a.reps, ",".join(map(str, bw_sizes))]):
+                for (kind, size), v in parse_r(ping(argv)).items():
+                    if kind == "floor-rtt":
+                        run.add("floor", system, "oneway_floor", size, "us",
+                                node_oneway(v) if system == "fabric-nodes" else v)
+                    else:
+                        run.add("floor", system, "echo_bw", size, "MBps", v)
     run.log("floor done")
 
 

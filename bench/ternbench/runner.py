@@ -155,12 +155,12 @@ def load1():
 
 
 def alternate(run, what, pairs, sides, measure, sizes):
-    """Pairs of measurements of two sides, the first of each pair changing
-    every time, so that both see the same load (experiments 1b and 9b).
-    measure(side) -> a benchmark's output (`R kind size unit value` lines).
-    -> (complete, failed): complete is a list, in pair order, of
-    {side: {size: [values]}} for the pairs whose two sides both gave every
-    size (a ratio needs both); failed counts each side's failures."""
+    """Sets ("pairs") of measurements of two or more sides, the order
+    reversed every other time, so that all see the same load (experiments
+    1b, 9b and 12).  measure(side) -> a benchmark's output (`R kind size
+    unit value` lines).  -> (complete, failed): complete is a list, in pair
+    order, of {side: {size: [values]}} for the pairs whose sides all gave
+    every size (a ratio needs both); failed counts each side's failures."""
     complete, failed = [], {s: 0 for s in sides}
     for pair in range(pairs):
         got = {}
@@ -172,6 +172,6 @@ def alternate(run, what, pairs, sides, measure, sizes):
                 run.log(f"{what}: {side} of pair {pair} failed: {str(e)[:300]}")
                 continue
             got[side] = {size: v for (_, size), v in parse_r(out).items()}
-        if len(got) == 2 and all(set(g) == set(sizes) for g in got.values()):
+        if len(got) == len(sides) and all(set(g) == set(sizes) for g in got.values()):
             complete.append(got)
     return complete, failed

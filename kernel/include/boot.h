@@ -42,6 +42,7 @@ struct boot_options {
     uint32_t uid, gid;
     uint32_t alloc_nid;            /* alloc_nid=N: where the allocator runs (default 0) */
     bool nettest_echo;             /* nettest=echo: NIC driver test, no program */
+    bool nettest_ping;             /* nettest=ping: the other side of it (nettest.c) */
     bool smptest;                  /* smptest=1: check the CPUs' IPIs etc. at boot */
     unsigned ranks;                /* ranks=K: the program K times, one per core (ranks.c) */
     bool payload_crc;              /* payload_crc=1: Portals checksums payloads too

@@ -100,6 +100,8 @@ void netdev_get_stats(struct netdev_stats *s);
 struct regs;
 void netdev_user_rx(void (*fn)(struct regs *));
 
-/* net/nettest.c: the nettest=echo boot mode, run instead of a program. */
+/* net/nettest.c: the nettest=echo and nettest=ping boot modes, run instead
+ * of a program. */
 __attribute__((noreturn)) void nettest_echo(void);
+__attribute__((noreturn)) void nettest_ping(void);
 #endif

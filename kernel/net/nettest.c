@@ -1,12 +1,24 @@
-/* Driver test mode (boot option nettest=echo): instead of running a program
- * the node sends back every frame of EtherType 0x88B5 (IEEE local
- * experimental) addressed to its MAC, addresses swapped.  The reply goes
- * through the ordinary scatter-gather path: a fresh header, then the payload
- * straight from the receive buffer, cut into pieces at varying points so
- * multi-descriptor frames are exercised.  Counts are logged as they change,
- * at most once a second. */
+/* Driver test modes, run instead of a program.
+ *
+ * nettest=echo: the node sends back every frame of EtherType 0x88B5 (IEEE
+ * local experimental) addressed to its MAC, addresses swapped.  The reply
+ * goes through the ordinary scatter-gather path: a fresh header, then the
+ * payload straight from the receive buffer, cut into pieces at varying
+ * points so multi-descriptor frames are exercised.  Counts are logged as
+ * they change, at most once a second.
+ *
+ * nettest=ping -- PEER_MAC lat ITERS REPS SIZES | PEER_MAC bw FRAMES REPS [SIZES]
+ * bounces frames off an echo node from another node and logs what
+ * bench/floor/floorping.c prints from a host process, then ends the run.
+ * It is the fabric floor between two nodes (experiment 9): every hop a
+ * message between two Tern nodes takes (the sender's doorbell, the taps and
+ * the bridge, the receiver's interrupt and its wake from a halt in
+ * netdev_wait) and no protocol, where the host process's floor crosses one
+ * emulated NIC and the host's own socket path. */
 #include "netdev.h"
+#include "boot.h"
 #include "kernel.h"
+#include "kmalloc.h"
 #include "time.h"
 
 #define ECHO_ETHERTYPE 0x88B5
@@ -75,4 +87,141 @@ __attribute__((noreturn)) void nettest_echo(void)
             next_log = now + 1000000000ULL;
         }
     }
+}
+
+/* ---- nettest=ping ---- */
+
+#define PING_WINDOW 16                  /* frames in flight in bw, as floorping */
+#define PING_SILENCE_NS 2000000000ULL   /* no echo this long: lost */
+
+struct ping_rx {
+    const uint8_t *peer;
+    uint64_t got;
+};
+
+static void ping_take(const void *frame, size_t len, void *arg)
+{
+    struct ping_rx *r = arg;
+    const uint8_t *f = frame;
+    if (len >= ETH_HLEN && !memcmp(f, netdev_mac(), ETH_ALEN) &&
+        !memcmp(f + ETH_ALEN, r->peer, ETH_ALEN) && ((f[12] << 8) | f[13]) == ECHO_ETHERTYPE)
+        r->got++;
+}
+
+/* Waits until `want` echoes have come in all told; false after a silence. */
+static bool ping_wait(struct ping_rx *r, uint64_t want)
+{
+    while (r->got < want) {
+        if (!netdev_wait(time_monotonic_ns() + PING_SILENCE_NS))
+            return false;
+        netdev_poll(ping_take, r);
+    }
+    return true;
+}
+
+static bool parse_mac(const char *s, uint8_t mac[ETH_ALEN])
+{
+    for (int i = 0; i < ETH_ALEN; i++) {
+        unsigned v = 0, digits = 0;
+        for (; digits < 2; digits++, s++) {
+            unsigned c = (unsigned char)*s;
+            unsigned d = c >= '0' && c <= '9' ? c - '0' :
+                         (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : 16;
+            if (d > 15)
+                break;
+            v = v * 16 + d;
+        }
+        if (!digits || *s != (i == ETH_ALEN - 1 ? '\0' : ':'))
+            return false;
+        s++;
+        mac[i] = (uint8_t)v;
+    }
+    return true;
+}
+
+/* The next size of a comma-separated list at *s, advancing it; false at
+ * its end or at a word that is not a number. */
+static bool next_size(const char **s, uint64_t *size)
+{
+    if (!**s)
+        return false;
+    char word[24];
+    size_t n = 0;
+    while ((*s)[n] && (*s)[n] != ',' && n < sizeof word - 1) {
+        word[n] = (*s)[n];
+        n++;
+    }
+    word[n] = '\0';
+    *s += n + ((*s)[n] == ',');
+    if (!parse_size(word, size))
+        load_error("nettest=ping: bad size '%s'", word);
+    return true;
+}
+
+/* "V.VV" of a value in hundredths. */
+static void print_result(const char *what, uint64_t size, const char *unit, uint64_t hundredths)
+{
+    kprintf("R %s %lu %s %lu.%02lu\n", what, size, unit, hundredths / 100, hundredths % 100);
+}
+
+__attribute__((noreturn)) void nettest_ping(void)
+{
+    if (!netdev_present())
+        load_error("nettest: no network device");
+    char **av = options.envp;
+    int ac = options.envc;
+    uint8_t peer[ETH_ALEN];
+    uint64_t iters, reps;
+    if (ac < 4 || !parse_mac(av[0], peer) || (strcmp(av[1], "lat") && strcmp(av[1], "bw")) ||
+        !parse_size(av[2], &iters) || !parse_size(av[3], &reps) || !iters ||
+        iters > 100000000 || reps > 1000 || (!strcmp(av[1], "lat") && ac < 5))
+        load_error("usage: nettest=ping -- PEER_MAC lat ITERS REPS SIZES | "
+                   "PEER_MAC bw FRAMES REPS [SIZES]");
+    bool lat = !strcmp(av[1], "lat");
+    unsigned mtu = netdev_mtu();
+    uint8_t *payload = kmalloc(mtu);
+    if (!payload)
+        load_error("nettest=ping: no kernel memory for a %u-byte frame", mtu);
+    memset(payload, 0x5a, mtu);
+    uint8_t hdr[ETH_HLEN];
+    memcpy(hdr, peer, ETH_ALEN);
+    memcpy(hdr + ETH_ALEN, netdev_mac(), ETH_ALEN);
+    hdr[12] = ECHO_ETHERTYPE >> 8;
+    hdr[13] = ECHO_ETHERTYPE & 0xff;
+    char mtu_s[16];
+    snprintf(mtu_s, sizeof mtu_s, "%u", mtu);
+    const char *list = ac > 4 ? av[4] : mtu_s;
+    uint64_t size;
+    /* Every word is checked before the first frame goes. */
+    for (const char *l = list; next_size(&l, &size);)
+        if (size > mtu || (!lat && size < 46))
+            load_error("nettest=ping: payload %lu outside %u..%u (the NIC's MTU)", size,
+                       lat ? 0 : 46, mtu);
+    kprintf("nettest: pinging %s, %s\n", av[0], av[1]);
+    struct ping_rx rx = {peer, 0};
+    while (next_size(&list, &size)) {
+        /* Short frames are padded to 60 bytes, as the host's floorping does. */
+        struct net_sg sg = {payload, size < 46 ? 46 : size};
+        for (uint64_t r = 0; r <= reps; r++) {   /* the first repetition warms up */
+            uint64_t base = rx.got, sent = 0, t0 = time_monotonic_ns();
+            while (rx.got - base < iters) {
+                while (sent < iters && sent - (rx.got - base) < (lat ? 1 : PING_WINDOW)) {
+                    if (netdev_send_async(hdr, ETH_HLEN, &sg, 1))
+                        load_error("nettest=ping: the NIC did not send");
+                    sent++;
+                }
+                if (!ping_wait(&rx, base + (lat ? sent : rx.got - base + 1)))
+                    load_error("nettest=ping: %lu of %lu echoes of %lu bytes lost",
+                               sent - (rx.got - base), iters, size);
+            }
+            uint64_t ns = time_monotonic_ns() - t0;
+            if (!r)
+                continue;
+            if (lat)
+                print_result("floor-rtt", size, "us", ns / 10 / iters);
+            else
+                print_result("floor-bw", size, "MBps", iters * size * 100000 / (ns ? ns : 1));
+        }
+    }
+    node_end(END_EXIT, 0);
 }

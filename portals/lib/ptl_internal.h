@@ -434,6 +434,10 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
                 const uint8_t *payload);
 void ptl_rel_timers(struct ptl_ni *ni, uint64_t now);
 uint64_t ptl_rel_deadline(struct ptl_ni *ni);
+/* Sends the acks owed to every peer now, not within the ack delay: an NI
+ * going away answers for what it took in, or the peers would resend it and
+ * linger in PtlNIFini for an answer that never comes. */
+void ptl_rel_send_owed_acks(struct ptl_ni *ni);
 void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
 struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni, struct ptl_peer *p);
 bool ptl_resp_available(struct ptl_ni *ni, struct ptl_peer *p);

@@ -230,7 +230,18 @@ static struct ptl_txmsg *next_to_send(struct ptl_peer *p)
  * where an ack delayed by a busy node would slow them. */
 static bool ack_now_wanted(const struct ptl_txmsg *m)
 {
-    if (!PTL_ACK_LAZY || m->kind != PTL_TX_OP || m->op->want_resp)
+    if (!PTL_ACK_LAZY)
+        return true;
+    /* An ACK's own acknowledgement frees only its response slot here; no
+     * event waits on it.  The initiator's next frame to us carries it
+     * (every frame carries the cumulative ack), and while it has requests
+     * in flight it sends such frames, so slots never run short for want of
+     * it.  Asked for at once, it cost a standalone frame per acknowledged
+     * put: three frames a message where one carries the data (libmsg's
+     * eager sends: put, ACK, and the ack of the ACK). */
+    if (m->kind == PTL_TX_ACK)
+        return false;
+    if (m->kind != PTL_TX_OP || m->op->want_resp)
         return true;
     const struct ptl_md *md = m->op->put_md;
     return !md || (md->eq && !(md->options & PTL_MD_EVENT_SEND_DISABLE)) ||
@@ -574,6 +585,13 @@ static bool ack_later(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
     }
     ack_owed(p);
     return true;
+}
+
+void ptl_rel_send_owed_acks(struct ptl_ni *ni)
+{
+    for (struct ptl_peer *p = ni->peer_list; p; p = p->next)
+        if (p->ack_pending)
+            send_rack(ni, p);
 }
 
 bool ptl_rel_rx_dup(struct ptl_ni *ni, const struct ptl_wire_hdr *h)
