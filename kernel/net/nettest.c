@@ -210,7 +210,7 @@ __attribute__((noreturn)) void nettest_ping(void)
                         load_error("nettest=ping: the NIC did not send");
                     sent++;
                 }
-                if (!ping_wait(&rx, base + (lat ? sent : rx.got - base + 1)))
+                if (!ping_wait(&rx, lat ? base + sent : rx.got + 1))
                     load_error("nettest=ping: %lu of %lu echoes of %lu bytes lost",
                                sent - (rx.got - base), iters, size);
             }
