@@ -149,6 +149,25 @@ def table(rows, exp):
     return out
 
 
+def plot_series(rows, exp, metric=None):
+    """{line label: [(x, median, min, max)]} of one experiment's sized rows.
+    One line per system; per system and metric where the experiment has
+    several (the ring on 4 nodes and on 2), so that their points are not
+    drawn as one line."""
+    sized = [r for r in rows if r["experiment"] == exp and r["unit"]]
+    several = metric is None and len({r["metric"] for r in sized}) > 1
+    by = {}
+    for r in sized:
+        if metric is None or r["metric"] == metric:
+            try:
+                x = float(r["x"])
+            except (TypeError, ValueError):
+                continue
+            label = f"{r['system']} {r['metric']}" if several else r["system"]
+            by.setdefault(label, []).append((x, r["median"], r["min"], r["max"]))
+    return {s: sorted(v) for s, v in by.items()}
+
+
 def summary(out_dir, rows, host, failed):
     lines = ["# Tern against Linux + MPICH: summary", "",
              # host.csv gives an earlier run's values back as text: "False" is not --smoke
@@ -178,15 +197,7 @@ def plots(out_dir, rows):
     import matplotlib.pyplot as plt
 
     def series(exp, metric=None):
-        by = {}
-        for r in rows:
-            if r["experiment"] == exp and (metric is None or r["metric"] == metric):
-                try:
-                    x = float(r["x"])
-                except (TypeError, ValueError):
-                    continue
-                by.setdefault(r["system"], []).append((x, r["median"], r["min"], r["max"]))
-        return {s: sorted(v) for s, v in by.items()}
+        return plot_series(rows, exp, metric)
 
     def plot(name, exp, xlabel, ylabel, logx, logy, extra=None, metric=None):
         ss = series(exp, metric)
