@@ -120,7 +120,7 @@ def test_jobs_leave_no_kernel_heap_behind(nx):
     used = []
     for _ in range(4):
         r = nx_job(nx, 2, "pingpong", env={"TERN_NX_STATS": "2"}, limit=60, timeout=120,
-                opts=("-list", "15..16"))
+                opts=("-list", f"{NODES - 1}..{NODES}"))
         assert r.returncode == 0, r.stdout + r.stderr
         m = re.search(r"tern node stats node 0: kmem_used=(\d+) .* kmem_fails=(\d+)", r.stderr)
         assert m, r.stderr
