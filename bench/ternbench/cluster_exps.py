@@ -100,7 +100,7 @@ def network(run, os_name):
             # The seed's ring is 4 nodes; 2 nodes as well, as the floor is
             # measured between two: on a 2-core host a 4-node ring runs twice
             # the emulated CPUs the floor does, and the 2-node one as many.
-            for rn in ([4, 2] if nmax >= 4 else [2] if nmax >= 2 else []):
+            for rn in [n for n in (4, 2) if n <= nmax]:
                 out = measured(run, name, os_name, rn, "ring", a.reps, a.ring_bytes,
                                ",".join(map(str, a.ring_sizes)), mpi=mpi)
                 for (kind, size), v in parse_r(out).items():

@@ -196,11 +196,8 @@ def plots(out_dir, rows):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    def series(exp, metric=None):
-        return plot_series(rows, exp, metric)
-
     def plot(name, exp, xlabel, ylabel, logx, logy, extra=None, metric=None):
-        ss = series(exp, metric)
+        ss = plot_series(rows, exp, metric)
         if not ss:
             return
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -226,14 +223,14 @@ def plots(out_dir, rows):
 
     def floor_lat(ax):
         for system, style in (("fabric-nodes", "k--"), ("fabric", "k:")):
-            pts = series("floor", "oneway_floor").get(system)
+            pts = plot_series(rows, "floor", "oneway_floor").get(system)
             if pts:
                 ax.plot([p[0] if p[0] > 0 else 0.5 for p in pts], [p[1] for p in pts], style,
                         label=f"{system} floor")
 
     def floor_bw(ax):
         for system, style in (("fabric-nodes", "--"), ("fabric", ":")):
-            pts = series("floor", "echo_bw").get(system)
+            pts = plot_series(rows, "floor", "echo_bw").get(system)
             if pts:   # at the fabric's frame size, the largest measured
                 ax.axhline(max(pts)[1], color="k", linestyle=style,
                            label=f"{system} floor (echo)")
