@@ -8,12 +8,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "portals4.h"
 
 #define PT 9
 #define LEN 100000
 
 static unsigned char inbox[LEN], out[LEN];
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
 
 static unsigned char byte_of(int rank, size_t i) { return (unsigned char)(rank * 37 + i * 11 + (i >> 9)); }
 
@@ -51,8 +59,12 @@ int main(void)
     next.phys.nid = id.phys.nid;
     next.phys.pid = 16 + (rank + 1) % size;
     /* The next rank may not have its entry yet: a put that finds none is
-     * dropped at the target (an ACK saying so), and is sent again. */
-    int got = 0, acked = 0, from = -1, tries = 0;
+     * dropped at the target (an ACK saying so), and is sent again after a
+     * millisecond, for up to 30 s.  Bounded by time, not by count: with 9
+     * vCPUs on 2 host cores a rank can go unscheduled while its neighbour
+     * had 1000 refusals in a tight loop, and then neither finished. */
+    int got = 0, acked = 0, from = -1;
+    double give_up = now_s() + 30;
     long len = -1;
     rc = PtlPut(md, 0, LEN, PTL_ACK_REQ, next, PT, 0, 0, NULL, (ptl_hdr_data_t)rank);
     while (rc == PTL_OK && (!got || !acked)) {
@@ -65,10 +77,12 @@ int main(void)
         } else if (ev.type == PTL_EVENT_ACK) {
             if (ev.ni_fail_type == PTL_NI_OK && ev.mlength == LEN)
                 acked = 1;
-            else if (++tries < 1000)
+            else if (now_s() < give_up) {
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
                 rc = PtlPut(md, 0, LEN, PTL_ACK_REQ, next, PT, 0, 0, NULL, (ptl_hdr_data_t)rank);
-            else
+            } else {
                 break;
+            }
         }
     }
     int prev = (rank + size - 1) % size;
