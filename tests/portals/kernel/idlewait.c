@@ -4,13 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 #include "portals4.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
+#include "test_clock.h"
 
 int main(void)
 {

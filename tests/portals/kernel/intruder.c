@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "portals4.h"
+#include "test_clock.h"
 #include <tern/fio_proto.h>
 #include <tern/sha256.h>
 #include <tern/tern_proto.h>
@@ -38,13 +39,6 @@
 static ptl_handle_ni_t ni;
 static ptl_handle_eq_t eq;
 static bool logical;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 static void check(int rc, const char *what)
 {

@@ -10,18 +10,12 @@
 #include <string.h>
 #include <time.h>
 #include "portals4.h"
+#include "test_clock.h"
 
 #define PT 9
 #define LEN 100000
 
 static unsigned char inbox[LEN], out[LEN];
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
 
 static unsigned char byte_of(int rank, size_t i) { return (unsigned char)(rank * 37 + i * 11 + (i >> 9)); }
 
