@@ -42,10 +42,14 @@ def up(name, *args):
     assert "2 nodes ready" in r.stdout and "linux" in r.stdout, r.stdout
     for nid in (1, 2):
         con = cluster(name, "console", str(nid)).stdout
-        m = re.search(r"linux node ready: nid (\d+) \S+ (\S+) \(kernel uptime ([\d.]+)s\)", con)
+        m = re.search(r"linux node ready: nid (\d+) \S+ (\S+) link (\S+) \(kernel uptime ([\d.]+)s\)",
+                      con)
         assert m, con[-2000:]
+        # Ready means the interface is running: MPICH's UCX opens no TCP
+        # transport on one that is not (MPI_Init: "Destination is unreachable").
+        assert m.group(3) == "up", con[-2000:]
         assert m.group(1) == str(nid) and m.group(2) == f"10.77.0.{100 + nid}/24"
-        print(f"\nlinux nid {nid}: ready, kernel uptime {m.group(3)} s")
+        print(f"\nlinux nid {nid}: ready, kernel uptime {m.group(4)} s")
     print(f"up --os linux -n 2 {' '.join(args)}: {wall:.1f} s wall")
     rows = cluster(name, "status").stdout.splitlines()
     assert "linux" in rows[0]

@@ -65,17 +65,10 @@ def launch(run, name, os_name, counts):
 
 
 def warm_up(run, name, os_name, n):
-    """Warm-up, and a Linux node's first MPI_Init right after `up` can find
-    no route to its peer (UCX): a few tries before measuring."""
-    for attempt in range(4):
-        try:
-            job(run, name, os_name, n, "nxhello", timeout=300,
-                until_done=("launch", SYSTEM[os_name]))
-            return
-        except (RuntimeError, subprocess.TimeoutExpired):
-            if attempt == 3:
-                raise
-            time.sleep(3)
+    """One small job before measuring (a Linux node is ready only once its
+    link is running, boot/linux-node/rc, so its first MPI_Init finds its
+    peers and needs no retry)."""
+    job(run, name, os_name, n, "nxhello", timeout=300, until_done=("launch", SYSTEM[os_name]))
 
 
 def network(run, os_name):
