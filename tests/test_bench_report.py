@@ -1,4 +1,4 @@
-"""The bench report (bench/ternbench/report.py) draws and tabulates what was
+"""The bench report (bench/ternbench/report.py, bench/npb_figure.py) draws and tabulates what was
 measured: the ring on 4 nodes and on 2 nodes are two lines of the plot, not
 one line zig-zagging between them, and the summary's ring table gives each
 its fraction of the fabric floor; counts of failed jobs are not drawn.  No
@@ -6,9 +6,12 @@ cluster: rows made here."""
 import os
 import sys
 
+import pytest
+
 from nodes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import npb_figure  # noqa: E402
 from ternbench import report  # noqa: E402
 
 
@@ -44,3 +47,35 @@ def test_ring_table_gives_each_node_count_its_floor_fraction():
     t = "\n".join(report.table(ROWS, "ring"))
     assert "| per_node_2nodes | 1 MiB | MBps | 500 | - | - | 1000 | 50% | - | 3 |" in t, t
     assert "| per_node_4nodes | 8 MiB | MBps | 400 | - | - | 1000 | 40% | - | 3 |" in t, t
+
+
+NPB_CSV = "experiment,system,metric,x,unit,median,min,max,reps\n"
+
+
+def npb_run(tmp_path, name, *rows):
+    d = tmp_path / name
+    d.mkdir()
+    (d / "npb.csv").write_text(NPB_CSV + "".join(
+        f"npb,{system},{metric},{x},{unit},{v},{v},{v},1\n" for system, metric, x, unit, v in rows))
+    return str(d)
+
+
+def test_npb_figure_takes_each_part_of_a_run_once(tmp_path):
+    """bench/npb_figure.py draws experiment 10 from runs done in parts: the
+    Mop/s of every part, and a benchmark measured in two parts is refused
+    with both folders named, not one of them picked silently."""
+    a = npb_run(tmp_path, "a", ("tern-mpi", "EP.A time", 16, "s", 30.1),
+                ("tern-mpi", "EP.A Mop/s", 16, "Mop/s", 17.8),
+                ("linux-mpi", "EP.A Mop/s", 16, "Mop/s", 15.2))
+    b = npb_run(tmp_path, "b", ("tern-mpi", "BT.A Mop/s", 16, "Mop/s", 200.0),
+                ("linux-mpi", "BT.A Mop/s", 16, "Mop/s", 150.0))
+    got = sorted((r["system"], r["metric"], r["median"]) for r in npb_figure.npb_rows([a, b]))
+    assert got == [("linux-mpi", "BT.A Mop/s", 150.0), ("linux-mpi", "EP.A Mop/s", 15.2),
+                   ("tern-mpi", "BT.A Mop/s", 200.0), ("tern-mpi", "EP.A Mop/s", 17.8)]
+    again = npb_run(tmp_path, "again", ("tern-mpi", "EP.A Mop/s", 16, "Mop/s", 18.0))
+    with pytest.raises(SystemExit) as e:
+        npb_figure.npb_rows([a, again])
+    assert str(e.value) == f"npb_figure: EP.A Mop/s of tern-mpi on 16 ranks is in both {a} and {again}"
+    with pytest.raises(SystemExit) as e:
+        npb_figure.npb_rows([a, str(tmp_path)])
+    assert str(e.value) == f"npb_figure: {tmp_path} has no npb.csv"

@@ -277,6 +277,8 @@ def npb_plot(out_dir, rows, plt):
         ax.set_xticks(range(len(benches)))
         ax.set_xticklabels(labels)
         ax.set_yscale("log")
+        # Head room for the legend above the tallest bar.
+        ax.set_ylim(top=max(r["median"] for k, r in best.items()) * 6)
         ax.set_ylabel("Mop/s total (log)")
         ax.set_title(f"NPB class {cls} (ranks)")
         ax.legend()
@@ -306,17 +308,26 @@ def rows_from(out_dir):
     return rows
 
 
-def plots_anywhere(out_dir, rows):
-    """plots(), or, where this Python has no matplotlib (a pyenv one, say),
-    the system's python3 with Debian's python3-matplotlib on the CSVs."""
-    import subprocess
+def system_python():
+    """Debian's python3 (where bench/install-deps puts python3-matplotlib)
+    when this Python is another one (a pyenv one, say); else None."""
     import sys
+    system = "/usr/bin/python3"
+    if os.path.realpath(sys.executable) == os.path.realpath(system) or \
+            not os.path.exists(system):
+        return None
+    return system
+
+
+def plots_anywhere(out_dir, rows):
+    """plots(), or, where this Python has no matplotlib, the system's python3
+    on the CSVs."""
+    import subprocess
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        system = "/usr/bin/python3"
-        if os.path.realpath(sys.executable) == os.path.realpath(system) or \
-                not os.path.exists(system):
+        system = system_python()
+        if not system:
             raise
         subprocess.run([system, os.path.abspath(__file__), out_dir], check=True, timeout=300)
         return
