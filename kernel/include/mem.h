@@ -49,8 +49,9 @@ uint64_t pml4_lookup(uint64_t *pml4, uint64_t va);
  * (their dirty bits, when a mapping goes); whoever writes the region through
  * the direct map marks it.  mem_dirty_clear zeroes every marked part, in
  * pieces of about `slice` bytes with between() called after each; returns
- * the bytes zeroed. */
+ * the bytes written.  look_first (RAM of unknown content, at boot): only the
+ * pages that do not already read zero are written. */
 #define MEM_CLEAR_SLICE (4ULL << 20)   /* zeroed between looks at the network */
 void mem_dirty_mark(uint64_t pa, uint64_t len);
-uint64_t mem_dirty_clear(uint64_t slice, void (*between)(void));
+uint64_t mem_dirty_clear(uint64_t slice, void (*between)(void), bool look_first);
 #endif

@@ -142,7 +142,7 @@ static uint64_t reset_node(void)
     ranks_reset();                    /* the ranks' page tables go: their dirty bits too */
     ranks_set_end_hook(NULL);
     user_unmap_all();                 /* hands the page tables' dirty bits over */
-    uint64_t cleared = mem_dirty_clear(MEM_CLEAR_SLICE, knode_answer);
+    uint64_t cleared = mem_dirty_clear(MEM_CLEAR_SLICE, knode_answer, false);
     process_clear(&proc);
     job_loader_reset();               /* after proc: its name lived there */
     clear_vector_registers();

@@ -35,7 +35,35 @@ void mem_dirty_mark(uint64_t pa, uint64_t len)
 
 static bool marked(uint64_t c) { return marks[c / 64] >> (c % 64) & 1; }
 
-uint64_t mem_dirty_clear(uint64_t slice, void (*between)(void))
+/* Whether the 4 KiB page at p reads all zero. */
+static bool page_reads_zero(const uint64_t *p)
+{
+    for (int i = 0; i < 512; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* Zeroes [lo, hi), or, looking first, only its pages that are not zero
+ * already; returns the bytes written. */
+static uint64_t zero_range(uint64_t lo, uint64_t hi, bool look_first)
+{
+    if (!look_first) {
+        memset(phys_to_virt(lo), 0, hi - lo);
+        return hi - lo;
+    }
+    uint64_t written = 0;
+    for (uint64_t pa = lo; pa < hi; pa += PAGE_SIZE) {
+        uint64_t *p = phys_to_virt(pa);
+        if (!page_reads_zero(p)) {
+            memset(p, 0, PAGE_SIZE);
+            written += PAGE_SIZE;
+        }
+    }
+    return written;
+}
+
+uint64_t mem_dirty_clear(uint64_t slice, void (*between)(void), bool look_first)
 {
     uint64_t nchunks = (app_region.end - app_region.start + CHUNK - 1) / CHUNK, cleared = 0;
     if (nchunks > MAX_CHUNKS)
@@ -51,10 +79,9 @@ uint64_t mem_dirty_clear(uint64_t slice, void (*between)(void))
         uint64_t lo = app_region.start + c * CHUNK, hi = app_region.start + e * CHUNK;
         if (hi > app_region.end)
             hi = app_region.end;
-        memset(phys_to_virt(lo), 0, hi - lo);
+        cleared += zero_range(lo, hi, look_first);
         for (; c < e; c++)
             marks[c / 64] &= ~(1ULL << (c % 64));
-        cleared += hi - lo;
         if (between)
             between();
     }
