@@ -183,13 +183,34 @@ def single_node(run):
         if "total_ram_bytes" in m and "largest_alloc_bytes" in m:
             run.add("footprint", sysname, "not_available_to_app", a.node_mem, "MiB",
                     [(m["total_ram_bytes"] - m["largest_alloc_bytes"]) / 2**20])
+    # The file holds the debug info too (for gdb, never loaded); what a
+    # loader copies to the node is its loadable segments.
     run.add("footprint", "tern", "kernel_image", "", "KiB",
             [os.path.getsize(B("tern.elf")) / 1024])
+    run.add("footprint", "tern", "kernel_loaded", "", "KiB",
+            [elf_load_bytes(B("tern.elf")) / 1024])
     if os.path.exists(B("linux-node", "vmlinuz")):
         run.add("footprint", "linux", "kernel_image", "", "KiB",
                 [os.path.getsize(B("linux-node", "vmlinuz")) / 1024])
         run.add("footprint", "linux", "initramfs", "", "KiB",
                 [os.path.getsize(B("linux-node", "initramfs.cpio.gz")) / 1024])
+
+
+def elf_load_bytes(path):
+    """The bytes of an ELF64 file's PT_LOAD segments (p_filesz summed)."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:5] != b"\x7fELF\x02":
+        raise RuntimeError(f"{path}: not an ELF64 file")
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    total = 0
+    for i in range(phnum):
+        p_type, = struct.unpack_from("<I", data, phoff + i * phentsize)
+        if p_type == 1:
+            total += struct.unpack_from("<Q", data, phoff + i * phentsize + 0x20)[0]
+    return total
 
 
 def boot_single(run):
