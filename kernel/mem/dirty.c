@@ -45,7 +45,8 @@ static bool page_reads_zero(const uint64_t *p)
 }
 
 /* Zeroes [lo, hi), or, looking first, only its pages that are not zero
- * already; returns the bytes written. */
+ * already (the region's ends are page-aligned: physmem.c); returns the
+ * bytes written. */
 static uint64_t zero_range(uint64_t lo, uint64_t hi, bool look_first)
 {
     if (!look_first) {
