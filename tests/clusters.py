@@ -26,6 +26,12 @@ def cluster(name, *args, check=True, timeout=600):
     return r
 
 
+def node_pid(name, nid):
+    """The pid of node `nid`'s QEMU in cluster `name` (its log is on its command line)."""
+    return int(subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/node{nid}.log"],
+                              capture_output=True, text=True).stdout.split()[0])
+
+
 def leftovers(name):
     """What of cluster `name` still exists: its namespace, processes, run dir."""
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout

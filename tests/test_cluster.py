@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from clusters import NOTHING, cluster, leftovers, named
+from clusters import NOTHING, cluster, leftovers, named, node_pid
 
 
 pytestmark = [pytest.mark.cluster,
@@ -59,8 +59,7 @@ def allocator_states(name):
 
 def test_killed_node_shows_down(name):
     cluster(name, "up", "-n", "2", "--boot", "direct")
-    pid = int(subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/node2.log"],
-                             capture_output=True, text=True).stdout.split()[0])
+    pid = node_pid(name, 2)
     os.kill(pid, 9)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -78,8 +77,7 @@ def test_killed_node_shows_down(name):
 
 
 def node_rss_mib(name, nid):
-    pid = int(subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/node{nid}.log"],
-                             capture_output=True, text=True).stdout.split()[0])
+    pid = node_pid(name, nid)
     with open(f"/proc/{pid}/status") as f:
         kib = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
     return kib / 1024

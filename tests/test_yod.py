@@ -4,12 +4,11 @@ import hashlib
 import os
 import re
 import signal
-import subprocess
 import time
 
 import pytest
 
-from clusters import cluster, down, start, up, yod, yod_bg
+from clusters import cluster, down, node_pid, start, up, yod, yod_bg
 from nodes import ROOT
 
 pytestmark = [pytest.mark.cluster,
@@ -285,8 +284,7 @@ def test_lost_node_ends_job():
     try:
         p = yod_bg(name, "-sz", "2", RANKS, "spin")
         assert "spinning" in p.stdout.readline()
-        pid = int(subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/node2.log"],
-                                 capture_output=True, text=True).stdout.split()[0])
+        pid = node_pid(name, 2)
         t = time.monotonic()
         os.kill(pid, signal.SIGKILL)
         out, err = p.communicate(timeout=60)
@@ -319,8 +317,7 @@ def test_sigterm_while_loading_ends_yod_at_once():
     wait for the library to give up on it) must not hold yod: SIGTERM ends
     the load at once, as ^C does.  Before the fix yod went on waiting."""
     with up("y", "-n", "1", "--boot", "direct") as name:
-        pid = int(subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/node1.log"],
-                                 capture_output=True, text=True).stdout.split()[0])
+        pid = node_pid(name, 1)
         os.kill(pid, signal.SIGSTOP)
         try:
             p = yod_bg(name, "-sz", "1", RANKS)

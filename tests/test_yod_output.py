@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from clusters import CLUSTER, cluster, down, start, yod, yod_bg
+from clusters import CLUSTER, cluster, down, node_pid, start, yod, yod_bg
 from test_yod import PROG
 
 pytestmark = [pytest.mark.cluster,
@@ -166,8 +166,7 @@ def test_dead_node_loses_only_what_it_never_sent():
         # dies in the middle of one
         p, out = run_to_file(name, "-sz", "2", LINES, "flood", "-1", "0", "0", "4000")
         wait_for_bytes(out, 2 << 20)
-        pid = int(subprocess.run(["pgrep", "-f", f"tern-clusters/{name}/node2.log"],
-                                 capture_output=True, text=True).stdout.split()[0])
+        pid = node_pid(name, 2)
         os.kill(pid, signal.SIGKILL)
         err = p.communicate(timeout=90)[1]
         assert p.returncode == 1, err
