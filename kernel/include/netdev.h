@@ -21,7 +21,7 @@
 #define ETH_ALEN 6
 #define ETH_HLEN 14
 #define NETDEV_MAX_SG 8            /* pieces of one frame in netdev_send */
-#define NETDEV_COPY_MAX 256        /* bytes netdev_send_async copies (headers) */
+#define NETDEV_COPY_MAX 320        /* bytes netdev_send_async copies (headers) */
 
 /* One piece of a frame.  `base` is any address the kernel can read: the
  * direct map (kpage_alloc memory), the kernel image, or the running

@@ -202,6 +202,9 @@ static void tick(struct regs *r)
     if (locked && !serial_trylock())
         return;
     knode_answer();
+    /* The program computes: an ACK of what just arrived waits for no
+     * answer of its (reliable.c). */
+    ptl_lib_send_held();
     job_service_from_wait();
     if (locked)
         serial_unlock();

@@ -42,7 +42,7 @@
 #include "wait.h"
 #include <tern/yod_proto.h>
 
-#define HDR_MAX 256                /* the library's header is 144 bytes */
+#define HDR_MAX 288                /* two of the library's 144-byte headers (PTL_WF_MORE) */
 #define SMALL_FRAME 1500           /* frames the static buffers below take */
 
 static uint32_t my_nid, app_jid;

@@ -51,13 +51,18 @@ bool ptl_lib_iovec_in_use(uint32_t h, const void *iov);
  * caller inside its own memory checks per operation. */
 bool ptl_lib_md_whole(uint32_t md);
 
+/* The caller will not send for a while (it is about to halt, or it took
+ * frames in while the program computes): ACKs held for the program's next
+ * message (ack_hold_ns) go now, standalone. */
+void ptl_lib_send_held(void);
+
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);
 
 /* Frame-level counters per interface.  Every dropped frame lands in exactly
  * one rx_bad_* / rx_* drop counter. */
 struct ptl_lib_stats {
-    uint64_t rx_frames;      /* frames handed to ptl_lib_rx */
+    uint64_t rx_frames;      /* Portals frames received (PTL_WF_MORE: several a link frame) */
     uint64_t rx_short;       /* shorter than the header / length mismatch */
     uint64_t rx_bad_version;
     uint64_t rx_bad_crc;
@@ -81,6 +86,7 @@ struct ptl_lib_stats {
     uint64_t peer_restarts;  /* peer came back without our stream's state */
     uint64_t rx_dup_unchecked; /* of rx_dup: known copies, dropped before the checksum */
     uint64_t peers_reclaimed; /* the table was full: an old peer made room */
+    uint64_t tx_carried;     /* of tx_frames: rode in the link frame of the next */
 };
 int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out);
 
@@ -94,6 +100,10 @@ struct ptl_lib_tunables {
      * (rto_init_ns is only used before the first sample); it never goes
      * below rto_min_ns (0: 200 us) nor above rto_max_ns. */
     uint64_t rto_min_ns;
+    /* How long an ACK may wait for the program's next message to the same
+     * peer, to ride in its link frame (PTL_WF_MORE); 0: sent at once.  Held
+     * only while nothing else waits on it: ptl_lib_send_held. */
+    uint64_t ack_hold_ns;
 };
 void ptl_lib_get_tunables(struct ptl_lib_tunables *t);
 void ptl_lib_set_tunables(const struct ptl_lib_tunables *t);

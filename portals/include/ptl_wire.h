@@ -47,6 +47,13 @@
  * 138     1   ack_xmit       ACKV: xmit of the frame that moved `ack` to
  *                            its value (0 = not known)
  * 139     5   reserved, zero
+ *
+ * One link frame may carry several Portals frames back to back: a frame
+ * with PTL_WF_MORE is followed, right after its frag_len payload bytes, by
+ * another frame's header (and its payload).  Each is checksummed, sequenced
+ * and acknowledged on its own; only the link frame is shared.  Used for a
+ * target's ACK, which then rides ahead of its program's next message to the
+ * same peer instead of costing a link frame of its own (reliable.c).
  */
 #ifndef PTL_WIRE_H
 #define PTL_WIRE_H
@@ -81,7 +88,8 @@ enum ptl_wire_op {
  * every payload byte again in software was the per-byte bound of big
  * transfers on emulated nodes (docs/portals.md, "Checksums"). */
 #define PTL_WF_HDRCRC 0x0020
-#define PTL_WF_KNOWN 0x003f
+#define PTL_WF_MORE 0x0040   /* another frame follows in this link frame */
+#define PTL_WF_KNOWN 0x007f
 
 #define PTL_WNI_MATCHING 0x01
 #define PTL_WNI_LOGICAL 0x02

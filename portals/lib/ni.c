@@ -10,6 +10,9 @@ static const struct ptl_lib_tunables default_tun = {
     .giveup_ns = 5000000000ull,  /* 5 s without progress */
     .ack_delay_ns = 200000,      /* 200 us */
     .rto_min_ns = 1000000,       /* 1 ms: scheduler noise on a busy node */
+    /* A Tern node's ACK waits for its program's answer (reliable.c); a
+     * Linux process's goes at once: yod and fyod do not answer puts. */
+    .ack_hold_ns = PTL_ACK_LAZY ? 200000 : 0,
 };
 
 int PtlInit(void)

@@ -39,6 +39,21 @@ void ptl_lib_progress(void)
     ptl_host_unlock();
 }
 
+static void send_held_locked(void)
+{
+    for (unsigned i = 0; i < PTL_MAX_NIS; i++)
+        if (ptl_g.nis[i].in_use)
+            ptl_rel_send_held(&ptl_g.nis[i]);
+}
+
+void ptl_lib_send_held(void)
+{
+    ptl_host_lock();
+    if (ptl_api_ready())
+        send_held_locked();
+    ptl_host_unlock();
+}
+
 uint64_t ptl_lib_next_deadline(void)
 {
     ptl_host_lock();
@@ -82,6 +97,8 @@ int ptl_wait(ptl_cond_fn cond, void *arg, uint64_t deadline)
             ptl_host_unlock();
             return PTL_WAIT_TIMEOUT;
         }
+        /* Halting: the program sends nothing meanwhile. */
+        send_held_locked();
         uint64_t d = deadline_locked();
         if (d > deadline)
             d = deadline;

@@ -248,6 +248,10 @@ struct ptl_peer {
     struct ptl_rxmsg cur;
     uint32_t ack_pending;
     uint64_t ack_due;
+    /* An ACK of ours to it waits (ack_hold_ns) to ride ahead of our program's
+     * next message to it: until then (0: none waits). */
+    uint64_t hold_until;
+    bool ack_now_owed;      /* a frame ahead in this link frame wanted it */
     uint32_t resp_waiting;  /* our ops awaiting ACK/REPLY from this peer */
     uint32_t resp_queued;   /* our ACK/REPLY messages to it not yet acked */
     uint32_t req_out;       /* our requests to it started, answer not here */
@@ -438,6 +442,7 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni);
  * going away answers for what it took in, or the peers would resend it and
  * linger in PtlNIFini for an answer that never comes. */
 void ptl_rel_send_owed_acks(struct ptl_ni *ni);
+void ptl_rel_send_held(struct ptl_ni *ni);
 void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
 struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni, struct ptl_peer *p);
 bool ptl_resp_available(struct ptl_ni *ni, struct ptl_peer *p);

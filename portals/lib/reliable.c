@@ -103,29 +103,45 @@ static void fill_ack(struct ptl_peer *p, struct ptl_wire_hdr *h)
     p->ack_pending = 0;
 }
 
-/* Encode, checksum and hand one frame to the host. */
-static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *h,
-                 struct ptl_sg *sg, int nsg)
+/* Encode and checksum one frame's header into out; pl: its payload. */
+static void encode(const struct ptl_ni *ni, struct ptl_wire_hdr *h, uint8_t *out,
+                   const struct ptl_sg *pl, int npl)
 {
-    uint8_t hdr[PTL_WIRE_HDR_LEN];
     h->version = PTL_WIRE_VERSION;
     h->crc = 0;
     if (ni->link_checks_payload)
         h->flags |= PTL_WF_HDRCRC;
-    ptl_wire_encode(h, hdr);
-    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, hdr, sizeof(hdr));
-    for (int i = 1; i < nsg && !ni->link_checks_payload; i++)
-        c = ptl_crc32c(c, sg[i].base, sg[i].len);
-    ptl_wput(hdr + 4, PTL_CRC32C_FINAL(c), 4);
+    ptl_wire_encode(h, out);
+    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, out, PTL_WIRE_HDR_LEN);
+    for (int i = 0; i < npl && !ni->link_checks_payload; i++)
+        c = ptl_crc32c(c, pl[i].base, pl[i].len);
+    ptl_wput(out + 4, PTL_CRC32C_FINAL(c), 4);
+}
+
+/* Hand one link frame to the host: frame h with payload sg[1..nsg-1], and
+ * ahead of it `lead` (a frame without payload) if not NULL. */
+static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *lead,
+                 struct ptl_wire_hdr *h, struct ptl_sg *sg, int nsg)
+{
+    uint8_t hdr[2 * PTL_WIRE_HDR_LEN];
+    size_t at = 0;
+    if (lead) {
+        lead->flags |= PTL_WF_MORE;
+        encode(ni, lead, hdr, NULL, 0);
+        at = PTL_WIRE_HDR_LEN;
+    }
+    encode(ni, h, hdr + at, sg + 1, nsg - 1);
     sg[0].base = hdr;
-    sg[0].len = sizeof(hdr);
+    sg[0].len = at + PTL_WIRE_HDR_LEN;
     struct ptl_lib_stats *st = &ptl_g.stats[ni->iface];
     /* The host may call back into nothing here; the lock stays held. */
     PTL_TRACE(TP_TX_HDR);
-    if (ptl_host_send(ni->iface, p->nid, sg, nsg) == 0)
-        st->tx_frames++;
-    else
+    if (ptl_host_send(ni->iface, p->nid, sg, nsg) == 0) {
+        st->tx_frames += lead ? 2 : 1;
+        st->tx_carried += lead != NULL;
+    } else {
         st->tx_host_busy++;
+    }
 }
 
 /* The number a transmission of f carries: 1 for the first. */
@@ -134,25 +150,43 @@ static uint8_t xmit_of(const struct ptl_txfrag *f)
     return f->tries < 254 ? (uint8_t)(f->tries + 1) : 255;
 }
 
-static void send_frag(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
-                      struct ptl_txfrag *f, bool resend)
+static void frag_hdr(struct ptl_peer *p, uint32_t seq, const struct ptl_txfrag *f,
+                     bool resend, struct ptl_wire_hdr *h)
 {
-    struct ptl_wire_hdr h = f->m->h;
-    h.xmit = xmit_of(f);
+    *h = f->m->h;
+    h->xmit = xmit_of(f);
+    h->flags = (uint16_t)(f->flags | PTL_WF_SEQ | (resend ? PTL_WF_ACKNOW : 0));
+    h->session = p->tx_session;
+    h->seq = seq;
+    h->frag_off = f->off;
+    h->frag_len = f->len;
+    fill_ack(p, h);
+}
+
+/* Frame seq (f), behind frame `lead` (an ACK without payload) if not NULL. */
+static void send_frag(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
+                      struct ptl_txfrag *f, bool resend, const uint32_t *lead)
+{
+    struct ptl_wire_hdr lh, h;
+    if (lead)
+        frag_hdr(p, *lead, &p->win[*lead % PTL_REL_WIN], false, &lh);
+    frag_hdr(p, seq, f, resend, &h);
     struct ptl_sg sg[MAX_SG + 1];
-    h.flags = (uint16_t)(f->flags | PTL_WF_SEQ | (resend ? PTL_WF_ACKNOW : 0));
-    h.session = p->tx_session;
-    h.seq = seq;
-    h.frag_off = f->off;
-    h.frag_len = f->len;
-    fill_ack(p, &h);
     int n = ptl_region_sg(&f->m->src, f->m->src_off + f->off, f->len, sg + 1,
                           MAX_SG);
-    xmit(ni, p, &h, sg, n + 1);
+    xmit(ni, p, lead ? &lh : NULL, &h, sg, n + 1);
 }
 
 static void send_rack(struct ptl_ni *ni, struct ptl_peer *p)
 {
+    /* An ACK held for the program's next message carries the ack: it goes
+     * now instead (ptl_rel_push), unless the window is full. */
+    if (p->hold_until) {
+        p->hold_until = 1;
+        ptl_rel_push(ni, p);
+        if (!p->ack_pending)
+            return;
+    }
     struct ptl_wire_hdr h;
     struct ptl_sg sg[1];
     memset(&h, 0, sizeof(h));
@@ -167,15 +201,15 @@ static void send_rack(struct ptl_ni *ni, struct ptl_peer *p)
     h.ni_type = ni->wni;
     fill_ack(p, &h);
     ptl_g.stats[ni->iface].acks_sent++;
-    xmit(ni, p, &h, sg, 1);
+    xmit(ni, p, NULL, &h, sg, 1);
 }
 
 /* Largest fragment starting at `off` that fits a frame and MAX_SG pieces. */
 static uint32_t frag_len(struct ptl_ni *ni, struct ptl_txmsg *m,
-                         ptl_size_t off)
+                         ptl_size_t off, ptl_size_t headers)
 {
     ptl_size_t n = m->len - off;
-    ptl_size_t max = ni->frame_max - PTL_WIRE_HDR_LEN;
+    ptl_size_t max = ni->frame_max - headers;
     if (n > max)
         n = max;
     if (m->src.iov && n) {
@@ -248,6 +282,29 @@ static bool ack_now_wanted(const struct ptl_txmsg *m)
            (md->ct && (md->options & PTL_MD_EVENT_CT_SEND));
 }
 
+/* Whether m is an ACK that may ride ahead of the program's next message to
+ * p, in its link frame (PTL_WF_MORE), rather than cost a link frame of its
+ * own.  In a ping-pong of acknowledged puts (libmsg's eager messages) that
+ * is one link frame a message instead of two: the ACK, sent at once, was a
+ * transmit, a receive interrupt and a pass through the initiator's library
+ * of its own, between its answer's put and the next.  Not to this node (a
+ * frame looped between ranks costs no link frame) nor where two headers
+ * would crowd the data out of a small frame. */
+static bool ack_may_ride(const struct ptl_ni *ni, const struct ptl_peer *p,
+                         const struct ptl_txmsg *m)
+{
+    return ptl_g.tun.ack_hold_ns && m->kind == PTL_TX_ACK && !m->started &&
+           m->len == 0 && p->nid != ni->id.phys.nid &&
+           ni->frame_max >= 4 * PTL_WIRE_HDR_LEN;
+}
+
+/* Sends what p's window allows.  An ACK with nothing behind it waits up to
+ * ack_hold_ns for the program's next message to p; the program's next wait
+ * that halts, a frame taken in while it computes (ptl_lib_send_held), an
+ * ack wanted at once (send_rack) or the time running out send it alone.
+ * A program that computes on after a receive without the NIC interrupting
+ * it holds the ACK until its initiator resends (the copy wants an ack at
+ * once): within the initiator's retransmission timeout. */
 void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
 {
     if (!p->win && p->q_head) {
@@ -256,12 +313,27 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
         if (!p->win)
             return;
     }
+    uint32_t lead = 0;      /* an ACK's frame to go ahead of the next frame */
+    bool leading = false;
+    /* Kept only if this turn ends holding an ACK (1: release it). */
+    uint64_t hold = p->hold_until;
+    p->hold_until = 0;
     while (p->snd_nxt - p->snd_una < PTL_REL_WIN) {
         /* Per frame: loss detection compares send times within a burst. */
         uint64_t now = ptl_host_now_ns();
         struct ptl_txmsg *m = next_to_send(p);
         if (!m)
             break;
+        bool ride = !leading && ack_may_ride(ni, p, m);
+        if (ride && !m->next) {
+            if (!hold)
+                hold = now + ptl_g.tun.ack_hold_ns;
+            if (now < hold) {
+                p->hold_until = hold;
+                break;
+            }
+            ride = false;   /* held long enough: alone */
+        }
         if (m->kind == PTL_TX_OP && !m->started && m->op->want_resp) {
             m->op->req_counted = true;
             p->req_out++;
@@ -270,7 +342,7 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
         memset(f, 0, sizeof(*f));
         f->m = m;
         f->off = m->next_off;
-        f->len = frag_len(ni, m, f->off);
+        f->len = frag_len(ni, m, f->off, PTL_WIRE_HDR_LEN * (leading ? 2 : 1));
         f->flags = 0;
         if (f->off == 0)
             f->flags |= PTL_WF_FIRST;
@@ -282,9 +354,19 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
         m->next_off += f->len;
         m->started = true;
         m->frames_out++;
-        send_frag(ni, p, p->snd_nxt, f, false);
+        if (ride) {
+            lead = p->snd_nxt++;
+            leading = true;
+            continue;
+        }
+        send_frag(ni, p, p->snd_nxt, f, false, leading ? &lead : NULL);
+        leading = false;
         p->snd_nxt++;
     }
+    /* Nothing could follow it (the window is full, or a request waits for
+     * answers): alone after all. */
+    if (leading)
+        send_frag(ni, p, lead, &p->win[lead % PTL_REL_WIN], false, NULL);
 }
 
 static void q_remove(struct ptl_peer *p, struct ptl_txmsg *m)
@@ -363,7 +445,7 @@ static void resend(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
                    struct ptl_txfrag *f, uint64_t now)
 {
     f->tries++;
-    send_frag(ni, p, seq, f, true);
+    send_frag(ni, p, seq, f, true, NULL);
     ptl_g.stats[ni->iface].tx_retransmits++;
     f->sent_at = now;
 }
@@ -548,6 +630,8 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
         }
         if (p->ack_pending && p->ack_due < d)
             d = p->ack_due;
+        if (p->hold_until && p->hold_until < d)
+            d = p->hold_until;
         if (p->cur.active && p->last_heard + ptl_g.tun.giveup_ns < d)
             d = p->last_heard + ptl_g.tun.giveup_ns;
         if (p->resp_waiting) {
@@ -587,8 +671,19 @@ static bool ack_later(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
     return true;
 }
 
+void ptl_rel_send_held(struct ptl_ni *ni)
+{
+    for (struct ptl_peer *p = ni->peer_list; p; p = p->next) {
+        if (!p->hold_until)
+            continue;
+        p->hold_until = 1;      /* past: ptl_rel_push sends it */
+        ptl_rel_push(ni, p);
+    }
+}
+
 void ptl_rel_send_owed_acks(struct ptl_ni *ni)
 {
+    ptl_rel_send_held(ni);
     for (struct ptl_peer *p = ni->peer_list; p; p = p->next)
         if (p->ack_pending)
             send_rack(ni, p);
@@ -740,6 +835,15 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         want_ack(ni, p, true); /* at once: a duplicate ack for the sender */
     }
     ptl_rel_push(ni, p);
-    if (ack_now && p->ack_pending)
+    /* The next frame in this link frame (PTL_WF_MORE) may be answered by an
+     * ACK held for the program's answer, which then carries this ack too. */
+    if (h->flags & PTL_WF_MORE) {
+        p->ack_now_owed |= ack_now;
+        return;
+    }
+    ack_now |= p->ack_now_owed;
+    p->ack_now_owed = false;
+    /* An ACK held for the program's answer carries it, within ack_hold_ns. */
+    if (ack_now && p->ack_pending && !p->hold_until)
         send_rack(ni, p);
 }

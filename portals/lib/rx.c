@@ -35,8 +35,86 @@ static struct ptl_ni *find_ni(unsigned iface, const struct ptl_wire_hdr *h)
     return ni;
 }
 
-/* One frame: the header (hlen bytes, PTL_WIRE_HDR_LEN in a whole frame) and
- * its payload, contiguous or apart (ptl_lib_rx_parts). */
+/* One Portals frame: its header (PTL_WIRE_HDR_LEN bytes at f) and, at
+ * payload, the plen bytes that follow it in the link frame: its own payload
+ * and, with PTL_WF_MORE, the next frame (ptl_wire.h).  Returns the length of
+ * what is left for a next frame (0: none, or not to be trusted). */
+static size_t rx_one(unsigned iface, const uint8_t *f, const uint8_t *payload,
+                     size_t plen)
+{
+    struct ptl_lib_stats *st = &ptl_g.stats[iface];
+    struct ptl_wire_hdr h;
+    ptl_wire_decode(f, &h);
+    if (h.version != PTL_WIRE_VERSION) {
+        st->rx_bad_version++;
+        return 0;
+    }
+    /* The payload this frame claims, and what follows it.  Checked before
+     * anything is read, the checksum included: a frame that says more
+     * follows must leave room for a header after its payload. */
+    bool more = h.flags & PTL_WF_MORE;
+    if (more ? plen < PTL_WIRE_HDR_LEN || h.frag_len > plen - PTL_WIRE_HDR_LEN
+             : h.frag_len != plen) {
+        st->rx_short++;
+        return 0;
+    }
+    size_t rest = more ? plen - h.frag_len : 0;
+    plen = h.frag_len;
+    /* A copy of a frame already delivered is known by its header: drop it
+     * before paying for the checksum (ptl_rel_rx_dup).  What follows it in
+     * the link frame is checked on its own. */
+    struct ptl_ni *ni = find_ni(iface, &h);
+    if (ni && ptl_rel_rx_dup(ni, &h))
+        return rest;
+    /* The flag itself is in the checksummed header: a flipped flag fails
+     * the check like any other damaged header byte. */
+    static const uint8_t zero[4];
+    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, 4);
+    c = ptl_crc32c(c, zero, 4);
+    c = ptl_crc32c(c, f + 8, PTL_WIRE_HDR_LEN - 8);
+    if (!(h.flags & PTL_WF_HDRCRC))
+        c = ptl_crc32c(c, payload, plen);
+    if (PTL_CRC32C_FINAL(c) != h.crc) {
+        st->rx_bad_crc++;
+        return 0;
+    }
+    if (h.op < 1 || h.op > PTL_WOP_LAST || (h.flags & ~PTL_WF_KNOWN)) {
+        st->rx_bad_op++;
+        return 0;
+    }
+    bool seq = h.flags & PTL_WF_SEQ;
+    if ((h.op == PTL_WOP_RACK) ? (seq || h.frag_len || !(h.flags & PTL_WF_ACKV))
+                               : !seq) {
+        st->rx_bad_op++;
+        return 0;
+    }
+    if (h.frag_len > h.msg_len || h.frag_off > h.msg_len - h.frag_len ||
+        ((h.flags & PTL_WF_FIRST) && h.frag_off != 0) ||
+        h.ack_req > PTL_OC_ACK_REQ || h.fail > PTL_NI_NO_MATCH) {
+        st->rx_bad_field++;
+        return 0;
+    }
+    if (!ni) {
+        st->rx_not_for_us++;
+        return 0;
+    }
+    bool request = h.op >= PTL_WOP_PUT && h.op <= PTL_WOP_SWAP;
+    if (h.msg_len > ni->lim.max_msg_size ||
+        (request && h.pt_index > (uint32_t)ni->lim.max_pt_index) ||
+        (h.op == PTL_WOP_GET && h.frag_len) ||
+        (request && h.op != PTL_WOP_PUT && h.op != PTL_WOP_GET &&
+         !atomic_hdr_ok(ni, &h))) {
+        st->rx_bad_field++;
+        return 0;
+    }
+    PTL_TRACE(TP_RX_CHECKED);
+    ptl_rel_rx(ni, &h, payload);
+    return rest;
+}
+
+/* A link frame: the first header (hlen bytes, PTL_WIRE_HDR_LEN in a whole
+ * frame) and what follows it, contiguous or apart (ptl_lib_rx_parts).
+ * Every frame in it counts in rx_frames, dropped or not. */
 static void rx_frame(unsigned iface, const uint8_t *f, size_t hlen,
                      const uint8_t *payload, size_t plen)
 {
@@ -48,70 +126,21 @@ static void rx_frame(unsigned iface, const uint8_t *f, size_t hlen,
         return;
     }
     struct ptl_lib_stats *st = &ptl_g.stats[iface];
-    struct ptl_wire_hdr h;
     st->rx_frames++;
     if (hlen != PTL_WIRE_HDR_LEN) {
         st->rx_short++;
-        goto out;
+        ptl_host_unlock();
+        return;
     }
-    ptl_wire_decode(f, &h);
-    if (h.version != PTL_WIRE_VERSION) {
-        st->rx_bad_version++;
-        goto out;
+    size_t rest = rx_one(iface, f, payload, plen);
+    while (rest) {
+        /* The next frame's header starts right after this one's payload. */
+        f = payload + (plen - rest);
+        payload = f + PTL_WIRE_HDR_LEN;
+        plen = rest - PTL_WIRE_HDR_LEN;
+        st->rx_frames++;
+        rest = rx_one(iface, f, payload, plen);
     }
-    /* A copy of a frame already delivered is known by its header: drop it
-     * before paying for the checksum (ptl_rel_rx_dup). */
-    struct ptl_ni *ni = find_ni(iface, &h);
-    if (ni && ptl_rel_rx_dup(ni, &h))
-        goto out;
-    /* The flag itself is in the checksummed header: a flipped flag fails
-     * the check like any other damaged header byte. */
-    static const uint8_t zero[4];
-    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, 4);
-    c = ptl_crc32c(c, zero, 4);
-    c = ptl_crc32c(c, f + 8, PTL_WIRE_HDR_LEN - 8);
-    if (!(h.flags & PTL_WF_HDRCRC))
-        c = ptl_crc32c(c, payload, plen);
-    if (PTL_CRC32C_FINAL(c) != h.crc) {
-        st->rx_bad_crc++;
-        goto out;
-    }
-    if (h.op < 1 || h.op > PTL_WOP_LAST || (h.flags & ~PTL_WF_KNOWN)) {
-        st->rx_bad_op++;
-        goto out;
-    }
-    if (h.frag_len != plen) {
-        st->rx_short++;
-        goto out;
-    }
-    bool seq = h.flags & PTL_WF_SEQ;
-    if ((h.op == PTL_WOP_RACK) ? (seq || h.frag_len || !(h.flags & PTL_WF_ACKV))
-                               : !seq) {
-        st->rx_bad_op++;
-        goto out;
-    }
-    if (h.frag_len > h.msg_len || h.frag_off > h.msg_len - h.frag_len ||
-        ((h.flags & PTL_WF_FIRST) && h.frag_off != 0) ||
-        h.ack_req > PTL_OC_ACK_REQ || h.fail > PTL_NI_NO_MATCH) {
-        st->rx_bad_field++;
-        goto out;
-    }
-    if (!ni) {
-        st->rx_not_for_us++;
-        goto out;
-    }
-    bool request = h.op >= PTL_WOP_PUT && h.op <= PTL_WOP_SWAP;
-    if (h.msg_len > ni->lim.max_msg_size ||
-        (request && h.pt_index > (uint32_t)ni->lim.max_pt_index) ||
-        (h.op == PTL_WOP_GET && h.frag_len) ||
-        (request && h.op != PTL_WOP_PUT && h.op != PTL_WOP_GET &&
-         !atomic_hdr_ok(ni, &h))) {
-        st->rx_bad_field++;
-        goto out;
-    }
-    PTL_TRACE(TP_RX_CHECKED);
-    ptl_rel_rx(ni, &h, payload);
-out:
     ptl_host_unlock();
 }
 

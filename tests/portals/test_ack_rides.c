@@ -1,0 +1,178 @@
+/* A target's ACK rides ahead of its program's next message to the initiator,
+ * in one link frame (PTL_WF_MORE), instead of costing a link frame of its
+ * own; an ACK nobody answers still arrives; link frames carrying several
+ * Portals frames are taken apart on receipt, and a malformed one is dropped
+ * and counted. */
+#include "tp_craft.h"
+
+#define N 200
+#define FAKE_NID 0x1ff
+
+static uint64_t link_frames(void)
+{
+    struct ptl_test_wire_stats w;
+    ptl_test_wire_stats(&w);
+    return w.sent;
+}
+
+static struct ptl_lib_stats stats(unsigned iface)
+{
+    struct ptl_lib_stats s;
+    OK(ptl_lib_get_stats(iface, &s));
+    return s;
+}
+
+static void set_hold(uint64_t ns)
+{
+    struct ptl_lib_tunables t;
+    ptl_lib_get_tunables(&t);
+    t.ack_hold_ns = ns;
+    ptl_lib_set_tunables(&t);
+}
+
+static struct node A, B;
+static ptl_pt_index_t ptA, ptB;
+static char bufA[64], bufB[64], srcA[64], srcB[64];
+static ptl_handle_md_t mdA, mdB;
+
+/* N round trips of acknowledged 64-byte puts, data and events checked.
+ * One process plays both nodes, and any wait here that halts is a wait of
+ * both (it sends what either held): so each side looks at the events of its
+ * previous answer only once its next message is on its way.  Returns the
+ * link frames the round trips took. */
+static uint64_t ping_pong(void)
+{
+    uint64_t f0 = link_frames();
+    for (int i = 0; i < N; i++) {
+        tp_fill(srcA, sizeof(srcA), (unsigned)i);
+        OK(PtlPut(mdA, 0, sizeof(srcA), PTL_ACK_REQ, B.id, ptB, 0, 0, NULL, 0));
+        if (i) {
+            EXPECT_EVENT(B.eq, PTL_EVENT_SEND);
+            ptl_event_t ev = EXPECT_EVENT(B.eq, PTL_EVENT_ACK);
+            CHECK(ev.ni_fail_type == PTL_NI_OK && ev.mlength == sizeof(srcB));
+        }
+        EXPECT_EVENT(B.eq, PTL_EVENT_PUT);
+        CHECK(memcmp(bufB, srcA, sizeof(srcA)) == 0);
+        tp_fill(srcB, sizeof(srcB), (unsigned)i + 5000);
+        OK(PtlPut(mdB, 0, sizeof(srcB), PTL_ACK_REQ, A.id, ptA, 0, 0, NULL, 0));
+        EXPECT_EVENT(A.eq, PTL_EVENT_SEND);
+        ptl_event_t ev = EXPECT_EVENT(A.eq, PTL_EVENT_ACK);
+        CHECK(ev.ni_fail_type == PTL_NI_OK && ev.mlength == sizeof(srcA));
+        EXPECT_EVENT(A.eq, PTL_EVENT_PUT);
+        CHECK(memcmp(bufA, srcB, sizeof(srcB)) == 0);
+    }
+    EXPECT_EVENT(B.eq, PTL_EVENT_SEND);
+    EXPECT_EVENT(B.eq, PTL_EVENT_ACK);
+    return link_frames() - f0;
+}
+
+static void crafted(void)
+{
+    static uint8_t f[4096];
+    static char pay1[40], pay2[24];
+    memset(pay1, 0x11, sizeof(pay1));
+    memset(pay2, 0x22, sizeof(pay2));
+    static char buf[64];
+    ptl_me_t me = tp_me(buf, sizeof(buf), PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL, 0, ~0ull);
+    ptl_handle_me_t mh;
+    ptl_pt_index_t pt = tp_pt(&B, 0);
+    OK(PtlMEAppend(B.ni, pt, &me, PTL_PRIORITY_LIST, NULL, &mh));
+    EXPECT_EVENT(B.eq, PTL_EVENT_LINK);
+
+    /* Two puts of one stream, seq 0 and 1, in one link frame. */
+    struct ptl_wire_hdr h1 = tp_put_hdr(&B, pt, FAKE_NID, 0x5000, sizeof(pay1), 0);
+    h1.flags |= PTL_WF_MORE;
+    size_t n1 = tp_craft(f, &h1, pay1, sizeof(pay1));
+    struct ptl_wire_hdr h2 = tp_put_hdr(&B, pt, FAKE_NID, 0x5000, sizeof(pay2), 0);
+    h2.seq = 1;
+    h2.msg_id = 2;
+    size_t n2 = tp_craft(f + n1, &h2, pay2, sizeof(pay2));
+    struct ptl_lib_stats s0 = stats(1);
+    ptl_lib_rx(1, f, n1 + n2);
+    struct ptl_lib_stats s1 = stats(1);
+    CHECK(s1.rx_frames == s0.rx_frames + 2);
+    ptl_event_t ev = EXPECT_EVENT(B.eq, PTL_EVENT_PUT);
+    CHECK(ev.mlength == sizeof(pay1) && memcmp(buf, pay1, sizeof(pay1)) == 0);
+    ev = EXPECT_EVENT(B.eq, PTL_EVENT_PUT);
+    CHECK(ev.mlength == sizeof(pay2) &&
+          memcmp(buf + sizeof(pay1), pay2, sizeof(pay2)) == 0);
+
+    /* MORE, but what follows the payload cannot hold a header: dropped
+     * whole, as short, before anything of it is used. */
+    h1 = tp_put_hdr(&B, pt, FAKE_NID, 0x6000, sizeof(pay1), 0);
+    h1.flags |= PTL_WF_MORE;
+    n1 = tp_craft(f, &h1, pay1, sizeof(pay1));
+    memset(f + n1, 0, PTL_WIRE_HDR_LEN - 1);
+    s0 = stats(1);
+    ptl_lib_rx(1, f, n1 + PTL_WIRE_HDR_LEN - 1);
+    s1 = stats(1);
+    CHECK(s1.rx_short == s0.rx_short + 1 && s1.rx_frames == s0.rx_frames + 1);
+    EXPECT_NO_EVENT(B.eq);
+
+    /* A damaged second frame is dropped; the first is not. */
+    h1 = tp_put_hdr(&B, pt, FAKE_NID, 0x7000, 8, 0);
+    h1.flags |= PTL_WF_MORE;
+    n1 = tp_craft(f, &h1, pay1, 8);
+    h2 = tp_put_hdr(&B, pt, FAKE_NID, 0x7000, 8, 0);
+    h2.seq = 1;
+    h2.msg_id = 2;
+    n2 = tp_craft(f + n1, &h2, pay2, 8);
+    f[n1 + 70] ^= 0x40;
+    s0 = stats(1);
+    ptl_lib_rx(1, f, n1 + n2);
+    s1 = stats(1);
+    CHECK(s1.rx_frames == s0.rx_frames + 2 && s1.rx_bad_crc == s0.rx_bad_crc + 1);
+    EXPECT_EVENT(B.eq, PTL_EVENT_PUT);
+    EXPECT_NO_EVENT(B.eq);
+}
+
+int main(void)
+{
+    ptl_test_host_init(2, 1500);
+    struct ptl_test_wire w = {.seed = 11, .latency_ns = 20000};
+    ptl_test_wire_config(&w);
+    OK(PtlInit());
+    tp_node(&A, 0, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+    tp_node(&B, 1, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+    ptA = tp_pt(&A, 0);
+    ptB = tp_pt(&B, 0);
+    ptl_me_t me = tp_me(bufA, sizeof(bufA), PTL_ME_OP_PUT, 0, ~0ull);
+    ptl_handle_me_t mh;
+    OK(PtlMEAppend(A.ni, ptA, &me, PTL_PRIORITY_LIST, NULL, &mh));
+    EXPECT_EVENT(A.eq, PTL_EVENT_LINK);
+    me = tp_me(bufB, sizeof(bufB), PTL_ME_OP_PUT, 0, ~0ull);
+    OK(PtlMEAppend(B.ni, ptB, &me, PTL_PRIORITY_LIST, NULL, &mh));
+    EXPECT_EVENT(B.eq, PTL_EVENT_LINK);
+    mdA = tp_md(&A, srcA, sizeof(srcA), 0, PTL_CT_NONE);
+    mdB = tp_md(&B, srcB, sizeof(srcB), 0, PTL_CT_NONE);
+
+    /* Each ACK goes at once, standalone: the baseline. */
+    set_hold(0);
+    uint64_t apart = ping_pong();
+    /* Each ACK rides ahead of the answer (or the next ping). */
+    set_hold(200000);
+    uint64_t c0 = stats(0).tx_carried + stats(1).tx_carried;
+    uint64_t riding = ping_pong();
+    uint64_t carried = stats(0).tx_carried + stats(1).tx_carried - c0;
+    printf("link frames for %d acknowledged round trips: %llu with ACKs apart, "
+           "%llu with ACKs riding (%llu carried)\n", N, (unsigned long long)apart,
+           (unsigned long long)riding, (unsigned long long)carried);
+    CHECK(apart >= 4 * N - N / 20);
+    CHECK(riding <= 2 * N + N / 20 && carried >= 2 * N - N / 20);
+
+    /* Nobody answers: the ACK goes anyway, once the initiator waits. */
+    for (int i = 0; i < 3; i++) {
+        tp_fill(srcA, sizeof(srcA), (unsigned)i + 77);
+        OK(PtlPut(mdA, 0, sizeof(srcA), PTL_ACK_REQ, B.id, ptB, 0, 0, NULL, 0));
+        EXPECT_EVENT(A.eq, PTL_EVENT_SEND);
+        ptl_event_t ev = EXPECT_EVENT(A.eq, PTL_EVENT_ACK);
+        CHECK(ev.ni_fail_type == PTL_NI_OK);
+        EXPECT_EVENT(B.eq, PTL_EVENT_PUT);
+        CHECK(memcmp(bufB, srcA, sizeof(srcA)) == 0);
+    }
+
+    crafted();
+    PtlFini();
+    printf("test_ack_rides: PASS\n");
+    return 0;
+}
