@@ -278,6 +278,24 @@ def test_a_rank_spinning_on_portals_gets_its_message(c4, how):
     assert m[3] == "few", r.stdout + r.stderr
 
 
+def test_an_ack_does_not_wait_for_a_target_that_computes(c4):
+    """A node holds its Portals ACK for its program's next message to the
+    initiator, to send both in one link frame (portals/lib/reliable.c).  A
+    program that takes a put in and then computes for 3 s without a Portals
+    call must not hold its initiator's ACK for those 3 s: the frames that
+    reach the node meanwhile (the initiator resending the unacknowledged
+    put) send it."""
+    r = yod(c4, "-sz", "2", os.path.join(ROOT, "build", "portals", "kernel", "ackhold-musl"),
+            "3000")
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r'rank 0: ACK after (\d+) ms, rank 1 done after (\d+) ms \("done"\)', r.stdout)
+    assert m, r.stdout + r.stderr
+    ack, done = int(m[1]), int(m[2])
+    print(r.stdout)
+    assert done >= 2900, r.stdout
+    assert ack < 1000, r.stdout
+
+
 @pytest.mark.slow
 def test_lost_node_ends_job():
     name = start("y", "-n", "2", "--boot", "direct")

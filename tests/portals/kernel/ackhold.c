@@ -1,0 +1,120 @@
+/* An ACK held for the target's answer (portals/lib/reliable.c) must not wait
+ * for a target that computes instead.  Two ranks under yod: rank 0 puts 8
+ * bytes to rank 1 asking for an ACK and waits for it; rank 1 takes the put
+ * in a blocking wait, then computes for MS ms without a Portals call, then
+ * puts "done" to rank 0.  Rank 0 prints after how long each came.
+ *     ackhold MS */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "portals4.h"
+
+#define CHECK(x)                                                              \
+    do {                                                                      \
+        int rc_ = (x);                                                        \
+        if (rc_ != PTL_OK) {                                                  \
+            printf("%s failed: %d\n", #x, rc_);                               \
+            exit(1);                                                          \
+        }                                                                     \
+    } while (0)
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static ptl_event_t wait_for(ptl_handle_eq_t eq, ptl_event_kind_t kind)
+{
+    ptl_event_t ev;
+    do
+        CHECK(PtlEQWait(eq, &ev));
+    while (ev.type != kind);
+    if (ev.ni_fail_type != PTL_NI_OK) {
+        printf("event %d failed: %d\n", (int)kind, (int)ev.ni_fail_type);
+        exit(1);
+    }
+    return ev;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: ackhold MS\n");
+        return 2;
+    }
+    int rank = getenv("TERN_RANK") ? atoi(getenv("TERN_RANK")) : 0;
+    double ms = atof(argv[1]);
+    ptl_handle_ni_t ni;
+    ptl_handle_eq_t eq;
+    ptl_pt_index_t pt;
+    CHECK(PtlInit());
+    CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PTL_PID_ANY, NULL, NULL,
+                    &ni));
+    CHECK(PtlEQAlloc(ni, 64, &eq));
+    CHECK(PtlPTAlloc(ni, 0, eq, 0, &pt));
+    static char buf[64], msg[8] = "ping";
+    ptl_me_t me = {.start = buf, .length = sizeof buf, .ct_handle = PTL_CT_NONE,
+                   .uid = PTL_UID_ANY,
+                   .options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_USE_ONCE,
+                   .match_id.phys = {PTL_NID_ANY, PTL_PID_ANY}, .match_bits = 7};
+    ptl_handle_me_t h;
+    CHECK(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, NULL, &h));
+    ptl_md_t md = {.start = msg, .length = sizeof msg, .eq_handle = eq,
+                   .ct_handle = PTL_CT_NONE};
+    ptl_handle_md_t mdh;
+    CHECK(PtlMDBind(ni, &md, &mdh));
+    /* The other rank's nid and pid: TERN_MAP, rank order, "nid" or
+     * "nid:pid" each (docs/job-interface.md); a bare nid has our pid. */
+    const char *map = getenv("TERN_MAP");
+    if (!map || !strchr(map, ',')) {
+        printf("no TERN_MAP of two ranks\n");
+        return 1;
+    }
+    const char *other = rank == 0 ? strchr(map, ',') + 1 : map;
+    char *end;
+    ptl_process_t me_id, peer;
+    CHECK(PtlGetPhysId(ni, &me_id));
+    peer.phys.nid = (ptl_nid_t)strtoul(other, &end, 10);
+    peer.phys.pid = *end == ':' ? (ptl_pid_t)strtoul(end + 1, NULL, 10) : me_id.phys.pid;
+    if (rank == 0) {
+        double t0 = now_s();
+        /* Resent until rank 1's entry is there: it may start later. */
+        for (;;) {
+            CHECK(PtlPut(mdh, 0, sizeof msg, PTL_ACK_REQ, peer, pt, 7, 0, NULL, 0));
+            wait_for(eq, PTL_EVENT_SEND);
+            ptl_event_t ev;
+            do
+                CHECK(PtlEQWait(eq, &ev));
+            while (ev.type != PTL_EVENT_ACK);
+            if (ev.ni_fail_type == PTL_NI_OK && ev.mlength == sizeof msg)
+                break;
+            struct timespec d = {0, 20000000};
+            nanosleep(&d, NULL);
+            t0 = now_s();
+        }
+        double t_ack = now_s() - t0;
+        wait_for(eq, PTL_EVENT_PUT);
+        double t_done = now_s() - t0;
+        printf("rank 0: ACK after %.0f ms, rank 1 done after %.0f ms (\"%s\")\n", t_ack * 1000,
+               t_done * 1000, buf);
+    } else {
+        wait_for(eq, PTL_EVENT_PUT);
+        /* Compute: no Portals call until done. */
+        double end = now_s() + ms / 1000;
+        volatile unsigned long spins = 0;
+        while (now_s() < end)
+            for (int i = 0; i < 100000; i++)
+                spins++;
+        static char done[8] = "done";
+        md.start = done;
+        CHECK(PtlMDBind(ni, &md, &mdh));
+        CHECK(PtlPut(mdh, 0, sizeof done, PTL_NO_ACK_REQ, peer, pt, 7, 0, NULL, 0));
+        wait_for(eq, PTL_EVENT_SEND);
+    }
+    PtlNIFini(ni);
+    PtlFini();
+    return 0;
+}
