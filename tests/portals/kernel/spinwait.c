@@ -11,22 +11,8 @@
 #include <string.h>
 #include <time.h>
 #include "portals4.h"
-
-#define CHECK(x)                                                              \
-    do {                                                                      \
-        int rc_ = (x);                                                        \
-        if (rc_ != PTL_OK) {                                                  \
-            printf("%s failed: %d\n", #x, rc_);                               \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
+#include "test_check.h"
+#include "test_clock.h"
 
 int main(int argc, char **argv)
 {
