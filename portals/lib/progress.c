@@ -39,8 +39,13 @@ void ptl_lib_progress(void)
     ptl_host_unlock();
 }
 
+/* Called before every halt and on every frame taken in while a program
+ * computes: without a hold begun since the last call, it looks at no peer. */
 static void send_held_locked(void)
 {
+    if (!ptl_g.acks_held)
+        return;
+    ptl_g.acks_held = false;    /* released below: nothing stays held */
     for (unsigned i = 0; i < PTL_MAX_NIS; i++)
         if (ptl_g.nis[i].in_use)
             ptl_rel_send_held(&ptl_g.nis[i]);

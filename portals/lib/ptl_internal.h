@@ -327,6 +327,7 @@ struct ptl_lib {
     uint32_t session_seed;
     uint32_t caller_ifaces;     /* ptl_lib_restrict: 0 = every interface */
     uint32_t abort_gen;         /* PtlAbort calls so far */
+    bool acks_held;             /* a peer may hold an ACK (reliable.c) */
 };
 extern struct ptl_lib ptl_g;
 bool ptl_iface_allowed(unsigned iface);

@@ -177,13 +177,20 @@ static void send_frag(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
     xmit(ni, p, lead ? &lh : NULL, &h, sg, n + 1);
 }
 
+/* An ACK p holds for the program's next message goes now (ptl_rel_push
+ * takes a hold that ended at 1 as over). */
+static void release_held(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    p->hold_until = 1;
+    ptl_rel_push(ni, p);
+}
+
 static void send_rack(struct ptl_ni *ni, struct ptl_peer *p)
 {
     /* An ACK held for the program's next message carries the ack: it goes
-     * now instead (ptl_rel_push), unless the window is full. */
+     * now instead, unless the window is full. */
     if (p->hold_until) {
-        p->hold_until = 1;
-        ptl_rel_push(ni, p);
+        release_held(ni, p);
         if (!p->ack_pending)
             return;
     }
@@ -330,6 +337,7 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
                 hold = now + ptl_g.tun.ack_hold_ns;
             if (now < hold) {
                 p->hold_until = hold;
+                ptl_g.acks_held = true;
                 break;
             }
             ride = false;   /* held long enough: alone */
@@ -673,12 +681,9 @@ static bool ack_later(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
 
 void ptl_rel_send_held(struct ptl_ni *ni)
 {
-    for (struct ptl_peer *p = ni->peer_list; p; p = p->next) {
-        if (!p->hold_until)
-            continue;
-        p->hold_until = 1;      /* past: ptl_rel_push sends it */
-        ptl_rel_push(ni, p);
-    }
+    for (struct ptl_peer *p = ni->peer_list; p; p = p->next)
+        if (p->hold_until)
+            release_held(ni, p);
 }
 
 void ptl_rel_send_owed_acks(struct ptl_ni *ni)
