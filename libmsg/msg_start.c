@@ -247,6 +247,8 @@ void msg_progress_ms(unsigned ms)
         if (rc != PTL_OK)
             msg_fatal("PtlEQPoll failed (%d)", rc);
         dispatch(&ev);
+        if (ms)
+            break;
     }
     if (eng.starved)
         msg_kick();
