@@ -42,20 +42,6 @@ def test_bad_pointers(libc):
     print([l for l in r.stdout.splitlines() if l.startswith("cost:")])
 
 
-@pytest.mark.parametrize("libc", ["musl", "glibc"])
-def test_one_call_takes_the_events_that_are_there(libc):
-    """Six events waiting in two EQs: six looks, one system call, order kept
-    per EQ.  Kept events of a freed EQ are not handed out, an EQ that
-    dropped events still says so, and a program with a second thread gets
-    one event per call (tests/portals/kernel/eqahead.c)."""
-    r = run_node(prog(f"eqahead-{libc}"), timeout=90,
-                 extra=["--smp", "2", "--nic", "virtio", "--nid", "7"])
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "one thread: 6 looks, 1 crossings" in r.stdout, r.stdout
-    assert "two threads: 6 looks, 6 crossings" in r.stdout, r.stdout
-    assert "eqahead: ok" in r.stdout, r.stdout
-
-
 def test_waits_halt():
     """4 s of blocking Portals waits cost QEMU far less than 4 s of CPU."""
     before = os.times()

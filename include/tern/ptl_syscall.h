@@ -32,21 +32,8 @@ enum tern_ptl_op {
                                     *  its size: 0 = up to loop_full, as before it grew) */
     TPO_TRIG_ME_APPEND, TPO_TRIG_ME_UNLINK, TPO_TRIG_LE_APPEND, TPO_TRIG_LE_UNLINK, TPO_ABORT,
     TPO_TRACE,                     /* (cmd, ...): the message-path trace, below */
-    TPO_EQ_POLL_MANY,              /* PtlEQPoll, then more events at once, below */
     TPO_LAST
 };
-
-/* TPO_EQ_POLL_MANY (eqs, size, timeout, ev, which, more, more_which, max,
- * got): PtlEQPoll (eqs, size, timeout, ev, which); when that found an event
- * (PTL_OK), up to max more that the EQs hold already go into more[] and
- * more_which[], oldest first per EQ, none from an EQ that dropped events,
- * and *got says how many (else 0).  The caller hands those out to its next
- * looks before it asks the kernel again, so a program that finds an ACK
- * and a message together crosses into the kernel once.  max is capped at
- * TERN_EQ_MANY_MAX.  A process of more than one thread gets none: another
- * thread's look could take a later event of the same EQ before the caller
- * kept the earlier. */
-#define TERN_EQ_MANY_MAX 8
 
 /* TPO_STATS: the node's side of the counters (the library's are struct
  * ptl_lib_stats of ptl_lib.h, interface 0). */

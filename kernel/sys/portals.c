@@ -368,41 +368,6 @@ static int eq_poll(const ptl_args_t a)
     return rc;
 }
 
-/* TPO_EQ_POLL_MANY (ptl_syscall.h): eq_poll, and the extra events.  Every
- * output is checked before an event is taken, so none is lost to a bad
- * pointer.  A rank is one thread (clone.c). */
-static int eq_poll_many(const ptl_args_t a)
-{
-    unsigned n = (unsigned)a[1];
-    unsigned max = a[7] < TERN_EQ_MANY_MAX ? (unsigned)a[7] : TERN_EQ_MANY_MAX;
-    if (!array_ok(a[0], n, sizeof(ptl_handle_eq_t)) ||
-        !array_ok(a[5], max, sizeof(ptl_event_t)) || !array_ok(a[6], max, sizeof(unsigned)))
-        return BAD;
-    OUT(ptl_event_t, ev, a[3]);
-    OUT(unsigned, which, a[4]);
-    OUT(unsigned, got, a[8]);
-    if (!got)
-        return BAD;
-    const ptl_handle_eq_t *hs = (const ptl_handle_eq_t *)a[0];
-    int rc = PtlEQPoll(hs, n, (ptl_time_t)a[2], ev, which);
-    event_out(ev, rc);
-    DONE(ev, a[3]);
-    DONE(which, a[4]);
-    unsigned k = 0;
-    if (rc == PTL_OK && max && (ranks_active() || !threads_many())) {
-        ptl_event_t more[TERN_EQ_MANY_MAX];
-        unsigned more_which[TERN_EQ_MANY_MAX];
-        k = ptl_lib_eq_take_more(hs, n, more, more_which, max);
-        for (unsigned i = 0; i < k; i++)
-            event_out(&more[i], PTL_OK);
-        copy_to_user(a[5], more, k * sizeof more[0]);
-        copy_to_user(a[6], more_which, k * sizeof more_which[0]);
-    }
-    *got = k;
-    DONE(got, a[8]);
-    return rc;
-}
-
 static int get_map(const ptl_args_t a)
 {
     if (!array_ok(a[2], a[1], sizeof(ptl_process_t)))
@@ -608,7 +573,6 @@ TPO(eq_free) { return PtlEQFree((ptl_handle_eq_t)a[0]); }
 TPO(eq_get) { EVENT_OUT(a[1], PtlEQGet((ptl_handle_eq_t)a[0], o)); }
 TPO(eq_wait) { EVENT_OUT(a[1], PtlEQWait((ptl_handle_eq_t)a[0], o)); }
 TPO(eq_poll) { return eq_poll(a); }
-TPO(eq_poll_many) { return eq_poll_many(a); }
 
 TPO(trig_put)
 {
@@ -713,7 +677,6 @@ static int (*const calls[TPO_LAST])(const ptl_args_t) = {
     [TPO_ATOMIC_SYNC] = tpo_atomic_sync,
     [TPO_EQ_ALLOC] = tpo_eq_alloc, [TPO_EQ_FREE] = tpo_eq_free, [TPO_EQ_GET] = tpo_eq_get,
     [TPO_EQ_WAIT] = tpo_eq_wait, [TPO_EQ_POLL] = tpo_eq_poll,
-    [TPO_EQ_POLL_MANY] = tpo_eq_poll_many,
     [TPO_TRIG_PUT] = tpo_trig_put, [TPO_TRIG_GET] = tpo_trig_get,
     [TPO_TRIG_ATOMIC] = tpo_trig_atomic, [TPO_TRIG_FETCH_ATOMIC] = tpo_trig_fetch_atomic,
     [TPO_TRIG_SWAP] = tpo_trig_swap, [TPO_TRIG_CT_INC] = tpo_trig_ct_inc,
@@ -752,12 +715,10 @@ SYSCALL(tern_portals)
     if (copy_from_user(a, a1, sizeof a))
         return -EFAULT;
     bool put = a0 == TPO_PUT;
-    bool looks = a0 == TPO_EQ_WAIT || a0 == TPO_EQ_POLL || a0 == TPO_EQ_GET ||
-                 a0 == TPO_EQ_POLL_MANY;
+    bool looks = a0 == TPO_EQ_WAIT || a0 == TPO_EQ_POLL || a0 == TPO_EQ_GET;
     if (put)
         PTL_TRACE(TP_SYS_PUT);
-    /* A spinning PtlEQGet (a many-look without time-out) would fill the ring. */
-    else if (looks && a0 != TPO_EQ_GET && (a0 != TPO_EQ_POLL_MANY || a[2]))
+    else if (looks && a0 != TPO_EQ_GET)    /* a spinning PtlEQGet would fill the ring */
         PTL_TRACE(TP_SYS_WAIT);
     if (a0 != TPO_NOP && a0 != TPO_TRACE)
         ptl_kernel_poll();
@@ -769,8 +730,7 @@ SYSCALL(tern_portals)
         return a0 == TPO_INIT ? PTL_FAIL : PTL_NO_INIT;
     ptl_lib_restrict(1u << iface);
     struct thread *t = thread_current();
-    bool waits = a0 == TPO_EQ_WAIT || a0 == TPO_EQ_POLL || a0 == TPO_EQ_POLL_MANY ||
-                 a0 == TPO_CT_WAIT || a0 == TPO_CT_POLL;
+    bool waits = a0 == TPO_EQ_WAIT || a0 == TPO_EQ_POLL || a0 == TPO_CT_WAIT || a0 == TPO_CT_POLL;
     /* Its halts let the serial lock go (portals/host.c).  A rank's, in any
      * call: a put waiting for room may wait for what another rank of the
      * node has to do first, in a call of its own. */

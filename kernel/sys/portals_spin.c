@@ -36,7 +36,6 @@ static bool empty_look(uint64_t op, const uint64_t *a, int rc)
     case TPO_EQ_GET:
         return rc == PTL_EQ_EMPTY;
     case TPO_EQ_POLL:
-    case TPO_EQ_POLL_MANY:
         return a[2] == 0 && rc == PTL_EQ_EMPTY;
     case TPO_CT_POLL:
         return a[3] == 0 && rc == PTL_CT_NONE_REACHED;

@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
-#include "portals4.h"
 
 /* A received frame, starting at the Portals header (Ethernet header already
  * stripped).  The library copies the payload at most once, straight into the
@@ -56,15 +55,6 @@ bool ptl_lib_md_whole(uint32_t md);
  * frames in while the program computes): ACKs held for the program's next
  * message (ack_hold_ns) go now, standalone. */
 void ptl_lib_send_held(void);
-
-/* After a PtlEQPoll on hs[0..size) that returned an event: up to max more
- * events those EQs hold already, taken without waiting, oldest first per
- * EQ, each with its index in hs.  An EQ that dropped events is left for a
- * look of its own (that look reports PTL_EQ_DROPPED).  For a host whose
- * every look costs a crossing (a system call) and which hands the extra
- * events to the program to keep for its next looks. */
-unsigned ptl_lib_eq_take_more(const ptl_handle_eq_t *hs, unsigned size, ptl_event_t *evs,
-                              unsigned *which, unsigned max);
 
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);

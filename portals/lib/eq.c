@@ -129,23 +129,6 @@ int PtlEQPoll(const ptl_handle_eq_t *hs, unsigned size, ptl_time_t timeout,
     return rc == PTL_WAIT_TIMEOUT ? PTL_EQ_EMPTY : rc;
 }
 
-unsigned ptl_lib_eq_take_more(const ptl_handle_eq_t *hs, unsigned size, ptl_event_t *evs,
-                              unsigned *which, unsigned max)
-{
-    unsigned n = 0;
-    ptl_host_lock();
-    if (ptl_api_ready())
-        for (unsigned i = 0; i < size && n < max; i++) {
-            struct ptl_eq *eq = ptl_eq_get(hs[i], NULL);
-            while (eq && n < max && eq->count && !eq->dropped) {
-                eq_take(eq, &evs[n]);
-                which[n++] = i;
-            }
-        }
-    ptl_host_unlock();
-    return n;
-}
-
 int PtlEQWait(ptl_handle_eq_t h, ptl_event_t *ev)
 {
     if (!ptl_api_ready())

@@ -35,23 +35,13 @@ static u64 id(ptl_process_t p)
 }
 
 int PtlInit(void) { return CALL(TPO_INIT, 0); }
-static void ahead_drop_dead(void);
-void PtlFini(void)
-{
-    CALL(TPO_FINI, 0);
-    ahead_drop_dead();
-}
+void PtlFini(void) { CALL(TPO_FINI, 0); }
 int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
               const ptl_ni_limits_t *desired, ptl_ni_limits_t *actual, ptl_handle_ni_t *ni)
 {
     return CALL(TPO_NI_INIT, iface, options, pid, P(desired), P(actual), P(ni));
 }
-int PtlNIFini(ptl_handle_ni_t ni)
-{
-    int rc = CALL(TPO_NI_FINI, ni);
-    ahead_drop_dead();
-    return rc;
-}
+int PtlNIFini(ptl_handle_ni_t ni) { return CALL(TPO_NI_FINI, ni); }
 int PtlNIStatus(ptl_handle_ni_t ni, ptl_sr_index_t reg, ptl_sr_value_t *status)
 {
     return CALL(TPO_NI_STATUS, ni, reg, P(status));
@@ -166,118 +156,13 @@ int PtlEQAlloc(ptl_handle_ni_t ni, ptl_size_t count, ptl_handle_eq_t *eq)
 {
     return CALL(TPO_EQ_ALLOC, ni, count, P(eq));
 }
-
-/* Events the kernel handed over ahead of their look (TPO_EQ_POLL_MANY), in
- * the order it took them, each with its EQ.  Every look serves these
- * first: each is older than anything its EQ still holds in the kernel.
- * The kernel fills them only while the process has one thread; the lock is
- * for threads started after. */
-static struct {
-    ptl_event_t ev;
-    ptl_handle_eq_t eq;
-} ahead[TERN_EQ_MANY_MAX];
-static unsigned n_ahead;
-static int ahead_busy;
-
-static void ahead_lock(void)
-{
-    while (__atomic_exchange_n(&ahead_busy, 1, __ATOMIC_ACQUIRE))
-        __builtin_ia32_pause();
-}
-static void ahead_unlock(void) { __atomic_store_n(&ahead_busy, 0, __ATOMIC_RELEASE); }
-
-static void ahead_remove(unsigned j)
-{
-    for (; j + 1 < n_ahead; j++)
-        ahead[j] = ahead[j + 1];
-    n_ahead--;
-}
-
-/* The oldest kept event of any of eqs[0..size), taken. */
-static bool ahead_take(const ptl_handle_eq_t *eqs, unsigned size, ptl_event_t *ev,
-                       unsigned *which)
-{
-    bool found = false;
-    ahead_lock();
-    for (unsigned j = 0; j < n_ahead && !found; j++)
-        for (unsigned i = 0; i < size; i++)
-            if (ahead[j].eq == eqs[i]) {
-                *ev = ahead[j].ev;
-                if (which)
-                    *which = i;
-                ahead_remove(j);
-                found = true;
-                break;
-            }
-    ahead_unlock();
-    return found;
-}
-
-/* Kept events of an EQ that is gone (freed, or its NI's) go with it. */
-static void ahead_drop(ptl_handle_eq_t eq)
-{
-    ahead_lock();
-    for (unsigned j = 0; j < n_ahead;)
-        if (ahead[j].eq == eq)
-            ahead_remove(j);
-        else
-            j++;
-    ahead_unlock();
-}
-
-static void ahead_drop_dead(void)
-{
-    for (unsigned j = 0; j < n_ahead; j++) {
-        ptl_handle_ni_t ni;
-        if (CALL(TPO_NI_HANDLE, ahead[j].eq, P(&ni)) != PTL_OK) {
-            ahead_drop(ahead[j].eq);
-            j = (unsigned)-1;      /* the list moved: from the start */
-        }
-    }
-}
-
-/* Every EQ look: kept events first, else the kernel's, keeping what else
- * it hands over.  The caller's own pointers go to the kernel, which checks
- * them; a kept event is copied out here (a bad pointer then faults in the
- * program, as any store through it would). */
-static int eq_look(const ptl_handle_eq_t *eqs, unsigned size, ptl_time_t timeout, ptl_event_t *ev,
-                   unsigned *which)
-{
-    if (n_ahead && ev && eqs && ahead_take(eqs, size, ev, which))
-        return PTL_OK;
-    ptl_event_t more[TERN_EQ_MANY_MAX];
-    unsigned more_which[TERN_EQ_MANY_MAX], got = 0;
-    unsigned room = TERN_EQ_MANY_MAX - __atomic_load_n(&n_ahead, __ATOMIC_RELAXED);
-    int rc = CALL(TPO_EQ_POLL_MANY, P(eqs), size, timeout, P(ev), P(which), P(more),
-                  P(more_which), room, P(&got));
-    if (got) {
-        ahead_lock();
-        for (unsigned k = 0; k < got && n_ahead < TERN_EQ_MANY_MAX; k++) {
-            ahead[n_ahead].ev = more[k];
-            ahead[n_ahead].eq = eqs[more_which[k]];
-            n_ahead++;
-        }
-        ahead_unlock();
-    }
-    return rc;
-}
-
-int PtlEQFree(ptl_handle_eq_t eq)
-{
-    int rc = CALL(TPO_EQ_FREE, eq);
-    if (rc == PTL_OK)
-        ahead_drop(eq);
-    return rc;
-}
-int PtlEQGet(ptl_handle_eq_t eq, ptl_event_t *ev) { return eq_look(&eq, 1, 0, ev, NULL); }
-int PtlEQWait(ptl_handle_eq_t eq, ptl_event_t *ev)
-{
-    return eq_look(&eq, 1, PTL_TIME_FOREVER, ev, NULL);
-}
+int PtlEQFree(ptl_handle_eq_t eq) { return CALL(TPO_EQ_FREE, eq); }
+int PtlEQGet(ptl_handle_eq_t eq, ptl_event_t *ev) { return CALL(TPO_EQ_GET, eq, P(ev)); }
+int PtlEQWait(ptl_handle_eq_t eq, ptl_event_t *ev) { return CALL(TPO_EQ_WAIT, eq, P(ev)); }
 int PtlEQPoll(const ptl_handle_eq_t *eqs, unsigned int size, ptl_time_t timeout,
               ptl_event_t *ev, unsigned int *which)
 {
-    return eq_look(eqs, size, timeout, ev, which);
+    return CALL(TPO_EQ_POLL, P(eqs), size, timeout, P(ev), P(which));
 }
 int PtlTriggeredPut(ptl_handle_md_t md, ptl_size_t loff, ptl_size_t len, ptl_ack_req_t ack,
                     ptl_process_t target, ptl_pt_index_t pt, ptl_match_bits_t mb,

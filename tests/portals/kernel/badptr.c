@@ -160,35 +160,6 @@ int main(void)
            PTL_ARG_INVALID);
     expect("PtlEQPoll 2^31 handles", PtlEQPoll(&eq, 1U << 31, 0, &ev, &which), PTL_ARG_INVALID);
     expect("PtlEQPoll (empty, 10 ms)", PtlEQPoll(&eq, 1, 10, &ev, &which), PTL_EQ_EMPTY);
-    /* The many-event look checks every output before it takes an event:
-     * a bad one loses nothing. */
-    expect("ME (good, for a LINK event)", PtlMEAppend(ni, pt, &mee, PTL_PRIORITY_LIST, NULL, &meh),
-           PTL_OK);
-    ptl_event_t more[TERN_EQ_MANY_MAX];
-    unsigned more_which[TERN_EQ_MANY_MAX], got;
-    uint64_t margs[16] = {(uint64_t)(uintptr_t)&eq, 1, 0, (uint64_t)(uintptr_t)&ev,
-                          (uint64_t)(uintptr_t)&which, (uint64_t)(uintptr_t)more,
-                          (uint64_t)(uintptr_t)more_which, 4, (uint64_t)(uintptr_t)KERNEL_TEXT};
-    expect("many-look, count out in kernel", raw(TPO_EQ_POLL_MANY, margs), PTL_ARG_INVALID);
-    margs[8] = 0;
-    expect("many-look, no count out", raw(TPO_EQ_POLL_MANY, margs), PTL_ARG_INVALID);
-    margs[8] = (uint64_t)(uintptr_t)&got;
-    margs[5] = (uint64_t)(uintptr_t)DIRECT_MAP;
-    expect("many-look, extra events into the direct map", raw(TPO_EQ_POLL_MANY, margs),
-           PTL_ARG_INVALID);
-    margs[5] = (uint64_t)(uintptr_t)more;
-    margs[6] = (uint64_t)(uintptr_t)LOW;
-    expect("many-look, their EQ indexes below the program", raw(TPO_EQ_POLL_MANY, margs),
-           PTL_ARG_INVALID);
-    margs[6] = (uint64_t)(uintptr_t)more_which;
-    margs[3] = (uint64_t)(uintptr_t)KERNEL_TEXT;
-    expect("many-look, event out in kernel", raw(TPO_EQ_POLL_MANY, margs), PTL_ARG_INVALID);
-    margs[3] = (uint64_t)(uintptr_t)&ev;
-    margs[7] = 1ULL << 40;         /* capped, not trusted */
-    got = 99;
-    expect("many-look, 2^40 extra asked: the LINK event", raw(TPO_EQ_POLL_MANY, margs), PTL_OK);
-    expect("many-look: no extra event there", got, 0);
-    expect("PtlMEUnlink", PtlMEUnlink(meh), PTL_OK);
     ptl_handle_ct_t ct;
     expect("PtlCTAlloc", PtlCTAlloc(ni, &ct), PTL_OK);
     ptl_size_t test = 1;
