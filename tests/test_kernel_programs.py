@@ -128,3 +128,56 @@ def test_tsc_frequency_agrees_across_boots():
     with ThreadPoolExecutor(3) as ex:
         mhz = list(ex.map(boot, range(9)))
     assert max(mhz) <= min(mhz) * 1.03, mhz
+
+
+def test_a_node_stopped_as_it_starts_leaves_nothing(tmp_path):
+    """qemu/run-node is stopped with SIGTERM (tests and cluster scripts do)
+    the moment its run folder appears, the moment its socket does, and at
+    moments through QEMU's boot.  Each time the folder (console log, socket)
+    goes and no QEMU is left.  A SIGTERM between the folder's making and
+    QEMU's start, before run-node had set its handler, left the folder
+    behind."""
+    import os
+    import signal
+    import time
+    from nodes import RUN_NODE
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+
+    def folder():
+        return next(iter(tmp.iterdir()), None)
+
+    def socket_there():
+        f = folder()
+        return f is not None and (f / "hostlink.sock").exists()
+
+    def after(seconds):
+        t = time.monotonic() + seconds
+        return lambda: time.monotonic() >= t
+
+    cases = [("its folder appears", lambda: folder)] * 3 + \
+        [("its socket appears", lambda: socket_there)] * 3 + \
+        [(f"{ms} ms", lambda ms=ms: after(ms / 1000)) for ms in (300, 600, 1000)]
+    for what, predicate in cases:
+        ready = predicate()
+        # A program that computes until stopped (it gives up after seconds).
+        p = subprocess.Popen([RUN_NODE, "--mem", "64M", "--timeout", "30",
+                              program("sigcompute-musl"), "yod", "1"], env=env,
+                             stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+        try:
+            give_up = time.monotonic() + 20
+            while not ready() and p.poll() is None and time.monotonic() < give_up:
+                time.sleep(0.0002)
+            p.send_signal(signal.SIGTERM)
+            p.wait(20)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        # QEMU runs in run-node's session: none of it may be left.
+        left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True)
+        assert left.stdout.strip() == "", f"SIGTERM when {what}: left {left.stdout}"
+        assert list(tmp.iterdir()) == [], f"SIGTERM when {what}: left {list(tmp.iterdir())}"
