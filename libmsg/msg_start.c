@@ -231,8 +231,11 @@ static void debug_dump(void)
     }
 }
 
-/* Handle every event that is there; with block, first wait (bounded) for
- * one.  Callers loop until their condition holds. */
+/* ms 0: handle every event that is there.  Otherwise wait (at most ms) for
+ * one event and handle just that one: callers loop until their condition
+ * holds, and a further look here would mostly find nothing, a system call
+ * per message.  (Flow control's drain may so span several looks:
+ * msg_drain_finish.) */
 void msg_progress_ms(unsigned ms)
 {
     ptl_handle_eq_t eqs[2] = {eng.eq_data, eng.eq_misc};

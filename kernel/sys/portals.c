@@ -387,11 +387,11 @@ static int get_map(const ptl_args_t a)
         return rc_;                                                        \
     } while (0)
 
+static uint64_t calls_made;        /* every tern_portals call since boot (TPO_STATS) */
+
 /* unode_size: the bytes of struct tern_ptl_node_stats the caller knows; 0
  * from programs built before the struct grew (their library passed two
  * arguments), which get the fields up to loop_full and no more. */
-static uint64_t calls_made;        /* every tern_portals call since boot (TPO_STATS) */
-
 static int stats(uint64_t ulib, uint64_t unode, uint64_t unode_size)
 {
     size_t node_len = unode_size ? unode_size : offsetof(struct tern_ptl_node_stats, loop_by_ref);
