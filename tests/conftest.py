@@ -10,7 +10,9 @@ tests/nodes.py.  Markers (pytest -m):
            TERN_SLOW=1 (`make test-slow`)
 Running times: tests/README.md."""
 import os
+import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -29,6 +31,27 @@ def pytest_configure(config):
 def built():
     """Everything the tests use, built once (a no-op after `make`)."""
     subprocess.run(["make", "-s", "-C", ROOT, "all"], check=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def node_run_folders_go():
+    """Every qemu/run-node the suite starts makes its run folder (console
+    log, socket) under a temporary directory of the suite's own (TMPDIR),
+    and must remove it however a test stops it: one left behind fails the
+    run.  A test that killed its node with SIGKILL left one each run."""
+    base = tempfile.mkdtemp(prefix="tern-tests-")
+    old = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = base
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = old
+        left = sorted(n for n in os.listdir(base) if n.startswith("tern-node-"))
+        shutil.rmtree(base, ignore_errors=True)
+    assert not left, f"qemu/run-node left its run folder behind: {left}"
 
 
 # Parts too long for the default run (@pytest.mark.run_slow, also marked

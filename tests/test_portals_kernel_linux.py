@@ -193,8 +193,13 @@ def computing_tern_node(secs):
                                       env=env, timeout=200)
             yield run, node
         finally:
-            os.killpg(node.pid, signal.SIGKILL)
-            node.communicate()
+            # SIGTERM first: run-node stops QEMU and removes its run folder.
+            os.killpg(node.pid, signal.SIGTERM)
+            try:
+                node.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(node.pid, signal.SIGKILL)
+                node.communicate()
 
 
 def test_computing_kernel_node_answers_at_once():
