@@ -1,10 +1,13 @@
 """Unmodified static Linux programs on the Tern kernel: output, arguments,
 environment, exit status, libc behaviour."""
+import os
+import signal
 import subprocess
+import time
 
 import pytest
 
-from nodes import program, run_node
+from nodes import RUN_NODE, program, run_node
 
 HELLOS = ["hello-musl", "hello-glibc", "hello-musl-pie", "hello-glibc-pie"]
 
@@ -137,10 +140,6 @@ def test_a_node_stopped_as_it_starts_leaves_nothing(tmp_path):
     goes and no QEMU is left.  A SIGTERM between the folder's making and
     QEMU's start, before run-node had set its handler, left the folder
     behind."""
-    import os
-    import signal
-    import time
-    from nodes import RUN_NODE
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
