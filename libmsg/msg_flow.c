@@ -254,19 +254,6 @@ static void drain_done(void)
     check_enable();
 }
 
-/* A drain's events (one per message it took off Portals' list, then the
- * end marker) are queued when it starts, but the event loop may hand them
- * out over several waits.  Until the marker is in, the saved queue lacks
- * some of the drained messages, and a receive that looked only there would
- * go to Portals and match a later message from the same sender (resent
- * after UNPAUSE): out of order.  So a receive or probe first finishes the
- * drain. */
-void msg_drain_finish(void)
-{
-    while (eng.draining)
-        msg_progress_ms(0);
-}
-
 /* Data of an unexpected message is complete in an overflow buffer. */
 static void arrived(const ptl_event_t *ev)
 {

@@ -159,7 +159,6 @@ void msg_flow_event(const ptl_event_t *ev);
 void msg_flow_pause_ack(long from, uint64_t epoch);
 void msg_flow_peer_exiting(long from);
 void msg_ovf_claimed(const ptl_event_t *ev);
-void msg_drain_finish(void); /* take in every drained message before the saved queue is read */
 void msg_saved_append(struct msg_saved *s);
 void *msg_saved_alloc(uint64_t len); /* heap for a saved message, within saved_max */
 void msg_saved_release(struct msg_saved *s);

@@ -244,7 +244,6 @@ void msg_irecv(struct msg_req *r, long srcsel, uint64_t bits, uint64_t ignore, v
     r->bits = bits;
     r->ignore = ignore;
     r->srcsel = srcsel;
-    msg_drain_finish();
     struct msg_saved *s = saved_find(bits, ignore, srcsel, true);
     if (s) {
         msg_recv_take_saved(r, s);
@@ -312,7 +311,6 @@ bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
                struct msg_probe_info *out)
 {
     for (;;) {
-        msg_drain_finish();
         struct msg_saved *s = saved_find(bits, ignore, srcsel, false);
         if (s) {
             out->src = s->src;

@@ -234,8 +234,10 @@ static void debug_dump(void)
 /* ms 0: handle every event that is there.  Otherwise wait (at most ms) for
  * one event and handle just that one: callers loop until their condition
  * holds, and a further look here would mostly find nothing, a system call
- * per message.  (Flow control's drain may so span several looks:
- * msg_drain_finish.) */
+ * per message.  Except during a flow-control drain (msg_flow.c): its events
+ * are all queued when it starts, and until the last is handled the saved
+ * queue lacks some drained messages, so a receive that read it would go to
+ * Portals and match a later message from the same sender. */
 void msg_progress_ms(unsigned ms)
 {
     ptl_handle_eq_t eqs[2] = {eng.eq_data, eng.eq_misc};
@@ -251,7 +253,7 @@ void msg_progress_ms(unsigned ms)
         if (rc != PTL_OK)
             msg_fatal("PtlEQPoll failed (%d)", rc);
         dispatch(&ev);
-        if (ms)
+        if (ms && !eng.draining)
             break;
     }
     if (eng.starved)
