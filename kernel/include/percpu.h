@@ -55,6 +55,7 @@ struct percpu {
 
     uint64_t ipis;                 /* IPIs handled */
     uint64_t halts;                /* halts begun by cpu_halt_until */
+    uint64_t ptl_calls;            /* Portals system calls made here (sys/portals.c) */
     uint64_t stack_top;            /* this CPU's kernel stack */
 
     /* The program's threads here (thread.c): the one running (NULL: idle),

@@ -30,6 +30,7 @@
 #include "kmalloc.h"
 #include "msgtrace.h"
 #include "netdev.h"
+#include "percpu.h"
 #include "portals4.h"
 #include "process.h"
 #include "ptl_kernel.h"
@@ -387,7 +388,16 @@ static int get_map(const ptl_args_t a)
         return rc_;                                                        \
     } while (0)
 
-static uint64_t calls_made;        /* every tern_portals call since boot (TPO_STATS) */
+/* Portals calls since boot, all CPUs: counted per CPU, so that ranks on
+ * several cores do not share a counter's cache line on every call. */
+static uint64_t calls_made(void)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < MAX_CPUS; i++)
+        if (cpus[i])
+            n += __atomic_load_n(&cpus[i]->ptl_calls, __ATOMIC_RELAXED);
+    return n;
+}
 
 /* unode_size: the bytes of struct tern_ptl_node_stats the caller knows; 0
  * from programs built before the struct grew (their library passed two
@@ -412,7 +422,7 @@ static int stats(uint64_t ulib, uint64_t unode, uint64_t unode_size)
     node = (struct tern_ptl_node_stats){nd.tx_frames, nd.tx_errors, nd.rx_frames, nd.rx_dropped,
                                         nd.interrupts, km.size, km.used, km.peak, km.fails,
                                         loop_frames, loop_full, loop_by_ref,
-                                        __atomic_load_n(&calls_made, __ATOMIC_RELAXED)};
+                                        calls_made()};
     if (ulib)
         copy_to_user(ulib, &lib, sizeof lib);
     if (unode)
@@ -710,7 +720,7 @@ SYSCALL(tern_portals)
     UNUSED_ARGS();
     if (a0 == 0 || a0 >= TPO_LAST)
         return -EINVAL;
-    __atomic_fetch_add(&calls_made, 1, __ATOMIC_RELAXED);
+    this_cpu()->ptl_calls++;
     ptl_args_t a;
     if (copy_from_user(a, a1, sizeof a))
         return -EFAULT;
