@@ -1,10 +1,25 @@
 """Helpers for tests that run programs on Tern nodes."""
 import os
+import signal
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_NODE = os.path.join(ROOT, "qemu", "run-node")
 KERNEL = os.path.join(ROOT, "build", "tern.elf")
+
+
+def stop_group(p, grace=10):
+    """Stops the process group a test started p in (start_new_session):
+    SIGTERM first, so that run-node stops QEMU and removes its run folder,
+    then SIGKILL after grace seconds.  Returns once p is reaped."""
+    if p.poll() is not None:
+        return
+    os.killpg(p.pid, signal.SIGTERM)
+    try:
+        p.wait(grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
 
 
 def program(name):

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from nodes import ROOT, RUN_NODE, run_node
+from nodes import ROOT, RUN_NODE, run_node, stop_group
 
 PROGS = os.path.join(ROOT, "build", "portals", "kernel")
 
@@ -120,13 +120,7 @@ def run_pair(ns, taps, server_args, client_args, timeout, nics=("virtio", "e1000
         return [(p.returncode, o, e) for p, (o, e) in zip(procs, out)]
     finally:
         for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, 15)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, 9)
-                    p.wait(5)
+            stop_group(p)
 
 
 @pytest.mark.skipif(_net_usable() is not None, reason=str(_net_usable()))

@@ -5,14 +5,13 @@ bridge inside a namespace the test creates and removes."""
 import contextlib
 import os
 import select
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 
-from nodes import ROOT, RUN_NODE
+from nodes import ROOT, RUN_NODE, stop_group
 from test_portals_kernel import _net_usable, bridged_namespace, ip
 
 sys.path.insert(0, os.path.join(ROOT, "qemu"))
@@ -193,13 +192,8 @@ def computing_tern_node(secs):
                                       env=env, timeout=200)
             yield run, node
         finally:
-            # SIGTERM first: run-node stops QEMU and removes its run folder.
-            os.killpg(node.pid, signal.SIGTERM)
-            try:
-                node.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(node.pid, signal.SIGKILL)
-                node.communicate()
+            stop_group(node, grace=15)
+            node.communicate()
 
 
 def test_computing_kernel_node_answers_at_once():

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from nodes import ROOT, RUN_NODE
+from nodes import ROOT, RUN_NODE, stop_group
 from test_portals_kernel import _net_usable, bridged_namespace, ip
 
 TERN_NODE = os.path.join(ROOT, "build", "portals", "kernel", "ptlnode-tern")
@@ -77,13 +77,7 @@ class Procs:
 
     def close(self):
         for p in self.procs:
-            if p.poll() is None:
-                os.killpg(p.pid, 15)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, 9)
-                    p.wait(5)
+            stop_group(p)
             for f in (p.stdout, p.stderr, p.stdin):
                 if f:
                     f.close()
