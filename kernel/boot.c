@@ -180,6 +180,12 @@ void options_parse(void)
                 continue;
             }
             options.ranks = (unsigned)n;
+        } else if (!strcmp(k, "end_hold")) {
+            uint64_t ms;
+            if (!parse_size(v, &ms) || ms > 60000)
+                snprintf(bad, sizeof bad, "bad value '%s' for end_hold= (0 .. 60000 ms)", v);
+            else
+                options.end_hold_ms = (unsigned)ms;
         } else if (!strcmp(k, "smptest")) {
             options.smptest = !strcmp(v, "1");
         } else if (!strcmp(k, "payload_crc")) {

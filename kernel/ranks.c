@@ -191,6 +191,11 @@ void ranks_signal_all(int sig)
     c->process = mine;
 }
 
+bool ranks_all_ended(void)
+{
+    return nranks > 1 && __atomic_load_n(&ranks_left, __ATOMIC_ACQUIRE) == 0;
+}
+
 void ranks_set_end_hook(void (*fn)(unsigned rank, enum end_kind kind, int code))
 {
     end_hook = fn;

@@ -189,11 +189,29 @@ def test_jobs_without_ppn_are_unchanged_after_ppn_jobs(c2):
     assert r.returncode == 0 and "pingpong ok" in r.stdout, r.stdout + r.stderr
 
 
+END_HOLD_MS = 1500
+
+
 @pytest.fixture(scope="module")
 def c4():
-    """One node of 4 CPUs."""
-    with up("ppn4", "-n", "1", "--smp", "4", "--boot", "direct") as name:
+    """One node of 4 CPUs, whose jobs' ends wait END_HOLD_MS after the last
+    rank's end has reached yod (kernel option end_hold): the moment a busy
+    host's scheduler can stretch, in which the node may already be the next
+    job's."""
+    with up("ppn4", "-n", "1", "--smp", "4", "--boot", "direct",
+            "--kernel-option", f"end_hold={END_HOLD_MS}") as name:
         yield name
+
+
+def test_the_next_job_waits_for_a_ppn_jobs_end(c4):
+    # The last rank's end reaches yod before the node's clean-up begins;
+    # yod ends and frees the node, and the next yod's job arrived while the
+    # node still held the old one.  It was refused ("node busy with job N",
+    # CI on a 2-core host); now it waits for the clean-up.
+    for _ in range(2):
+        r = yod(c4, "-sz", "2", "-ppn", "2", program("percore-musl"), "hello")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert sorted(hellos(r.stdout)) == [0, 1], r.stdout
 
 
 @pytest.mark.parametrize("ppn", [4, 2])

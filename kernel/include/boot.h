@@ -45,6 +45,8 @@ struct boot_options {
     bool nettest_ping;             /* nettest=ping: the other side of it (nettest.c) */
     bool smptest;                  /* smptest=1: check the CPUs' IPIs etc. at boot */
     unsigned ranks;                /* ranks=K: the program K times, one per core (ranks.c) */
+    unsigned end_hold_ms;          /* end_hold=MS: testing, a job's end waits MS ms
+                                    * after its last rank's end is reported (end.c) */
     bool payload_crc;              /* payload_crc=1: Portals checksums payloads too
                                     * (a fabric that can deliver damaged frames) */
     int64_t kmem_size;             /* kmem=SIZE: kernel heap; -1: default */

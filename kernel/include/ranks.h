@@ -45,4 +45,8 @@ void ranks_set_end_hook(void (*fn)(unsigned rank, enum end_kind kind, int code))
  * *code the node's: the first failed rank's end, else exit 0; otherwise its
  * thread leaves its core and the other ranks go on. */
 bool ranks_end_one(enum end_kind *kind, int *code);
+/* Every rank has ended (each counted before its end is reported): the
+ * node's end is decided, though the core carrying it may not have begun
+ * it yet.  False without ranks. */
+bool ranks_all_ended(void);
 #endif

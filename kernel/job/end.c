@@ -3,6 +3,7 @@
  * output, then the node forgets everything about the job - the program's
  * Portals NIs, its page tables, every byte of its memory - and waits for the
  * next job on a fresh kernel stack.  The node stays registered. */
+#include "boot.h"
 #include "files.h"
 #include "job.h"
 #include "kmalloc.h"
@@ -94,6 +95,13 @@ void job_rank_ended(unsigned local, enum end_kind kind, int code)
     report_end(local, kind, code, NULL);
     if (!held)
         serial_unlock();
+    /* end_hold (testing): the moment between the last rank's report, after
+     * which yod frees the nodes, and the node's clean-up held open, serving
+     * the network meanwhile, as a busy host's scheduler can hold it. */
+    if (options.end_hold_ms && ranks_all_ended()) {
+        kprintf("job %u: end held for %u ms (end_hold)\n", job.id, options.end_hold_ms);
+        time_sleep_until(time_monotonic_ns() + options.end_hold_ms * 1000000ULL);
+    }
 }
 
 /* The x87/SSE state of a freshly reset CPU, as fxrstor reads it: control

@@ -8,6 +8,7 @@ service-node directory by NFS (`nfs=`: qemu/nfs-serve, NFS-Ganesha)."""
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -84,12 +85,14 @@ class Cluster:
 
     # --- up ----------------------------------------------------------------
     def up(self, n, mem=None, nic="virtio", boot="pxe", mode=None, timeout=None, log=print,
-           node_os="tern", nfs=None, smp=1, kmem=None, cpu=None):
+           node_os="tern", nfs=None, smp=1, kmem=None, cpu=None, kernel_options=()):
         """cpu: TCG nodes' CPU model (accel.qemu_accel_args).
         nfs: a service-node directory to export by NFS; every (Linux) node
         mounts it at the same absolute path before it says it is ready.
         smp: CPUs per node.
-        kmem: a Tern node's kernel heap for Portals (kernel option kmem=)."""
+        kmem: a Tern node's kernel heap for Portals (kernel option kmem=).
+        kernel_options: more KEY=VALUE words for a Tern node's kernel
+        (docs/kernel.md), e.g. payload_crc=1."""
         if node_os not in READY:
             raise SystemExit(f"cluster: unknown node OS '{node_os}'")
         accel.tcg_cpu_model(mode or accel.default_accel(), cpu)   # refused before anything starts
@@ -97,6 +100,10 @@ class Cluster:
             self._check_linux_node()
         if kmem and (node_os != "tern" or not kmem[:-1].isdigit() or kmem[-1] not in "KMG"):
             raise SystemExit(f"cluster: --kmem {kmem}: a size like 8M, for Tern nodes")
+        for word in kernel_options:
+            if node_os != "tern" or not re.fullmatch(r"[a-z_]+=[A-Za-z0-9_.]+", word):
+                raise SystemExit(f"cluster: --kernel-option {word}: a KEY=VALUE word for "
+                                 "Tern nodes (docs/kernel.md)")
         if nfs:
             nfs = os.path.realpath(nfs)
             if node_os != "linux":
@@ -117,7 +124,8 @@ class Cluster:
         self.save(state)
         options = self._node_options(nfs, kmem)
         if node_os == "tern":
-            options = f"{options} {node_mtu_option(nic, state['mtu'])}".strip()
+            options = " ".join(w for w in [options, node_mtu_option(nic, state["mtu"]),
+                                           *kernel_options] if w)
         try:
             self._fabric(state["mtu"])
             if nfs:
