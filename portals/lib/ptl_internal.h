@@ -240,6 +240,7 @@ struct ptl_peer {
     uint64_t rack_sent_at;
     uint32_t dupacks;       /* pure acks that acked nothing new */
     bool acked_any;         /* the peer acknowledged part of this session */
+    uint32_t acker_session; /* the peer's own session when it did (0: unknown) */
     /* receive */
     bool rx_valid;
     uint32_t rx_session, rx_prev_session, rcv_nxt;

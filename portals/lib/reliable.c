@@ -206,6 +206,10 @@ static void send_rack(struct ptl_ni *ni, struct ptl_peer *p)
     h.dst_nid = p->nid;
     h.dst_pid = p->pid;
     h.ni_type = ni->wni;
+    /* Our own stream's session, though a RACK is outside it: what tells
+     * the peer that a first data frame arriving behind this RACK is ours
+     * and not a restarted process's (ptl_rel_rx). */
+    h.session = p->tx_session;
     fill_ack(p, &h);
     ptl_g.stats[ni->iface].acks_sent++;
     xmit(ni, p, NULL, &h, sg, 1);
@@ -519,6 +523,7 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
     }
     if (fresh) {
         p->acked_any = true;
+        p->acker_session = h->session;
         ptl_peer_prove(ni, p);
         p->dupacks = 0;
     } else if (pure && p->snd_nxt != p->snd_una) {
@@ -535,6 +540,7 @@ static void reset_tx(struct ptl_peer *p)
     p->snd_una = p->snd_nxt = 0;
     p->tx_session = ptl_rel_new_session();
     p->acked_any = false;
+    p->acker_session = 0;
     p->dupacks = 0;
     p->rack_sent_at = 0;
 }
@@ -775,10 +781,15 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         }
         /* A peer that acknowledged our stream before and now opens a new
          * one without knowing it (no ack for our session, or one from
-         * before what it had acknowledged) lost its state: restarted. */
+         * before what it had acknowledged) lost its state: restarted.
+         * Unless this session is the one it acknowledged from: its first
+         * data frame, overtaken on the wire by a later RACK, carries an
+         * older ack, and is no restart (the stream's messages in flight
+         * were failed UNDELIVERABLE: test_stream_lossy under reordering). */
         bool knows_us = (h->flags & PTL_WF_ACKV) &&
                         h->ack_session == p->tx_session &&
-                        h->ack - p->snd_una <= p->snd_nxt - p->snd_una;
+                        (h->ack - p->snd_una <= p->snd_nxt - p->snd_una ||
+                         h->session == p->acker_session);
         if (p->acked_any && !knows_us)
             peer_restarted(ni, p);
         ptl_target_abort(ni, p);

@@ -274,9 +274,11 @@ static int stream(int argc, char **argv)
         if (pl_wait(&P, PTL_EVENT_ACK, &ev, 60))
             DIE("stream: no ack after %u of %u", acked, n);
         unsigned i = (unsigned)(uintptr_t)ev.user_ptr;
-        if (ev.ni_fail_type != PTL_NI_OK || ev.mlength != pl_size(i, max))
+        if (ev.ni_fail_type != PTL_NI_OK || ev.mlength != pl_size(i, max)) {
+            pl_print_stats(&P);
             DIE("stream msg %u: fail %d mlength %llu", i, ev.ni_fail_type,
                 (unsigned long long)ev.mlength);
+        }
         if (i != acked)
             DIE("ack for %u while expecting %u", i, acked);
         acked++;
