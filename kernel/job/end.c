@@ -92,13 +92,22 @@ void job_rank_ended(unsigned local, enum end_kind kind, int code)
     bool held = serial_held();
     if (!held)
         serial_lock();             /* the job's state and the kernel's NI */
+    /* The last rank: the node's end is decided now, before yod hears of it
+     * (and may free the node), not when job_end begins on the core that
+     * carries it, which a busy host can delay.  From here a new job's
+     * descriptor waits for the clean-up instead of being refused as busy,
+     * and yod's messages no longer end the job (control.c), as after a
+     * fault without ranks (job_fault_report). */
+    bool last = ranks_all_ended();
+    if (last)
+        job.ending = true;
     report_end(local, kind, code, NULL);
     if (!held)
         serial_unlock();
     /* end_hold (testing): the moment between the last rank's report, after
      * which yod frees the nodes, and the node's clean-up held open, serving
      * the network meanwhile, as a busy host's scheduler can hold it. */
-    if (options.end_hold_ms && ranks_all_ended()) {
+    if (options.end_hold_ms && last) {
         kprintf("job %u: end held for %u ms (end_hold)\n", job.id, options.end_hold_ms);
         time_sleep_until(time_monotonic_ns() + options.end_hold_ms * 1000000ULL);
     }

@@ -93,17 +93,14 @@ static void refuse(const struct load_slot *s, const struct yod_load *d, const ch
 }
 
 /* Puts a busy node's answer to a second yod (checked from the service
- * paths, where blocking is allowed).  A job whose end is decided is not
- * busy: the descriptor waits for the clean-up.  With ranks per core that
- * is once the last rank has ended, not once job_end has begun: each rank's
- * end reaches yod as it happens, so the allocator can give the node to the
- * next job while the core carrying the end has not started it yet (a vCPU
- * descheduled by a busy host, an IPI still on its way to CPU 0). */
+ * paths, where blocking is allowed).  A job whose end is decided
+ * (job.ending: set before yod hears of it, end.c) is not busy: the
+ * descriptor waits for the clean-up. */
 void job_refuse_busy(void)
 {
     for (int i = 0; i < LOAD_SLOTS; i++) {
         struct load_slot *s = &slots[i];
-        if (!s->full || !job.active || job.ending || ranks_all_ended())
+        if (!s->full || !job.active || job.ending)
             continue;
         char msg[96];
         snprintf(msg, sizeof msg, "node busy with job %u", job.id);
