@@ -114,6 +114,31 @@ static struct launcher *find_job(uint32_t job)
     return NULL;
 }
 
+/* A node still allocated to a job whose launcher gave it back unsure (a
+ * load that failed, a rank lost) or stopped answering: it is ending that
+ * job and is freed when it says so (OP_PING).  By nid, the job it ends; a
+ * node freed or allocated again no longer matches.  Not kept across a
+ * restart: such nodes are then freed by the periodic ping alone. */
+static uint32_t ending_job[NODEDB_MAX + 1];
+
+static bool node_ending(const struct node *nd)
+{
+    return nd->state == NODE_ALLOCATED && nd->job && nd->nid <= NODEDB_MAX &&
+           ending_job[nd->nid] == nd->job;
+}
+
+/* Ending nodes are pinged soon after they appear, then less often: 50 ms,
+ * doubling up to the ping period.  A launcher waiting for them (TERN_ALLOC
+ * answered EBUSY) has them as soon as they are clean, not a period later. */
+#define ENDING_PING_FIRST_S 0.05
+static double ending_gap = ENDING_PING_FIRST_S, next_ending_ping;
+
+static void ending_ping_soon(void)
+{
+    ending_gap = ENDING_PING_FIRST_S;
+    next_ending_ping = svc_now() + ending_gap;
+}
+
 static void forget_job(uint32_t job)
 {
     for (int i = 0; i < njobs; i++)
@@ -323,6 +348,8 @@ static int tell_nodes_launcher_gone(uint32_t job)
         struct node *nd = &db.nodes[i];
         if (nd->job != job || nd->state != NODE_ALLOCATED)
             continue;
+        if (nd->nid <= NODEDB_MAX)
+            ending_job[nd->nid] = job;
         struct op *op = calloc(1, sizeof *op);
         if (!op)
             break;
@@ -389,6 +416,24 @@ static void on_register(const struct request *q)
     reply(q->h, q->nid, 0, msg, NULL, 0, false);
 }
 
+/* A request alloc_nodes refused would be met once the ending nodes are
+ * free: every listed node is free or ending, or enough are. */
+static bool short_only_of_ending(const struct tern_alloc *a)
+{
+    if (a->nlist) {
+        for (uint32_t i = 0; i < a->nlist; i++) {
+            struct node *nd = nodedb_find(&db, a->list[i]);
+            if (!nd || (nd->state != NODE_FREE && !node_ending(nd)))
+                return false;
+        }
+        return true;
+    }
+    int have = 0;
+    for (int i = 0; i < db.n; i++)
+        have += db.nodes[i].state == NODE_FREE || node_ending(&db.nodes[i]);
+    return a->count > 0 && a->count <= have;
+}
+
 static void on_alloc(const struct request *q)
 {
     const struct tern_hdr *h = q->h;
@@ -418,7 +463,15 @@ static void on_alloc(const struct request *q)
     int n = alloc_nodes(&db, job, a->count, a->nlist ? a->list : NULL, (int)a->nlist, out,
                         err, sizeof err);
     if (n < 0) {
-        reply(h, nid, 28, err, NULL, 0, false);
+        if (short_only_of_ending(a)) {
+            /* EBUSY: the launcher waits (yod does) and asks again. */
+            char busy[400];
+            snprintf(busy, sizeof busy, "%s; enough are finishing a job that ended", err);
+            ending_ping_soon();
+            reply(h, nid, 16, busy, NULL, 0, false);
+        } else {
+            reply(h, nid, 28, err, NULL, 0, false);
+        }
         return;
     }
     /* The job's key: the launcher proves with it what it sends the nodes,
@@ -464,11 +517,16 @@ static void on_release(const struct request *q)
     int n = release_job(&db, r->job, r->unsure, n_unsure);
     forget_job(r->job);
     save();
-    if (n_unsure)
+    for (uint32_t i = 0; i < n_unsure; i++)
+        if (r->unsure[i] <= NODEDB_MAX)
+            ending_job[r->unsure[i]] = r->job;
+    if (n_unsure) {
+        ending_ping_soon();
         snprintf(msg, sizeof msg, "%d nodes freed; %u when they say the job is over", n,
                  n_unsure);
-    else
+    } else {
         snprintf(msg, sizeof msg, "%d nodes freed", n);
+    }
     logmsg("job %u: %s", r->job, msg);
     reply(q->h, q->nid, 0, msg, NULL, 0, false);
 }
@@ -598,13 +656,14 @@ static void handle(const unsigned char *buf, uint64_t len, ptl_process_t from)
         reply(h, q.nid, 22, "unknown request type", NULL, 0, false);
 }
 
-static void ping_nodes(void)
+/* Every node that is up or was seen, or (ending_only) those ending a job. */
+static void ping_nodes(bool ending_only)
 {
     for (int i = 0; i < db.n; i++) {
         struct node *nd = &db.nodes[i];
         /* Down nodes too: one that was only slow (a busy host) comes back. */
         if (nd->state == NODE_BOOTING || nd->nid > NODEDB_MAX || ping_outstanding[nd->nid] ||
-            (nd->state == NODE_DOWN && !nd->last_seen))
+            (nd->state == NODE_DOWN && !nd->last_seen) || (ending_only && !node_ending(nd)))
             continue;
         struct op *op = calloc(1, sizeof *op);
         if (!op)
@@ -680,6 +739,7 @@ static void on_ack(const ptl_event_t *ev)
                 logmsg("job %u: its launcher (nid %u pid %u) stopped answering: told its %d "
                        "nodes to end it; each is freed when it has", job, nid, pid,
                        tell_nodes_launcher_gone(job));
+                ending_ping_soon();
             }
         }
     } else if (op->kind == OP_PING) {
@@ -786,8 +846,9 @@ int main(int argc, char **argv)
     logmsg("serving nid %u pid %u: %d nodes in %s", svc.me.phys.nid, svc.me.phys.pid, db.n,
            dbpath);
     double next_ping = svc_now() + period;
+    next_ending_ping = next_ping;
     while (!stopping) {
-        double left = next_ping - svc_now();
+        double left = (next_ending_ping < next_ping ? next_ending_ping : next_ping) - svc_now();
         ptl_event_t ev;
         unsigned which;
         int rc = PtlEQPoll(&svc.eq, 1, left > 0 ? (ptl_time_t)(left * 1000) + 1 : 0, &ev, &which);
@@ -805,10 +866,15 @@ int main(int argc, char **argv)
         }
         if (svc_now() >= next_ping) {
             report_refusals();
-            ping_nodes();
+            ping_nodes(false);
             ping_launchers();
             ping_fyods();
             next_ping = svc_now() + period;
+        }
+        if (svc_now() >= next_ending_ping) {
+            ping_nodes(true);
+            ending_gap = ending_gap * 2 < period ? ending_gap * 2 : period;
+            next_ending_ping = svc_now() + ending_gap;
         }
     }
     save();

@@ -4,6 +4,7 @@ jobs end, a launcher killed with SIGKILL, a slow or stopped reader of yod's
 output.  Nothing of it may cost a later job, a line of output, or a node."""
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -98,6 +99,30 @@ def test_after_kill_9_of_yod_the_next_job_never_sees_node_busy(c3):
         assert "is gone (the allocator says so" in con, con[-1500:]   # either way it ends
     log = open(f"/tmp/tern-clusters/{c3}/allocd.log").read()
     assert re.search(r"stopped answering: told its 2 nodes to end it", log), log[-1500:]
+
+
+def test_a_job_right_after_a_failed_load_runs_on_the_same_nodes(c3, tmp_path):
+    """A load that fails on one node (its program does not fit in 64 MiB)
+    after another node took its part: yod gives that node back unsure, and
+    the allocator frees it when the node says it has dropped the job.  The
+    next yod, started at once, was refused ("node 1 is allocated to job N")
+    until the allocator's next periodic ping; now the allocator answers it
+    EBUSY and pings the node at once, and yod waits for it."""
+    big = tmp_path / "big"
+    shutil.copyfile(RANKS, big)
+    with open(big, "ab") as f:            # trailing bytes: still a valid ELF
+        f.truncate(os.path.getsize(RANKS) + (80 << 20))
+    os.chmod(big, 0o755)
+    load = tmp_path / "load"
+    load.write_text(f"-sz 1 -list 1 {RANKS} hello\n-sz 1 -list 2 {big} hello\n")
+    for round_ in range(2):
+        r = yod(c3, "-F", str(load), timeout=180)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert re.search(r"yod: rank 1 \(nid 2\): .*do not fit", r.stderr), r.stderr
+        r = yod(c3, "-list", "1,2", RANKS, "hello", timeout=180)
+        assert r.returncode == 0, (round_, r.stderr)
+    log = open(f"/tmp/tern-clusters/{c3}/allocd.log").read()
+    assert "1 when they say the job is over" in log, log[-1500:]
 
 
 def test_nodes_of_jobs_that_end_while_allocd_is_down_come_free():

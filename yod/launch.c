@@ -181,14 +181,17 @@ static ptl_handle_md_t ctl_md(uint32_t type, uint32_t arg)
     return cache[i].md;
 }
 
+int ctl_unacked;
+
 void send_ctl(int r, uint32_t type, uint32_t arg)
 {
     ptl_process_t to;
     to.phys.nid = Y.ranks[r].nid;
     to.phys.pid = YOD_NODE_PID;
     int kind = type == YOD_HEARTBEAT ? OP_HEARTBEAT : type == YOD_PAUSE ? OP_PAUSE : OP_CTL;
-    PtlPut(ctl_md(type, arg), 0, sizeof(struct yod_ctl), PTL_ACK_REQ, to, YOD_PT_JOB, YOD_MB_CTL,
-           0, op_tag(kind, r), 0);
+    if (PtlPut(ctl_md(type, arg), 0, sizeof(struct yod_ctl), PTL_ACK_REQ, to, YOD_PT_JOB,
+               YOD_MB_CTL, 0, op_tag(kind, r), 0) == PTL_OK && kind == OP_CTL)
+        ctl_unacked++;
 }
 
 static bool alive(int r) { return Y.ranks[r].state != R_EXITED && Y.ranks[r].state != R_LOST; }

@@ -360,9 +360,27 @@ static int allocate(void)
     } else {
         a.count = nodes;
     }
-    if (alloc_request(&a, offsetof(struct tern_alloc, list) + a.nlist * sizeof(uint32_t),
-                      TERN_ALLOC, &rep, err, sizeof err))
-        return fail(2, "%s", err);
+    /* EBUSY: the nodes are there but still finishing a job that ended
+     * (its launcher gone, or a load that failed); each is freed as soon as
+     * it says it is clean, so the request is made again until then. */
+    double t0 = now_s();
+    bool said = false;
+    for (;;) {
+        if (alloc_request(&a, offsetof(struct tern_alloc, list) + a.nlist * sizeof(uint32_t),
+                          TERN_ALLOC, &rep, err, sizeof err))
+            return fail(2, "%s", err);
+        if (rep.status != 16 || now_s() - t0 > YOD_ALLOC_WAIT_S)
+            break;
+        if (yod_interrupted || yod_terminated)
+            return fail(1, "%s while waiting for nodes", yod_interrupted ? "interrupted" :
+                        "terminated");
+        if (!said && now_s() - t0 > 1.0) {
+            fprintf(stderr, "yod: waiting for nodes: %s\n", rep.message);
+            said = true;
+        }
+        struct timespec gap = {0, 100 * 1000000L};
+        nanosleep(&gap, NULL);
+    }
     if (rep.status)
         return fail(2, "cannot have the nodes: %s (yod -show lists them)", rep.message);
     if ((int)rep.n != nodes) {
@@ -499,9 +517,11 @@ static int run_job(void)
     }
     if (launch()) {
         send_ctl_all(YOD_ABORT, 0);
-        /* Let the aborts reach the nodes before the nodes go back. */
+        /* The aborts reach the nodes before yod goes (its Portals would
+         * stop resending them); the nodes that took the job are given back
+         * as unsure, freed when they say they have dropped it. */
         double end = now_s() + 2.0;
-        while (now_s() < end) {
+        while (ctl_unacked > 0 && now_s() < end) {
             ptl_event_t ev;
             unsigned which;
             if (PtlEQPoll(&Y.eq, 1, 50, &ev, &which) == PTL_OK)

@@ -232,6 +232,7 @@ static void on_ack(const ptl_event_t *ev)
         pause_acks += kind == OP_PAUSE;
         /* fall through */
     case OP_CTL:
+        ctl_unacked -= kind == OP_CTL;
         if (gone)
             rank_lost(r, why);
         break;

@@ -13,6 +13,9 @@
 
 #define YOD_MAX_RANKS 1024
 #define YOD_MAX_GROUPS 64
+/* How long yod waits for nodes that are finishing an ended job (the
+ * allocator's EBUSY): a node ends one whose yod is gone after YOD_SILENCE_S. */
+#define YOD_ALLOC_WAIT_S (2 * YOD_SILENCE_S)
 
 struct program {
     char *path;
@@ -116,6 +119,7 @@ void files_end(void);
 int launch(void);
 void send_ctl_all(uint32_t type, uint32_t arg);
 void send_ctl(int rank, uint32_t type, uint32_t arg);
+extern int ctl_unacked;            /* control messages not yet acknowledged */
 int count_state(enum rank_state s);
 enum { OP_DESC = 1, OP_CTL = 2, OP_HEARTBEAT = 3, OP_STDIN = 4, OP_PAUSE = 5 };
 void *op_tag(int kind, int rank);
