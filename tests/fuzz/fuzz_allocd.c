@@ -11,7 +11,8 @@
  * who bit 0: the sender is the node (else the launcher); bit 1: it sends
  * from its kernel pid YOD_NODE_PID (else pid 77); who 0xff: no message - the
  * allocator pings its nodes, launchers and fyods instead (a peer that does
- * not exist stops answering).  Each message is handed to handle() in a
+ * not exist stops answering); who 0xfe: likewise, only the nodes that are
+ * ending a job (given back unsure).  Each message is handed to handle() in a
  * buffer of exactly its length.  Each input starts from an empty database,
  * no jobs and no fyods.
  *
@@ -164,8 +165,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fuzz_in in = {data, size};
     while (in.n) {
         unsigned who = (unsigned)fuzz_uint(&in, 1);
-        if (who == 0xff) {
-            ping_nodes();
+        if (who >= 0xfe) {         /* the periodic pings, or (0xfe) the ending nodes' */
+            ping_nodes(who == 0xfe);
             ping_launchers();
             ping_fyods();
             settle();
@@ -246,6 +247,15 @@ static void fuzz_write_seeds(const char *d)
     n += record_as(out + n, 0, &rel, sizeof rel, TERN_RELEASE, 1000);
     n += record_as(out + n, 0, &st, sizeof st, TERN_STATUS, -1);
     fuzz_seed(d, "owners", out, n);
+    /* A node given back unsure: the next request for it is EBUSY, and the
+     * allocator pings it. */
+    struct tern_release unsure = {.job = 1, .n_unsure = 1, .unsure = {PTL_TEST_NID(1)}};
+    n = record(out, 3, &reg, sizeof reg, TERN_REGISTER);
+    n += record(out + n, 0, &al, offsetof(struct tern_alloc, list), TERN_ALLOC);
+    n += record(out + n, 0, &unsure, offsetof(struct tern_release, unsure) + 4, TERN_RELEASE);
+    n += record(out + n, 0, &list, offsetof(struct tern_alloc, list) + 4, TERN_ALLOC);
+    out[n++] = 0xfe;
+    fuzz_seed(d, "ending", out, n);
     n = record(out, 0, &fy, sizeof fy, TERN_FYOD_REGISTER);
     n += record(out + n, 0, &st, sizeof st, TERN_FYODS);
     out[n++] = 0xff;
