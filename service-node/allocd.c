@@ -464,11 +464,10 @@ static void on_alloc(const struct request *q)
                         err, sizeof err);
     if (n < 0) {
         if (short_only_of_ending(a)) {
-            /* EBUSY: the launcher waits (yod does) and asks again. */
             char busy[400];
             snprintf(busy, sizeof busy, "%s; enough are finishing a job that ended", err);
             ending_ping_soon();
-            reply(h, nid, 16, busy, NULL, 0, false);
+            reply(h, nid, TERN_STATUS_NODES_ENDING, busy, NULL, 0, false);
         } else {
             reply(h, nid, 28, err, NULL, 0, false);
         }

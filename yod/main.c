@@ -360,16 +360,16 @@ static int allocate(void)
     } else {
         a.count = nodes;
     }
-    /* EBUSY: the nodes are there but still finishing a job that ended
-     * (its launcher gone, or a load that failed); each is freed as soon as
-     * it says it is clean, so the request is made again until then. */
+    /* The nodes are there but still finishing a job that ended (its
+     * launcher gone, or a load that failed); each is freed as soon as it
+     * says it is clean, so the request is made again until then. */
     double t0 = now_s();
     bool said = false;
     for (;;) {
         if (alloc_request(&a, offsetof(struct tern_alloc, list) + a.nlist * sizeof(uint32_t),
                           TERN_ALLOC, &rep, err, sizeof err))
             return fail(2, "%s", err);
-        if (rep.status != 16 || now_s() - t0 > YOD_ALLOC_WAIT_S)
+        if (rep.status != TERN_STATUS_NODES_ENDING || now_s() - t0 > YOD_ALLOC_WAIT_S)
             break;
         if (yod_interrupted || yod_terminated)
             return fail(1, "%s while waiting for nodes", yod_interrupted ? "interrupted" :

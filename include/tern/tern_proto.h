@@ -143,7 +143,10 @@ struct tern_fyod_register {
     char prefix[TERN_PREFIX_MAX];
 };
 
-/* status 0: done; otherwise an errno-style code and a message for the user. */
+/* status 0: done; otherwise an errno-style code and a message for the user.
+ * ALLOC's TERN_STATUS_NODES_ENDING (EBUSY): not enough nodes now, but enough
+ * once those finishing an ended job are clean; ask again (yod does). */
+#define TERN_STATUS_NODES_ENDING 16
 struct tern_reply {
     struct tern_hdr h;
     int32_t status;
