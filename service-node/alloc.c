@@ -13,18 +13,25 @@ int count_in_state(const struct nodedb *db, enum node_state s)
 }
 
 int alloc_nodes(struct nodedb *db, uint32_t job, int count, const uint32_t *list, int nlist,
-                uint32_t *out, char *err, int errlen)
+                bool (*ending)(const struct node *), uint32_t *out, char *err, int errlen)
 {
     if (job == 0) {
         snprintf(err, (size_t)errlen, "job id 0 is reserved");
         return -1;
     }
     if (list) {
+        int wait = 0;
         for (int i = 0; i < nlist; i++) {
             struct node *nd = nodedb_find(db, list[i]);
             if (!nd) {
                 snprintf(err, (size_t)errlen, "node %u is not in the node database", list[i]);
                 return -1;
+            }
+            if (nd->state == NODE_ALLOCATED && ending && ending(nd)) {
+                if (!wait++)
+                    snprintf(err, (size_t)errlen, "node %u is finishing job %u, which ended",
+                             list[i], nd->job);
+                continue;
             }
             if (nd->state == NODE_ALLOCATED) {
                 snprintf(err, (size_t)errlen, "node %u is allocated to job %u", list[i], nd->job);
@@ -35,6 +42,8 @@ int alloc_nodes(struct nodedb *db, uint32_t job, int count, const uint32_t *list
                 return -1;
             }
         }
+        if (wait)
+            return ALLOC_WAIT;
         for (int i = 0; i < nlist; i++) {
             struct node *nd = nodedb_find(db, list[i]);
             nd->state = NODE_ALLOCATED;
@@ -43,13 +52,17 @@ int alloc_nodes(struct nodedb *db, uint32_t job, int count, const uint32_t *list
         }
         return nlist;
     }
-    int free_nodes = count_in_state(db, NODE_FREE);
+    int free_nodes = count_in_state(db, NODE_FREE), ending_nodes = 0;
+    for (int i = 0; ending && i < db->n; i++)
+        ending_nodes += db->nodes[i].state == NODE_ALLOCATED && ending(&db->nodes[i]);
     if (count <= 0 || count > free_nodes) {
+        bool wait = count > 0 && count <= free_nodes + ending_nodes;
         snprintf(err, (size_t)errlen, "%d node%s requested, %d free (%d in all, %d allocated, "
-                 "%d down, %d booting)", count, count == 1 ? "" : "s", free_nodes, db->n,
+                 "%d down, %d booting)%s", count, count == 1 ? "" : "s", free_nodes, db->n,
                  count_in_state(db, NODE_ALLOCATED), count_in_state(db, NODE_DOWN),
-                 count_in_state(db, NODE_BOOTING));
-        return -1;
+                 count_in_state(db, NODE_BOOTING),
+                 wait ? "; enough are finishing a job that ended" : "");
+        return wait ? ALLOC_WAIT : -1;
     }
     int k = 0;
     for (int i = 0; i < db->n && k < count; i++)

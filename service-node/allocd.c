@@ -416,24 +416,6 @@ static void on_register(const struct request *q)
     reply(q->h, q->nid, 0, msg, NULL, 0, false);
 }
 
-/* A request alloc_nodes refused would be met once the ending nodes are
- * free: every listed node is free or ending, or enough are. */
-static bool short_only_of_ending(const struct tern_alloc *a)
-{
-    if (a->nlist) {
-        for (uint32_t i = 0; i < a->nlist; i++) {
-            struct node *nd = nodedb_find(&db, a->list[i]);
-            if (!nd || (nd->state != NODE_FREE && !node_ending(nd)))
-                return false;
-        }
-        return true;
-    }
-    int have = 0;
-    for (int i = 0; i < db.n; i++)
-        have += db.nodes[i].state == NODE_FREE || node_ending(&db.nodes[i]);
-    return a->count > 0 && a->count <= have;
-}
-
 static void on_alloc(const struct request *q)
 {
     const struct tern_hdr *h = q->h;
@@ -460,17 +442,15 @@ static void on_alloc(const struct request *q)
         return;
     }
     uint32_t job = a->job ? a->job : next_job;
-    int n = alloc_nodes(&db, job, a->count, a->nlist ? a->list : NULL, (int)a->nlist, out,
-                        err, sizeof err);
+    int n = alloc_nodes(&db, job, a->count, a->nlist ? a->list : NULL, (int)a->nlist,
+                        node_ending, out, err, sizeof err);
+    if (n == ALLOC_WAIT) {
+        ending_ping_soon();      /* the launcher asks again (yod does) */
+        reply(h, nid, TERN_STATUS_NODES_ENDING, err, NULL, 0, false);
+        return;
+    }
     if (n < 0) {
-        if (short_only_of_ending(a)) {
-            char busy[400];
-            snprintf(busy, sizeof busy, "%s; enough are finishing a job that ended", err);
-            ending_ping_soon();
-            reply(h, nid, TERN_STATUS_NODES_ENDING, busy, NULL, 0, false);
-        } else {
-            reply(h, nid, 28, err, NULL, 0, false);
-        }
+        reply(h, nid, 28, err, NULL, 0, false);
         return;
     }
     /* The job's key: the launcher proves with it what it sends the nodes,

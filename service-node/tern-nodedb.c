@@ -94,9 +94,9 @@ int main(int argc, char **argv)
             int nl = parse_node_list(argv[i + 2], list, NODEDB_MAX, err, sizeof err);
             if (nl < 0)
                 return fail(err);
-            n = alloc_nodes(&db, a, 0, list, nl, out, err, sizeof err);
+            n = alloc_nodes(&db, a, 0, list, nl, NULL, out, err, sizeof err);
         } else if (rest == 2 && parse_u32(argv[i + 1], &b)) {
-            n = alloc_nodes(&db, a, (int)b, NULL, 0, out, err, sizeof err);
+            n = alloc_nodes(&db, a, (int)b, NULL, 0, NULL, out, err, sizeof err);
         } else {
             return usage();
         }
