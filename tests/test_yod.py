@@ -172,6 +172,9 @@ def test_sigint_kills_job_and_frees_nodes(c4):
 
 def test_sigint_escalates_when_ignored(c4):
     p = yod_bg(c4, "-sz", "2", RANKS, "ignore-int")
+    # both ranks have set SIG_IGN once both say they spin; a ^C before that
+    # rightly kills the rank that has not (CI once saw "killed by SIGINT")
+    assert "spinning" in p.stdout.readline()
     assert "spinning" in p.stdout.readline()
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
