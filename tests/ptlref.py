@@ -305,13 +305,13 @@ class TernCluster:
     BUSY = "cannot have the nodes"   # the previous job's node is not free yet
     BUSY_WAIT_S = 120                # a node cleans up after a killed job (TCG, load)
 
-    def run(self, exe, size=2, timeout=90, env=None, args=()):
-        """exe (with args) on nodes 1..size, one rank each: [(status, yod's
-        output)]."""
+    def run(self, exe, size=2, timeout=90, env=None, args=(), first=1):
+        """exe (with args) on nodes first..first+size-1, one rank each:
+        [(status, yod's output)]."""
         import time
         end = time.monotonic() + self.BUSY_WAIT_S
         while True:
-            p = self._yod(exe, size, f"1..{size}", env, timeout, args)
+            p = self._yod(exe, size, f"{first}..{first + size - 1}", env, timeout, args)
             [(rc, text)] = wait_ranks([p], timeout + 60)
             if self.BUSY not in text or time.monotonic() > end:
                 break

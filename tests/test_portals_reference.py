@@ -16,12 +16,14 @@ a test that relies on something the spec does not promise).  A known
 failure must still fail the way it is listed (its signature in the
 output), so any other change shows.
 
-The Tern modes boot a two-node cluster and run a job per node at a time
-(about 2 minutes for both modes on the idle 2-core machine; they were
-run_slow while every Linux-with-Tern job hung to yod's timeout: the Linux
-rank now carries the job's id).  Needs root (namespaces, AF_PACKET)."""
+The Tern modes boot a four-node cluster and run four Linux-with-Tern jobs
+(one per node), then two two-node jobs, at a time; the programs that
+sleep go first (LONG).  Both modes take about 50 s on the idle 2-core
+machine; they took 2 minutes one and two jobs at a time on two nodes.
+Needs root (namespaces, AF_PACKET)."""
 import concurrent.futures
 import os
+import queue
 import sys
 
 import pytest
@@ -204,6 +206,7 @@ TIMEOUT_TERN = 240  # test_amo: 20000 round trips with an emulated node
 def test_table_names_every_program():
     """The table and test/basic/Makefile.am list the same programs."""
     assert sorted(EXPECT) == sorted(PROGRAMS)
+    assert set(LONG) <= set(PROGRAMS)
 
 
 def check(name, mode, results):
@@ -228,18 +231,42 @@ def linux_builds(tmp_path_factory):
     return built
 
 
-def run_jobs(run_one, names, jobs):
-    """{name: (outcome, ranks)} of run_one(name) -> (outcome, ranks), jobs at once."""
-    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-        return dict(zip(names, ex.map(run_one, names)))
+# Programs that take seconds whatever the machine (they sleep 5 s between
+# steps, or make 20000 round trips): started first, so that the rest run
+# beside them instead of after them.
+LONG = ("test_abort_CTWait", "test_abort_CTPoll", "test_abort_EQWait", "test_abort_EQPoll",
+        "test_PA_LE_persistent_search", "test_PA_ME_persistent_search", "test_amo")
+
+
+def long_first(names):
+    return sorted(names, key=lambda n: (n if isinstance(n, str) else n[0]) not in LONG)
+
+
+def run_jobs(run_one, names, slots):
+    """{name: run_one(name, slot)} for every name, one job per slot at a
+    time (a slot is what a job runs on: a number of a worker, a node, the
+    first of a pair of nodes), LONG programs first."""
+    free = queue.Queue()
+    for s in slots:
+        free.put(s)
+
+    def one(name):
+        slot = free.get()
+        try:
+            return run_one(name, slot)
+        finally:
+            free.put(slot)
+    with concurrent.futures.ThreadPoolExecutor(len(slots)) as ex:
+        order = long_first(names)
+        return dict(zip(order, ex.map(one, order)))
 
 
 @pytest.fixture(scope="module")
 def linux_results(linux_builds):
-    """Every program one- and two-process on one veth pair, four jobs at a time."""
+    """Every program one- and two-process on one veth pair, eight jobs at a time."""
     pair = ptlref.LinuxPair()
     try:
-        def one(key):
+        def one(key, _slot):
             name, n = key
             exe = linux_builds[name]
             if not exe:
@@ -248,7 +275,7 @@ def linux_results(linux_builds):
             ranks = pair.run(exe, n, timeout=TIMEOUT)
             return ptlref.outcome([s for s, _ in ranks]), ranks
         keys = [(n, k) for n in PROGRAMS for k in (1, 2)]
-        res = run_jobs(one, keys, 4)
+        res = run_jobs(one, keys, range(8))
     finally:
         pair.close()
     return {"linux-1": {n: res[(n, 1)] for n in PROGRAMS},
@@ -278,21 +305,21 @@ def test_linux_two_processes(name, linux_results):
 
 @pytest.fixture(scope="module")
 def tern_results(linux_builds, tmp_path_factory):
-    """Every program between a Linux process and a Tern node (two at once,
-    one per node), then between the two Tern nodes."""
+    """Every program between a Linux process and a Tern node (four at once,
+    one per node), then between two Tern nodes (nodes 1-2 and 3-4)."""
     tern = ptlref.build("tern", str(tmp_path_factory.mktemp("ptlref-tern")))
-    cluster = ptlref.TernCluster(2)
+    cluster = ptlref.TernCluster(4)
     try:
-        def with_linux(name):
-            ranks = cluster.run_with_linux(linux_builds[name], tern[name],
-                                           1 + PROGRAMS.index(name) % 2, timeout=TIMEOUT_TERN)
+        def with_linux(name, node):
+            ranks = cluster.run_with_linux(linux_builds[name], tern[name], node,
+                                           timeout=TIMEOUT_TERN)
             return ptlref.yod_outcome([s for s, _ in ranks]), ranks
 
-        def two_nodes(name):
-            ranks = cluster.run(tern[name], 2, timeout=TIMEOUT_TERN)
+        def two_nodes(name, first):
+            ranks = cluster.run(tern[name], 2, timeout=TIMEOUT_TERN, first=first)
             return ptlref.yod_outcome([s for s, _ in ranks]), ranks
-        lt = run_jobs(with_linux, PROGRAMS, 2)
-        tt = run_jobs(two_nodes, PROGRAMS, 1)
+        lt = run_jobs(with_linux, PROGRAMS, (1, 2, 3, 4))
+        tt = run_jobs(two_nodes, PROGRAMS, (1, 3))
     finally:
         cluster.close()
     return {"linux-tern": lt, "tern-2": tt}
