@@ -90,7 +90,8 @@ def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=(), until_done
     until_done = (experiment, system) for nxbench and mpibench: a Linux job
     still running 30 s after the program printed "E done" (MPICH hanging in
     MPI_Finalize) is stopped, its output counts and the hang is recorded as
-    that experiment's and system's metric finalize_hang (ternbench/jobs.py)."""
+    that experiment's and system's metric finalize_hang (ternbench/jobs.py);
+    the wall seconds returned are then None: they time the hang, not the job."""
     t0 = time.monotonic()
     if os_name == "tern":
         path = prog if os.path.isabs(prog) else B("nx-tern", prog)
@@ -109,10 +110,11 @@ def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=(), until_done
                 run.log(f"{os_name}: {os.path.basename(path)} {args[:1]} on {n} done but "
                         f"hung in MPI_Finalize; stopped")
                 rc = 0
+                t0 = None
         else:
             r = cl(name, "mpiexec", "-n", str(n), path, *map(str, args), timeout=timeout)
             out, err, rc = r.stdout, r.stderr, r.returncode
-    secs = time.monotonic() - t0
+    secs = None if t0 is None else time.monotonic() - t0
     if rc:
         raise JobFailed(f"{prog} {args} on {n} {os_name} nodes failed ({rc}):\n"
                         f"{out[-2000:]}{err[-2000:]}", out)
