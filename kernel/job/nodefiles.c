@@ -10,7 +10,10 @@
  * (FILES_SRV_NODE); fio_call answers with nodefiles_call what a server
  * would (fio_proto.h ops), so descriptors, stat and getdents work as for
  * any file.  Read-only, as sysfs and procfs are to a program: every change
- * is EACCES. */
+ * is EACCES.  /dev/null and /dev/zero are here too: every program may write
+ * to them, and forwarded, each write was a round trip to yod (an MPI code
+ * that points its other ranks' stdout at /dev/null paid it per line); they
+ * behave as Linux's character devices 1:3 and 1:5. */
 #include "errno.h"
 #include "files.h"
 #include "kernel.h"
@@ -19,19 +22,23 @@
 
 #define O_ACCMODE 3
 #define O_CREAT 0100
+#define O_EXCL 0200
 #define O_TRUNC 01000
+#define O_DIRECTORY 0200000
 #define W_OK 2
 #define NODE_DEV 0x16            /* st_dev of these files (sysfs's is anonymous too) */
-#define MAX_OPEN 16
+#define MAX_OPEN 64              /* of these files at once: /dev/null is opened freely */
 #define CPU_DIR FILES_NODE_PREFIX
 
 /* The node's files by absolute path; [E_DIR] is the one directory, whose
  * entries are those named under it. */
-enum { E_DIR, E_ONLINE, E_POSSIBLE, E_PRESENT, E_CPUINFO, E_MEMINFO, N_ENTRIES };
+enum { E_DIR, E_ONLINE, E_POSSIBLE, E_PRESENT, E_CPUINFO, E_MEMINFO, E_NULL, E_ZERO, N_ENTRIES };
 static const char *const paths[N_ENTRIES] = {
     CPU_DIR, CPU_DIR "/online", CPU_DIR "/possible", CPU_DIR "/present", "/proc/cpuinfo",
-    "/proc/meminfo",
+    "/proc/meminfo", "/dev/null", "/dev/zero",
 };
+/* The character devices: writable, no content, st_rdev as Linux's (mem 1:N). */
+#define IS_DEVICE(e) ((e) == E_NULL || (e) == E_ZERO)
 #define DIR_FIRST E_ONLINE       /* the directory's entries: E_ONLINE .. E_PRESENT */
 #define DIR_END E_CPUINFO
 
@@ -82,6 +89,10 @@ static void stat_of(int entry, struct fio_stat *st)
     if (entry == E_DIR) {
         st->mode = 040755;
         st->nlink = 2;
+    } else if (IS_DEVICE(entry)) {
+        st->mode = 020666;
+        st->nlink = 1;
+        st->rdev = entry == E_NULL ? 0x103 : 0x105;
     } else {
         st->mode = 0100444;
         st->nlink = 1;
@@ -99,10 +110,14 @@ static struct handle *handle_of(uint64_t h)
 
 static long do_open(const struct fio_req *req, int entry, struct fio_reply *rep)
 {
-    if ((req->flags & O_ACCMODE) != 0 || (req->flags & (O_CREAT | O_TRUNC)))
+    if (entry >= 0 && (req->flags & O_CREAT) && (req->flags & O_EXCL))
+        return -EEXIST;
+    if (!IS_DEVICE(entry) && ((req->flags & O_ACCMODE) != 0 || (req->flags & (O_CREAT | O_TRUNC))))
         return -EACCES;
     if (entry < 0)
         return -ENOENT;
+    if (entry != E_DIR && (req->flags & O_DIRECTORY))
+        return -ENOTDIR;
     for (int i = 0; i < MAX_OPEN; i++)
         if (!open_files[i].used) {
             open_files[i] = (struct handle){true, entry, 0};
@@ -115,6 +130,14 @@ static long do_open(const struct fio_req *req, int entry, struct fio_reply *rep)
 
 static long do_read(struct handle *h, const struct fio_req *req, uint64_t ubuf)
 {
+    if (h->entry == E_NULL)
+        return 0;
+    if (h->entry == E_ZERO) {
+        if (!user_ok(ubuf, req->len))
+            return -EFAULT;
+        memset((void *)ubuf, 0, req->len);
+        return (long)req->len;
+    }
     int64_t off = req->offset < 0 ? h->pos : req->offset;
     struct text_out o = {(uint64_t)off, req->len, ubuf, 0, false};
     content(h->entry, &o);
@@ -128,6 +151,8 @@ static long do_read(struct handle *h, const struct fio_req *req, uint64_t ubuf)
 
 static long do_lseek(struct handle *h, const struct fio_req *req)
 {
+    if (IS_DEVICE(h->entry))
+        return h->pos = 0;      /* as Linux's: every seek succeeds, to 0 */
     int64_t size = h->entry == E_DIR ? DIR_END - DIR_FIRST + 2 : (int64_t)size_of(h->entry);
     int64_t to;
     switch (req->flags) {
@@ -204,7 +229,7 @@ long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
     case FIO_ACCESS:
         if (entry < 0)
             return -ENOENT;
-        return req->mode & W_OK ? -EACCES : 0;
+        return req->mode & W_OK && !IS_DEVICE(entry) ? -EACCES : 0;
     case FIO_CHDIR:
         return entry < 0 ? -ENOENT : entry == E_DIR ? 0 : -ENOTDIR;
     case FIO_READLINK:
@@ -214,7 +239,7 @@ long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
     case FIO_MKDIR:
     case FIO_RENAME:
     case FIO_TRUNCATE:
-        return -EACCES;
+        return IS_DEVICE(entry) && req->op == FIO_TRUNCATE ? -EINVAL : -EACCES;
     default:
         break;
     }
@@ -239,8 +264,12 @@ long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
     case FIO_FSYNC:
     case FIO_FDATASYNC:
         return -EINVAL;
+    case FIO_WRITE:
+        return IS_DEVICE(h->entry) ? (long)req->len : -EACCES;   /* taken, and dropped */
+    case FIO_FTRUNCATE:
+        return IS_DEVICE(h->entry) ? -EINVAL : -EACCES;
     default:
-        return -EACCES;   /* WRITE, FTRUNCATE: nothing here can change */
+        return -EACCES;
     }
 }
 

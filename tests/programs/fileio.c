@@ -21,6 +21,10 @@
  *   fileio cpus                 the node's CPUs as the C library counts them
  *                               (get_nprocs, get_nprocs_conf) and what
  *                               /sys/devices/system/cpu holds
+ *   fileio devnull N            N writes to /dev/null (opened as a shell's
+ *                               `>` does), stdout pointed there too; what
+ *                               reads, seeks and fstat of /dev/null and
+ *                               /dev/zero give
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
@@ -33,6 +37,7 @@
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
@@ -422,10 +427,68 @@ static int cpus(void)
     return 0;
 }
 
+/* /dev/null and /dev/zero as a program uses them: a sink for output it
+ * does not want (an MPI code's other ranks, freopen), and zeros. */
+static int devnull(long n)
+{
+    int fd = open("/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) {
+        printf("open /dev/null: %s\n", ename(errno));
+        return 1;
+    }
+    char line[64];
+    long bad = 0;
+    for (long i = 0; i < n; i++) {
+        int len = snprintf(line, sizeof line, "line %ld of output nobody wants\n", i);
+        if (write(fd, line, (size_t)len) != len)
+            bad++;
+    }
+    /* stdout into /dev/null too, as freopen does it */
+    fflush(stdout);
+    int saved = dup(1);
+    if (saved < 0 || !freopen("/dev/null", "w", stdout))
+        return 3;
+    for (long i = 0; i < n; i++)
+        printf("rank output nobody wants %ld\n", i);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    char buf[4096];
+    memset(buf, 0x5a, sizeof buf);
+    int rfd = open("/dev/null", O_RDONLY);
+    long got = rfd >= 0 ? (long)read(rfd, buf, sizeof buf) : -2;
+    int zfd = open("/dev/zero", O_RDWR);
+    long zgot = zfd >= 0 ? (long)read(zfd, buf, sizeof buf) : -2;
+    long nonzero = 0;
+    for (size_t i = 0; i < sizeof buf; i++)
+        nonzero += buf[i] != 0;
+    long zw = zfd >= 0 ? (long)write(zfd, buf, 100) : -2;
+    struct stat sn, sz;
+    int okn = fstat(fd, &sn), okz = zfd >= 0 ? fstat(zfd, &sz) : -1;
+    off_t pos = lseek(fd, 1000, SEEK_SET);
+    int excl = open("/dev/null", O_WRONLY | O_CREAT | O_EXCL, 0666);
+    int excl_err = excl < 0 ? errno : 0;
+    int asdir = open("/dev/null", O_RDONLY | O_DIRECTORY);
+    int asdir_err = asdir < 0 ? errno : 0;
+    printf("devnull: %ld writes, %ld failed\n", n, bad);
+    printf("read /dev/null: %ld\n", got);
+    printf("read /dev/zero: %ld bytes, %ld not zero; write: %ld\n", zgot, nonzero, zw);
+    printf("fstat: null %s chr %d %u:%u, zero %s chr %d %u:%u\n",
+           ename(okn ? errno : 0), okn ? -1 : S_ISCHR(sn.st_mode) != 0,
+           okn ? 0 : major(sn.st_rdev), okn ? 0 : minor(sn.st_rdev),
+           ename(okz ? errno : 0), okz ? -1 : S_ISCHR(sz.st_mode) != 0,
+           okz ? 0 : major(sz.st_rdev), okz ? 0 : minor(sz.st_rdev));
+    printf("lseek: %ld; O_EXCL: %s; O_DIRECTORY: %s; W_OK: %s\n", (long)pos, ename(excl_err),
+           ename(asdir_err), ename(access("/dev/null", W_OK) ? errno : 0));
+    return bad != 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "cpus"))
         return cpus();
+    if (argc >= 3 && !strcmp(argv[1], "devnull"))
+        return devnull(atol(argv[2]));
     if (argc >= 4 && !strcmp(argv[1], "sendfile"))
         return send_file(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "basic"))
