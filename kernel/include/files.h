@@ -34,16 +34,17 @@ long files_normalise(const char *base, const char *path, char *out);
 int files_route(const char *abs, const char **spath);
 
 /* One request: req's op, handle, offset, len, flags, mode are the caller's;
- * paths may be NULL.  ubuf: the program's buffer of req->len bytes the
- * server Puts into (into = true) or Gets from, or 0.  The reply lands in
+ * paths may be NULL.  ubuf: the buffer of req->len bytes the server Puts
+ * into (into = true) or Gets from, or 0; the caller has checked it (a
+ * program's range, user_ok) or it is the kernel's (sendfile).  The reply lands in
  * *rep.  Returns the server's result (>= 0 or -errno), -EIO when the server
  * does not answer (then it is marked dead: later calls fail at once). */
 long fio_call(int srv, struct fio_req *req, const char *path, const char *path2, uint64_t ubuf,
               bool into, struct fio_reply *rep);
 /* nodefiles.c: the paths the node answers itself (FILES_NODE_PREFIX and
- * everything under it, /proc/cpuinfo, /proc/meminfo); a request to
- * FILES_SRV_NODE, answered as a server would; nodefiles_reset closes every
- * file (the job has ended). */
+ * everything under it, /proc/cpuinfo, /proc/meminfo, /dev/null, /dev/zero);
+ * a request to FILES_SRV_NODE, answered as a server would; nodefiles_reset
+ * closes every file (the job has ended). */
 bool nodefiles_owns(const char *abs);
 long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
                     struct fio_reply *rep);

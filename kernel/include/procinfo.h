@@ -10,9 +10,9 @@
 
 struct text_out {
     uint64_t from, len;      /* the bytes wanted: [from, from + len) of the text */
-    uint64_t ubuf;           /* the program's buffer they go to; 0: only count */
+    uint64_t ubuf;           /* the buffer they go to, checked by the caller as for a
+                              * file server's put (fio_call); 0: only count */
     uint64_t pos;            /* bytes of text made so far (its size, at the end) */
-    bool fault;              /* a copy to ubuf failed (-EFAULT) */
 };
 void text_printf(struct text_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Bytes of [from, from + len) the text held. */

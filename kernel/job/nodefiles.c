@@ -75,7 +75,7 @@ static void content(int entry, struct text_out *o)
 
 static uint64_t size_of(int entry)
 {
-    struct text_out o = {0, 0, 0, 0, false};
+    struct text_out o = {0, 0, 0, 0};
     content(entry, &o);
     return o.pos;
 }
@@ -133,16 +133,12 @@ static long do_read(struct handle *h, const struct fio_req *req, uint64_t ubuf)
     if (h->entry == E_NULL)
         return 0;
     if (h->entry == E_ZERO) {
-        if (!user_ok(ubuf, req->len))
-            return -EFAULT;
         memset((void *)ubuf, 0, req->len);
         return (long)req->len;
     }
     int64_t off = req->offset < 0 ? h->pos : req->offset;
-    struct text_out o = {(uint64_t)off, req->len, ubuf, 0, false};
+    struct text_out o = {(uint64_t)off, req->len, ubuf, 0};
     content(h->entry, &o);
-    if (o.fault)
-        return -EFAULT;
     uint64_t n = text_got(&o);
     if (req->offset < 0)
         h->pos += (int64_t)n;
@@ -238,8 +234,9 @@ long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
     case FIO_RMDIR:
     case FIO_MKDIR:
     case FIO_RENAME:
+        return -EACCES;
     case FIO_TRUNCATE:
-        return IS_DEVICE(entry) && req->op == FIO_TRUNCATE ? -EINVAL : -EACCES;
+        return IS_DEVICE(entry) ? -EINVAL : -EACCES;
     default:
         break;
     }

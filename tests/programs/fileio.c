@@ -23,8 +23,8 @@
  *                               /sys/devices/system/cpu holds
  *   fileio devnull N            N writes to /dev/null (opened as a shell's
  *                               `>` does), stdout pointed there too; what
- *                               reads, seeks and fstat of /dev/null and
- *                               /dev/zero give
+ *                               reads, seeks, fstat and sendfile of
+ *                               /dev/null and /dev/zero give
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
@@ -480,6 +480,14 @@ static int devnull(long n)
            okz ? 0 : major(sz.st_rdev), okz ? 0 : minor(sz.st_rdev));
     printf("lseek: %ld; O_EXCL: %s; O_DIRECTORY: %s; W_OK: %s\n", (long)pos, ename(excl_err),
            ename(asdir_err), ename(access("/dev/null", W_OK) ? errno : 0));
+    /* sendfile from the node's own files, as from any file */
+    long sendz = zfd >= 0 ? (long)sendfile(fd, zfd, NULL, 100000) : -2;
+    int sendz_err = sendz < 0 ? errno : 0;
+    int cfd = open("/proc/cpuinfo", O_RDONLY);
+    long sc = cfd >= 0 ? (long)sendfile(fd, cfd, NULL, 1 << 20) : -2;
+    int sc_err = sc < 0 ? errno : 0;
+    printf("sendfile /dev/zero to /dev/null: %ld %s; /proc/cpuinfo: %s\n", sendz, ename(sendz_err),
+           sc > 0 ? "some bytes" : ename(sc_err));
     return bad != 0;
 }
 
