@@ -6,6 +6,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import zlib
@@ -14,6 +15,9 @@ import pytest
 
 from clusters import CLUSTER, cluster, named, yod, yod_bg
 from nodes import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from ternbench.cluster_exps import tap_counters  # noqa: E402
 
 pytestmark = [pytest.mark.cluster,
               pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps, mounts)")]
@@ -160,22 +164,15 @@ def test_cpu_count_is_the_nodes_not_the_service_nodes(fc, prog):
         "write online: EACCES", "cpu0: ENOENT"], r.stdout + r.stderr
 
 
-def frames_from_nodes(name):
-    """Frames the cluster's nodes have sent, all told (their taps' rx)."""
-    r = cluster(name, "exec", "sh", "-c",
-                "cat /sys/class/net/tap*/statistics/rx_packets")
-    return sum(int(x) for x in r.stdout.split())
-
-
 @pytest.mark.parametrize("prog", [FILEIO, FILEIO_GLIBC], ids=["musl", "glibc"])
 def test_dev_null_and_zero_are_the_nodes_own(fc, prog):
     """/dev/null and /dev/zero behave as Linux's (what fileio-glibc printed on
     the host), and output sent to /dev/null stays on the node: 4000 writes
     used to be 4000 round trips to yod, each a frame or more on the wire."""
     name, _, _ = fc
-    before = frames_from_nodes(name)
+    before = tap_counters(name)[0]      # frames the nodes have sent, all told
     r = yod(name, prog, "devnull", "4000")
-    sent = frames_from_nodes(name) - before
+    sent = tap_counters(name)[0] - before
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == [
         "devnull: 4000 writes, 0 failed", "read /dev/null: 0",

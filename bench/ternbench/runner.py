@@ -92,7 +92,7 @@ def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=(), until_done
     MPI_Finalize) is stopped, its output counts and the hang is recorded as
     that experiment's and system's metric finalize_hang (ternbench/jobs.py);
     the wall seconds returned are then None: they time the hang, not the job."""
-    t0 = time.monotonic()
+    t0, hung = time.monotonic(), False
     if os_name == "tern":
         path = prog if os.path.isabs(prog) else B("nx-tern", prog)
         r = cl(name, "exec", "yod", *yod_opts, "-timeout", str(timeout - 30), "-sz", str(n),
@@ -110,11 +110,10 @@ def job(run, name, os_name, n, prog, *args, timeout=900, yod_opts=(), until_done
                 run.log(f"{os_name}: {os.path.basename(path)} {args[:1]} on {n} done but "
                         f"hung in MPI_Finalize; stopped")
                 rc = 0
-                t0 = None
         else:
             r = cl(name, "mpiexec", "-n", str(n), path, *map(str, args), timeout=timeout)
             out, err, rc = r.stdout, r.stderr, r.returncode
-    secs = None if t0 is None else time.monotonic() - t0
+    secs = None if hung else time.monotonic() - t0
     if rc:
         raise JobFailed(f"{prog} {args} on {n} {os_name} nodes failed ({rc}):\n"
                         f"{out[-2000:]}{err[-2000:]}", out)
