@@ -100,4 +100,6 @@ def main():
 
 
 if __name__ == "__main__":
+    from ternbench.unwind import sigterm_unwinds
+    sigterm_unwinds()
     main()

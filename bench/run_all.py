@@ -51,7 +51,6 @@ import csv
 import datetime
 import os
 import platform
-import signal
 import subprocess
 import sys
 
@@ -181,9 +180,6 @@ def main():
     run.log(f"host {host['cpu']} x{host['nproc']}, load {host['loadavg_start']}, "
             f"{host['accel']}, out {a.out}")
 
-    def stop(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, stop)
     failed = []
     steps = [("floor", floor), ("portals", raw_portals), ("frames", frames),
              ("tern-network", lambda r: network(r, "tern")),
@@ -274,4 +270,6 @@ def write(run, host, failed):
 
 
 if __name__ == "__main__":
+    from ternbench.unwind import sigterm_unwinds
+    sigterm_unwinds()
     main()

@@ -104,4 +104,6 @@ def watch(cluster, name, job, pids, share):
 
 
 if __name__ == "__main__":
+    from ternbench.unwind import sigterm_unwinds
+    sigterm_unwinds()
     main()

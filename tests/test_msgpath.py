@@ -78,3 +78,52 @@ def test_malformed_output_is_refused():
         msgpath.parse("MSGPATH side=ping mode=wait hz=100 cpus=1\nP 99 5\nEND\n")
     with pytest.raises(msgpath.TraceError):
         msgpath.parse("MSGPATH side=ping mode=wait hz=100 cpus=1\nP 1 5\n")   # no END
+
+
+@pytest.mark.skipif(_net_usable() is not None, reason=str(_net_usable()))
+def test_sigterm_stops_the_nodes_and_removes_the_namespace():
+    """A benchmark stopped with SIGTERM (kill, timeout(1)) stops the QEMU
+    nodes it started and deletes its namespace (bench/ternbench/unwind.py).
+    Before, it died at once and left both behind."""
+    import signal
+    import subprocess
+    import time
+    p = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "msgpath.py"), "--no-floor",
+                          "--n", "4000", "--out", os.devnull],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ns = f"tern-ptl-{p.pid % 100000}"     # bridged_namespace's name for it
+    pids = []
+
+    def qemus():
+        n = 0
+        for x in pids:
+            try:
+                with open(f"/proc/{x}/comm") as f:
+                    n += f.read().startswith("qemu-system")
+            except OSError:
+                pass
+        return n
+    try:
+        deadline = time.monotonic() + 120
+        while qemus() < 2 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.2)
+            r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+            pids = [int(x) for x in r.stdout.split()]
+        assert qemus() >= 2, "the two nodes' QEMUs never started"
+        p.send_signal(signal.SIGTERM)
+        p.wait(60)
+        time.sleep(0.5)
+        alive = [x for x in pids if os.path.exists(f"/proc/{x}")]
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert not alive, f"processes left running in {ns}: {alive}"
+        assert ns not in left.split(), f"namespace {ns} left behind"
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for x in pids:
+            try:
+                os.kill(x, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
