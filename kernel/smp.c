@@ -241,28 +241,22 @@ void cpu_halt_until(uint64_t deadline)
         return;
     }
     uint64_t f = irq_save();
-    uint32_t count = 0;
+    bool timed = false;
     if (deadline != UINT64_MAX) {
         uint64_t now = time_monotonic_ns();
         if (now >= deadline) {
             irq_restore(f);
             return;
         }
-        count = time_lapic_count(deadline - now);
-        if (count) {
-            lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR);  /* one-shot */
-            lapic_write(LAPIC_TIMER_INIT, count);
-        }
+        /* Set lazily and left set (time.c, time_timer_need). */
+        if ((timed = time_lapic_count(deadline - now) != 0))
+            time_timer_need(deadline);
     }
     this_cpu()->halts++;
-    if (deadline == UINT64_MAX || count)
+    if (deadline == UINT64_MAX || timed)
         __asm__ volatile("sti; hlt; cli" ::: "memory");
     else
         cpu_relax();              /* no calibrated timer: the caller polls */
-    if (count) {
-        lapic_write(LAPIC_TIMER_INIT, 0);
-        lapic_write(LAPIC_LVT_TIMER, LVT_MASKED);
-    }
     irq_restore(f);
 }
 

@@ -117,23 +117,32 @@ static uint64_t calibrate(void)
 static void (*user_tick_fn)(struct regs *);
 static uint64_t user_tick_period, user_tick_next;
 
-static void arm_one_shot(uint64_t deadline)
+/* This CPU's local-APIC timer is set lazily: a request names the time by
+ * which it must ring.  A timer already set to ring before that (and not yet
+ * rung) stands, and one no longer wanted is left to ring: every timer
+ * interrupt and every wait loop looks at the clock and asks again, so an
+ * early ring costs one look.  Why: under QEMU's TCG a write that moves the
+ * timer to the head of the emulator's timer list wakes its I/O thread, and
+ * a wait used to set the timer before each halt and clear it after, a
+ * host-thread wake-up (and its context switches) for every message a node
+ * waited for (docs/performance.md, "The timer that woke the emulator"). */
+void time_timer_need(uint64_t deadline)
 {
+    struct percpu *c = this_cpu();
     uint64_t now = time_monotonic_ns();
+    if (c->timer_at > now && c->timer_at <= deadline)
+        return;
     uint64_t left = deadline > now ? deadline - now : 1000;
     uint64_t count = (uint64_t)(((unsigned __int128)left * lapic_mult) >> 32);
-    if (count > 0xFFFFFFFF)
-        count = 0xFFFFFFFF;
+    if (count > 0xFFFFFFFF) {
+        count = 0xFFFFFFFF;          /* rings early: the caller asks again then */
+        left = lapic_hz ? count * 1000000000ULL / lapic_hz : 1000;  /* fits: 2^32 * 1e9 */
+    }
     if (count == 0)
         count = 1;
     lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
     lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
-}
-
-static void disarm(void)
-{
-    lapic_write(LAPIC_TIMER_INIT, 0);
-    lapic_write(LAPIC_LVT_TIMER, 1u << 16);
+    c->timer_at = now + left;
 }
 
 static void (*alarm_fn)(struct regs *);
@@ -160,9 +169,9 @@ static void arm_for_user(void)
     if (c->slice_end && c->slice_end < at)
         at = c->slice_end;
     if (at != UINT64_MAX)
-        arm_one_shot(at);
-    else if (lapic_regs)
-        disarm();
+        time_timer_need(at);
+    /* else nothing is due: a timer still set rings once, finds nothing
+     * and is not set again. */
 }
 
 void time_arm_user(void)
@@ -187,6 +196,7 @@ static void alarm_check(struct regs *r)
 static void lapic_timer_irq(struct regs *r)
 {
     lapic_write(LAPIC_EOI, 0);
+    this_cpu()->timer_at = 0;
     bool user = (r->cs & 3) == 3;
     struct percpu *c = this_cpu();
     if (c->index == 0)
@@ -302,18 +312,11 @@ void time_halt_until(uint64_t deadline)
     uint64_t now = time_monotonic_ns();
     if (now >= deadline)
         return;
-    uint64_t left = deadline - now;
-    if (left < 20000 || lapic_mult == 0) {
+    if (deadline - now < 20000 || lapic_mult == 0) {
         cpu_relax();
         return;
     }
-    uint64_t count = (uint64_t)(((unsigned __int128)left * lapic_mult) >> 32);
-    if (count > 0xFFFFFFFF)
-        count = 0xFFFFFFFF;
-    if (count == 0)
-        count = 1;
-    lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
-    lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
+    time_timer_need(deadline);
     __asm__ volatile("sti; hlt; cli" ::: "memory");
     if (cpu0 && user_tick_fn) {
         /* Back to the program's tick; the kernel's own waits do the tick's

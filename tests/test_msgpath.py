@@ -127,3 +127,23 @@ def test_sigterm_stops_the_nodes_and_removes_the_namespace():
             except ProcessLookupError:
                 pass
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_msgcpu_counts_a_process_cpu_and_switches():
+    """bench/msgcpu.py's reader of /proc: the CPU time and context switches
+    of every thread of a process, here one that computes, then sleeps."""
+    import subprocess
+    import time
+    import msgcpu
+    p = subprocess.Popen([sys.executable, "-c",
+                          "import time\nt=time.time()\nwhile time.time()-t<0.6: pass\n"
+                          "for _ in range(50): time.sleep(0.002)\ntime.sleep(30)"])
+    try:
+        c0, s0 = msgcpu.cpu_and_switches([p.pid])
+        time.sleep(1.2)
+        c1, s1 = msgcpu.cpu_and_switches([p.pid])
+        assert 0.3 <= c1 - c0 <= 1.3, (c0, c1)
+        assert s1 - s0 >= 50, (s0, s1)
+    finally:
+        p.kill()
+        p.wait()

@@ -70,6 +70,10 @@ struct percpu {
     uint64_t slice_end;
     volatile bool parked;
 
+    /* When this CPU's local-APIC timer is set to ring (ns, time.c's
+     * clock); 0: not set, or it has rung. */
+    uint64_t timer_at;
+
     uint64_t gdt[9] __attribute__((aligned(16)));
     struct tss tss __attribute__((aligned(16)));
 };

@@ -18,6 +18,9 @@ void time_calibration(uint64_t *tries, uint64_t *slack_ppm);
  * CPU) for ns nanoseconds: 1 .. 0xFFFFFFFF, or 0 if the timer could not be
  * calibrated.  The same on every CPU: their timers share one clock. */
 uint32_t time_lapic_count(uint64_t ns);
+/* This CPU's local-APIC timer rings by deadline_ns (maybe earlier: a timer
+ * already set sooner stands); nothing ever clears it (time.c says why). */
+void time_timer_need(uint64_t deadline_ns);
 #define LAPIC_TIMER_VECTOR 0x40      /* time.c handles it on every CPU */
 /* Waits until the monotonic clock reaches deadline_ns, halting the CPU. */
 void time_sleep_until(uint64_t deadline_ns);
