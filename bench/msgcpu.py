@@ -140,6 +140,7 @@ def main():
     out_dir = os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat())
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, a.out)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["metric", "median", "min", "max", "reps", "kernel", "load"])
