@@ -40,3 +40,20 @@ def test_a_launch_that_hangs_after_its_output_is_stopped_and_not_timed(tmp_path,
     assert ("trivial_job_wall", 2) not in got, got
     hangs = [r for r in run.rows if r["metric"] == "finalize_hang" and r["x"] == 2]
     assert len(hangs) == 2, run.rows
+
+
+def test_a_hung_job_ends_by_sigint_even_when_the_bench_ignores_it():
+    """A benchmark started in the background (`make bench &`) inherits
+    SIGINT ignored; the jobs it stops must still get Ctrl-C's SIGINT, not
+    wait a minute for SIGKILL (that took test_a_launch_... 122 s in a run
+    started with `&`)."""
+    import signal
+    from ternbench import jobs
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        out, _, rc, hung = jobs.run_until_done(["sh", "-c", "echo E done; exec sleep 100"],
+                                               lambda o: "E done" in o, timeout=90, grace=0.5)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert hung and out == "E done\n"
+    assert rc == -signal.SIGINT, rc

@@ -12,13 +12,21 @@ import threading
 import time
 
 
+def _sigint_default():
+    """In the child: SIGINT ends it, as Ctrl-C would.  A benchmark started
+    in the background by a shell (`make bench &`, nohup) inherits SIGINT
+    ignored, and so did every job it ran: the interrupt was lost and each
+    hung job took the minute until SIGKILL."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_until_done(argv, finished, timeout, grace=30, env=None):
     """(stdout, stderr, returncode, hung) of argv.  finished(stdout) says
     whether the program has printed all it will; hung is True when the job
     was interrupted `grace` s after that.  At `timeout` s it is interrupted
     too (hung False)."""
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env, start_new_session=True)
+                         env=env, start_new_session=True, preexec_fn=_sigint_default)
     out, err = [], []
     readers = [threading.Thread(target=lambda f=f, b=b: b.extend(iter(f.readline, "")),
                                 daemon=True) for f, b in ((p.stdout, out), (p.stderr, err))]
