@@ -26,12 +26,9 @@ import sys
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-for d in ("qemu", "bench", "tests"):
-    p = os.path.join(ROOT, d)
-    if p not in sys.path:
-        sys.path.insert(0, p)
-import msgpath  # noqa: E402
+import msgpath  # bench/, beside this script; it puts qemu/ and tests/ on the path
+
+ROOT = msgpath.ROOT
 
 ROUNDS = 30000          # the untraced loop: 7-12 s of round trips on a 2-core host
 SETTLE_S = 4.0          # boot, the program's start and its warm-up, from QEMU's start
@@ -56,13 +53,17 @@ def cpu_and_switches(pids):
     cpu = sw = 0
     for pid in pids:
         for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{pid}/task/{tid}/status") as f:
+                    status = f.read().splitlines()
+            except OSError:
+                continue                # a thread that has just ended
             cpu += int(fields[11]) + int(fields[12])          # utime, stime
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                for line in f:
-                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                        sw += int(line.split()[1])
+            for line in status:
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    sw += int(line.split()[1])
     return cpu / HZ, sw
 
 
@@ -105,9 +106,12 @@ def one_run(window, kernel):
     if not got or got["frames"] < 2:
         raise RuntimeError("the window caught no round trips")
     rts = got["frames"] / 2
-    # The window must lie inside the untraced loop: its round trips should
-    # be as long as the loop's median ones, not include boot or the end.
+    # The window must lie inside the untraced loop: a window that took in
+    # the boot or the end has far fewer round trips than the loop's pace.
     rt_us = got["secs"] * 1e6 / rts
+    if rt_us > 1.5 * 2 * lat["untraced_us"]:
+        raise RuntimeError(f"the window's round trips ({rt_us:.0f} us) are not the loop's "
+                           f"({2 * lat['untraced_us']:.0f} us): it was not inside the loop")
     return {"cpu_us_per_rt": got["cpu"] * 1e6 / rts, "switches_per_rt": got["switches"] / rts,
             "rt_us": rt_us, "loop_rt_us": 2 * lat["untraced_us"], "rounds": rts}
 
