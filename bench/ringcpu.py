@@ -45,15 +45,19 @@ def node_pids(name):
         return [n["pid"] for n in json.load(f)["nodes"]]
 
 
-def ring(name, n, iters, size):
-    """Mean MB/s per node over the job's repetitions."""
-    out = cl(name, "exec", "yod", "-sz", str(n), NXBENCH, "ring", str(iters), str(size),
-             str(size))
+def ring_mbps(out, iters):
+    """Mean MB/s per node from nxbench ring's "R nx-ringN BYTES MBps X" lines."""
     v = [float(w[4]) for w in (line.split() for line in out.splitlines())
          if len(w) == 5 and w[0] == "R" and w[3] == "MBps"]
     if len(v) != iters:
         raise RuntimeError(f"nxbench ring printed {len(v)} results, not {iters}:\n{out}")
     return statistics.mean(v)
+
+
+def ring(name, n, iters, size):
+    out = cl(name, "exec", "yod", "-sz", str(n), NXBENCH, "ring", str(iters), str(size),
+             str(size))
+    return ring_mbps(out, iters)
 
 
 def main():

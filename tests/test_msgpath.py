@@ -147,3 +147,11 @@ def test_msgcpu_counts_a_process_cpu_and_switches():
     finally:
         p.kill()
         p.wait()
+
+
+def test_ringcpu_takes_the_bandwidth_from_nxbench_and_refuses_a_short_job():
+    import ringcpu
+    out = "R nx-ring4 8388608 MBps 200.0\nR nx-ring4 8388608 MBps 300.0\nE done\n"
+    assert ringcpu.ring_mbps(out, 2) == 250.0
+    with pytest.raises(RuntimeError, match="printed 2 results, not 3"):
+        ringcpu.ring_mbps(out, 3)
