@@ -248,9 +248,7 @@ void cpu_halt_until(uint64_t deadline)
             irq_restore(f);
             return;
         }
-        /* Set lazily and left set (time.c, time_timer_need). */
-        if ((timed = time_lapic_count(deadline - now) != 0))
-            time_timer_need(deadline);
+        timed = time_timer_need(deadline);    /* set lazily, left set (time.c) */
     }
     this_cpu()->halts++;
     if (deadline == UINT64_MAX || timed)

@@ -126,23 +126,26 @@ static uint64_t user_tick_period, user_tick_next;
  * a wait used to set the timer before each halt and clear it after, a
  * host-thread wake-up (and its context switches) for every message a node
  * waited for (docs/performance.md, "The timer that woke the emulator"). */
-void time_timer_need(uint64_t deadline)
+bool time_timer_need(uint64_t deadline)
 {
+    if (!lapic_mult)
+        return false;                /* not calibrated: the caller polls */
     struct percpu *c = this_cpu();
     uint64_t now = time_monotonic_ns();
     if (c->timer_at > now && c->timer_at <= deadline)
-        return;
+        return true;
     uint64_t left = deadline > now ? deadline - now : 1000;
     uint64_t count = (uint64_t)(((unsigned __int128)left * lapic_mult) >> 32);
     if (count > 0xFFFFFFFF) {
         count = 0xFFFFFFFF;          /* rings early: the caller asks again then */
-        left = lapic_hz ? count * 1000000000ULL / lapic_hz : 1000;  /* fits: 2^32 * 1e9 */
+        left = count * 1000000000ULL / lapic_hz;      /* fits: 2^32 * 1e9 < 2^64 */
     }
     if (count == 0)
         count = 1;
     lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
     lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
     c->timer_at = now + left;
+    return true;
 }
 
 static void (*alarm_fn)(struct regs *);
@@ -196,9 +199,9 @@ static void alarm_check(struct regs *r)
 static void lapic_timer_irq(struct regs *r)
 {
     lapic_write(LAPIC_EOI, 0);
-    this_cpu()->timer_at = 0;
-    bool user = (r->cs & 3) == 3;
     struct percpu *c = this_cpu();
+    c->timer_at = 0;                 /* it has rung */
+    bool user = (r->cs & 3) == 3;
     if (c->index == 0)
         alarm_check(user ? r : NULL);
     if (!user)
@@ -285,14 +288,6 @@ uint64_t time_boot_epoch(void) { return boot_epoch; }
 uint64_t time_tsc_hz(void) { return tsc_hz; }
 void time_calibration(uint64_t *tries, uint64_t *slack_ppm) { *tries = cal_tries; *slack_ppm = cal_slack_ppm; }
 
-uint32_t time_lapic_count(uint64_t ns)
-{
-    if (!lapic_mult)
-        return 0;
-    uint64_t count = (uint64_t)(((unsigned __int128)ns * lapic_mult) >> 32);
-    return count > 0xFFFFFFFF ? 0xFFFFFFFF : count ? (uint32_t)count : 1;
-}
-
 /* One halt, ended by any interrupt or, at the latest, by the local-APIC
  * timer at deadline.  Close to the deadline it only spins once.  Another
  * thread of this core may run instead (the halt hook); either way the
@@ -312,11 +307,10 @@ void time_halt_until(uint64_t deadline)
     uint64_t now = time_monotonic_ns();
     if (now >= deadline)
         return;
-    if (deadline - now < 20000 || lapic_mult == 0) {
+    if (deadline - now < 20000 || !time_timer_need(deadline)) {
         cpu_relax();
         return;
     }
-    time_timer_need(deadline);
     __asm__ volatile("sti; hlt; cli" ::: "memory");
     if (cpu0 && user_tick_fn) {
         /* Back to the program's tick; the kernel's own waits do the tick's

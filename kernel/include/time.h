@@ -4,6 +4,7 @@
  * for it (a job: once a second), for the tick of a program in user mode. */
 #ifndef TERN_TIME_H
 #define TERN_TIME_H
+#include <stdbool.h>
 #include <stdint.h>
 
 void time_init(void);
@@ -14,13 +15,10 @@ uint64_t time_tsc_hz(void);
 /* How the TSC was calibrated: PIT windows tried, and the kept one's
  * uncertainty (parts per million of its length). */
 void time_calibration(uint64_t *tries, uint64_t *slack_ppm);
-/* The local-APIC timer count (divide by 16, as time_init sets it on every
- * CPU) for ns nanoseconds: 1 .. 0xFFFFFFFF, or 0 if the timer could not be
- * calibrated.  The same on every CPU: their timers share one clock. */
-uint32_t time_lapic_count(uint64_t ns);
 /* This CPU's local-APIC timer rings by deadline_ns (maybe earlier: a timer
- * already set sooner stands); nothing ever clears it (time.c says why). */
-void time_timer_need(uint64_t deadline_ns);
+ * already set sooner stands); nothing ever clears it (time.c says why).
+ * False if the timer could not be calibrated: nothing will ring. */
+bool time_timer_need(uint64_t deadline_ns);
 #define LAPIC_TIMER_VECTOR 0x40      /* time.c handles it on every CPU */
 /* Waits until the monotonic clock reaches deadline_ns, halting the CPU. */
 void time_sleep_until(uint64_t deadline_ns);
