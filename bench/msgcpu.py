@@ -116,6 +116,26 @@ def one_run(window, kernel):
             "rt_us": rt_us, "loop_rt_us": 2 * lat["untraced_us"], "rounds": rts}
 
 
+def medians(runs):
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def write_csv(name, runs, setting, load0):
+    """bench/results/<date>/NAME: per metric of the runs, its median, min,
+    max and count, then the run's setting (columns) and the host's load."""
+    path = os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat(), name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    load = f"{load0[0]:.1f}/{os.getloadavg()[0]:.1f}"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["metric", "median", "min", "max", "reps", *setting, "load"])
+        for k in runs[0]:
+            v = [r[k] for r in runs]
+            w.writerow([k, round(statistics.median(v), 3), round(min(v), 3), round(max(v), 3),
+                        len(v), *setting.values(), load])
+    print(f"written to {os.path.relpath(path, ROOT)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
@@ -134,25 +154,13 @@ def main():
               f"switches per round trip; round trip {r['rt_us']:.0f} us in the window, "
               f"{r['loop_rt_us']:.0f} us the loop's median; {r['rounds']:.0f} round trips",
               flush=True)
-    load1 = os.getloadavg()
-    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    med = medians(runs)
     print(f"# {a.kernel or 'build/tern.elf'}: {a.reps} runs, host load {load0[0]:.1f} -> "
-          f"{load1[0]:.1f}")
+          f"{os.getloadavg()[0]:.1f}")
     print(f"host CPU per round trip (both QEMUs)      {med['cpu_us_per_rt']:8.1f} us")
     print(f"context switches per round trip           {med['switches_per_rt']:8.2f}")
     print(f"round trip, the window's mean             {med['rt_us']:8.1f} us")
-    out_dir = os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat())
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, a.out)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["metric", "median", "min", "max", "reps", "kernel", "load"])
-        for k in ("cpu_us_per_rt", "switches_per_rt", "rt_us", "loop_rt_us"):
-            v = [r[k] for r in runs]
-            w.writerow([k, round(med[k], 2), round(min(v), 2), round(max(v), 2), len(v),
-                        a.kernel or "build/tern.elf", f"{load0[0]:.1f}/{load1[0]:.1f}"])
-    print(f"written to {os.path.relpath(path, ROOT)}")
+    write_csv(a.out, runs, {"kernel": a.kernel or "build/tern.elf"}, load0)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,6 @@ bounds the ring.  Needs root.
 
 Writes bench/results/<date>/ringcpu.csv (or --out) and prints the table."""
 import argparse
-import csv
-import datetime
 import json
 import os
 import statistics
@@ -89,23 +87,13 @@ def main():
                   flush=True)
     finally:
         subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True, timeout=300)
-    load1 = os.getloadavg()
-    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    med = msgcpu.medians(runs)
     print(f"# {a.nodes} nodes, {a.iters} x {a.bytes} bytes, {a.reps} runs, host load "
-          f"{load0[0]:.1f} -> {load1[0]:.1f}")
+          f"{load0[0]:.1f} -> {os.getloadavg()[0]:.1f}")
     print(f"host CPU per MB sent (all QEMUs)      {med['cpu_ms_per_mb']:8.2f} ms")
     print(f"context switches per MB sent          {med['switches_per_mb']:8.1f}")
     print(f"ring bandwidth, MB/s per node         {med['mbps_per_node']:8.1f}")
-    path = os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat(), a.out)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["metric", "median", "min", "max", "reps", "nodes", "bytes", "load"])
-        for k in med:
-            v = [r[k] for r in runs]
-            w.writerow([k, round(med[k], 3), round(min(v), 3), round(max(v), 3), len(v),
-                        a.nodes, a.bytes, f"{load0[0]:.1f}/{load1[0]:.1f}"])
-    print(f"written to {os.path.relpath(path, ROOT)}")
+    msgcpu.write_csv(a.out, runs, {"nodes": a.nodes, "bytes": a.bytes}, load0)
 
 
 if __name__ == "__main__":

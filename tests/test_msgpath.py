@@ -92,24 +92,15 @@ def test_sigterm_stops_the_nodes_and_removes_the_namespace():
                           "--n", "4000", "--out", os.devnull],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ns = f"tern-ptl-{p.pid % 100000}"     # bridged_namespace's name for it
+    import msgcpu
     pids = []
-
-    def qemus():
-        n = 0
-        for x in pids:
-            try:
-                with open(f"/proc/{x}/comm") as f:
-                    n += f.read().startswith("qemu-system")
-            except OSError:
-                pass
-        return n
     try:
         deadline = time.monotonic() + 120
-        while qemus() < 2 and time.monotonic() < deadline and p.poll() is None:
+        while len(msgcpu.qemu_pids(ns)) < 2 and time.monotonic() < deadline and p.poll() is None:
             time.sleep(0.2)
-            r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
-            pids = [int(x) for x in r.stdout.split()]
-        assert qemus() >= 2, "the two nodes' QEMUs never started"
+        assert len(msgcpu.qemu_pids(ns)) >= 2, "the two nodes' QEMUs never started"
+        r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+        pids = [int(x) for x in r.stdout.split()]       # the QEMUs and their run-nodes
         p.send_signal(signal.SIGTERM)
         p.wait(60)
         time.sleep(0.5)
