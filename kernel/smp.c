@@ -65,11 +65,15 @@ static const void *map_phys(uint64_t pa, uint64_t len, void *ctx)
 
 static bool reached(uint32_t have, uint32_t want) { return (int32_t)(have - want) >= 0; }
 
-/* The call posted to c, if it has not been picked up yet. */
-static void run_posted_call(struct percpu *c)
+/* The call posted to c, if it has not been picked up yet.  from_irq: c's
+ * IPI handler asks; otherwise c is spinning in a call of its own (post,
+ * wait_for), and takes the call there so that two CPUs calling each other
+ * do not deadlock, but not one that may never return: that one waits for
+ * the IPI, still pending, which c takes once its interrupts are on again. */
+static void run_posted_call(struct percpu *c, bool from_irq)
 {
     uint32_t seq = __atomic_load_n(&c->call_seq, __ATOMIC_ACQUIRE);
-    if (seq == c->call_taken)
+    if (seq == c->call_taken || (c->call_from_irq && !from_irq))
         return;
     void (*fn)(void *) = c->call_fn;
     void *arg = c->call_arg;
@@ -87,7 +91,7 @@ static void ipi_call_irq(struct regs *r)
     struct percpu *c = this_cpu();
     apic_eoi();                 /* first: the call may halt and need the timer */
     c->ipis++;
-    run_posted_call(c);
+    run_posted_call(c, true);
 }
 
 static void (*volatile wake_hook)(struct regs *);
@@ -128,16 +132,17 @@ void smp_set_idle_hook(void (*fn)(void)) { idle_hook = fn; }
 void smp_stop_others(void) { smp_send_ipi_others(IPI_STOP_VECTOR); }
 
 /* Takes t's call slot and posts fn there; returns the call's number.
- * Interrupts are off. */
-static uint32_t post(struct percpu *t, void (*fn)(void *), void *arg)
+ * Interrupts are off.  from_irq: see run_posted_call. */
+static uint32_t post(struct percpu *t, void (*fn)(void *), void *arg, bool from_irq)
 {
     struct percpu *me = this_cpu();
     while (!spin_trylock(&t->call_lock)) {
-        run_posted_call(me);
+        run_posted_call(me, false);
         cpu_relax();
     }
     t->call_fn = fn;
     t->call_arg = arg;
+    t->call_from_irq = from_irq;
     uint32_t seq = t->call_seq + 1;
     __atomic_store_n(&t->call_seq, seq, __ATOMIC_RELEASE);
     lapic_send_icr(t->apic_id, ICR_FIXED | IPI_CALL_VECTOR);
@@ -149,7 +154,7 @@ static void wait_for(struct percpu *t, volatile uint32_t *counter, uint32_t seq)
     struct percpu *me = this_cpu();
     uint64_t warn = time_monotonic_ns() + CALL_WARN_NS;
     while (!reached(__atomic_load_n(counter, __ATOMIC_ACQUIRE), seq)) {
-        run_posted_call(me);
+        run_posted_call(me, false);
         cpu_relax();
         if (warn && time_monotonic_ns() > warn) {
             kprintf("smp: CPU %u has not answered a call for 1 s (interrupts off there?)\n",
@@ -167,22 +172,34 @@ static struct percpu *target(unsigned cpu)
 }
 
 /* Waits for the call to have returned, or (async) only to be picked up. */
-static void call_one(unsigned cpu, void (*fn)(void *), void *arg, bool async)
+static void call_one(unsigned cpu, void (*fn)(void *), void *arg, bool async, bool from_irq)
 {
     uint64_t f = irq_save();
     struct percpu *t = target(cpu);
     if (t == this_cpu()) {
         fn(arg);
     } else {
-        uint32_t seq = post(t, fn, arg);
+        uint32_t seq = post(t, fn, arg, from_irq);
         wait_for(t, async ? &t->call_taken : &t->call_done, seq);
         spin_unlock(&t->call_lock);
     }
     irq_restore(f);
 }
 
-void smp_call(unsigned cpu, void (*fn)(void *), void *arg) { call_one(cpu, fn, arg, false); }
-void smp_call_async(unsigned cpu, void (*fn)(void *), void *arg) { call_one(cpu, fn, arg, true); }
+void smp_call(unsigned cpu, void (*fn)(void *), void *arg)
+{
+    call_one(cpu, fn, arg, false, false);
+}
+
+void smp_call_async(unsigned cpu, void (*fn)(void *), void *arg)
+{
+    call_one(cpu, fn, arg, true, false);
+}
+
+void smp_call_async_noreturn(unsigned cpu, void (*fn)(void *), void *arg)
+{
+    call_one(cpu, fn, arg, true, true);
+}
 
 /* fn on every other CPU (slots taken in index order, so two CPUs doing this
  * at once cannot deadlock), and here too if `here`. */
@@ -193,7 +210,7 @@ static void call_many(void (*fn)(void *), void *arg, bool here)
     struct percpu *me = this_cpu();
     for (unsigned i = 0; i < ncpus; i++)
         if (cpus[i] != me)
-            seq[i] = post(cpus[i], fn, arg);
+            seq[i] = post(cpus[i], fn, arg, false);
     if (here)
         fn(arg);
     for (unsigned i = 0; i < ncpus; i++) {

@@ -244,6 +244,62 @@ static void idle_test(void)
     check(after == before, "idle CPUs stay halted", d);
 }
 
+/* 7. A call that may not return (smp_call_async_noreturn) waits for its
+ * target's IPI handler: a target spinning in a call of its own leaves it
+ * alone.  Run there, a call that switched threads for good left that call's
+ * frame behind, and with it the other CPU's call slot: the next call to
+ * that CPU spun for ever (a node hung after a -ppn job whose last rank
+ * ended on CPU 1).  Here CPU 1 posts one to CPU 0 while CPU 0, interrupts
+ * off, waits 5 ms for a call of its own to CPU 1. */
+static volatile uint32_t nr_in_wait, nr_ran, nr_ran_in_wait;
+
+static void nr_probe(void *arg)
+{
+    (void)arg;
+    nr_ran_in_wait = nr_in_wait;
+    __atomic_store_n(&nr_ran, 1, __ATOMIC_RELEASE);
+}
+
+static void nr_post_back(void *arg)
+{
+    (void)arg;
+    smp_call_async_noreturn(0, nr_probe, NULL);   /* spins until CPU 0 takes it */
+}
+
+static void nr_slow(void *arg)
+{
+    (void)arg;
+    uint64_t t0 = time_monotonic_ns();
+    while (time_monotonic_ns() < t0 + 5 * MS)
+        cpu_relax();
+}
+
+static void noreturn_test(void)
+{
+    unsigned last = smp_ncpus() - 1;
+    struct percpu *me = this_cpu();
+    nr_in_wait = nr_ran = nr_ran_in_wait = 0;
+    uint64_t f = irq_save();
+    smp_call_async(last, nr_post_back, NULL);
+    uint64_t end = time_monotonic_ns() + 5000 * MS;
+    while (__atomic_load_n(&me->call_seq, __ATOMIC_ACQUIRE) == me->call_taken &&
+           time_monotonic_ns() < end)
+        cpu_relax();
+    bool posted = me->call_seq != me->call_taken;
+    nr_in_wait = 1;
+    smp_call(last, nr_slow, NULL);     /* CPU 0 spins here 5 ms, taking calls */
+    nr_in_wait = 0;
+    irq_restore(f);
+    end = time_monotonic_ns() + 5000 * MS;
+    while (!__atomic_load_n(&nr_ran, __ATOMIC_ACQUIRE) && time_monotonic_ns() < end)
+        cpu_halt_until(time_monotonic_ns() + 10 * MS);    /* sti;hlt takes the IPI */
+    char d[96];
+    snprintf(d, sizeof d, "CPU %u's call to CPU 0 %s", last,
+             !posted ? "was NOT POSTED" : !nr_ran ? "NEVER RAN"
+             : nr_ran_in_wait ? "RAN INSIDE CPU 0's OWN CALL" : "ran after CPU 0's own call");
+    check(posted && nr_ran && !nr_ran_in_wait, "a call that may not return", d);
+}
+
 void smp_selftest(void)
 {
     unsigned n = smp_ncpus();
@@ -267,6 +323,7 @@ void smp_selftest(void)
     space_test();
     if (n > 1) {
         wait_tests();
+        noreturn_test();
         idle_test();
     }
     kprintf("smptest: %s\n", failed ? "FAILED" : "ok");

@@ -540,7 +540,7 @@ void threads_end_begin(void (*rest)(void *), void *arg)
                 __asm__ volatile("sti; hlt; cli" ::: "memory");
         cpu0_ending = true;
         for (unsigned i = 1; i < smp_ncpus(); i++)
-            smp_call_async(i, park_here, NULL);
+            smp_call_async_noreturn(i, park_here, NULL);
         /* A parked thread may have held the serial lock: the end's own
          * waits serve the job now. */
         serial_owner = c->current;
@@ -553,7 +553,7 @@ void threads_end_begin(void (*rest)(void *), void *arg)
         fwd_rest = rest;
         fwd_arg = arg;
         __atomic_store_n(&ender, 0, __ATOMIC_SEQ_CST);
-        smp_call_async(0, run_rest, NULL);
+        smp_call_async_noreturn(0, run_rest, NULL);
     }
     park_here(NULL);
     for (;;)

@@ -49,6 +49,12 @@ void smp_call(unsigned cpu, void (*fn)(void *), void *arg);
 /* The same, returning as soon as the target has picked the call up; fn may
  * then halt or wait there. */
 void smp_call_async(unsigned cpu, void (*fn)(void *), void *arg);
+/* smp_call_async for an fn that may never return there (it switches the
+ * CPU to another thread for good, or ends the job on a fresh stack).  The
+ * target takes it only from its IPI handler, never while it waits for a
+ * call of its own: run there, fn would leave that wait's frame, and the
+ * other CPU's call slot it holds, behind for ever. */
+void smp_call_async_noreturn(unsigned cpu, void (*fn)(void *), void *arg);
 /* fn on every other running CPU, at once; returns when all have returned. */
 void smp_call_others(void (*fn)(void *), void *arg);
 /* fn on every running CPU, this one included (while the others run it). */
