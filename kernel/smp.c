@@ -136,9 +136,18 @@ void smp_stop_others(void) { smp_send_ipi_others(IPI_STOP_VECTOR); }
 static uint32_t post(struct percpu *t, void (*fn)(void *), void *arg, bool from_irq)
 {
     struct percpu *me = this_cpu();
+    uint64_t warn = time_monotonic_ns() + CALL_WARN_NS;
     while (!spin_trylock(&t->call_lock)) {
         run_posted_call(me, false);
         cpu_relax();
+        if (warn && time_monotonic_ns() > warn) {
+            /* Said once: a slot held this long was likely left behind by a
+             * caller that never came back to release it. */
+            kprintf("smp: CPU %u has waited 1 s for CPU %u's call slot (call %u, %s)\n",
+                    me->index, t->index, t->call_seq,
+                    t->call_taken == t->call_seq ? "taken" : "not taken");
+            warn = 0;
+        }
     }
     t->call_fn = fn;
     t->call_arg = arg;
