@@ -28,15 +28,17 @@ PACKET_IGNORE_OUTGOING = 23
 SO_RCVBUFFORCE = 33
 CLONE_NEWNET = 0x40000000
 ETH_HLEN = 14
-# QEMU device -> the driver's name for it in the log.
+# QEMU device -> the driver's name for it in the log, and how its interrupt
+# reaches the node.
 MODELS = {
-    "virtio-net-pci": "virtio-net",                             # transitional: modern used
-    "virtio-net-pci,disable-modern=on": "virtio-net (legacy)",
-    "virtio-net-pci,disable-legacy=on": "virtio-net",
+    "virtio-net-pci": ("virtio-net", "MSI-X"),                  # transitional: modern used
+    "virtio-net-pci,vectors=0": ("virtio-net", "IOAPIC pin"),   # modern without MSI-X
+    "virtio-net-pci,disable-modern=on": ("virtio-net (legacy)", "IOAPIC pin"),
+    "virtio-net-pci,disable-legacy=on": ("virtio-net", "MSI-X"),
     # Transmit without indirect descriptors: each slot owns a run of the ring.
-    "virtio-net-pci,disable-modern=on,indirect_desc=off": "virtio-net (legacy)",
-    "e1000": "Intel 82540EM",                                   # INTx via the IOAPIC
-    "e1000e": "Intel 82574L",                                   # MSI
+    "virtio-net-pci,disable-modern=on,indirect_desc=off": ("virtio-net (legacy)", "IOAPIC pin"),
+    "e1000": ("Intel 82540EM", "IOAPIC pin"),
+    "e1000e": ("Intel 82574L", "MSI"),
 }
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -265,8 +267,10 @@ def report_rtts(model, rtts):
 def test_echo(node, model):
     nd = node(model)
     mac = ":".join(f"{b:02x}" for b in nd.mac)
-    m = wait_for_log(nd.log, r"net: (.*) at .*MAC ([0-9a-f:]+), link (\w+), MTU (\d+)", 1)
-    assert m.group(1) == MODELS[model], m.group(0)
+    m = wait_for_log(nd.log, r"net: (.*) at .*MAC ([0-9a-f:]+), link (\w+), MTU (\d+) "
+                             r"\([^)]*\), interrupt ([^,]+),", 1)
+    name, irq = MODELS[model]
+    assert m.group(1) == name and m.group(5).startswith(irq), m.group(0)
     assert m.group(2) == mac and m.group(3) == "up" and m.group(4) == "1500", m.group(0)
 
     rtts = {}
@@ -317,8 +321,11 @@ def test_echo(node, model):
     idle = (cpu_seconds(nd.qemu.pid) - c0) / (time.monotonic() - t0)
     print(f"[{model}] idle node: QEMU uses {idle * 100:.1f}% of a CPU")
 
-    m = wait_for_log(nd.log, r"nettest: echoed (\d+), ignored (\d+), failed (\d+)", 5)
+    m = wait_for_log(nd.log, r"nettest: echoed (\d+), ignored (\d+), failed (\d+).* "
+                             r"interrupts (\d+)", 5)
     assert int(m.group(3)) == 0, m.group(0)
+    # Woken by the NIC's interrupt, not by a poll that gave up on it.
+    assert int(m.group(4)) > 0 and "polling" not in nd.console(), nd.console()
     assert "panic" not in nd.console()
 
 

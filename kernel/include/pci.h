@@ -1,6 +1,6 @@
 /* PCI: configuration space through the legacy ports 0xCF8/0xCFC, one scan of
  * the buses at boot, BARs decoded, and interrupt set-up (MSI when the device
- * has it, else INTx through the IOAPIC). */
+ * has it, else INTx through the IOAPIC; MSI-X for drivers that ask). */
 #ifndef TERN_PCI_H
 #define TERN_PCI_H
 #include <stdbool.h>
@@ -22,7 +22,7 @@ struct pci_dev {
     struct pci_bar bar[6];
 };
 
-enum pci_irq_mode { PCI_IRQ_NONE, PCI_IRQ_MSI, PCI_IRQ_INTX };
+enum pci_irq_mode { PCI_IRQ_NONE, PCI_IRQ_MSI, PCI_IRQ_MSIX, PCI_IRQ_INTX };
 
 /* Scans every bus reachable from bus 0 (once; later calls return the same
  * table).  Returns the number of functions found. */
@@ -49,4 +49,10 @@ unsigned pci_next_cap(const struct pci_dev *d, unsigned prev, uint8_t id);
  * pin so the caller can mask it).  The interrupt stays masked at the device;
  * the driver enables it. */
 enum pci_irq_mode pci_irq_setup(const struct pci_dev *d, uint8_t vector, unsigned *gsi);
+/* MSI-X for a driver that tells its device which table entry each of its
+ * interrupts uses (virtio): entry 0 to `vector` on this CPU, every other
+ * entry masked, INTx off.  False (nothing changed) if the device has no
+ * MSI-X or its table is out of reach.  pci_msix_disable undoes it. */
+bool pci_msix_setup(const struct pci_dev *d, uint8_t vector);
+void pci_msix_disable(const struct pci_dev *d);
 #endif

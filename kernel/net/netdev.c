@@ -119,6 +119,7 @@ static const char *irq_mode_name(void)
     static char buf[32];
     switch (irq_mode) {
     case PCI_IRQ_MSI: return "MSI";
+    case PCI_IRQ_MSIX: return "MSI-X";
     case PCI_IRQ_INTX: snprintf(buf, sizeof buf, "IOAPIC pin %u", irq_gsi); return buf;
     default: return "none (polling)";
     }
@@ -129,13 +130,14 @@ bool netdev_init(unsigned fabric_mtu)
     int n = pci_scan();
     for (int i = 0; i < n && !nd; i++) {
         const struct pci_dev *d = pci_device(i);
-        nd = virtio_net_probe(d);
+        irq_set_handler(NETDEV_VECTOR, netdev_irq);
+        nd = virtio_net_probe(d, NETDEV_VECTOR);
         if (!nd)
             nd = e1000_probe(d, fabric_mtu);
         if (!nd)
             continue;
-        irq_set_handler(NETDEV_VECTOR, netdev_irq);
-        irq_mode = pci_irq_setup(d, NETDEV_VECTOR, &irq_gsi);
+        irq_mode = nd->irq_mode == PCI_IRQ_MSIX ? PCI_IRQ_MSIX
+                                                : pci_irq_setup(d, NETDEV_VECTOR, &irq_gsi);
         if (irq_mode == PCI_IRQ_INTX)
             ioapic_mask(irq_gsi, false);
         if (irq_mode == PCI_IRQ_NONE)

@@ -33,11 +33,14 @@ struct netdev {
     void (*irq_enable)(struct netdev *nd, bool on);
     /* Reads and clears the interrupt cause; true if the NIC had raised it. */
     bool (*irq_ack)(struct netdev *nd);
+    /* PCI_IRQ_MSIX: the driver routed its interrupt itself (to the vector
+     * its probe was given); else netdev sets it up (pci_irq_setup). */
+    enum pci_irq_mode irq_mode;
 };
 
 /* Each returns the started device, or NULL if `d` is not one of its models or
  * could not be brought up (logged). */
-struct netdev *virtio_net_probe(const struct pci_dev *d);
+struct netdev *virtio_net_probe(const struct pci_dev *d, uint8_t vector);
 /* fabric_mtu: kernel mtu= (0: not given); the e1000 cannot learn it from
  * the device. */
 struct netdev *e1000_probe(const struct pci_dev *d, unsigned fabric_mtu);

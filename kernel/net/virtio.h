@@ -33,6 +33,8 @@ struct virtq {
 
 struct virtio_pci {
     bool modern;
+    bool msix;                     /* modern only: queues that interrupt use entry 0 */
+    const struct pci_dev *pci;
     uint16_t io;                   /* legacy: I/O BAR base */
     volatile uint8_t *common, *isr, *device, *notify;
     uint32_t notify_mult;
@@ -44,9 +46,16 @@ bool virtio_pci_init(struct virtio_pci *vp, const struct pci_dev *d);
 uint64_t virtio_features(struct virtio_pci *vp);
 /* Legacy takes the low 32 bits; modern also needs FEATURES_OK to stick. */
 bool virtio_set_features(struct virtio_pci *vp, uint64_t features);
+/* Modern transport only: the device's interrupts as MSI-X, entry 0 to
+ * `vector`, for the queues virtio_queue_init is told interrupt.  False
+ * (INTx stays) if the device has no MSI-X. */
+bool virtio_use_msix(struct virtio_pci *vp, uint8_t vector);
 /* Sets up queue `index` with at most `want` entries (legacy: whatever the
- * device has) in freshly allocated kernel pages. */
-bool virtio_queue_init(struct virtio_pci *vp, struct virtq *q, uint16_t index, uint16_t want);
+ * device has) in freshly allocated kernel pages.  irq: the queue's
+ * interrupts are wanted (with MSI-X, on entry 0; a device that refuses the
+ * entry takes MSI-X off, and INTx is left to the caller). */
+bool virtio_queue_init(struct virtio_pci *vp, struct virtq *q, uint16_t index, uint16_t want,
+                       bool irq);
 void virtio_driver_ok(struct virtio_pci *vp);
 void virtio_fail(struct virtio_pci *vp);
 uint8_t virtio_isr(struct virtio_pci *vp);       /* reading clears it */

@@ -191,7 +191,10 @@ static void vnet_irq_enable(struct netdev *nd, bool on)
 
 static bool vnet_irq_ack(struct netdev *nd)
 {
-    return virtio_isr(&((struct vnet *)nd)->vp) != 0;   /* reading lowers INTx */
+    struct vnet *v = (struct vnet *)nd;
+    if (v->vp.msix)
+        return true;               /* an MSI-X message is this device's alone */
+    return virtio_isr(&v->vp) != 0;   /* reading lowers INTx */
 }
 
 /* Buffers for frames of `mtu` bytes: the 2 KiB halves of kernel pages up to
@@ -252,7 +255,7 @@ static struct netdev *fail(struct vnet *v)
     return NULL;
 }
 
-struct netdev *virtio_net_probe(const struct pci_dev *d)
+struct netdev *virtio_net_probe(const struct pci_dev *d, uint8_t vector)
 {
     if (d->vendor != VIRTIO_VENDOR ||
         (d->device != VIRTIO_NET_TRANSITIONAL_ID && d->device != VIRTIO_NET_MODERN_ID))
@@ -294,8 +297,9 @@ struct netdev *virtio_net_probe(const struct pci_dev *d)
         kprintf("net: virtio-net refuses features 0x%lx\n", want);
         return fail(v);
     }
-    if (!virtio_queue_init(&v->vp, &v->rx, RXQ, RX_BUFFERS) ||
-        !virtio_queue_init(&v->vp, &v->tx, TXQ, TX_QUEUE_WANT) || !tx_init(v))
+    virtio_use_msix(&v->vp, vector);
+    if (!virtio_queue_init(&v->vp, &v->rx, RXQ, RX_BUFFERS, true) ||
+        !virtio_queue_init(&v->vp, &v->tx, TXQ, TX_QUEUE_WANT, false) || !tx_init(v))
         return fail(v);
     v->tx.avail[0] = VRING_AVAIL_NO_INTERRUPT;   /* transmit completion is polled */
     v->rx.avail[0] = VRING_AVAIL_NO_INTERRUPT;
@@ -320,5 +324,6 @@ struct netdev *virtio_net_probe(const struct pci_dev *d)
     v->nd.link_up = vnet_link_up;
     v->nd.irq_enable = vnet_irq_enable;
     v->nd.irq_ack = vnet_irq_ack;
+    v->nd.irq_mode = v->vp.msix ? PCI_IRQ_MSIX : PCI_IRQ_NONE;
     return &v->nd;
 }

@@ -6,7 +6,7 @@
 #include "x86.h"
 
 /* Legacy registers, I/O BAR 0.  Device config follows at 0x14 while MSI-X
- * is off, which it stays. */
+ * is off, which it stays for a legacy device (MSI-X is modern only here). */
 enum { L_HOST_FEATURES = 0x00, L_GUEST_FEATURES = 0x04, L_QUEUE_PFN = 0x08,
        L_QUEUE_SIZE = 0x0C, L_QUEUE_SEL = 0x0E, L_QUEUE_NOTIFY = 0x10, L_STATUS = 0x12,
        L_ISR = 0x13, L_CONFIG = 0x14 };
@@ -67,7 +67,7 @@ static bool modern_find(struct virtio_pci *vp, const struct pci_dev *d)
 
 bool virtio_pci_init(struct virtio_pci *vp, const struct pci_dev *d)
 {
-    *vp = (struct virtio_pci){0};
+    *vp = (struct virtio_pci){.pci = d};
     if (modern_find(vp, d)) {
         vp->modern = true;
         pci_enable(d, false, true);
@@ -116,7 +116,14 @@ bool virtio_set_features(struct virtio_pci *vp, uint64_t f)
     return get_status(vp) & VIRTIO_ST_FEATURES_OK;
 }
 
-bool virtio_queue_init(struct virtio_pci *vp, struct virtq *q, uint16_t index, uint16_t want)
+bool virtio_use_msix(struct virtio_pci *vp, uint8_t vector)
+{
+    vp->msix = vp->modern && pci_msix_setup(vp->pci, vector);
+    return vp->msix;
+}
+
+bool virtio_queue_init(struct virtio_pci *vp, struct virtq *q, uint16_t index, uint16_t want,
+                       bool irq)
 {
     uint16_t size;
     if (vp->modern) {
@@ -152,7 +159,13 @@ bool virtio_queue_init(struct virtio_pci *vp, struct virtq *q, uint16_t index, u
         return true;
     }
     w16(vp->common, C_Q_SIZE, size);
-    w16(vp->common, C_Q_MSIX, 0xFFFF);          /* no MSI-X vector: INTx and the ISR */
+    uint16_t entry = vp->msix && irq ? 0 : 0xFFFF;   /* 0xFFFF: none (INTx and the ISR) */
+    w16(vp->common, C_Q_MSIX, entry);
+    if (r16(vp->common, C_Q_MSIX) != entry) {
+        kprintf("net: virtio queue %u refuses MSI-X entry 0: using INTx\n", index);
+        pci_msix_disable(vp->pci);
+        vp->msix = false;
+    }
     w64(vp->common, C_Q_DESC, pa);
     w64(vp->common, C_Q_DRIVER, pa + 16ULL * size);
     w64(vp->common, C_Q_DEVICE, pa + used_off);
