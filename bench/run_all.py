@@ -20,10 +20,11 @@ measured in one run (`make bench`):
   8 boot      single-node boot (bench/boot_time.py), cluster `up` to ready,
               kernel footprint
   9 floor     frames bounced off a nettest=echo node (bench/floor/floorping.c)
-  9b latfloor NX 0 and 8 B one-way latency against the fabric floor, paired:
-              experiment 9's echo node and a 2-node Tern cluster up together,
-              floorping bursts and NX jobs alternating (bench/ternbench/
-              lat_floor.py; --mpinx-pairs, --mpinx-iters)
+  9b latfloor NX and raw Portals 0 and 8 B one-way latency against the
+              fabric floor, paired: experiment 9's echo node and a 2-node
+              Tern cluster up together, floorping bursts, NX jobs and a
+              plbench-tern pair on the echo node's bridge alternating
+              (bench/ternbench/lat_floor.py; --mpinx-pairs, --mpinx-iters)
  10 npb       the NAS Parallel Benchmarks 3.4.1 (MPI), seed 003's section 4.5:
               EP MG CG FT IS LU SP BT on 4, 8, 16 nodes (BT, SP: 9, 16),
               class A (--npb-class), Tern and Linux jobs alternating

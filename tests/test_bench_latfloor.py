@@ -1,8 +1,9 @@
-"""Experiment 9b, NX latency against the fabric floor, paired
+"""Experiment 9b, NX and raw Portals latency against the fabric floor, paired
 (bench/ternbench/lat_floor.py), keeps working: `bench/run_all.py --smoke
 --only latfloor` boots the echo node and a 2-node Tern cluster together,
-alternates NX jobs with floor bursts from a node and from a host process and
-prints NX over each floor; its CSV and summary are well formed.  No figure is judged (the goal's verdict line is
+alternates NX jobs and raw Portals pairs with floor bursts from a node and
+from a host process and prints each over each floor; its CSV and summary are
+well formed.  No figure is judged (the goal's verdict line is
 printed either way)."""
 import csv
 import os
@@ -34,6 +35,11 @@ def test_pairs_and_lines():
     assert lat_floor.goal_line({0: [1.2, 1.6, 1.4]}, "x") == [
         "NX/x 0 B goal <= 1.5: met in this run (paired median 1.40)"]
     assert lat_floor.goal_line({8: [1.0]}, "x") == []
+    assert lat_floor.goal_line({0: [1.6]}, "x", "Portals") == [
+        "Portals/x 0 B goal <= 1.5: not met in this run (paired median 1.60)"]
+    assert lat_floor.report_lines({0: [2.0]}, {0: [100.0]}, {0: [50.0]}, "x", "Portals") == [
+        "Portals/x 0 B: Portals 100.0 us (100.0-100.0), x 50.0 us (50.0-50.0); "
+        "paired 2.00 (2.00-2.00, 1 pairs); best repetitions 2.00"]
     assert lat_floor.paired({0: [1.0]}, {}) == {}
 
 
@@ -62,22 +68,25 @@ def test_smoke_run_prints_nx_over_floor(tmp_path):
     r = run_bench(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--smoke",
                    "--only", "latfloor", "--out", out], timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    for what in ("floor between two nodes", "host process's floor"):
-        for size in (0, 8):
-            assert re.search(rf"NX/{what} {size} B: NX [\d.]+ us \([\d.]+-[\d.]+\), {what} "
-                             rf"[\d.]+ us \([\d.]+-[\d.]+\); paired [\d.]+ "
-                             rf"\([\d.]+-[\d.]+, 2 pairs\); best repetitions [\d.]+",
+    for who in ("NX", "Portals"):
+        for what in ("floor between two nodes", "host process's floor"):
+            for size in (0, 8):
+                assert re.search(rf"{who}/{what} {size} B: {who} [\d.]+ us \([\d.]+-[\d.]+\), "
+                                 rf"{what} [\d.]+ us \([\d.]+-[\d.]+\); paired [\d.]+ "
+                                 rf"\([\d.]+-[\d.]+, 2 pairs\); best repetitions [\d.]+",
+                                 r.stdout), r.stdout
+            assert re.search(rf"{who}/{what} 0 B goal <= 1\.5: (met|not met) in this run",
                              r.stdout), r.stdout
-        assert re.search(rf"NX/{what} 0 B goal <= 1\.5: (met|not met) in this run", r.stdout), \
-            r.stdout
     with open(os.path.join(out, "latfloor.csv")) as f:
         rows = list(csv.DictReader(f))
     got = {(row["system"], row["metric"], row["x"]): row for row in rows}
     for size in ("0", "8"):
-        for key in (("tern-nx", "oneway", size), ("fabric", "oneway_floor", size),
-                    ("fabric-nodes", "oneway_floor", size),
+        for key in (("tern-nx", "oneway", size), ("tern-portals", "oneway", size),
+                    ("fabric", "oneway_floor", size), ("fabric-nodes", "oneway_floor", size),
                     ("tern-nx", "paired_ratio_to_floor", size),
-                    ("tern-nx", "paired_ratio_to_floor_host", size)):
+                    ("tern-nx", "paired_ratio_to_floor_host", size),
+                    ("tern-portals", "paired_ratio_to_floor", size),
+                    ("tern-portals", "paired_ratio_to_floor_host", size)):
             assert key in got, (key, rows)
             assert float(got[key]["median"]) > 0, got[key]
-    assert "## 9b. NX one-way latency" in open(os.path.join(out, "summary.md")).read()
+    assert "## 9b. NX and raw Portals one-way latency" in open(os.path.join(out, "summary.md")).read()

@@ -69,10 +69,13 @@ def echo_node(run):
     floorping.node(argv) -> the same lines from a second Tern node booted
     with nettest=ping for this one measurement (kernel/net/nettest.c): the
     floor between two nodes, every hop a Tern message takes and no protocol.
+    floorping.portals(argv) -> the stdout of `plbench-tern ptl-ping ARGV`
+    on a third node against `ptl-pong` on a fourth, both booted for this
+    one measurement: experiment 1's raw Portals pair on the same bridge.
     (Experiment 9's set-up, also 9b's.)  The nodes are stopped on the way
     out."""
     from test_portals_kernel import bridged_namespace
-    from test_portals_kernel_wire import add_linux_port
+    from test_portals_kernel_wire import Procs, add_linux_port, kv, read_line
     from test_netdev import wait_for_log
     from ternlib.fabric import fabric_mtu
     a = run.a
@@ -81,7 +84,7 @@ def echo_node(run):
     ping_log = os.path.join(a.out, ".floor-ping-console.log")
     # The cluster's frame size (qemu/ternlib/fabric.py), and 1500 beside it.
     mtu = fabric_mtu("virtio", "direct")
-    with bridged_namespace(2, mtu) as (ns, taps):
+    with bridged_namespace(4, mtu) as (ns, taps):
         add_linux_port(ns, "flr0", 8, mtu)
         q = _qemu_node(run, ns, taps[0], mac, mtu, "nettest=echo", log)
         try:
@@ -108,8 +111,25 @@ def echo_node(run):
                 if p.returncode != 1 or "program exited with status 0" not in text:
                     raise RuntimeError(f"nettest=ping {argv} (exit {p.returncode}):\n{text}")
                 return "\n".join(line.split("tern: ", 1)[-1] for line in text.splitlines())
+            def portals(argv):
+                ps = Procs()
+                try:
+                    prog = B("portals", "kernel", "plbench-tern")
+                    srv = ps.node(ns, taps[3], 2, "virtio", ["ptl-pong"], 600, a.accel,
+                                  program=prog)
+                    pid = kv(read_line(srv, "READY", 120, []))["pid"]
+                    c = ps.node(ns, taps[2], 1, "virtio",
+                                ["ptl-ping", "2", str(pid), *map(str, argv)], 600, a.accel,
+                                program=prog)
+                    out, err = c.communicate(timeout=620)
+                    if c.returncode:
+                        raise RuntimeError(f"plbench-tern ptl-ping {argv}:\n{out}\n{err}")
+                    return out
+                finally:
+                    ps.close()
             floorping.mtu = mtu
             floorping.node = node
+            floorping.portals = portals
             yield floorping
         finally:
             _stop(q)

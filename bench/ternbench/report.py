@@ -16,9 +16,10 @@ TITLES = {
     "mpinx": "1b. Tern's MPI against NX, one-way ping-pong latency on the same 2 Tern nodes, "
              "jobs alternating (us; lower is better; the goal: MPI/NX at most 1.10 at 0 B); "
              "paired: each pair of adjacent jobs' MPI/NX",
-    "latfloor": "9b. NX one-way latency between 2 Tern nodes against the fabric floor, NX "
-                "jobs and floor bursts alternating (us; the goal: NX/floor at most 1.5 at "
-                "0 B); paired: each adjacent pair's NX/floor",
+    "latfloor": "9b. NX and raw Portals one-way latency between 2 Tern nodes against the "
+                "fabric floor, NX jobs, Portals pairs and floor bursts alternating (us; the "
+                "goal: each at most 1.5x the floor at 0 B); paired: each adjacent set's "
+                "latency/floor",
     "ring": "2. Ring bandwidth, MB/s each node sends (higher is better)",
     "gsync": "3. gsync / MPI_Barrier (us per call; lower is better)",
     "memcpy": "4a. memcpy bandwidth on one node (MB/s; higher is better)",
