@@ -1,7 +1,7 @@
 /*
  * allocd: the node allocator (the role Cplant's bebopd played).
  *
- *   allocd --db FILE [--ping-period SECONDS]
+ *   allocd --db FILE [--ping-period SECONDS] [--clean-limit SECONDS]
  *
  * Nodes register as they boot; launchers ask for nodes and give them back;
  * who asks is proven by MUNGE (a job belongs to its launcher's user; only
@@ -9,7 +9,11 @@
  * (include/tern/tern_proto.h TERN_GRANT, docs/security.md) before the
  * launcher hears of them.  Every node that is up is pinged over Portals (a
  * Get of what the node says of itself, struct tern_node_state), and one that
- * stops answering is marked down until it answers or registers again.  A
+ * stops answering is marked down until it answers or registers again, and
+ * so is one that still says it holds (or is cleaning up after) a job it
+ * was not given, --clean-limit seconds (default 60) after it first said so,
+ * until it holds nothing: a node that never gets clean would take every
+ * job it is given and run none of them.  A
  * node is freed when its launcher gives it back having seen its rank end, or
  * else only when the node itself says it holds the job no more: a launcher
  * that is gone (kill -9) or that lost sight of a rank never frees a node
@@ -120,6 +124,13 @@ static struct launcher *find_job(uint32_t job)
  * node freed or allocated again no longer matches.  Not kept across a
  * restart: such nodes are then freed by the periodic ping alone. */
 static uint32_t ending_job[NODEDB_MAX + 1];
+
+/* A node that says it holds a job other than the one it was given: by nid,
+ * that job and since when (svc_now).  After a release that lasts until the
+ * node has sent its last report and cleaned up: milliseconds to seconds. */
+static uint32_t stray_job[NODEDB_MAX + 1];
+static double stray_since[NODEDB_MAX + 1];
+static double clean_limit = 60.0;
 
 static bool node_ending(const struct node *nd)
 {
@@ -735,7 +746,11 @@ static void on_ack(const ptl_event_t *ev)
             /* What the node holds, if it says (0: nothing). */
             bool says = ev->ni_fail_type == PTL_NI_OK && ev->mlength == sizeof op->state &&
                         op->state.magic == TERN_MAGIC;
-            if (nd->state == NODE_DOWN) {
+            uint32_t held = !says ? 0 : op->state.job ? op->state.job : op->state.ending;
+            if (nd->state == NODE_DOWN && stray_job[nd->nid] && held == stray_job[nd->nid]) {
+                /* Still not clean: stays down. */
+            } else if (nd->state == NODE_DOWN) {
+                stray_job[nd->nid] = 0;
                 if (says && op->state.job)
                     nd->job = op->state.job;   /* it still runs it: not free */
                 else if (!nd->job || !find_job(nd->job))
@@ -749,6 +764,20 @@ static void on_ack(const ptl_event_t *ev)
                 nd->state = NODE_FREE;
                 nd->job = 0;
                 save();
+            } else if (held && held != nd->job) {
+                double now = svc_now();
+                if (stray_job[nd->nid] != held) {
+                    stray_job[nd->nid] = held;
+                    stray_since[nd->nid] = now;
+                } else if (now - stray_since[nd->nid] >= clean_limit) {
+                    logmsg("node %u has held job %u for %.0f s since it was given back%s: "
+                           "down until it is clean", nd->nid, held, now - stray_since[nd->nid],
+                           nd->state == NODE_ALLOCATED ? " (its new job has lost a node)" : "");
+                    nd->state = NODE_DOWN;
+                    save();
+                }
+            } else {
+                stray_job[nd->nid] = 0;
             }
         }
     } else if (op->kind == OP_REVOKE && ev->ni_fail_type != PTL_NI_OK) {
@@ -790,8 +819,10 @@ int main(int argc, char **argv)
             dbpath = argv[++i];
         else if (!strcmp(argv[i], "--ping-period") && i + 1 < argc)
             period = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--clean-limit") && i + 1 < argc)
+            clean_limit = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: allocd --db FILE [--ping-period S]\n");
+            fprintf(stderr, "usage: allocd --db FILE [--ping-period S] [--clean-limit S]\n");
             return 2;
         }
     }

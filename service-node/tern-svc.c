@@ -4,7 +4,12 @@
  *   tern-svc status
  *   tern-svc alloc JOB N | alloc JOB -list 3..7,12
  *   tern-svc release JOB
- *   tern-svc register MAC NID [--stay SECONDS]   (what a booting node sends)
+ *   tern-svc register MAC NID [--stay SECONDS [--holds|--ending JOB SECONDS]]
+ *                                   (what a booting node sends; --holds: it
+ *                                   says it holds JOB for that long, as a
+ *                                   node that has not cleaned up would;
+ *                                   --ending: that it is cleaning up after
+ *                                   JOB)
  *
  * Environment: TERN_IFACE (and portals/host/linux/ptl_linux.h),
  * TERN_ALLOC_NID (default 0), TERN_MUNGE_SOCKET (docs/security.md).  Exit status: 0 done,
@@ -23,6 +28,7 @@
 #include <tern/svc_portals.h>
 #include <tern/tern_proto.h>
 #include "ptl_linux.h"
+#include "ptl_me.h"
 
 static struct svc svc;
 static union {
@@ -36,7 +42,7 @@ static struct tern_reply rep;
 static int usage(void)
 {
     fprintf(stderr, "usage: tern-svc status | alloc JOB N | alloc JOB -list LIST | release JOB |"
-                    " register MAC NID [--stay SECONDS]\n");
+                    " register MAC NID [--stay SECONDS [--holds|--ending JOB SECONDS]]\n");
     return 2;
 }
 
@@ -133,7 +139,11 @@ int main(int argc, char **argv)
         printf("%s\n", rep.message);
         return 0;
     }
-    if (!strcmp(cmd, "register") && (argc == 4 || argc == 6)) {
+    if (!strcmp(cmd, "register") && (argc == 4 || argc == 6 || argc == 9)) {
+        bool ending = argc == 9 && !strcmp(argv[6], "--ending");
+        bool holds = argc == 9 && (ending || !strcmp(argv[6], "--holds"));
+        if (argc == 9 && !holds)
+            return usage();
         if (ptl_linux_parse_mac(argv[2], req.reg.mac))
             return usage();
         req.reg.nid = (uint32_t)strtoul(argv[3], NULL, 10);
@@ -141,12 +151,36 @@ int main(int argc, char **argv)
             return rc;
         printf("%s\n", rep.message);
         fflush(stdout);
-        if (argc == 6 && !strcmp(argv[4], "--stay")) {
-            /* Stay reachable (answer pings) like a node would, for a while. */
-            double end = svc_now() + atof(argv[5]);
+        if (argc >= 6 && !strcmp(argv[4], "--stay")) {
+            /* Stay reachable (answer pings) like a node would, for a while;
+             * with --holds, saying what a node says of itself. */
+            static struct tern_node_state state = {TERN_MAGIC, 0, 0};
+            double now = svc_now(), end = now + atof(argv[5]);
+            double let_go = holds ? now + atof(argv[8]) : 0;
+            if (holds) {
+                *(ending ? &state.ending : &state.job) = (uint32_t)strtoul(argv[7], NULL, 10);
+                ptl_pt_index_t got;
+                ptl_me_t me = ptl_me_phys(&state, sizeof state,
+                                          PTL_ME_OP_GET | PTL_ME_EVENT_COMM_DISABLE |
+                                          PTL_ME_EVENT_LINK_DISABLE |
+                                          PTL_ME_EVENT_UNLINK_DISABLE, TERN_STATE_BITS);
+                ptl_handle_me_t h;
+                if (PtlPTAlloc(svc.ni, 0, svc.eq, TERN_PT_SERVICE, &got) != PTL_OK ||
+                    PtlMEAppend(svc.ni, TERN_PT_SERVICE, &me, PTL_PRIORITY_LIST, NULL, &h) !=
+                        PTL_OK) {
+                    fprintf(stderr, "tern-svc: cannot publish the node's state\n");
+                    return 2;
+                }
+            }
             ptl_event_t ev;
-            while (svc_now() < end)
-                svc_wait(&svc, PTL_EVENT_ACK, &ev, end - svc_now());
+            while ((now = svc_now()) < end) {
+                double until = holds && (state.job || state.ending) ? let_go : end;
+                if (now >= until) {
+                    state.job = state.ending = 0;   /* clean now */
+                    continue;
+                }
+                svc_wait(&svc, PTL_EVENT_ACK, &ev, until - now);
+            }
         }
         return 0;
     }

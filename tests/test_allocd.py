@@ -4,6 +4,7 @@ down, state survives a restart.  Hosts are veth ends on a bridge inside a namesp
 own; the "nodes" here are Linux processes registering the way a booting
 node does."""
 import os
+import re
 import signal
 import sys
 import subprocess
@@ -47,10 +48,10 @@ class Fabric:
         return dict(os.environ, TERN_IFACE=f"n{host}",
                     TERN_MUNGE_SOCKET=munge_socket or self.munge_socket)
 
-    def start_allocd(self):
+    def start_allocd(self, *args):
         log = open(self.tmp / "allocd.log", "a")
         p = subprocess.Popen(["ip", "netns", "exec", self.ns, f"{BIN}/allocd", "--db",
-                              str(self.db), "--ping-period", "1"], env=self.env(0),
+                              str(self.db), "--ping-period", "1", *args], env=self.env(0),
                              stderr=log, stdout=log)
         self.procs.append(p)
         time.sleep(0.5)
@@ -152,6 +153,41 @@ def test_silent_node_goes_down_and_comes_back(fabric):
     assert st[1][0] == "free", st          # answering: not marked down
     assert fabric.svc(2, "register", "02:00:00:00:00:02", "2").returncode == 0
     assert fabric.status(3)[2][0] == "free"
+
+
+def test_a_node_that_never_gets_clean_goes_down_until_it_is(fabric):
+    """A node that still says it holds a job after it was given back, or that
+    it is cleaning up after one (a clean-up that never ends: the node would
+    take every job it is given and run none), goes down after --clean-limit,
+    and comes back once it holds nothing.  A node that says it holds nothing
+    stays free."""
+    fabric.start_allocd("--clean-limit", "2")
+
+    def node(nid, *say):
+        p = subprocess.Popen(["ip", "netns", "exec", fabric.ns, f"{BIN}/tern-svc", "register",
+                              f"02:00:00:00:00:{nid:02x}", str(nid), "--stay", "16", *say],
+                             env=fabric.env(nid), stdout=subprocess.PIPE, text=True)
+        fabric.procs.append(p)
+        assert p.stdout.readline() == f"registered as nid {nid}\n"
+    node(1, "--holds", "9", "8")
+    node(2, "--ending", "11", "8")
+    node(3)
+    t0 = time.monotonic()
+    states = lambda: [fabric.status(0)[n][0] for n in (1, 2, 3)]  # noqa: E731
+    while time.monotonic() < t0 + 7 and states()[:2] != ["down", "down"]:
+        time.sleep(0.3)
+    assert states() == ["down", "down", "free"], fabric.status(0)
+    log = (fabric.tmp / "allocd.log").read_text()
+    for nid, job in ((1, 9), (2, 11)):
+        assert re.search(rf"node {nid} has held job {job} for \d+ s since it was given back: "
+                         r"down until it is clean", log), log
+    r = fabric.svc(0, "alloc", "5", "2")        # the stuck nodes are not handed out
+    assert r.returncode == 1 and "2 nodes requested, 1 free" in r.stderr, r.stdout + r.stderr
+    while time.monotonic() < t0 + 14 and states() != ["free"] * 3:
+        time.sleep(0.3)
+    assert states() == ["free"] * 3, fabric.status(0)
+    log = (fabric.tmp / "allocd.log").read_text()
+    assert "node 1 answers again: free" in log and "node 2 answers again: free" in log, log
 
 
 def test_state_survives_an_allocator_restart(fabric):

@@ -86,11 +86,14 @@ struct tern_release {                    /* also TERN_KILL: the owner's, or root
  * from (node, its registered pid) on TERN_PT_SERVICE, match bits
  * TERN_STATE_BITS.  job: the job the node still holds (loaded or running);
  * 0 once it holds none (a job that is ending counts as none: a new job's
- * descriptor waits until the node is clean). */
+ * descriptor waits until the node is clean).  ending: the job whose
+ * clean-up the node is in (0: none), so that the allocator sees a node
+ * that never finishes one (allocd --clean-limit). */
 #define TERN_STATE_BITS 0x5354415445ull  /* "STATE" */
 struct tern_node_state {
     uint32_t magic;                      /* TERN_MAGIC */
     uint32_t job;
+    uint32_t ending;
 };
 
 /* The allocator's authorisation of a job, put to each of its nodes (their

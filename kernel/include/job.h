@@ -110,6 +110,8 @@ void node_register_and_serve(void);
 /* What the node tells the allocator it holds (tern_proto.h
  * tern_node_state): the job from its load until it starts to end; 0 then. */
 void job_state_publish(uint32_t job);
+/* ... and the job whose clean-up it is in (0: none). */
+void job_state_ending(uint32_t job);
 /* register.c: what a cluster node booted without a program does. */
 __attribute__((noreturn)) void node_wait_for_work(void);
 

@@ -189,6 +189,7 @@ void job_end(enum end_kind kind, int code, const char *why)
         ending = true;
         job.ending = true;
         job_state_publish(0);     /* a new job's descriptor now waits for the clean-up */
+        job_state_ending(job.id);
         job_tick_stop();
         /* The servers close the rank's files (the allocator's view and the
          * next job from this node make fyod close them too, if this fails). */
@@ -202,6 +203,7 @@ void job_end(enum end_kind kind, int code, const char *why)
     uint64_t t0 = time_monotonic_ns();
     uint32_t id = job.id;
     uint64_t cleared = reset_node();
+    job_state_ending(0);
     struct kmem_stats km;
     kmem_get_stats(&km);
     kprintf("job %u: ended; node cleaned in %lu ms (%lu KiB cleared) and free (kernel heap %lu "

@@ -21,9 +21,10 @@
 
 static struct tern_register reg;
 static struct tern_reply reply;
-static struct tern_node_state state = {TERN_MAGIC, 0};
+static struct tern_node_state state = {TERN_MAGIC, 0, 0};
 
 void job_state_publish(uint32_t job) { state.job = job; }
+void job_state_ending(uint32_t job) { state.ending = job; }
 
 /* Answered by the library, no event: always the current state. */
 static void publish_state(void)
