@@ -142,7 +142,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "register") && (argc == 4 || argc == 6 || argc == 9)) {
         bool ending = argc == 9 && !strcmp(argv[6], "--ending");
         bool holds = argc == 9 && (ending || !strcmp(argv[6], "--holds"));
-        if (argc == 9 && !holds)
+        if ((argc == 9 && !holds) || (argc >= 6 && strcmp(argv[4], "--stay")))
             return usage();
         if (ptl_linux_parse_mac(argv[2], req.reg.mac))
             return usage();
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (argc >= 6 && !strcmp(argv[4], "--stay")) {
             /* Stay reachable (answer pings) like a node would, for a while;
-             * with --holds, saying what a node says of itself. */
+             * with --holds or --ending, saying what a node says of itself. */
             static struct tern_node_state state = {TERN_MAGIC, 0, 0};
             double now = svc_now(), end = now + atof(argv[5]);
             double let_go = holds ? now + atof(argv[8]) : 0;
