@@ -73,7 +73,7 @@ static bool reached(uint32_t have, uint32_t want) { return (int32_t)(have - want
 static void run_posted_call(struct percpu *c, bool from_irq)
 {
     uint32_t seq = __atomic_load_n(&c->call_seq, __ATOMIC_ACQUIRE);
-    if (seq == c->call_taken || (c->call_from_irq && !from_irq))
+    if (seq == c->call_taken || (c->call_irq_only && !from_irq))
         return;
     void (*fn)(void *) = c->call_fn;
     void *arg = c->call_arg;
@@ -132,8 +132,8 @@ void smp_set_idle_hook(void (*fn)(void)) { idle_hook = fn; }
 void smp_stop_others(void) { smp_send_ipi_others(IPI_STOP_VECTOR); }
 
 /* Takes t's call slot and posts fn there; returns the call's number.
- * Interrupts are off.  from_irq: see run_posted_call. */
-static uint32_t post(struct percpu *t, void (*fn)(void *), void *arg, bool from_irq)
+ * Interrupts are off.  irq_only: see run_posted_call. */
+static uint32_t post(struct percpu *t, void (*fn)(void *), void *arg, bool irq_only)
 {
     struct percpu *me = this_cpu();
     uint64_t warn = time_monotonic_ns() + CALL_WARN_NS;
@@ -151,7 +151,7 @@ static uint32_t post(struct percpu *t, void (*fn)(void *), void *arg, bool from_
     }
     t->call_fn = fn;
     t->call_arg = arg;
-    t->call_from_irq = from_irq;
+    t->call_irq_only = irq_only;
     uint32_t seq = t->call_seq + 1;
     __atomic_store_n(&t->call_seq, seq, __ATOMIC_RELEASE);
     lapic_send_icr(t->apic_id, ICR_FIXED | IPI_CALL_VECTOR);
@@ -181,14 +181,14 @@ static struct percpu *target(unsigned cpu)
 }
 
 /* Waits for the call to have returned, or (async) only to be picked up. */
-static void call_one(unsigned cpu, void (*fn)(void *), void *arg, bool async, bool from_irq)
+static void call_one(unsigned cpu, void (*fn)(void *), void *arg, bool async, bool irq_only)
 {
     uint64_t f = irq_save();
     struct percpu *t = target(cpu);
     if (t == this_cpu()) {
         fn(arg);
     } else {
-        uint32_t seq = post(t, fn, arg, from_irq);
+        uint32_t seq = post(t, fn, arg, irq_only);
         wait_for(t, async ? &t->call_taken : &t->call_done, seq);
         spin_unlock(&t->call_lock);
     }

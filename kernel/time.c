@@ -142,9 +142,12 @@ bool time_timer_need(uint64_t deadline)
     }
     if (count == 0)
         count = 1;
+    /* Before the count: a ring that comes at once then clears it, not the
+     * other way round (a timer_at left set with no timer would stand in
+     * for one that never rings). */
+    c->timer_at = now + left;
     lapic_write(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR); /* one-shot */
     lapic_write(LAPIC_TIMER_INIT, (uint32_t)count);
-    c->timer_at = now + left;
     return true;
 }
 

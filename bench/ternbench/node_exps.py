@@ -10,26 +10,36 @@ from ternlib import accel
 from ternbench.runner import B, down, parse_r, up
 
 
-def raw_portals(run):
-    """Experiment 1, raw Portals: plbench-tern ping-pong between two Tern
-    kernel nodes (bench/portals_kernel.py's tern_tern pair)."""
-    from test_portals_kernel import bridged_namespace
+def plbench_pair(run, ns, client_tap, server_tap, argv, timeout=900):
+    """`plbench-tern ptl-ping ARGV` on a kernel node (nid 1) against
+    `ptl-pong` on another (nid 2), on two taps of namespace ns, both stopped
+    on the way out; -> the client's stdout (bench/portals_kernel.py's
+    tern_tern pair)."""
     from test_portals_kernel_wire import Procs, kv, read_line
     a = run.a
+    prog = B("portals", "kernel", "plbench-tern")
+    ps = Procs()
+    try:
+        srv = ps.node(ns, server_tap, 2, "virtio", ["ptl-pong"], timeout, a.accel, program=prog)
+        pid = kv(read_line(srv, "READY", 120, []))["pid"]
+        c = ps.node(ns, client_tap, 1, "virtio", ["ptl-ping", "2", str(pid), *map(str, argv)],
+                    timeout, a.accel, program=prog)
+        out, err = c.communicate(timeout=timeout + 20)
+        if c.returncode:
+            raise RuntimeError(f"plbench-tern ptl-ping {argv} failed:\n{out}\n{err}")
+        return out
+    finally:
+        ps.close()
+
+
+def raw_portals(run):
+    """Experiment 1, raw Portals: plbench-tern ping-pong between two Tern
+    kernel nodes."""
+    from test_portals_kernel import bridged_namespace
+    a = run.a
     with bridged_namespace(2) as (ns, taps):
-        ps = Procs()
-        try:
-            prog = B("portals", "kernel", "plbench-tern")
-            srv = ps.node(ns, taps[1], 2, "virtio", ["ptl-pong"], 900, a.accel, program=prog)
-            pid = kv(read_line(srv, "READY", 120, []))["pid"]
-            c = ps.node(ns, taps[0], 1, "virtio",
-                        ["ptl-ping", "2", str(pid), str(a.iters), str(a.reps),
-                         ",".join(map(str, a.lat_sizes))], 900, a.accel, program=prog)
-            out, err = c.communicate(timeout=920)
-            if c.returncode:
-                raise RuntimeError(f"plbench-tern ptl-ping failed:\n{out}\n{err}")
-        finally:
-            ps.close()
+        out = plbench_pair(run, ns, taps[0], taps[1],
+                           [a.iters, a.reps, ",".join(map(str, a.lat_sizes))])
     for (kind, size), v in parse_r(out).items():
         run.add("latency", "tern-portals", "oneway", size, "us", v)
     run.log("raw Portals done")
@@ -75,7 +85,7 @@ def echo_node(run):
     (Experiment 9's set-up, also 9b's.)  The nodes are stopped on the way
     out."""
     from test_portals_kernel import bridged_namespace
-    from test_portals_kernel_wire import Procs, add_linux_port, kv, read_line
+    from test_portals_kernel_wire import add_linux_port
     from test_netdev import wait_for_log
     from ternlib.fabric import fabric_mtu
     a = run.a
@@ -111,25 +121,9 @@ def echo_node(run):
                 if p.returncode != 1 or "program exited with status 0" not in text:
                     raise RuntimeError(f"nettest=ping {argv} (exit {p.returncode}):\n{text}")
                 return "\n".join(line.split("tern: ", 1)[-1] for line in text.splitlines())
-            def portals(argv):
-                ps = Procs()
-                try:
-                    prog = B("portals", "kernel", "plbench-tern")
-                    srv = ps.node(ns, taps[3], 2, "virtio", ["ptl-pong"], 600, a.accel,
-                                  program=prog)
-                    pid = kv(read_line(srv, "READY", 120, []))["pid"]
-                    c = ps.node(ns, taps[2], 1, "virtio",
-                                ["ptl-ping", "2", str(pid), *map(str, argv)], 600, a.accel,
-                                program=prog)
-                    out, err = c.communicate(timeout=620)
-                    if c.returncode:
-                        raise RuntimeError(f"plbench-tern ptl-ping {argv}:\n{out}\n{err}")
-                    return out
-                finally:
-                    ps.close()
             floorping.mtu = mtu
             floorping.node = node
-            floorping.portals = portals
+            floorping.portals = lambda argv: plbench_pair(run, ns, taps[2], taps[3], argv, 600)
             yield floorping
         finally:
             _stop(q)

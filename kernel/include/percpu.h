@@ -42,13 +42,13 @@ struct percpu {
 
     /* "Call a function on this CPU" (smp.c): callers serialise on call_lock,
      * post fn/arg with call_seq, and the IPI handler answers in call_taken
-     * (picked up) and call_done (returned).  call_from_irq: the call may
+     * (picked up) and call_done (returned).  call_irq_only: the call may
      * not return, and is taken only by the IPI handler (smp.c). */
     spinlock_t call_lock;
     void (*call_fn)(void *);
     void *call_arg;
     volatile uint32_t call_seq, call_taken, call_done;
-    bool call_from_irq;
+    bool call_irq_only;
 
     /* TSC against CPU 0, measured at start (smp.c): offset and the
      * measurement's uncertainty, in TSC cycles. */

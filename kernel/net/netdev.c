@@ -128,9 +128,9 @@ static const char *irq_mode_name(void)
 bool netdev_init(unsigned fabric_mtu)
 {
     int n = pci_scan();
+    irq_set_handler(NETDEV_VECTOR, netdev_irq);     /* a probe may route the vector itself */
     for (int i = 0; i < n && !nd; i++) {
         const struct pci_dev *d = pci_device(i);
-        irq_set_handler(NETDEV_VECTOR, netdev_irq);
         nd = virtio_net_probe(d, NETDEV_VECTOR);
         if (!nd)
             nd = e1000_probe(d, fabric_mtu);

@@ -47,9 +47,9 @@ uint64_t virtio_features(struct virtio_pci *vp);
 /* Legacy takes the low 32 bits; modern also needs FEATURES_OK to stick. */
 bool virtio_set_features(struct virtio_pci *vp, uint64_t features);
 /* Modern transport only: the device's interrupts as MSI-X, entry 0 to
- * `vector`, for the queues virtio_queue_init is told interrupt.  False
- * (INTx stays) if the device has no MSI-X. */
-bool virtio_use_msix(struct virtio_pci *vp, uint8_t vector);
+ * `vector`, for the queues virtio_queue_init is told interrupt; vp->msix
+ * says whether it took (else INTx stays). */
+void virtio_use_msix(struct virtio_pci *vp, uint8_t vector);
 /* Sets up queue `index` with at most `want` entries (legacy: whatever the
  * device has) in freshly allocated kernel pages.  irq: the queue's
  * interrupts are wanted (with MSI-X, on entry 0; a device that refuses the

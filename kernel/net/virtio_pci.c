@@ -116,10 +116,9 @@ bool virtio_set_features(struct virtio_pci *vp, uint64_t f)
     return get_status(vp) & VIRTIO_ST_FEATURES_OK;
 }
 
-bool virtio_use_msix(struct virtio_pci *vp, uint8_t vector)
+void virtio_use_msix(struct virtio_pci *vp, uint8_t vector)
 {
     vp->msix = vp->modern && pci_msix_setup(vp->pci, vector);
-    return vp->msix;
 }
 
 bool virtio_queue_init(struct virtio_pci *vp, struct virtq *q, uint16_t index, uint16_t want,
