@@ -817,11 +817,18 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--db") && i + 1 < argc)
             dbpath = argv[++i];
-        else if (!strcmp(argv[i], "--ping-period") && i + 1 < argc)
-            period = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--clean-limit") && i + 1 < argc)
-            clean_limit = atof(argv[++i]);
-        else {
+        else if ((!strcmp(argv[i], "--ping-period") || !strcmp(argv[i], "--clean-limit")) &&
+                 i + 1 < argc) {
+            char *end;
+            double v = strtod(argv[i + 1], &end);
+            if (end == argv[i + 1] || *end || !(v > 0 && v < 1e6)) {
+                fprintf(stderr, "allocd: %s %s: a number of seconds above 0 is needed\n",
+                        argv[i], argv[i + 1]);
+                return 2;
+            }
+            *(!strcmp(argv[i], "--ping-period") ? &period : &clean_limit) = v;
+            i++;
+        } else {
             fprintf(stderr, "usage: allocd --db FILE [--ping-period S] [--clean-limit S]\n");
             return 2;
         }

@@ -190,6 +190,16 @@ def test_a_node_that_never_gets_clean_goes_down_until_it_is(fabric):
     assert "node 1 answers again: free" in log and "node 2 answers again: free" in log, log
 
 
+def test_bad_periods_are_refused(fabric):
+    for opt, val in (("--clean-limit", "abc"), ("--clean-limit", "0"), ("--ping-period", "-1"),
+                     ("--ping-period", "1s")):
+        r = subprocess.run(["ip", "netns", "exec", fabric.ns, f"{BIN}/allocd", "--db",
+                            str(fabric.db), opt, val], env=fabric.env(0), capture_output=True,
+                           text=True, timeout=10)
+        assert r.returncode == 2, (opt, val, r.stderr)
+        assert f"allocd: {opt} {val}: a number of seconds above 0 is needed" in r.stderr
+
+
 def test_state_survives_an_allocator_restart(fabric):
     p = fabric.start_allocd()
     for i in (1, 2):
