@@ -14,6 +14,7 @@ import pytest
 from nodes import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+import mpi_cases  # noqa: E402
 from nxlaunch import launch, netns  # noqa: E402
 
 BIN = os.path.join(ROOT, "build", "mpi-portals")
@@ -187,15 +188,7 @@ def test_unexpected_memory_is_bounded_with_a_clear_message(ns):
     assert "TERN_MPI_SAVED_MAX" in r.err and "unexpected ok" not in r.out, r
 
 
-@pytest.mark.parametrize("case,n,message", [
-    ("rank", 3, "MPI error on rank 0 in MPI_Send: MPI_ERR_RANK (code 6): rank 6 is not in 0..2"),
-    ("truncate", 2, "MPI error on rank 1 in MPI_Recv: MPI_ERR_TRUNCATE (code 15)"),
-    ("noinit", 2, "in MPI_Send: MPI_ERR_OTHER (code 16): called before MPI_Init"),
-    ("gatherv", 4, "MPI error on rank 0 in MPI_Gatherv: MPI_ERR_OTHER (code 16): rank 1's "
-                   "block is 8 bytes where the root's counts and type make it 12"),
-    ("scatterv", 4, "MPI error on rank 2 in MPI_Scatterv: MPI_ERR_OTHER (code 16): the root "
-                    "sends 12 bytes where this rank's count and type make 20"),
-])
+@pytest.mark.parametrize("case,n,message", mpi_cases.FATAL)
 def test_fatal_errors_end_the_job_with_a_message(ns, case, n, message):
     r = run(ns, n, "errors", case, timeout=30)
     assert all(s == 1 for s in r.statuses), r
@@ -206,10 +199,9 @@ def test_fatal_errors_end_the_job_with_a_message(ns, case, n, message):
 def test_request_table_is_bounded_with_a_clear_message(ns):
     """Requests never waited for fill the table TERN_MPI_REQUESTS sizes; the
     job ends with a message naming the variable, not out of memory."""
-    r = run(ns, 2, "errors", "requests", timeout=30, env=dict(TERN_MPI_REQUESTS="100"))
+    r = run(ns, 2, "errors", "requests", timeout=30, env=mpi_cases.REQUESTS_ENV)
     assert all(s == 1 for s in r.statuses), r
-    assert "in MPI_Irecv: MPI_ERR_INTERN (code 17): all 100 requests are in use " \
-        "(TERN_MPI_REQUESTS" in r.err, r
+    assert mpi_cases.REQUESTS_MESSAGE in r.err, r
     assert "not reached" not in r.out
 
 

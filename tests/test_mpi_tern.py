@@ -8,6 +8,7 @@ import re
 import pytest
 
 import clusters
+import mpi_cases
 from nodes import ROOT
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow,
@@ -119,3 +120,30 @@ def test_abort_ends_the_job_yod_reports_rank_call_and_code(tc):
 def test_errors_return_on_tern(tc):
     r = yod(tc, 2, "errors", "return")
     assert r.returncode == 0 and "errors return ok" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("case,n,message", mpi_cases.FATAL)
+def test_fatal_errors_end_the_job_with_a_message(tc, case, n, message):
+    """The cases test_mpi_host.py runs on the Linux host, on Tern nodes: the
+    library's message reaches the user through yod, which exits 1."""
+    r = yod(tc, n, "errors", case, limit=60, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert message in r.stderr, r.stderr
+    assert "not reached" not in r.stdout
+
+
+def test_request_table_is_bounded_with_a_clear_message(tc):
+    r = yod(tc, 2, "errors", "requests", limit=60, timeout=120, env=mpi_cases.REQUESTS_ENV)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert mpi_cases.REQUESTS_MESSAGE in r.stderr, r.stderr
+    assert "not reached" not in r.stdout
+
+
+def test_unexpected_memory_is_bounded_with_a_clear_message(tc):
+    """Held unexpected messages past TERN_MPI_SAVED_MAX end the job with a
+    message naming the variable, not with the node out of memory."""
+    r = yod(tc, 8, "unexpected", limit=60, timeout=120,
+            env={"TERN_MPI_UNEXPECTED": "32768", "TERN_MPI_UH": "64",
+                 "TERN_MPI_SAVED_MAX": "4096"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "TERN_MPI_SAVED_MAX" in r.stderr and "unexpected ok" not in r.stdout, r.stderr

@@ -23,6 +23,7 @@
 #ifndef MPI_IMPL_H
 #define MPI_IMPL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -42,6 +43,7 @@ enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO };
 struct mpi_state {
     bool initialized, finalized;
     int thread_level;
+    pthread_t main_thread;   /* the caller of MPI_Init(_thread) */
     int wrank, wsize;
 };
 extern struct mpi_state mpi;

@@ -2,6 +2,7 @@
  * The MPI environment: Init (starts the message engine with the TERN_MPI_*
  * tunables), Finalize, Abort, thread levels, time, names and versions.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static int start(int required)
     /* One thread calls MPI (SINGLE or FUNNELED): progress is made only
      * inside MPI calls, by the calling thread. */
     mpi.thread_level = required >= MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+    mpi.main_thread = pthread_self(); /* the one FUNNELED means */
     mpi_types_init();
     mpi_requests_init();
     mpi.initialized = true; /* communicators are made with MPI calls */
@@ -74,7 +76,7 @@ int MPI_Query_thread(int *provided)
 int MPI_Is_thread_main(int *flag)
 {
     NEED_INIT("MPI_Is_thread_main");
-    *flag = 1;
+    *flag = pthread_equal(pthread_self(), mpi.main_thread) != 0;
     return MPI_SUCCESS;
 }
 

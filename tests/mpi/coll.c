@@ -111,6 +111,17 @@ static void reduce_tests(void)
         OK(MPI_Exscan(ls, lr, cnt, MPI_LONG, MPI_SUM, comm));
         for (int i = 0; i < cnt && me > 0; i++)
             CHECK(lr[i] == 3L * (me - 1) * me / 2 + (long)me * i, "exscan [%d]", i);
+        /* ... and in place: the input is taken from the receive buffer. */
+        for (int i = 0; i < cnt; i++)
+            lr[i] = ls[i];
+        OK(MPI_Scan(MPI_IN_PLACE, lr, cnt, MPI_LONG, MPI_SUM, comm));
+        for (int i = 0; i < cnt; i++)
+            CHECK(lr[i] == 3L * me * (me + 1) / 2 + (long)(me + 1) * i, "scan in place [%d]", i);
+        for (int i = 0; i < cnt; i++)
+            lr[i] = ls[i];
+        OK(MPI_Exscan(MPI_IN_PLACE, lr, cnt, MPI_LONG, MPI_SUM, comm));
+        for (int i = 0; i < cnt && me > 0; i++)
+            CHECK(lr[i] == 3L * (me - 1) * me / 2 + (long)me * i, "exscan in place [%d]", i);
         free(s);
         free(r);
         free(ls);
@@ -181,6 +192,19 @@ static void reduce_tests(void)
     OK(MPI_Reduce_scatter_block(in2, out, 2, MPI_INT, MPI_MAX, comm));
     CHECK(out[0] == (n - 1) * 2 * me && out[1] == (n - 1) * (2 * me + 1),
           "reduce_scatter_block %d %d", out[0], out[1]);
+    /* In place: the whole input is in the receive buffer, this rank's block
+     * of the result goes to its start. */
+    for (int i = 0; i < tot; i++)
+        in[i] = me + i;
+    OK(MPI_Reduce_scatter(MPI_IN_PLACE, in, rc, MPI_INT, MPI_SUM, comm));
+    for (int i = 0; i < rc[me]; i++)
+        CHECK(in[i] == n * (n - 1) / 2 + n * (off + i), "reduce_scatter in place [%d]=%d", i,
+              in[i]);
+    for (int i = 0; i < 2 * n; i++)
+        in2[i] = me * i;
+    OK(MPI_Reduce_scatter_block(MPI_IN_PLACE, in2, 2, MPI_INT, MPI_MAX, comm));
+    CHECK(in2[0] == (n - 1) * 2 * me && in2[1] == (n - 1) * (2 * me + 1),
+          "reduce_scatter_block in place %d %d", in2[0], in2[1]);
     free(rc);
     free(in);
     free(in2);
@@ -216,6 +240,15 @@ static void gather_tests(void)
             OK(MPI_Scatter(all, cnt, MPI_INT, s, cnt, MPI_INT, root, comm));
             for (int i = 0; i < cnt; i++)
                 CHECK(s[i] == me * 7 + i + root, "scatter root %d [%d]=%d", root, i, s[i]);
+            /* In place at the root: its own block stays where it is. */
+            for (int i = 0; i < cnt; i++)
+                s[i] = -1;
+            OK(MPI_Scatter(all, cnt, MPI_INT, me == root ? MPI_IN_PLACE : s, cnt, MPI_INT, root,
+                           comm));
+            for (int i = 0; i < cnt; i++)
+                CHECK(me == root ? s[i] == -1 && all[root * cnt + i] == root * 8 + i
+                                 : s[i] == me * 7 + i + root,
+                      "scatter in place, root %d [%d]", root, i);
             for (int i = 0; i < cnt; i++)
                 s[i] = me * 100000 + i;
         }
@@ -261,6 +294,14 @@ static void gather_tests(void)
         for (int i = 0; i < 5; i++)
             CHECK(all[5 * k + i] == (i < rcounts[k] ? k * 10 + i : -1), "allgatherv [%d][%d]",
                   k, i);
+    /* In place: this rank's part is already at its displacement. */
+    for (int i = 0; i < 5 * n; i++)
+        all[i] = i >= displs[me] && i < displs[me] + rcounts[me] ? mine[i - displs[me]] : -1;
+    OK(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, rcounts, displs, MPI_INT, comm));
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < 5; i++)
+            CHECK(all[5 * k + i] == (i < rcounts[k] ? k * 10 + i : -1),
+                  "allgatherv in place [%d][%d]", k, i);
     free(rcounts);
     free(displs);
     free(all);
@@ -286,35 +327,52 @@ static void alltoall_tests(void)
         free(s);
         free(r);
     }
-    /* Alltoallv: rank a sends (a+b)%3 ints to rank b */
-    int *sc = malloc(sizeof(int) * (size_t)n), *sd = malloc(sizeof(int) * (size_t)n),
-        *rc = malloc(sizeof(int) * (size_t)n), *rd = malloc(sizeof(int) * (size_t)n);
-    int st = 0, rt = 0;
-    for (int k = 0; k < n; k++) {
-        sc[k] = (me + k) % 3;
-        sd[k] = st;
-        st += sc[k] + 1;
-        rc[k] = (k + me) % 3;
-        rd[k] = rt;
-        rt += rc[k] + 2;
+    /* Alltoallv: rank a sends ((a+b)%3)*scale ints to rank b, small and
+     * large (rendezvous) parts; then the same in place, where what goes to
+     * rank b is taken from, and replaced in, the receive buffer (the counts
+     * are symmetric, as MPI_IN_PLACE needs). */
+    static const int scales[] = {1, 2000};
+    for (int sci = 0; sci < 2; sci++) {
+        int scale = scales[sci];
+        int *sc = malloc(sizeof(int) * (size_t)n), *sd = malloc(sizeof(int) * (size_t)n),
+            *rc = malloc(sizeof(int) * (size_t)n), *rd = malloc(sizeof(int) * (size_t)n);
+        int st = 0, rt = 0;
+        for (int k = 0; k < n; k++) {
+            sc[k] = (me + k) % 3 * scale;
+            sd[k] = st;
+            st += sc[k] + 1;
+            rc[k] = (k + me) % 3 * scale;
+            rd[k] = rt;
+            rt += rc[k] + 2;
+        }
+        int *s = malloc(sizeof(int) * (size_t)st + 1), *r = malloc(sizeof(int) * (size_t)rt + 1);
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < sc[k]; i++)
+                s[sd[k] + i] = me * 100000 + k * 10000 + i;
+        for (int i = 0; i < rt; i++)
+            r[i] = -9;
+        OK(MPI_Alltoallv(s, sc, sd, MPI_INT, r, rc, rd, MPI_INT, comm));
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < rc[k] + 2; i++)
+                CHECK(r[rd[k] + i] == (i < rc[k] ? k * 100000 + me * 10000 + i : -9),
+                      "alltoallv scale %d from %d [%d]", scale, k, i);
+        for (int i = 0; i < rt; i++)
+            r[i] = -9;
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < rc[k]; i++)
+                r[rd[k] + i] = me * 100000 + k * 10000 + i;
+        OK(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, r, rc, rd, MPI_INT, comm));
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < rc[k] + 2; i++)
+                CHECK(r[rd[k] + i] == (i < rc[k] ? k * 100000 + me * 10000 + i : -9),
+                      "alltoallv in place scale %d from %d [%d]", scale, k, i);
+        free(sc);
+        free(sd);
+        free(rc);
+        free(rd);
+        free(s);
+        free(r);
     }
-    int *s = malloc(sizeof(int) * (size_t)st + 1), *r = malloc(sizeof(int) * (size_t)rt + 1);
-    for (int k = 0; k < n; k++)
-        for (int i = 0; i < sc[k]; i++)
-            s[sd[k] + i] = me * 100 + k * 10 + i;
-    for (int i = 0; i < rt; i++)
-        r[i] = -9;
-    OK(MPI_Alltoallv(s, sc, sd, MPI_INT, r, rc, rd, MPI_INT, comm));
-    for (int k = 0; k < n; k++)
-        for (int i = 0; i < rc[k] + 2; i++)
-            CHECK(r[rd[k] + i] == (i < rc[k] ? k * 100 + me * 10 + i : -9), "alltoallv %d %d",
-                  k, i);
-    free(sc);
-    free(sd);
-    free(rc);
-    free(rd);
-    free(s);
-    free(r);
 }
 
 static void run(void)

@@ -1,8 +1,11 @@
 /* Point-to-point semantics on any number of ranks (2 or more): data and
  * statuses for eager and rendezvous sizes in every send mode, wildcards,
  * MPI_PROC_NULL, pair-wise order, the wait and test families, persistent
- * requests, probes, cancel, Request_free, Sendrecv(_replace), messages to
- * oneself.  Prints "p2p ok on N ranks". */
+ * requests (also each mode started alone), probes, cancel, Request_free,
+ * Sendrecv(_replace), messages to oneself, synchronous sends that wait for
+ * their match, MPI_Init_thread's FUNNELED level.  Prints "p2p ok on N ranks". */
+#include <pthread.h>
+
 #include "mpitest.h"
 
 static const int sizes[] = {0, 1, 7, 256, 8191, 8192, 8193, 65536, 300001};
@@ -267,18 +270,115 @@ static void probes_cancel_self(void)
     OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* A synchronous send completes only once the receive has matched it, for
+ * an eager size as for a rendezvous one: rank 1 posts its receive only
+ * after rank 0 has seen its MPI_Issend incomplete for 20 ms and told it
+ * to.  Then persistent requests of every send mode, each started alone
+ * with MPI_Start, three times over. */
+static void synchronous(void)
+{
+    static const int ssizes[] = {8, 65536};
+    for (int k = 0; k < 2; k++) {
+        int sz = ssizes[k];
+        unsigned char *b = malloc((size_t)sz);
+        if (t_rank == 0) {
+            fill(b, sz, 500 + k);
+            MPI_Request rq;
+            int flag = 0, go = 1;
+            OK(MPI_Issend(b, sz, MPI_BYTE, 1, 50 + k, MPI_COMM_WORLD, &rq));
+            double t0 = MPI_Wtime();
+            while (MPI_Wtime() - t0 < 0.02) {
+                OK(MPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
+                CHECK(!flag, "Issend of %d bytes completed before its receive was posted", sz);
+            }
+            OK(MPI_Send(&go, 1, MPI_INT, 1, 60 + k, MPI_COMM_WORLD));
+            OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        } else if (t_rank == 1) {
+            int go;
+            MPI_Status st;
+            OK(MPI_Recv(&go, 1, MPI_INT, 0, 60 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            OK(MPI_Recv(b, sz, MPI_BYTE, 0, 50 + k, MPI_COMM_WORLD, &st));
+            CHECK(t_count(&st, MPI_BYTE) == sz && first_bad(b, sz, 500 + k) < 0,
+                  "Issend's %d bytes", sz);
+        }
+        free(b);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    int right = (t_rank + 1) % t_size, left = (t_rank - 1 + t_size) % t_size;
+    char bsbuf[MPI_BSEND_OVERHEAD + 64];
+    OK(MPI_Buffer_attach(bsbuf, sizeof bsbuf));
+    double sv = 0, rv;
+    MPI_Request sr[3], rr;
+    OK(MPI_Ssend_init(&sv, 1, MPI_DOUBLE, right, 70, MPI_COMM_WORLD, &sr[0]));
+    OK(MPI_Bsend_init(&sv, 1, MPI_DOUBLE, right, 71, MPI_COMM_WORLD, &sr[1]));
+    OK(MPI_Rsend_init(&sv, 1, MPI_DOUBLE, right, 72, MPI_COMM_WORLD, &sr[2]));
+    for (int m = 0; m < 3; m++)
+        for (int it = 0; it < 3; it++) {
+            OK(MPI_Irecv(&rv, 1, MPI_DOUBLE, left, 70 + m, MPI_COMM_WORLD, &rr));
+            OK(MPI_Barrier(MPI_COMM_WORLD)); /* Rsend needs the receive posted */
+            sv = t_rank * 10 + m + it * 0.25;
+            OK(MPI_Start(&sr[m]));
+            OK(MPI_Wait(&sr[m], MPI_STATUS_IGNORE));
+            CHECK(sr[m] != MPI_REQUEST_NULL, "Wait freed a persistent request");
+            MPI_Status st;
+            OK(MPI_Wait(&rr, &st));
+            CHECK(rv == left * 10 + m + it * 0.25 && st.MPI_TAG == 70 + m,
+                  "persistent mode %d round %d: %g", m, it, rv);
+        }
+    for (int m = 0; m < 3; m++)
+        OK(MPI_Request_free(&sr[m]));
+    void *p;
+    int sz;
+    OK(MPI_Buffer_detach(&p, &sz));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+static void *not_main(void *arg)
+{
+    int *flag = arg;
+    OK(MPI_Is_thread_main(flag));
+    return NULL;
+}
+
+/* MPI_THREAD_FUNNELED: what was asked is what is provided, and only the
+ * thread that called MPI_Init_thread is the main thread. */
+static void thread_level(void)
+{
+    int provided = -1, flag = -1;
+    OK(MPI_Query_thread(&provided));
+    CHECK(provided == MPI_THREAD_FUNNELED, "Query_thread gave %d", provided);
+    OK(MPI_Is_thread_main(&flag));
+    CHECK(flag == 1, "Is_thread_main in the main thread gave %d", flag);
+    pthread_t t;
+    flag = -1;
+    CHECK(pthread_create(&t, NULL, not_main, &flag) == 0, "pthread_create");
+    CHECK(pthread_join(t, NULL) == 0, "pthread_join");
+    CHECK(flag == 0, "Is_thread_main in another thread gave %d", flag);
+    int version = 0, subversion = -1;
+    OK(MPI_Get_version(&version, &subversion));
+    CHECK(version == 3 && subversion == 1 && version == MPI_VERSION &&
+              subversion == MPI_SUBVERSION, "Get_version gave %d.%d", version, subversion);
+}
+
 int main(int argc, char **argv)
 {
-    t_init(&argc, &argv);
+    int provided = -1;
+    OK(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
+    CHECK(provided == MPI_THREAD_FUNNELED, "Init_thread FUNNELED provided %d", provided);
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &t_rank));
+    OK(MPI_Comm_size(MPI_COMM_WORLD, &t_size));
     CHECK(t_size >= 2, "needs 2 ranks or more");
     int flag;
     OK(MPI_Initialized(&flag));
     CHECK(flag, "Initialized");
+    thread_level();
     modes_and_sizes();
     wildcards_and_order();
     families();
     persistent();
     probes_cancel_self();
+    synchronous();
     double t0 = MPI_Wtime();
     CHECK(MPI_Wtick() > 0 && MPI_Wtick() < 0.01 && MPI_Wtime() >= t0, "Wtime/Wtick");
     char name[MPI_MAX_PROCESSOR_NAME];
