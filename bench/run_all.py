@@ -8,7 +8,9 @@ measured in one run (`make bench`):
   1b mpinx   Tern's MPI against NX: 0 and 8 B ping-pong on one 2-node Tern
               cluster, NX and MPI jobs alternating, MPI/NX printed
               (bench/ternbench/mpi_vs_nx.py; --mpinx-pairs)
-  2 ring      NX and MPI ring (streaming) bandwidth, 4 nodes
+  2 ring      NX and MPI ring bandwidth, 4 and 2 nodes; a one-way stream
+              between 2 nodes (nxbench/mpibench stream), with raw Portals'
+              (plbench-tern ptl-bw, step `portals`) beside it
   3 gsync     gsync (MPI_Barrier under libnx-mpi) against node count
   4 node      memcpy bandwidth, memory availability (bench/node.py)
   5 launch    `yod -sz N` against `mpiexec -n N` of a trivial NX program
@@ -128,8 +130,9 @@ def main():
     if a.smoke:
         a.reps = a.reps or 1
         a.nodes = [2]
-        a.lat_sizes, a.ring_sizes = [8], [4096]
+        a.lat_sizes, a.ring_sizes, a.stream_sizes = [8], [4096], [65536]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 20, 1 << 16, 20, 200
+        a.stream_bytes = 1 << 18
         # The ping-pongs' warm-up (nxbench/mpibench lat WARMUP): 2000 round
         # trips are 10-30 s a job on loaded Linux nodes under TCG.
         a.lat_warmup = 20
@@ -145,7 +148,9 @@ def main():
         a.nodes = [int(x) for x in (a.nodes or "2,4,8,16").split(",")]
         a.lat_sizes = [0, 8, 64, 512, 1024, 4096, 16384, 65536]
         a.ring_sizes = [8, 64, 512, 4096, 65536, 1 << 20, 8 << 20]
+        a.stream_sizes = [4096, 65536, 1 << 20, 8 << 20]
         a.iters, a.ring_bytes, a.gsync_iters, a.floor_frames = 100, 4 << 20, 20, 2000
+        a.stream_bytes = 16 << 20
         a.lat_warmup = 2000
         a.io_nodes = [int(x) for x in (a.io_nodes or "1,4,16").split(",")]
         a.finalize_grace = 30

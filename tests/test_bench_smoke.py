@@ -48,7 +48,8 @@ def test_smoke_run_writes_csvs_and_summary():
     assert r.returncode == 0, r.stdout + r.stderr
     for exp, systems in {"latency": {"tern-nx", "tern-portals", "linux-mpich", "tern-mpi",
                                      "linux-mpi"},
-                         "ring": {"tern-nx", "linux-mpich", "tern-mpi", "linux-mpi"},
+                         "ring": {"tern-nx", "linux-mpich", "tern-mpi", "linux-mpi",
+                                  "tern-portals"},
                          "gsync": {"tern-nx", "linux-mpich"},
                          "launch": {"tern-yod", "linux-mpiexec"},
                          "memcpy": {"tern", "linux"},
@@ -60,6 +61,10 @@ def test_smoke_run_writes_csvs_and_summary():
         assert {row["system"] for row in rows} >= systems, (exp, rows)
         for row in rows:
             assert float(row["median"]) >= 0 and int(row["reps"]) >= 1, row
+    # Experiment 2's stream: raw Portals, NX and MPI on Tern, both on Linux.
+    with open(os.path.join(OUT, "ring.csv")) as f:
+        stream = {row["system"] for row in csv.DictReader(f) if row["metric"] == "stream_2nodes"}
+    assert stream >= {"tern-portals", "tern-nx", "tern-mpi", "linux-mpich", "linux-mpi"}, stream
     summary = open(os.path.join(OUT, "summary.md")).read()
     for title in ("Ping-pong latency", "Ring bandwidth", "gsync", "Launch", "File I/O",
                   "fabric floor", "NX between two ranks of one node"):

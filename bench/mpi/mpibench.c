@@ -13,6 +13,11 @@
  *                           receives from its left (MPI_Irecv, MPI_Send,
  *                           MPI_Wait), MB/s (10^6) each rank sends; about
  *                           BYTES per size (4 to 1000 steps)
+ *   stream REPS BYTES SIZES rank 0 streams BYTES / size messages to rank 1
+ *                           (at least one), a window of MPI_Isends in
+ *                           flight and as many MPI_Irecvs posted; rank 1's
+ *                           empty answer to the last stops the clock; MB/s
+ *                           (10^6) sent
  *   barrier REPS ITERS      us per MPI_Barrier
  *   gatherv REPS ITERS SIZES   us per MPI_Gatherv to rank 0, every rank a
  *   scatterv REPS ITERS SIZES  block of SIZE bytes (MPI_Scatterv from 0);
@@ -90,6 +95,40 @@ int main(int argc, char **argv)
                 MPI_Reduce(&mbs, &low, 1, MPI_DOUBLE, MPI_MIN, 0, w);
                 if (me == 0 && r)
                     printf("R mpi-ring%d %ld MBps %.2f\n", n, sz[i], low);
+            }
+        }
+    } else if (!strcmp(argv[1], "stream")) {
+        MPI_Request rq[BENCH_STREAM_WINDOW_MAX];
+        for (int i = 0; i < ns; i++) {
+            long count = bench_stream_count(arg, sz[i]), win = bench_stream_window(sz[i]);
+            for (int r = 0; r <= reps; r++) {
+                MPI_Barrier(w);
+                double t0 = MPI_Wtime();
+                if (me == 0 && n > 1) {
+                    for (long k = 0; k < count; k++) {
+                        if (k >= win)
+                            MPI_Wait(&rq[k % win], MPI_STATUS_IGNORE);
+                        MPI_Isend(a, (int)sz[i], MPI_BYTE, 1, 4, w, &rq[k % win]);
+                    }
+                    for (long k = count > win ? count - win : 0; k < count; k++)
+                        MPI_Wait(&rq[k % win], MPI_STATUS_IGNORE);
+                    MPI_Recv(b, 0, MPI_BYTE, 1, 5, w, MPI_STATUS_IGNORE);
+                } else if (me == 1) {
+                    long posted = 0;
+                    for (; posted < count && posted < win; posted++)
+                        MPI_Irecv(b, (int)sz[i], MPI_BYTE, 0, 4, w, &rq[posted % win]);
+                    for (long k = 0; k < count; k++) {
+                        MPI_Wait(&rq[k % win], MPI_STATUS_IGNORE);
+                        if (posted < count) {
+                            MPI_Irecv(b, (int)sz[i], MPI_BYTE, 0, 4, w, &rq[posted % win]);
+                            posted++;
+                        }
+                    }
+                    MPI_Send(a, 0, MPI_BYTE, 0, 5, w);
+                }
+                double mbs = (double)sz[i] * count / (MPI_Wtime() - t0) / 1e6;
+                if (me == 0 && r)
+                    printf("R mpi-stream %ld MBps %.2f\n", sz[i], mbs);
             }
         }
     } else if (!strcmp(argv[1], "barrier")) {

@@ -10,6 +10,11 @@
  *                           receives from its left (irecv, csend, msgwait),
  *                           MB/s (10^6) each node sends; about BYTES per
  *                           size (4 to 1000 steps)
+ *   stream REPS BYTES SIZES node 0 streams BYTES / size messages to node 1
+ *                           (at least one), a window of isends in flight
+ *                           and as many irecvs posted; node 1's empty
+ *                           answer to the last stops the clock; MB/s
+ *                           (10^6) sent (plbench's ptl-bw for raw Portals)
  *   gsync REPS ITERS        us per gsync
  *   block REPS MS           node 0 blocks in a receive (then in a gsync)
  *                           while node 1 sleeps MS ms before it sends (joins);
@@ -92,6 +97,40 @@ int main(int argc, char **argv)
                 gdlow(&mbs, 1, &w); /* the slowest node sets the figure */
                 if (me == 0 && r)
                     printf("R nx-ring%ld %ld MBps %.2f\n", n, sz[i], mbs);
+            }
+        }
+    } else if (!strcmp(argv[1], "stream")) {
+        long mids[BENCH_STREAM_WINDOW_MAX];
+        for (int i = 0; i < ns; i++) {
+            long count = bench_stream_count(arg, sz[i]), win = bench_stream_window(sz[i]);
+            for (int r = 0; r <= reps; r++) {
+                gsync();
+                double t0 = dclock();
+                if (me == 0 && n > 1) {
+                    for (long k = 0; k < count; k++) {
+                        if (k >= win)
+                            msgwait(mids[k % win]);
+                        mids[k % win] = isend(4, a, sz[i], 1, 0);
+                    }
+                    for (long k = count > win ? count - win : 0; k < count; k++)
+                        msgwait(mids[k % win]);
+                    crecv(5, b, 0);
+                } else if (me == 1) {
+                    long posted = 0;
+                    for (; posted < count && posted < win; posted++)
+                        mids[posted % win] = irecv(4, b, sz[i]);
+                    for (long k = 0; k < count; k++) {
+                        msgwait(mids[k % win]);
+                        if (posted < count) {
+                            mids[posted % win] = irecv(4, b, sz[i]);
+                            posted++;
+                        }
+                    }
+                    csend(5, a, 0, 0, 0);
+                }
+                double mbs = (double)sz[i] * count / (dclock() - t0) / 1e6;
+                if (me == 0 && r)
+                    printf("R nx-stream %ld MBps %.2f\n", sz[i], mbs);
             }
         }
     } else if (!strcmp(argv[1], "gsync")) {

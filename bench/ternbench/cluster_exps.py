@@ -105,6 +105,13 @@ def network(run, os_name):
                 for (kind, size), v in parse_r(out).items():
                     run.add("ring", s, f"per_node_{rn}nodes", size, "MBps", v)
                 run.log(f"{os_name}: {s} ring on {rn} nodes done")
+            # One way, node 0 to node 1 (raw Portals' ptl-bw beside it,
+            # node_exps.raw_portals).
+            out = measured(run, name, os_name, 2, "stream", a.reps, a.stream_bytes,
+                           ",".join(map(str, a.stream_sizes)), mpi=mpi)
+            for (kind, size), v in parse_r(out).items():
+                run.add("ring", s, "stream_2nodes", size, "MBps", v)
+            run.log(f"{os_name}: {s} stream done")
         for n in a.nodes:
             if n < 2:
                 continue

@@ -10,10 +10,10 @@ from ternlib import accel
 from ternbench.runner import B, down, parse_r, up
 
 
-def plbench_pair(run, ns, client_tap, server_tap, argv, timeout=900):
-    """`plbench-tern ptl-ping ARGV` on a kernel node (nid 1) against
-    `ptl-pong` on another (nid 2), on two taps of namespace ns, both stopped
-    on the way out; -> the client's stdout (bench/portals_kernel.py's
+def plbench_pair(run, ns, client_tap, server_tap, argv, timeout=900, mode="ptl-ping"):
+    """`plbench-tern MODE ARGV` (ptl-ping or ptl-bw) on a kernel node (nid 1)
+    against `ptl-pong` on another (nid 2), on two taps of namespace ns, both
+    stopped on the way out; -> the client's stdout (bench/portals_kernel.py's
     tern_tern pair)."""
     from test_portals_kernel_wire import Procs, kv, read_line
     a = run.a
@@ -22,26 +22,32 @@ def plbench_pair(run, ns, client_tap, server_tap, argv, timeout=900):
     try:
         srv = ps.node(ns, server_tap, 2, "virtio", ["ptl-pong"], timeout, a.accel, program=prog)
         pid = kv(read_line(srv, "READY", 120, []))["pid"]
-        c = ps.node(ns, client_tap, 1, "virtio", ["ptl-ping", "2", str(pid), *map(str, argv)],
+        c = ps.node(ns, client_tap, 1, "virtio", [mode, "2", str(pid), *map(str, argv)],
                     timeout, a.accel, program=prog)
         out, err = c.communicate(timeout=timeout + 20)
         if c.returncode:
-            raise RuntimeError(f"plbench-tern ptl-ping {argv} failed:\n{out}\n{err}")
+            raise RuntimeError(f"plbench-tern {mode} {argv} failed:\n{out}\n{err}")
         return out
     finally:
         ps.close()
 
 
 def raw_portals(run):
-    """Experiment 1, raw Portals: plbench-tern ping-pong between two Tern
-    kernel nodes."""
+    """Experiments 1 and 2, raw Portals: plbench-tern ping-pong, then its
+    stream (ptl-bw: the count and window of nxbench's and mpibench's stream,
+    bench/benchargs.h), between two Tern kernel nodes."""
     from test_portals_kernel import bridged_namespace
     a = run.a
     with bridged_namespace(2) as (ns, taps):
         out = plbench_pair(run, ns, taps[0], taps[1],
                            [a.iters, a.reps, ",".join(map(str, a.lat_sizes))])
-    for (kind, size), v in parse_r(out).items():
-        run.add("latency", "tern-portals", "oneway", size, "us", v)
+        for (kind, size), v in parse_r(out).items():
+            run.add("latency", "tern-portals", "oneway", size, "us", v)
+        out = plbench_pair(run, ns, taps[0], taps[1],
+                           [a.stream_bytes, a.reps, ",".join(map(str, a.stream_sizes))],
+                           mode="ptl-bw")
+        for (kind, size), v in parse_r(out).items():
+            run.add("ring", "tern-portals", "stream_2nodes", size, "MBps", v)
     run.log("raw Portals done")
 
 

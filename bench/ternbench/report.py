@@ -6,8 +6,9 @@ import os
 TERN = ("tern-nx", "tern-yod", "tern-fyod", "tern", "tern-mpi")
 LINUX = ("linux-mpich", "linux-mpiexec", "linux-nfs", "linux", "linux-mpi")
 # More ratio columns where both systems are in a table: MPI against NX on
-# Tern (issue 16's goal: 0-byte latency within 10 %), MPI against MPICH.
-EXTRA_RATIOS = [("tern-mpi", "tern-nx"), ("tern-mpi", "linux-mpi"),
+# Tern (issue 16's goal: 0-byte latency within 10 %), MPI against MPICH, NX
+# against the raw Portals under it.
+EXTRA_RATIOS = [("tern-mpi", "tern-nx"), ("tern-mpi", "linux-mpi"), ("tern-nx", "tern-portals"),
                 ("tern-intra", "tern-inter")]
 ORDER = ["latency", "mpinx", "latfloor", "ring", "gsync", "memcpy", "memavail", "noise", "launch", "io", "boot",
          "footprint", "floor", "frames", "npb", "stream", "ppn"]
@@ -20,7 +21,8 @@ TITLES = {
                 "fabric floor, NX jobs, Portals pairs and floor bursts alternating (us; the "
                 "goal: each at most 1.5x the floor at 0 B); paired: each adjacent set's "
                 "latency/floor",
-    "ring": "2. Ring bandwidth, MB/s each node sends (higher is better)",
+    "ring": "2. Ring bandwidth, MB/s each node sends; stream_2nodes: node 0 streams to node 1, "
+            "MB/s it sends, raw Portals (plbench ptl-bw) beside NX and MPI (higher is better)",
     "gsync": "3. gsync / MPI_Barrier (us per call; lower is better)",
     "memcpy": "4a. memcpy bandwidth on one node (MB/s; higher is better)",
     "memavail": "4b. Memory availability, seed 003 tests #1 and #2",

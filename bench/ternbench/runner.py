@@ -135,7 +135,8 @@ def measured(run, name, os_name, n, what, *args, timeout=900, mpi=False):
     after the last line), the lines it printed, and the failure is
     recorded."""
     prog = MPIBENCH[os_name] if mpi else "nxbench"
-    exp, system = {"lat": "latency"}.get(what, what), (MPI_SYSTEM if mpi else SYSTEM)[os_name]
+    exp = {"lat": "latency", "stream": "ring"}.get(what, what)
+    system = (MPI_SYSTEM if mpi else SYSTEM)[os_name]
     try:
         return job(run, name, os_name, n, prog, what, *args, timeout=timeout,
                    until_done=(exp, system))[0]

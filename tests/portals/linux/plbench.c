@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "pl.h"
+#include "../../../bench/benchargs.h"
 
 #define PING_MB 10
 #define SINK_MB 11
@@ -113,8 +114,9 @@ static int ptl_bw(char **argv)
     pl_init(&P, 8192);
     ptl_handle_md_t mh = pl_md(&P, buf, BUF_MAX);
     for (int s = 0; s < ns; s++) {
-        uint64_t count = bytes / sz[s] ? bytes / sz[s] : 1;
-        unsigned window = sz[s] >= (1u << 20) ? 4 : 32;
+        /* The same count and window as nxbench's and mpibench's stream. */
+        uint64_t count = (uint64_t)bench_stream_count((long)bytes, (long)sz[s]);
+        uint64_t window = (uint64_t)bench_stream_window((long)sz[s]);
         for (int r = -1; r < reps; r++) {
             double t0 = pl_now();
             uint64_t sent = 0, acked = 0;
