@@ -1,6 +1,7 @@
-"""Running a Linux + MPICH job that may not end: MPICH on the comparison
-nodes often hangs in MPI_Finalize after the program printed everything
-(docs/linux-cluster.md), until mpiexec's own limit (minutes).  The
+"""Running a Linux + MPICH job that may not end: MPICH 4.0.2 on the
+comparison nodes could deadlock in MPI_Finalize after the program printed
+everything, until mpiexec's own limit (minutes).  The node image now
+preloads a fix (docs/linux-cluster.md); this stays as the safety net.  The
 benchmarks run such jobs through run_until_done: once the program's output
 says it has finished and nothing more comes for `grace` seconds, the job is
 interrupted as Ctrl-C would (SIGINT to its process group: MPICH's mpiexec
