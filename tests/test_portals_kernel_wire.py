@@ -66,13 +66,15 @@ class Procs:
         return p
 
     def node(self, ns, tap, nid, nic, args, timeout, accel="tcg", program=TERN_NODE,
-             payload_crc=False):
+             payload_crc=False, mtu=None):
         """ptlnode (or `program`) on a kernel node (QEMU, TCG by default) on
         `tap`; payload_crc: for a wire that damages frames (no FCS check
-        drops them), the node checksums payloads too."""
+        drops them), the node checksums payloads too; mtu: the fabric's
+        (run-node --mtu), else the node frames at 1500 bytes."""
         return self.start(["ip", "netns", "exec", ns, sys.executable, RUN_NODE, f"--{accel}",
                            "--mem", "160M", "--timeout", str(timeout), "--nic", nic, "--tap", tap,
                            "--nid", str(nid), "--kmem", "4M",
+                           *(["--mtu", str(mtu)] if mtu else []),
                            *(["--payload-crc"] if payload_crc else []), program, *args])
 
     def close(self):

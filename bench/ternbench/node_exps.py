@@ -10,20 +10,22 @@ from ternlib import accel
 from ternbench.runner import B, down, parse_r, up
 
 
-def plbench_pair(run, ns, client_tap, server_tap, argv, timeout=900, mode="ptl-ping"):
+def plbench_pair(run, ns, client_tap, server_tap, argv, mtu, timeout=900, mode="ptl-ping"):
     """`plbench-tern MODE ARGV` (ptl-ping or ptl-bw) on a kernel node (nid 1)
-    against `ptl-pong` on another (nid 2), on two taps of namespace ns, both
-    stopped on the way out; -> the client's stdout (bench/portals_kernel.py's
-    tern_tern pair)."""
+    against `ptl-pong` on another (nid 2), on two taps of namespace ns whose
+    bridge carries frames of `mtu` bytes (the nodes are told it, as a
+    cluster's are), both stopped on the way out; -> the client's stdout
+    (bench/portals_kernel.py's tern_tern pair)."""
     from test_portals_kernel_wire import Procs, kv, read_line
     a = run.a
     prog = B("portals", "kernel", "plbench-tern")
     ps = Procs()
     try:
-        srv = ps.node(ns, server_tap, 2, "virtio", ["ptl-pong"], timeout, a.accel, program=prog)
+        srv = ps.node(ns, server_tap, 2, "virtio", ["ptl-pong"], timeout, a.accel, program=prog,
+                      mtu=mtu)
         pid = kv(read_line(srv, "READY", 120, []))["pid"]
         c = ps.node(ns, client_tap, 1, "virtio", [mode, "2", str(pid), *map(str, argv)],
-                    timeout, a.accel, program=prog)
+                    timeout, a.accel, program=prog, mtu=mtu)
         out, err = c.communicate(timeout=timeout + 20)
         if c.returncode:
             raise RuntimeError(f"plbench-tern {mode} {argv} failed:\n{out}\n{err}")
@@ -37,14 +39,17 @@ def raw_portals(run):
     stream (ptl-bw: the count and window of nxbench's and mpibench's stream,
     bench/benchargs.h), between two Tern kernel nodes."""
     from test_portals_kernel import bridged_namespace
+    from ternlib.fabric import fabric_mtu
     a = run.a
-    with bridged_namespace(2) as (ns, taps):
+    # The frame size of a cluster's fabric (qemu/cluster), as NX and MPI get.
+    mtu = fabric_mtu("virtio", "direct")
+    with bridged_namespace(2, mtu) as (ns, taps):
         out = plbench_pair(run, ns, taps[0], taps[1],
-                           [a.iters, a.reps, ",".join(map(str, a.lat_sizes))])
+                           [a.iters, a.reps, ",".join(map(str, a.lat_sizes))], mtu)
         for (kind, size), v in parse_r(out).items():
             run.add("latency", "tern-portals", "oneway", size, "us", v)
         out = plbench_pair(run, ns, taps[0], taps[1],
-                           [a.stream_bytes, a.reps, ",".join(map(str, a.stream_sizes))],
+                           [a.stream_bytes, a.reps, ",".join(map(str, a.stream_sizes))], mtu,
                            mode="ptl-bw")
         for (kind, size), v in parse_r(out).items():
             run.add("ring", "tern-portals", "stream_2nodes", size, "MBps", v)
@@ -129,7 +134,8 @@ def echo_node(run):
                 return "\n".join(line.split("tern: ", 1)[-1] for line in text.splitlines())
             floorping.mtu = mtu
             floorping.node = node
-            floorping.portals = lambda argv: plbench_pair(run, ns, taps[2], taps[3], argv, 600)
+            floorping.portals = lambda argv: plbench_pair(run, ns, taps[2], taps[3], argv, mtu,
+                                                          600)
             yield floorping
         finally:
             _stop(q)
