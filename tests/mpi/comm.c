@@ -2,7 +2,10 @@
  * MPI_UNDEFINED), dup, create, free, compare; group incl/excl/range/
  * union/intersection/difference/translate/compare; Cart_create/coords/
  * rank/shift/sub/get and Dims_create; traffic on several communicators at
- * once stays apart.  Prints "comm ok on N ranks". */
+ * once stays apart; only the thread that called MPI_Init is the main one.
+ * Prints "comm ok on N ranks". */
+#include <pthread.h>
+
 #include "mpitest.h"
 
 static void splits(void)
@@ -210,9 +213,29 @@ static void cart(void)
     OK(MPI_Comm_free(&c));
 }
 
+static void *not_main(void *arg)
+{
+    int *flag = arg;
+    OK(MPI_Is_thread_main(flag));
+    return NULL;
+}
+
+static void main_thread(void)
+{
+    int flag = -1;
+    OK(MPI_Is_thread_main(&flag));
+    CHECK(flag == 1, "Is_thread_main in the main thread gave %d", flag);
+    pthread_t t;
+    flag = -1;
+    CHECK(pthread_create(&t, NULL, not_main, &flag) == 0, "pthread_create");
+    CHECK(pthread_join(t, NULL) == 0, "pthread_join");
+    CHECK(flag == 0, "Is_thread_main in another thread gave %d", flag);
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
+    main_thread();
     splits();
     dups_apart();
     groups();
