@@ -114,5 +114,5 @@ def experiment(run):
                 run.log(line)
             any_ratio |= bool(ratios)
     if not any_ratio:
-        run.log("NX/floor: no complete set")
+        run.log("latfloor: no complete set")
         raise RuntimeError("latfloor: no set of NX job, Portals pair and floor bursts completed")

@@ -14,8 +14,9 @@ def plbench_pair(run, ns, client_tap, server_tap, argv, mtu, timeout=900, mode="
     """`plbench-tern MODE ARGV` (ptl-ping or ptl-bw) on a kernel node (nid 1)
     against `ptl-pong` on another (nid 2), on two taps of namespace ns whose
     bridge carries frames of `mtu` bytes (the nodes are told it, as a
-    cluster's are), both stopped on the way out; -> the client's stdout
-    (bench/portals_kernel.py's tern_tern pair)."""
+    cluster's are), both stopped on the way out; -> the client's stdout (the
+    programs of bench/portals_kernel.py's tern_tern pair, which keeps
+    1500-byte frames)."""
     from test_portals_kernel_wire import Procs, kv, read_line
     a = run.a
     prog = B("portals", "kernel", "plbench-tern")
