@@ -96,24 +96,113 @@ static int ct_update(ptl_handle_ct_t h, ptl_ct_event_t v, bool set)
 int PtlCTSet(ptl_handle_ct_t h, ptl_ct_event_t v) { return ct_update(h, v, true); }
 int PtlCTInc(ptl_handle_ct_t h, ptl_ct_event_t v) { return ct_update(h, v, false); }
 
+/* A blocking wait or poll on counters, while it is in progress: the
+ * counters it names (the first CT_NOTED) and their tests, and the count
+ * that met a test first.  A waiter can wake well after its test was met
+ * (a Linux program thread behind the progress thread on a busy host), by
+ * when the counter may have moved on; it returns the count at that moment
+ * rather than the one it finds.  Either is a count the counter had during
+ * the call; this one is what a program that waits for "n" expects to see
+ * (the reference tests' test_flowctl_nohdr requires exactly n).  The
+ * waiters are on the callers' stacks, linked here under the library lock;
+ * a waiter is found by its counter's address, and its handles are checked
+ * again before it returns, so a counter freed meanwhile is never
+ * reported. */
+#define CT_NOTED 8
+struct ct_waiter {
+    struct ct_waiter *next;
+    unsigned n;                      /* counters noted */
+    struct ptl_ct *ct[CT_NOTED];
+    ptl_size_t test[CT_NOTED];
+    bool hit;
+    unsigned which;
+    ptl_ct_event_t at;
+};
+static struct ct_waiter *waiters;
+
+void ptl_ct_note_waiters(struct ptl_ct *ct)
+{
+    for (struct ct_waiter *w = waiters; w; w = w->next)
+        for (unsigned i = 0; i < w->n && !w->hit; i++)
+            if (w->ct[i] == ct && ct->v.success + ct->v.failure >= w->test[i]) {
+                w->hit = true;
+                w->which = i;
+                w->at = ct->v;
+            }
+}
+
+void ptl_ct_forget_waiters(struct ptl_ni *ni)
+{
+    if (!ni->cts)
+        return;
+    uintptr_t lo = (uintptr_t)ni->cts, hi = (uintptr_t)(ni->cts + ni->lim.max_cts);
+    for (struct ct_waiter **pp = &waiters; *pp;) {
+        struct ct_waiter *w = *pp;
+        bool ours = false;
+        for (unsigned i = 0; i < w->n; i++)
+            ours |= (uintptr_t)w->ct[i] >= lo && (uintptr_t)w->ct[i] < hi;
+        if (ours)
+            *pp = w->next;    /* its wait, if it still runs, finds its handles gone */
+        else
+            pp = &w->next;
+    }
+}
+
+static void waiter_add(struct ct_waiter *w, const ptl_handle_ct_t *h, const ptl_size_t *tests,
+                       unsigned n)
+{
+    ptl_host_lock();
+    w->n = 0;
+    w->hit = false;
+    for (unsigned i = 0; i < n && i < CT_NOTED; i++) {
+        struct ptl_ct *ct = ptl_ct_get(h[i], NULL);
+        if (!ct)
+            break;    /* the wait says PTL_ARG_INVALID */
+        w->ct[i] = ct;
+        w->test[i] = tests[i];
+        w->n = i + 1;
+    }
+    w->next = waiters;
+    waiters = w;
+    /* A test met already: the first such, at its count now. */
+    for (unsigned i = 0; i < w->n && !w->hit; i++)
+        ptl_ct_note_waiters(w->ct[i]);
+    ptl_host_unlock();
+}
+
+static void waiter_remove(struct ct_waiter *w)
+{
+    ptl_host_lock();
+    for (struct ct_waiter **pp = &waiters; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    ptl_host_unlock();
+}
+
 struct ctpoll_arg {
     const ptl_handle_ct_t *h;
     const ptl_size_t *tests;
     unsigned n;
     ptl_ct_event_t *ev;
     unsigned *which;
+    struct ct_waiter *w;
 };
 
 static int ctpoll_cond(void *p)
 {
     struct ctpoll_arg *a = p;
+    for (unsigned i = 0; i < a->n; i++)
+        if (!ptl_ct_get(a->h[i], NULL))
+            return PTL_ARG_INVALID;
     for (unsigned i = 0; i < a->n; i++) {
         struct ptl_ct *ct = ptl_ct_get(a->h[i], NULL);
-        if (!ct)
-            return PTL_ARG_INVALID;
-        if (ct->v.success + ct->v.failure >= a->tests[i]) {
+        bool noted = i < a->w->n;
+        if (noted ? a->w->hit && a->w->which == i
+                  : ct->v.success + ct->v.failure >= a->tests[i]) {
             if (a->ev)
-                *a->ev = ct->v;
+                *a->ev = noted ? a->w->at : ct->v;
             if (a->which)
                 *a->which = i;
             return PTL_OK;
@@ -122,13 +211,22 @@ static int ctpoll_cond(void *p)
     return PTL_WAIT_AGAIN;
 }
 
+static int ct_wait(struct ctpoll_arg *a, uint64_t deadline)
+{
+    struct ct_waiter w;
+    a->w = &w;
+    waiter_add(&w, a->h, a->tests, a->n);
+    int rc = ptl_wait(ctpoll_cond, a, deadline);
+    waiter_remove(&w);
+    return rc == PTL_WAIT_TIMEOUT ? PTL_CT_NONE_REACHED : rc;
+}
+
 int PtlCTWait(ptl_handle_ct_t h, ptl_size_t test, ptl_ct_event_t *ev)
 {
     if (!ptl_api_ready())
         return PTL_NO_INIT;
-    struct ctpoll_arg a = { &h, &test, 1, ev, NULL };
-    int rc = ptl_wait(ctpoll_cond, &a, UINT64_MAX);
-    return rc == PTL_WAIT_TIMEOUT ? PTL_CT_NONE_REACHED : rc;
+    struct ctpoll_arg a = { &h, &test, 1, ev, NULL, NULL };
+    return ct_wait(&a, UINT64_MAX);
 }
 
 int PtlCTPoll(const ptl_handle_ct_t *hs, const ptl_size_t *tests,
@@ -139,7 +237,6 @@ int PtlCTPoll(const ptl_handle_ct_t *hs, const ptl_size_t *tests,
         return PTL_NO_INIT;
     if (!hs || !tests || !size)
         return PTL_ARG_INVALID;
-    struct ctpoll_arg a = { hs, tests, size, ev, which };
-    int rc = ptl_wait(ctpoll_cond, &a, ptl_deadline_after_ms(timeout));
-    return rc == PTL_WAIT_TIMEOUT ? PTL_CT_NONE_REACHED : rc;
+    struct ctpoll_arg a = { hs, tests, size, ev, which, NULL };
+    return ct_wait(&a, ptl_deadline_after_ms(timeout));
 }

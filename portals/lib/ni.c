@@ -167,6 +167,7 @@ static int ni_alloc_tables(struct ptl_ni *ni)
 static void ni_release(struct ptl_ni *ni)
 {
     ptl_rel_send_owed_acks(ni);
+    ptl_ct_forget_waiters(ni);
     if (ni->eqs)
         for (int i = 0; i < ni->lim.max_eqs; i++)
             ptl_host_free(ni->eqs[i].ring);

@@ -360,6 +360,13 @@ void ptl_eq_post(struct ptl_eq *eq, const ptl_event_t *ev);
 void ptl_ct_add(struct ptl_ni *ni, struct ptl_ct *ct, ptl_size_t success,
                 ptl_size_t failure);
 void ptl_ct_check_triggers(struct ptl_ni *ni, struct ptl_ct *ct);
+/* ct.c: every change of a counter passes here (ptl_ct_check_triggers
+ * calls it), so that a waiter learns the count that met its test. */
+void ptl_ct_note_waiters(struct ptl_ct *ct);
+/* Unlinks the waiters on ni's counters, which are about to be freed: a wait
+ * a job's end abandoned (its kernel stack goes with its thread) must not
+ * stay linked to counters a later NI's may reuse. */
+void ptl_ct_forget_waiters(struct ptl_ni *ni);
 
 /* ---- lists and matching (list.c, match.c) -------------------------------- */
 bool ptl_match_entry(const struct ptl_ni *ni, const struct ptl_entry *e,

@@ -85,6 +85,7 @@ void ptl_ct_check_triggers(struct ptl_ni *ni, struct ptl_ct *ct)
     /* Restart from the head after each firing: a fired op may change this
      * counter (CTInc/CTSet chains) or append new triggers. */
     for (;;) {
+        ptl_ct_note_waiters(ct);
         ptl_size_t v = ct->v.success + ct->v.failure;
         struct ptl_trig **pp = &ct->trig, *t;
         while ((t = *pp) && t->threshold > v)

@@ -181,6 +181,46 @@ static void test_barrier(void)
     printf("triggered barrier ok\n");
 }
 
+/* A wait returns the count that met its test, not a later one.  One put
+ * arriving at node 1 fires two triggered increments of `seen` within the
+ * same arrival: a PtlCTWait(seen, 1) that started before it says 1 (the
+ * count was 1 the moment the test was met; before this was kept, it said
+ * 2).  The reference tests expect it (test_flowctl_nohdr: a Linux waiter
+ * woken late found the counter one past its test and failed).  So does a
+ * PtlCTPoll, whose other counter never meets its test. */
+static void test_wait_returns_the_count_that_met_it(void)
+{
+    for (int poll = 0; poll < 2; poll++) {
+        ptl_handle_ct_t seen, other;
+        OK(PtlCTAlloc(nd[1].ni, &seen));
+        OK(PtlCTAlloc(nd[1].ni, &other));
+        ptl_ct_event_t cv;
+        OK(PtlCTGet(arrive[1], &cv));
+        for (int k = 0; k < 2; k++)
+            OK(PtlTriggeredCTInc(seen, (ptl_ct_event_t){ 1, 0 }, arrive[1],
+                                 cv.success + cv.failure + 1));
+        OK(PtlPut(md[0], 0, 0, PTL_NO_ACK_REQ, nd[1].id, pt[1], 0xBA, 0, NULL, 0));
+        if (poll) {
+            ptl_handle_ct_t cts[2] = { other, seen };
+            ptl_size_t tests[2] = { 5, 1 };
+            unsigned which = 9;
+            OK(PtlCTPoll(cts, tests, 2, 20000, &cv, &which));
+            CHECK(which == 1);
+        } else {
+            OK(PtlCTWait(seen, 1, &cv));
+        }
+        CHECK(cv.success == 1 && cv.failure == 0);
+        OK(PtlCTGet(seen, &cv));
+        CHECK(cv.success == 2);
+        /* Met before the call: the count as the call finds it. */
+        OK(PtlCTWait(seen, 1, &cv));
+        CHECK(cv.success == 2);
+        OK(PtlCTFree(seen));
+        OK(PtlCTFree(other));
+    }
+    printf("wait returns the count that met its test ok\n");
+}
+
 int main(void)
 {
     ptl_test_host_init(N, 1500);
@@ -209,6 +249,7 @@ int main(void)
         while (count_puts(nd[i].eq))
             ;
     test_barrier();
+    test_wait_returns_the_count_that_met_it();
     PtlFini();
     printf("test_triggered: PASS\n");
     return 0;
