@@ -162,8 +162,12 @@ def test_a_ping_pong_message_costs_one_link_frame(pingpong_costs):
     bounce copy on it).  The ACK rides ahead of the target's answer in one
     link frame (PTL_WF_MORE), and the ACK's own acknowledgement rides on the
     next frame to its sender.  Once each was a frame of its own: three link
-    frames a message, then two, each waking the other node once more."""
-    assert pingpong_costs["frames"] < 1.25, pingpong_costs["text"]
+    frames a message, then two, each waking the other node once more.  Not
+    exactly one: an ACK held longer than its hold (the target's program did
+    not answer within 200 us: a slow or busy host) goes alone, as does a
+    frame sent again; 1.05 on a quiet host, 1.25 seen on a slow one.  Two
+    would be the old way."""
+    assert pingpong_costs["frames"] < 1.5, pingpong_costs["text"]
 
 
 def test_a_ping_pong_message_costs_four_portals_calls(pingpong_costs):
