@@ -49,6 +49,19 @@ def test_ring_table_gives_each_node_count_its_floor_fraction():
     assert "| per_node_4nodes | 8 MiB | MBps | 400 | - | - | 1000 | 40% | - | 3 |" in t, t
 
 
+def test_ring_table_gives_the_four_node_ring_its_own_floor():
+    """A ring of 4 forwarding nodes (node_exps.ring_floor) is the floor of
+    the 4-node ring's rows only; the echo floor stays beside it."""
+    rows = ROWS + [row("floor", "fabric-nodes", "ring_bw_4nodes", 65520, "MBps", 500.0)]
+    t = "\n".join(report.table(rows, "ring"))
+    assert "ring's floor | Tern at ring's floor |" in t, t
+    assert ("| per_node_4nodes | 8 MiB | MBps | 400 | - | - | 1000 | 40% | - | 500 | 80% | 3 |"
+            in t), t
+    assert "| per_node_2nodes | 1 MiB | MBps | 500 | - | - | 1000 | 50% | - | - | - | 3 |" in t, t
+    # Without the ring's floor measured, the table has no such columns.
+    assert "ring's floor" not in "\n".join(report.table(ROWS, "ring"))
+
+
 NPB_CSV = "experiment,system,metric,x,unit,median,min,max,reps\n"
 
 

@@ -1,8 +1,10 @@
 """nettest=ping (kernel/net/nettest.c), the node side of the fabric floor
 (bench experiment 9): a node bounces frames off a node booted with
 nettest=echo, prints floorping's result lines on its console and ends the
-run.  The two QEMUs are joined by UDP on loopback (QEMU's socket netdev),
-so no namespace or root is needed.  The figures are not judged, only that
+run; or sends them round a ring of nodes booted with `nettest=echo -- NEXT`
+(the ring's floor).  The QEMUs are joined by UDP on loopback (QEMU's socket
+netdev: each sends to one port and takes what comes to its own, so a ring
+needs no bridge), so no namespace or root is needed.  The figures are not judged, only that
 every repetition and size gives one, and that bad input ends with a clear
 error, not a hang."""
 import contextlib
@@ -90,6 +92,68 @@ def test_ping_measures_round_trips_and_echo_bandwidth(tmp_path):
         assert all(v > 0 for *_, v in got), got
 
 
+RING_MACS = ["52:54:00:12:35:00", "52:54:00:12:35:01", "52:54:00:12:35:02"]
+
+
+@contextlib.contextmanager
+def forwarders(tmp_path, ports, words=None):
+    """Nodes 1 and 2 of a 3-node ring on UDP ports[1], ports[2], each
+    booted with `nettest=echo -- NEXT` (node 2's next is node 0, whose port
+    is ports[0]), or with `nettest=echo -- WORDS[i]` where given."""
+    qs = []
+    try:
+        for i in (1, 2):
+            log = tmp_path / f"fwd{i}.log"
+            log.write_text("")
+            w = words[i - 1] if words else RING_MACS[(i + 1) % 3]
+            qs.append((subprocess.Popen(qemu(log, f"nettest=echo exit=qemu -- {w}", RING_MACS[i],
+                                             ports[i], ports[(i + 1) % 3]),
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, start_new_session=True), log))
+        yield qs
+    finally:
+        for q, _ in qs:
+            q.kill()
+            q.wait(10)
+
+
+def test_frames_go_round_a_ring_of_forwarding_nodes(tmp_path):
+    """The ring's floor: node 0 keeps 8 frames going round nodes 1 and 2,
+    which forward each to the next, and counts those that come back from
+    node 2.  Counting echoes from node 1 (the default) finds none: a
+    forwarder does not send back."""
+    from test_netdev import wait_for_log
+    ports = free_udp_ports(3)
+    with forwarders(tmp_path, ports) as qs:
+        for q, log in qs:
+            wait_for_log(str(log), r"nettest: forwarding EtherType 0x88b5 frames to 52:54:00:12:35:0",
+                         60, q)
+        log = tmp_path / "ring0.log"
+
+        def node0(words):
+            log.write_text("")
+            r = subprocess.run(qemu(log, "nettest=ping exit=qemu -- " + words, RING_MACS[0],
+                                    ports[0], ports[1]), stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=120)
+            return r.returncode, log.read_text()
+        rc, out = node0(f"{RING_MACS[1]} bw 300 2 1500 8 {RING_MACS[2]}")
+        assert rc == 1 and "program exited with status 0" in out, (rc, out)
+        got = results(out)
+        assert [(k, s, u) for k, s, u, _ in got] == [("floor-bw", 1500, "MBps")] * 2, out
+        assert all(v > 0 for *_, v in got), got
+        rc, out = node0(f"{RING_MACS[1]} bw 300 1 1500 8")
+        assert rc == (3 << 1) | 1, out
+        assert "nettest=ping: 8 of 300 echoes of 1500 bytes lost" in out, out
+
+
+def test_a_forwarder_refuses_a_bad_next_hop(tmp_path):
+    with forwarders(tmp_path, free_udp_ports(3), ["52:54:00:12:35", "a b"]) as qs:
+        for q, log in qs:
+            q.wait(60)
+            assert q.returncode == (3 << 1) | 1, log.read_text()
+            assert "usage: nettest=echo [-- NEXT_MAC]" in log.read_text(), log.read_text()
+
+
 def test_ping_without_an_echo_reports_the_loss(tmp_path):
     """Nobody answers at that MAC: the node says how many echoes it lost."""
     with echo_node(tmp_path) as ports:
@@ -107,6 +171,11 @@ def test_ping_without_an_echo_reports_the_loss(tmp_path):
     ("52:54:00:12:34:01 lat 10 1 0,x", "nettest=ping: bad size 'x'"),
     ("52:54:00:12:34:01 lat 10 1 99999", "nettest=ping: payload 99999 outside 0..1500"),
     ("52:54:00:12:34:01 bw 10 1 20", "nettest=ping: payload 20 outside 46..1500"),
+    ("52:54:00:12:34:01 bw 10 1 1500 0", "usage: nettest=ping"),
+    ("52:54:00:12:34:01 bw 10 1 1500 65", "usage: nettest=ping"),
+    ("52:54:00:12:34:01 bw 10 1 1500 8 52:54:00", "usage: nettest=ping"),
+    ("52:54:00:12:34:01 bw 10 1 1500 8 52:54:00:12:34:02 x", "usage: nettest=ping"),
+    ("52:54:00:12:34:01 lat 10 1 0 8", "usage: nettest=ping"),
 ])
 def test_ping_refuses_bad_words(tmp_path, words, said):
     # No echo node needed: the words are checked before anything is sent

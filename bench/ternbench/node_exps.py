@@ -83,6 +83,23 @@ def _stop(q):
         q.wait(5)
 
 
+def _ping_node(run, ns, tap, mac, mtu, argv, log):
+    """A Tern node booted with `nettest=ping -- ARGV` for one measurement;
+    -> its result lines (R ...), as floorping prints them."""
+    p = _qemu_node(run, ns, tap, mac, mtu,
+                   " ".join(["nettest=ping", "exit=qemu", "--", *map(str, argv)]), log,
+                   exit_device=True)
+    try:
+        p.wait(600)
+    finally:
+        _stop(p)
+    text = open(log).read()
+    # isa-debug-exit: (code << 1) | 1, the kernel writes 0 at a clean end.
+    if p.returncode != 1 or "program exited with status 0" not in text:
+        raise RuntimeError(f"nettest=ping {argv} (exit {p.returncode}):\n{text}")
+    return "\n".join(line.split("tern: ", 1)[-1] for line in text.splitlines())
+
+
 @contextlib.contextmanager
 def echo_node(run):
     """A Tern node booted with nettest=echo on a bridge of its own, with a
@@ -121,18 +138,8 @@ def echo_node(run):
                 return r.stdout
 
             def node(argv):
-                p = _qemu_node(run, ns, taps[1], "02:00:00:00:00:0a", mtu,
-                               " ".join(["nettest=ping", "exit=qemu", "--", mac,
-                                         *map(str, argv)]), ping_log, exit_device=True)
-                try:
-                    p.wait(600)
-                finally:
-                    _stop(p)
-                text = open(ping_log).read()
-                # isa-debug-exit: (code << 1) | 1, the kernel writes 0 at a clean end.
-                if p.returncode != 1 or "program exited with status 0" not in text:
-                    raise RuntimeError(f"nettest=ping {argv} (exit {p.returncode}):\n{text}")
-                return "\n".join(line.split("tern: ", 1)[-1] for line in text.splitlines())
+                return _ping_node(run, ns, taps[1], "02:00:00:00:00:0a", mtu, [mac, *argv],
+                                  ping_log)
             floorping.mtu = mtu
             floorping.node = node
             floorping.portals = lambda argv: plbench_pair(run, ns, taps[2], taps[3], argv, mtu,
@@ -143,6 +150,49 @@ def echo_node(run):
             for f in (log, ping_log):
                 if os.path.exists(f):
                     os.remove(f)
+
+
+# Frames in flight around the ring: a node's receive buffers at 64 KiB frames (16).  Of
+# 8, 12, 16, 20, 24, 32 and 64 on 4 nodes here, 16 moved the most, steadily (2026-11-28).
+RING_FLOOR_WINDOW = 16
+
+
+def ring_floor(run, n, frames, reps, size):
+    """The floor of an n-node ring (n >= 3): n Tern nodes on one bridge,
+    n - 1 booted with `nettest=echo -- NEXT` forwarding every frame to the
+    next, and one with `nettest=ping`, keeping RING_FLOOR_WINDOW frames of
+    `size` bytes going round (kernel/net/nettest.c).  Every node takes in
+    and sends out every frame, as each node of a ring of programs does its
+    share, with no protocol, no copy and no program: what n emulated nodes
+    on this host can move.  -> {size: [MB/s each node sends]}.  The echo
+    floor (experiment 9) has one emulated node and a host process."""
+    from test_portals_kernel import bridged_namespace
+    from test_netdev import wait_for_log
+    from ternlib.fabric import fabric_mtu
+    a = run.a
+    mtu = fabric_mtu("virtio", "direct")
+    macs = [f"02:00:00:00:01:{i:02x}" for i in range(n)]
+    logs = [os.path.join(a.out, f".ring-floor-{i}.log") for i in range(n)]
+    qs = []
+    try:
+        with bridged_namespace(n, mtu) as (ns, taps):
+            for i in range(1, n):
+                qs.append(_qemu_node(run, ns, taps[i], macs[i], mtu,
+                                     f"nettest=echo -- {macs[(i + 1) % n]}", logs[i]))
+            for i, q in zip(range(1, n), qs):
+                wait_for_log(logs[i], r"nettest: forwarding", 120, q)
+            out = _ping_node(run, ns, taps[0], macs[0], mtu,
+                             [macs[1], "bw", frames, reps, size, RING_FLOOR_WINDOW, macs[-1]],
+                             logs[0])
+            for q in qs:
+                _stop(q)
+            return {sz: v for (kind, sz), v in parse_r(out).items() if kind == "floor-bw"}
+    finally:
+        for q in qs:
+            _stop(q)
+        for f in logs:
+            if os.path.exists(f):
+                os.remove(f)
 
 
 def node_oneway(values):
@@ -175,6 +225,10 @@ def floor(run):
                                 node_oneway(v) if system == "fabric-nodes" else v)
                     else:
                         run.add("floor", system, "echo_bw", size, "MBps", v)
+    # The ring's own floor, for experiment 2's ring on 4 nodes (cluster_exps).
+    if max(a.nodes) >= 4:
+        for size, v in ring_floor(run, 4, a.floor_frames, a.reps, floorping.mtu).items():
+            run.add("floor", "fabric-nodes", "ring_bw_4nodes", size, "MBps", v)
     run.log("floor done")
 
 

@@ -34,7 +34,8 @@ TITLES = {
     "footprint": "8b. Kernel footprint",
     "floor": "9. The fabric floor (frames bounced off a nettest=echo node by a host process, "
              "fabric, and by a nettest=ping node, fabric-nodes: one-way is its round trip "
-             "halved; the floor the other tables use)",
+             "halved; the floor the other tables use; ring_bw_4nodes: frames going round a "
+             "ring of 4 forwarding nodes, MB/s each node sends, the ring's floor)",
     "frames": "Frames on the bridge during a 2-node ring of 1 MiB messages",
     "npb": "10. NAS Parallel Benchmarks 3.4.1 (MPI), x = ranks: the benchmark's own time "
            "(s; lower is better) and Mop/s total (higher is better); Tern's MPI against "
@@ -101,6 +102,16 @@ def floor_of(rows, exp, x):
     return None
 
 
+def ring_floor_of(rows, metric):
+    """The floor of the ring a ring row (per_node_Nnodes) was measured on:
+    N forwarding nodes (node_exps.ring_floor), at the fabric's frame size;
+    None where not measured."""
+    want = metric.replace("per_node_", "ring_bw_")
+    bw = {int(r["x"]): r["median"] for r in rows
+          if r["experiment"] == "floor" and r["metric"] == want}
+    return bw[max(bw)] if bw and want != metric else None
+
+
 def table(rows, exp):
     rs = [r for r in rows if r["experiment"] == exp]
     systems = []
@@ -122,6 +133,9 @@ def table(rows, exp):
     head += [f"{a}/{b}" for a, b in extra]
     if has_floor:
         head += ["floor", "Tern at floor", "Linux at floor"]
+    has_ring_floor = exp == "ring" and any(ring_floor_of(rows, m) for (m, _, _) in cells)
+    if has_ring_floor:
+        head += ["ring's floor", "Tern at ring's floor"]
     head.append("reps")
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (metric, x, unit), by in sorted(cells.items(), key=lambda kv: (kv[0][0], _key(kv[0][1]))):
@@ -147,6 +161,10 @@ def table(rows, exp):
                     line.append(f"{frac * 100:.0f}%")
                 else:
                     line.append("-")
+        if has_ring_floor:
+            rf, v = ring_floor_of(rows, metric), by.get(t)
+            line.append(_fmt(rf))
+            line.append(f"{v['median'] / rf * 100:.0f}%" if rf and v and v["median"] else "-")
         line.append("/".join(sorted({str(by[s]["reps"]) for s in by})))
         out.append("| " + " | ".join(line) + " |")
     return out
@@ -237,6 +255,9 @@ def plots(out_dir, rows):
             if pts:   # at the fabric's frame size, the largest measured
                 ax.axhline(max(pts)[1], color="k", linestyle=style,
                            label=f"{system} floor (echo)")
+        pts = plot_series(rows, "floor", "ring_bw_4nodes").get("fabric-nodes")
+        if pts:
+            ax.axhline(max(pts)[1], color="k", linestyle="-.", label="4-node ring's floor")
 
     plot("latency.png", "latency", "message bytes (0 B drawn at 0.5)", "one-way us", True, True,
          floor_lat)

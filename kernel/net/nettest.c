@@ -1,20 +1,26 @@
 /* Driver test modes, run instead of a program.
  *
- * nettest=echo: the node sends back every frame of EtherType 0x88B5 (IEEE
- * local experimental) addressed to its MAC, addresses swapped.  The reply
- * goes through the ordinary scatter-gather path: a fresh header, then the
- * payload straight from the receive buffer, cut into pieces at varying
- * points so multi-descriptor frames are exercised.  Counts are logged as
- * they change, at most once a second.
+ * nettest=echo [-- NEXT_MAC]: the node sends back every frame of EtherType
+ * 0x88B5 (IEEE local experimental) addressed to its MAC, addresses swapped;
+ * with NEXT_MAC it forwards each to that node instead (its own MAC as the
+ * source), so that nodes chained into a ring carry frames as a ring of
+ * programs does, with no protocol.  The frame goes out through the ordinary
+ * scatter-gather path: a fresh header, then the payload straight from the
+ * receive buffer, cut into pieces at varying points so multi-descriptor
+ * frames are exercised.  Counts are logged as they change, at most once a
+ * second.
  *
- * nettest=ping -- PEER_MAC lat ITERS REPS SIZES | PEER_MAC bw FRAMES REPS [SIZES]
+ * nettest=ping -- PEER_MAC lat ITERS REPS SIZES
+ *               | PEER_MAC bw FRAMES REPS [SIZES [WINDOW [FROM_MAC]]]
  * bounces frames off an echo node from another node and logs what
  * bench/floor/floorping.c prints from a host process, then ends the run.
  * It is the fabric floor between two nodes (experiment 9): every hop a
  * message between two Tern nodes takes (the sender's doorbell, the taps and
  * the bridge, the receiver's interrupt and its wake from a halt in
  * netdev_wait) and no protocol, where the host process's floor crosses one
- * emulated NIC and the host's own socket path. */
+ * emulated NIC and the host's own socket path.  bw keeps WINDOW frames in
+ * flight (16) and counts those that come back from FROM_MAC (PEER_MAC):
+ * the last node of a ring of forwarders (the ring's floor, experiment 9). */
 #include "netdev.h"
 #include "boot.h"
 #include "kernel.h"
@@ -25,7 +31,10 @@
 
 struct echo_counts {
     uint64_t echoed, ignored, failed;
+    const uint8_t *next;     /* forward to this MAC; NULL: back to the sender */
 };
+
+static bool parse_mac(const char *s, uint8_t mac[ETH_ALEN]);
 
 static void echo(const void *frame, size_t len, void *arg)
 {
@@ -38,7 +47,7 @@ static void echo(const void *frame, size_t len, void *arg)
         return;
     }
     uint8_t hdr[ETH_HLEN];
-    memcpy(hdr, f + ETH_ALEN, ETH_ALEN);
+    memcpy(hdr, c->next ? c->next : f + ETH_ALEN, ETH_ALEN);
     memcpy(hdr + ETH_ALEN, mac, ETH_ALEN);
     hdr[12] = f[12];
     hdr[13] = f[13];
@@ -69,14 +78,24 @@ __attribute__((noreturn)) void nettest_echo(void)
 {
     if (!netdev_present())
         load_error("nettest: no network device");
-    kprintf("nettest: echoing EtherType 0x%x frames\n", ECHO_ETHERTYPE);
+    static uint8_t next[ETH_ALEN];
     struct echo_counts c = {0}, logged = {0};
+    if (options.envc > 1 || (options.envc == 1 && !parse_mac(options.envp[0], next)))
+        load_error("usage: nettest=echo [-- NEXT_MAC]");
+    if (options.envc == 1) {
+        c.next = next;
+        kprintf("nettest: forwarding EtherType 0x%x frames to %s\n", ECHO_ETHERTYPE,
+                options.envp[0]);
+    } else {
+        kprintf("nettest: echoing EtherType 0x%x frames\n", ECHO_ETHERTYPE);
+    }
     uint64_t next_log = 0;
     for (;;) {
         netdev_wait(time_monotonic_ns() + 1000000000ULL);
         netdev_poll(echo, &c);
         uint64_t now = time_monotonic_ns();
-        if (now >= next_log && memcmp(&c, &logged, sizeof c) != 0) {
+        if (now >= next_log && (c.echoed != logged.echoed || c.ignored != logged.ignored ||
+                                c.failed != logged.failed)) {
             struct netdev_stats s;
             netdev_get_stats(&s);
             kprintf("nettest: echoed %lu, ignored %lu, failed %lu; rx %lu dropped %lu, "
@@ -92,10 +111,11 @@ __attribute__((noreturn)) void nettest_echo(void)
 /* ---- nettest=ping ---- */
 
 #define PING_WINDOW 16                  /* frames in flight in bw, as floorping */
+#define PING_WINDOW_MAX 64              /* ... at most: fewer than the transmit ring holds */
 #define PING_SILENCE_NS 2000000000ULL   /* no echo this long: lost */
 
 struct ping_rx {
-    const uint8_t *peer;
+    const uint8_t *from;     /* where the echoes come from */
     uint64_t got;
 };
 
@@ -104,7 +124,7 @@ static void ping_take(const void *frame, size_t len, void *arg)
     struct ping_rx *r = arg;
     const uint8_t *f = frame;
     if (len >= ETH_HLEN && !memcmp(f, netdev_mac(), ETH_ALEN) &&
-        !memcmp(f + ETH_ALEN, r->peer, ETH_ALEN) && ((f[12] << 8) | f[13]) == ECHO_ETHERTYPE)
+        !memcmp(f + ETH_ALEN, r->from, ETH_ALEN) && ((f[12] << 8) | f[13]) == ECHO_ETHERTYPE)
         r->got++;
 }
 
@@ -170,14 +190,17 @@ __attribute__((noreturn)) void nettest_ping(void)
         load_error("nettest: no network device");
     char **av = options.envp;
     int ac = options.envc;
-    uint8_t peer[ETH_ALEN];
-    uint64_t iters, reps;
-    if (ac < 4 || !parse_mac(av[0], peer) || (strcmp(av[1], "lat") && strcmp(av[1], "bw")) ||
+    uint8_t peer[ETH_ALEN], from[ETH_ALEN];
+    uint64_t iters, reps, window = PING_WINDOW;
+    bool lat = ac > 1 && !strcmp(av[1], "lat");
+    if (ac < 4 || !parse_mac(av[0], peer) || (!lat && strcmp(av[1], "bw")) ||
         !parse_size(av[2], &iters) || !parse_size(av[3], &reps) || !iters ||
-        iters > 100000000 || reps > 1000 || (!strcmp(av[1], "lat") && ac < 5))
+        iters > 100000000 || reps > 1000 || (lat && ac != 5) || ac > 7 ||
+        (ac > 5 && (!parse_size(av[5], &window) || !window || window > PING_WINDOW_MAX)) ||
+        !parse_mac(ac > 6 ? av[6] : av[0], from))
         load_error("usage: nettest=ping -- PEER_MAC lat ITERS REPS SIZES | "
-                   "PEER_MAC bw FRAMES REPS [SIZES]");
-    bool lat = !strcmp(av[1], "lat");
+                   "PEER_MAC bw FRAMES REPS [SIZES [WINDOW [FROM_MAC]]] (WINDOW 1..%u)",
+                   PING_WINDOW_MAX);
     unsigned mtu = netdev_mtu();
     uint8_t *payload = kmalloc(mtu);
     if (!payload)
@@ -198,14 +221,14 @@ __attribute__((noreturn)) void nettest_ping(void)
             load_error("nettest=ping: payload %lu outside %u..%u (the NIC's MTU)", size,
                        lat ? 0 : 46, mtu);
     kprintf("nettest: pinging %s, %s\n", av[0], av[1]);
-    struct ping_rx rx = {peer, 0};
+    struct ping_rx rx = {from, 0};
     while (next_size(&list, &size)) {
         /* Short frames are padded to 60 bytes, as the host's floorping does. */
         struct net_sg sg = {payload, size < 46 ? 46 : size};
         for (uint64_t r = 0; r <= reps; r++) {   /* the first repetition warms up */
             uint64_t base = rx.got, sent = 0, t0 = time_monotonic_ns();
             while (rx.got - base < iters) {
-                while (sent < iters && sent - (rx.got - base) < (lat ? 1 : PING_WINDOW)) {
+                while (sent < iters && sent - (rx.got - base) < (lat ? 1 : window)) {
                     if (netdev_send_async(hdr, ETH_HLEN, &sg, 1))
                         load_error("nettest=ping: the NIC did not send");
                     sent++;
