@@ -225,8 +225,9 @@ def floor(run):
                                 node_oneway(v) if system == "fabric-nodes" else v)
                     else:
                         run.add("floor", system, "echo_bw", size, "MBps", v)
-    # The ring's own floor, for experiment 2's ring on 4 nodes (cluster_exps).
-    if max(a.nodes) >= 4:
+    # The ring's own floor, for experiment 2's ring on 4 nodes (cluster_exps;
+    # --smoke, whose ring has 2, measures it all the same: it is its test).
+    if max(a.nodes) >= 4 or a.smoke:
         for size, v in ring_floor(run, 4, a.floor_frames, a.reps, floorping.mtu).items():
             run.add("floor", "fabric-nodes", "ring_bw_4nodes", size, "MBps", v)
     run.log("floor done")
