@@ -329,6 +329,6 @@ void time_sleep_until(uint64_t deadline)
 {
     while (time_monotonic_ns() < deadline) {
         time_halt_until(wait_bound(deadline));
-        wait_serve();       /* a signal from yod ends a sleeping program too */
+        wait_serve(false);  /* a signal from yod ends a sleeping program too */
     }
 }

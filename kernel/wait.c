@@ -19,14 +19,14 @@ uint64_t wait_bound(uint64_t deadline)
     return deadline > cap ? cap : deadline;
 }
 
-void wait_serve(void)
+void wait_serve(bool net_progress_next)
 {
     if (!hook)
         return;
     if (!threads_many() || serial_held()) {
-        hook->serve();
+        hook->serve(net_progress_next);
     } else if (serial_trylock()) {
-        hook->serve();                /* may end the job: no unlock then */
+        hook->serve(net_progress_next);   /* may end the job: no unlock then */
         serial_unlock();
     }
 }

@@ -21,7 +21,11 @@
 
 struct wait_hook {
     uint64_t period_ns;        /* a wait halts at most this long between turns */
-    void (*serve)(void);       /* a turn, after each halt; may end the wait by not returning */
+    /* A turn, after each halt; may end the wait by not returning.
+     * net_progress_next: the caller is the Portals library's own wait, whose
+     * loop runs the library's progress walk (timers, retransmissions) right
+     * after the turn, so the turn need not run one of its own. */
+    void (*serve)(bool net_progress_next);
 };
 
 /* Installs the hook (NULL: none). */
@@ -32,6 +36,6 @@ uint64_t wait_bound(uint64_t deadline_ns);
 /* Whether a hook is installed: a job is active, whose yod may send the
  * program a signal (so a wait with no deadline is not a deadlock). */
 bool wait_hooked(void);
-/* The hook's turn; nothing without a hook. */
-void wait_serve(void);
+/* The hook's turn; nothing without a hook (net_progress_next: above). */
+void wait_serve(bool net_progress_next);
 #endif

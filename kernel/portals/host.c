@@ -417,7 +417,7 @@ void ptl_host_wait(uint64_t deadline_ns)
     if (nic_take() > 0) {
         if (ranks_active())           /* some may be for a rank halted elsewhere */
             netdev_kick_waiters();
-        wait_serve();
+        wait_serve(true);
         return;
     }
     /* Woken at least once per the hook's period, so that (while a job
@@ -439,7 +439,7 @@ void ptl_host_wait(uint64_t deadline_ns)
     ptl_lib_restrict(mask);
     if (nic_take() > 0 && ranks_active())
         netdev_kick_waiters();
-    wait_serve();
+    wait_serve(true);
 }
 
 /* The kernel never uses the vector registers, so what is in them belongs to

@@ -49,7 +49,7 @@ long wait_until_done(uint64_t deadline, uint64_t also, bool job_may_signal, cons
         bool released = serial_release();
         time_halt_until(wait_bound(wake));
         serial_retake(released);
-        wait_serve();
+        wait_serve(false);
     }
 }
 

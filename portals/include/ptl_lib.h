@@ -24,6 +24,11 @@ void ptl_lib_rx_parts(unsigned iface, const void *hdr, size_t hdr_len,
 /* Run due timers (retransmissions, delayed acks, give-up) and push queued
  * frames.  Ptl* calls do this themselves; hosts may call it from a timer. */
 void ptl_lib_progress(void);
+/* Whether an event waits in EQ h (a ptl_handle_eq_t; false for a bad
+ * handle), without the progress walk every Ptl* call makes first: for a
+ * host that has just run one, or will right after (kernel/job/knode.c, in
+ * a Portals wait). */
+bool ptl_lib_eq_pending(uint32_t h);
 /* For a host whose callers are not equally trusted (a kernel serving an
  * application beside its own NIs): until called again with 0, handles of
  * NIs on interfaces outside iface_mask (bit i = interface i) are invalid and

@@ -82,6 +82,15 @@ static int eq_take(struct ptl_eq *eq, ptl_event_t *ev)
     return PTL_OK;
 }
 
+bool ptl_lib_eq_pending(uint32_t h)
+{
+    ptl_host_lock();
+    struct ptl_eq *eq = ptl_api_ready() ? ptl_eq_get(h, NULL) : NULL;
+    bool any = eq && eq->count;
+    ptl_host_unlock();
+    return any;
+}
+
 int PtlEQGet(ptl_handle_eq_t h, ptl_event_t *ev)
 {
     API_ENTER();
