@@ -173,9 +173,9 @@ def ring_floor(run, n, frames, reps, size):
     mtu = fabric_mtu("virtio", "direct")
     macs = [f"02:00:00:00:01:{i:02x}" for i in range(n)]
     logs = [os.path.join(a.out, f".ring-floor-{i}.log") for i in range(n)]
-    qs = []
-    try:
-        with bridged_namespace(n, mtu) as (ns, taps):
+    with bridged_namespace(n, mtu) as (ns, taps):
+        qs = []
+        try:
             for i in range(1, n):
                 qs.append(_qemu_node(run, ns, taps[i], macs[i], mtu,
                                      f"nettest=echo -- {macs[(i + 1) % n]}", logs[i]))
@@ -184,15 +184,14 @@ def ring_floor(run, n, frames, reps, size):
             out = _ping_node(run, ns, taps[0], macs[0], mtu,
                              [macs[1], "bw", frames, reps, size, RING_FLOOR_WINDOW, macs[-1]],
                              logs[0])
+            return {sz: v for (kind, sz), v in parse_r(out).items() if kind == "floor-bw"}
+        finally:
+            # Before the namespace and its taps go.
             for q in qs:
                 _stop(q)
-            return {sz: v for (kind, sz), v in parse_r(out).items() if kind == "floor-bw"}
-    finally:
-        for q in qs:
-            _stop(q)
-        for f in logs:
-            if os.path.exists(f):
-                os.remove(f)
+            for f in logs:
+                if os.path.exists(f):
+                    os.remove(f)
 
 
 def node_oneway(values):

@@ -193,11 +193,10 @@ struct ctpoll_arg {
 static int ctpoll_cond(void *p)
 {
     struct ctpoll_arg *a = p;
-    for (unsigned i = 0; i < a->n; i++)
-        if (!ptl_ct_get(a->h[i], NULL))
-            return PTL_ARG_INVALID;
     for (unsigned i = 0; i < a->n; i++) {
         struct ptl_ct *ct = ptl_ct_get(a->h[i], NULL);
+        if (!ct)
+            return PTL_ARG_INVALID;
         bool noted = i < a->w->n;
         if (noted ? a->w->hit && a->w->which == i
                   : ct->v.success + ct->v.failure >= a->tests[i]) {
