@@ -249,6 +249,7 @@ void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t fail)
         }
         op->peer->resp_waiting++;
         op->peer->resp_mark = ptl_host_now_ns();
+        ptl_peer_busy(ni, op->peer);
     }
     op_free_if_done(ni, op);
 }
@@ -331,7 +332,7 @@ void ptl_ops_fail_peer(struct ptl_ni *ni, struct ptl_peer *p)
 
 void ptl_ops_check_timeouts(struct ptl_ni *ni, uint64_t now)
 {
-    for (struct ptl_peer *p = ni->peer_list; p; p = p->next) {
+    for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
         if (!p->resp_waiting)
             continue;
         uint64_t since = p->last_heard > p->resp_mark ? p->last_heard

@@ -53,6 +53,72 @@ void ptl_peer_prove(struct ptl_ni *ni, struct ptl_peer *p)
     lru_append(ni, p);
 }
 
+/* Nothing of it for a timer or a deadline: nothing queued or in flight to
+ * it, no ack owed, no held ACK, no message half received from it, no
+ * answer awaited from it.  What ptl_rel_timers, ptl_rel_deadline and
+ * ptl_ops_check_timeouts look at, and nothing else. */
+bool ptl_peer_quiet(const struct ptl_peer *p)
+{
+    return !(p->q_head || p->snd_una != p->snd_nxt || p->ack_pending || p->hold_until ||
+             p->cur.active || p->resp_waiting);
+}
+
+void ptl_peer_busy(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    if (p->on_busy_list)
+        return;
+    p->on_busy_list = true;
+    p->busy_prev = NULL;
+    p->busy_next = ni->busy_head;
+    if (p->busy_next)
+        p->busy_next->busy_prev = p;
+    ni->busy_head = p;
+}
+
+static void busy_unlink(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    if (!p->on_busy_list)
+        return;
+    if (ni->busy_walk == p)
+        ni->busy_walk = p->busy_next;
+    if (ni->busy_cur == p)
+        ni->busy_cur = NULL;
+    if (p->busy_prev)
+        p->busy_prev->busy_next = p->busy_next;
+    else
+        ni->busy_head = p->busy_next;
+    if (p->busy_next)
+        p->busy_next->busy_prev = p->busy_prev;
+    p->busy_next = p->busy_prev = NULL;
+    p->on_busy_list = false;
+}
+
+/* A walk of the busy list: the caller visits each peer returned, and
+ * ptl_peer_walk_next takes the one just visited off if the visit left it
+ * quiet.  A visit may fail operations, post events and so fire triggered
+ * operations, which can make other peers busy (they are visited next time)
+ * or drop a peer to make room, even the one visited (peer_drop keeps the
+ * walk's place).  Walks do not nest: nothing a visit calls walks the list. */
+static struct ptl_peer *walk_step(struct ptl_ni *ni, struct ptl_peer *p)
+{
+    ni->busy_cur = p;
+    ni->busy_walk = p ? p->busy_next : NULL;
+    return p;
+}
+
+struct ptl_peer *ptl_peer_walk_first(struct ptl_ni *ni)
+{
+    return walk_step(ni, ni->busy_head);
+}
+
+struct ptl_peer *ptl_peer_walk_next(struct ptl_ni *ni)
+{
+    struct ptl_peer *done = ni->busy_cur;
+    if (done && ptl_peer_quiet(done))
+        busy_unlink(ni, done);
+    return walk_step(ni, ni->busy_walk);
+}
+
 static bool peer_idle(const struct ptl_peer *p)
 {
     return !(p->q_head || p->snd_una != p->snd_nxt || p->cur.active || p->resp_waiting ||
@@ -97,6 +163,7 @@ static void peer_drop(struct ptl_ni *ni, struct ptl_peer *p)
     if (p->next)
         p->next->prev = p->prev;
     lru_unlink(ni, p);
+    busy_unlink(ni, p);
     ni->n_peers--;
     ptl_host_free(p->win);
     ptl_host_free(p);

@@ -218,6 +218,10 @@ struct ptl_rxmsg {
 struct ptl_peer {
     struct ptl_peer *next, *prev;         /* all peers of the NI */
     struct ptl_peer *lru_next, *lru_prev; /* its LRU list, oldest first */
+    /* On the NI's busy list: anything the progress walk must see (peer.c,
+     * ptl_peer_quiet); the walk takes it off once it has nothing. */
+    struct ptl_peer *busy_next, *busy_prev;
+    bool on_busy_list;
     /* It acknowledged a frame of ours: it receives at the nid it claims, so
      * it is no made-up source.  Proven peers are reclaimed only when idle
      * and long silent; others first (peer.c). */
@@ -316,6 +320,12 @@ struct ptl_ni {
     struct ptl_peer **peer_tab; /* open-addressing hash by nid/pid */
     struct ptl_peer *peer_list;
     uint32_t n_peers;
+    /* The peers with something pending (timers, queued or unacknowledged
+     * frames, acks owed, a message half received, answers awaited): what
+     * every progress walk and deadline visits, so that a Ptl call costs
+     * the same with ten thousand idle peers as with one.  A walk in
+     * progress: the peer it visits and the next (peer.c). */
+    struct ptl_peer *busy_head, *busy_cur, *busy_walk;
     /* LRU lists (head: least recently heard), unproven and proven peers */
     struct ptl_peer *lru_head[2], *lru_tail[2];
 };
@@ -430,6 +440,14 @@ void ptl_ops_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
 struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
                               bool create);
 void ptl_peer_heard(struct ptl_ni *ni, struct ptl_peer *p);  /* a frame came */
+/* The busy list: p is marked busy wherever it may get something pending
+ * (a frame from it, a message queued to it, an ack owed, an answer
+ * awaited); a walk goes through the list with ptl_peer_walk_first/next,
+ * which take off the peers it leaves quiet. */
+void ptl_peer_busy(struct ptl_ni *ni, struct ptl_peer *p);
+bool ptl_peer_quiet(const struct ptl_peer *p);
+struct ptl_peer *ptl_peer_walk_first(struct ptl_ni *ni);
+struct ptl_peer *ptl_peer_walk_next(struct ptl_ni *ni);
 void ptl_peer_prove(struct ptl_ni *ni, struct ptl_peer *p);  /* it acked ours */
 /* A fresh stream session number (never 0). */
 uint32_t ptl_rel_new_session(void);

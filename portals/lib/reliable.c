@@ -67,7 +67,7 @@ void ptl_txmsg_done(struct ptl_ni *ni, struct ptl_txmsg *m, ptl_ni_fail_t f)
 
 void ptl_rel_queue(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_txmsg *m)
 {
-    (void)ni;
+    ptl_peer_busy(ni, p);
     m->next = NULL;
     m->next_off = 0;
     m->frames_out = 0;
@@ -595,7 +595,7 @@ void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p)
 
 void ptl_rel_timers(struct ptl_ni *ni, uint64_t now)
 {
-    for (struct ptl_peer *p = ni->peer_list; p; p = p->next) {
+    for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
         for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
             struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
             if (!f->live || f->acked || now < f->sent_at + f->rto)
@@ -636,7 +636,7 @@ void ptl_rel_timers(struct ptl_ni *ni, uint64_t now)
 uint64_t ptl_rel_deadline(struct ptl_ni *ni)
 {
     uint64_t d = UINT64_MAX;
-    for (struct ptl_peer *p = ni->peer_list; p; p = p->next) {
+    for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
         for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
             struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
             if (f->live && !f->acked && f->sent_at + f->rto < d)
@@ -659,8 +659,9 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
 }
 
 /* One more frame to acknowledge; the first one owed arms the delay. */
-static unsigned ack_owed(struct ptl_peer *p)
+static unsigned ack_owed(struct ptl_ni *ni, struct ptl_peer *p)
 {
+    ptl_peer_busy(ni, p);
     if (++p->ack_pending == 1)
         p->ack_due = ptl_host_now_ns() + ptl_g.tun.ack_delay_ns;
     return p->ack_pending;
@@ -668,7 +669,7 @@ static unsigned ack_owed(struct ptl_peer *p)
 
 static void want_ack(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
 {
-    if (now_ || ack_owed(p) >= 16)
+    if (now_ || ack_owed(ni, p) >= 16)
         send_rack(ni, p);
 }
 
@@ -681,13 +682,13 @@ static bool ack_later(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
         want_ack(ni, p, false);
         return false;
     }
-    ack_owed(p);
+    ack_owed(ni, p);
     return true;
 }
 
 void ptl_rel_send_held(struct ptl_ni *ni)
 {
-    for (struct ptl_peer *p = ni->peer_list; p; p = p->next)
+    for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni))
         if (p->hold_until)
             release_held(ni, p);
 }
@@ -765,6 +766,8 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         return;
     }
     ptl_peer_heard(ni, p);
+    /* What this frame starts (a message, an ack owed) is timed by the walk. */
+    ptl_peer_busy(ni, p);
     if (h->flags & PTL_WF_ACKV)
         on_ack(ni, p, h, h->op == PTL_WOP_RACK);
     if (h->op == PTL_WOP_RACK) {
