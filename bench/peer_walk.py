@@ -37,6 +37,7 @@ def build(lib, out):
     subprocess.run(["cc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror",
                     "-I" + os.path.join(ROOT, "portals", "include"),
                     "-I" + os.path.join(ROOT, "portals", "host", "test"),
+                    "-I" + os.path.join(ROOT, "tests", "portals"),
                     "-o", out, SRC, lib], check=True)
     return out
 

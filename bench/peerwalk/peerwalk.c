@@ -12,29 +12,15 @@
  * and acknowledges, and the run waits until every ack is out.  Built by
  * bench/peer_walk.py against build/portals/libportals-test.a or another
  * build of it. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-#include "portals4.h"
-#include "ptl_lib.h"
-#include "ptl_test_host.h"
-#include "ptl_wire.h"
+#include "tp_craft.h"   /* tests/portals: the unit tests' node and frame helpers */
 
 static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void must(int rc, const char *what)
-{
-    if (rc != PTL_OK) {
-        fprintf(stderr, "peerwalk: %s: %d\n", what, rc);
-        exit(1);
-    }
 }
 
 int main(int argc, char **argv)
@@ -46,56 +32,24 @@ int main(int argc, char **argv)
     unsigned k = (unsigned)atoi(argv[1]);
     long calls = atol(argv[2]);
     static unsigned char buf[1 << 16];
-    static uint8_t f[PTL_WIRE_HDR_LEN + 8];
+    static uint8_t f[PTL_WIRE_HDR_LEN + 8], pay[8];
     ptl_test_host_init(2, 1500);
     struct ptl_test_wire w = {.seed = 1, .latency_ns = 5000};
     ptl_test_wire_config(&w);
-    must(PtlInit(), "PtlInit");
-    ptl_handle_ni_t ni;
-    ptl_ni_limits_t lim;
-    must(PtlNIInit(1, PTL_NI_MATCHING | PTL_NI_PHYSICAL, 9, NULL, &lim, &ni), "PtlNIInit");
-    ptl_process_t me;
-    must(PtlGetPhysId(ni, &me), "PtlGetPhysId");
-    ptl_handle_eq_t eq;
-    must(PtlEQAlloc(ni, 64, &eq), "PtlEQAlloc");
-    ptl_pt_index_t pt;
-    must(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
-    ptl_me_t e;
-    memset(&e, 0, sizeof e);
-    e.start = buf;
-    e.length = sizeof buf;
-    e.ct_handle = PTL_CT_NONE;
-    e.uid = PTL_UID_ANY;
-    e.match_id.phys.nid = PTL_NID_ANY;
-    e.match_id.phys.pid = PTL_PID_ANY;
-    e.options = PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_EVENT_SUCCESS_DISABLE |
-                PTL_ME_EVENT_LINK_DISABLE;
+    OK(PtlInit());
+    struct node S;
+    tp_node(&S, 1, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+    ptl_pt_index_t pt = tp_pt(&S, 0);
+    ptl_me_t e = tp_me(buf, sizeof buf, PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL |
+                       PTL_ME_EVENT_SUCCESS_DISABLE | PTL_ME_EVENT_LINK_DISABLE, 0, ~0ULL);
     e.min_free = 8;
     ptl_handle_me_t hme;
-    must(PtlMEAppend(ni, pt, &e, PTL_PRIORITY_LIST, NULL, &hme), "PtlMEAppend");
+    OK(PtlMEAppend(S.ni, pt, &e, PTL_PRIORITY_LIST, NULL, &hme));
     for (unsigned n = 0; n < k; n++) {
-        struct ptl_wire_hdr h;
-        memset(&h, 0, sizeof h);
-        h.version = PTL_WIRE_VERSION;
-        h.op = PTL_WOP_PUT;
-        h.flags = PTL_WF_SEQ | PTL_WF_FIRST | PTL_WF_LAST;
-        h.uid = PTL_TEST_UID;
-        h.jid = PTL_TEST_JID;
-        h.src_nid = 0x10000 + n;
-        h.src_pid = 5;
-        h.dst_nid = me.phys.nid;
-        h.dst_pid = me.phys.pid;
-        h.pt_index = pt;
-        h.session = n + 1;
-        h.msg_len = h.frag_len = 8;
-        h.ni_type = PTL_WNI_MATCHING;
-        h.msg_id = 1;
-        ptl_wire_encode(&h, f);
-        memset(f + PTL_WIRE_HDR_LEN, 0, 8);
-        uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, sizeof f);
-        ptl_wput(f + 4, PTL_CRC32C_FINAL(c), 4);
-        ptl_lib_rx(1, f, sizeof f);
+        struct ptl_wire_hdr h = tp_put_hdr(&S, pt, 0x10000 + n, n + 1, 8, 0);
+        ptl_lib_rx(1, f, tp_craft(f, &h, pay, 8));
     }
+    ptl_handle_eq_t eq = S.eq;
     /* The acks owed go within the ack delay: wait it out on the test clock. */
     ptl_event_t ev;
     unsigned which;

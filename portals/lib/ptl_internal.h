@@ -441,8 +441,8 @@ struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
                               bool create);
 void ptl_peer_heard(struct ptl_ni *ni, struct ptl_peer *p);  /* a frame came */
 /* The busy list: p is marked busy wherever it may get something pending
- * (a frame from it, a message queued to it, an ack owed, an answer
- * awaited); a walk goes through the list with ptl_peer_walk_first/next,
+ * (a message queued to it, an ack owed it, an answer awaited from it: a
+ * frame that starts a message from it owes an ack); a walk goes through the list with ptl_peer_walk_first/next,
  * which take off the peers it leaves quiet. */
 void ptl_peer_busy(struct ptl_ni *ni, struct ptl_peer *p);
 bool ptl_peer_quiet(const struct ptl_peer *p);

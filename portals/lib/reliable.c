@@ -766,8 +766,6 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         return;
     }
     ptl_peer_heard(ni, p);
-    /* What this frame starts (a message, an ack owed) is timed by the walk. */
-    ptl_peer_busy(ni, p);
     if (h->flags & PTL_WF_ACKV)
         on_ack(ni, p, h, h->op == PTL_WOP_RACK);
     if (h->op == PTL_WOP_RACK) {
