@@ -286,8 +286,11 @@ class _FloorRun:
     """What bench/ternbench/node_exps.floor needs of bench/run_all.py's run."""
 
     def __init__(self, accel, out_dir, reps):
+        # nodes, smoke: no ring is measured (floor() adds the 4-node ring's
+        # floor only for runs with 4 nodes or more, or --smoke).
         self.a = argparse.Namespace(accel=accel, cpu=None, mem="64M", lat_sizes=[0], iters=200,
-                                    reps=reps, floor_frames=200, out=out_dir)
+                                    reps=reps, floor_frames=200, out=out_dir, nodes=[2],
+                                    smoke=False)
         self.rows = {}
 
     def add(self, exp, system, metric, x, unit, values):

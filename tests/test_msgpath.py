@@ -146,3 +146,13 @@ def test_ringcpu_takes_the_bandwidth_from_nxbench_and_refuses_a_short_job():
     assert ringcpu.ring_mbps(out, 2) == 250.0
     with pytest.raises(RuntimeError, match="printed 2 results, not 3"):
         ringcpu.ring_mbps(out, 3)
+
+
+@pytest.mark.skipif(_net_usable() is not None, reason=str(_net_usable()))
+def test_the_floor_of_the_same_run_is_measured(tmp_path):
+    """bench/msgpath.py prints the fabric floor beside its table (an echo
+    node, bench/ternbench/node_exps.floor).  Before, that step died with an
+    AttributeError once floor() began to look at the run's node counts, and
+    msgpath.py without --no-floor printed nothing."""
+    v = msgpath.floor_us("tcg", str(tmp_path), 1)
+    assert v is not None and 1 < v < 100000, v
