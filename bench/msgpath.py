@@ -22,6 +22,13 @@ run.  Needs root.
 
     python3 bench/msgpath.py [--n 1000] [--mode wait|poll] [--accel tcg|kvm]
                              [--no-floor] [--out NAME.csv] [--kernel ELF]
+                             [--ack | --nx]
+
+--ack: the puts ask for ACKs, as libmsg's eager messages do; the target's
+ACK rides ahead of its answer and is taken apart with it.  --nx: the same
+ping-pong through NX (bench/msgpath/nxping.c, two ranks), where the
+program's own time between a message and its answer (libnx and libmsg in
+user space) is a row of its own.
 
 Writes bench/results/<date>/msgpath.csv (or --out) and prints the table."""
 import argparse
@@ -40,6 +47,7 @@ for d in ("qemu", "bench", "tests"):
         sys.path.insert(0, p)
 
 MSGPING = os.path.join(ROOT, "build", "bench", "msgping")
+NXPING = os.path.join(ROOT, "build", "nx-tern", "nxping")
 HEADER = os.path.join(ROOT, "portals", "include", "ptl_trace.h")
 
 
@@ -51,6 +59,15 @@ def points():
 
 TP = points()
 
+
+def _app_pid():
+    """The application's Portals pid (include/tern/yod_proto.h)."""
+    with open(os.path.join(ROOT, "include", "tern", "yod_proto.h")) as f:
+        return int(re.search(r"#define TERN_APP_PID (\d+)", f.read())[1])
+
+
+TERN_APP_PID = _app_pid()
+
 # (label, from point, to point): the intervals of each side, in path order.
 SEND = [("system call -> operation issued", "SYS_PUT", "PUT_ISSUE"),
         ("operation issued -> header built", "PUT_ISSUE", "TX_HDR"),
@@ -58,13 +75,22 @@ SEND = [("system call -> operation issued", "SYS_PUT", "PUT_ISSUE"),
         ("NIC queue -> doorbell", "TX_QUEUE", "TX_NOTIFY")]
 SEND_AFTER = [("doorbell's VM exit (overlaps the wire)", "TX_NOTIFY", "TX_DONE"),
               ("driver back -> call returns", "TX_DONE", "SYS_PUT_EXIT")]
+# FIRST_CHECKED: the link frame's first header checked.  A target's ACK
+# rides ahead of its answer in one link frame (portals/lib/reliable.c): with
+# --ack and --nx the ACK's header is the first, and its interval is the ACK's
+# own work (response, event) and the answer's header checks; 0 without one.
 RECV = [("frame noticed -> frame to library", "SEEN", "RX_FRAME"),
-        ("frame checks (header, CRC)", "RX_FRAME", "RX_CHECKED"),
+        ("frame checks (header, CRC)", "RX_FRAME", "FIRST_CHECKED"),
+        ("an ACK riding ahead, next header checked", "FIRST_CHECKED", "RX_CHECKED"),
         ("reliability -> match", "RX_CHECKED", "MATCH"),
         ("match -> copy", "MATCH", "COPY"),
         ("copy -> event posted", "COPY", "EVENT"),
         ("event -> call returns", "EVENT", "SYS_WAIT_EXIT"),
         ("call returns -> program has it", "SYS_WAIT_EXIT", "APP")]
+# The program's own time between a message and its next send's system call
+# (NX: completing the receive, the send's request and copy): on the path of
+# a ping-pong, neither the send side's nor the receive side's.
+PROGRAM = [("program has it -> its next send's call", "APP", "NEXT_PUT")]
 
 
 class TraceError(ValueError):
@@ -172,8 +198,15 @@ def messages(tr):
             if j < 0:
                 break
             m[want] = recs[j][1]
+            # An ACK ahead of this frame in its link frame: its header
+            # checked, then its event, right before this frame's checks.
+            if want == "RX_CHECKED" and j >= 2 and recs[j - 1][0] == "EVENT" and \
+                    recs[j - 2][0] == "RX_CHECKED":
+                j -= 2
+                m["FIRST_CHECKED"] = recs[j][1]
         if len(m) < 5:
             continue
+        m.setdefault("FIRST_CHECKED", m["RX_CHECKED"])
         # What noticed the frame: the first interrupt or look after the
         # wait began (its halt, or the call) and before the frame was taken.
         k = j - 1
@@ -192,6 +225,13 @@ def messages(tr):
             m[want] = nxt
             i = next(x for x in range(i + 1, len(recs)) if recs[x][1] == nxt and
                      recs[x][0] == want)
+            if want == "SYS_WAIT_EXIT":
+                # The program's stamp is recorded after its next send (the
+                # mark's call stays off the path): that send's entry comes
+                # first in the records, though not first in time.
+                put = next((tt for n, tt in recs[i + 1:] if n == "SYS_PUT"), None)
+                if put is not None:
+                    m["NEXT_PUT"] = put
         if "APP" in m:
             recvs.append(m)
     return sends, recvs
@@ -213,8 +253,8 @@ def check(tr):
         if ts != sorted(ts):
             raise TraceError(f"send points out of order: {m}")
     for m in recvs:
-        order = ["SEEN", "RX_FRAME", "RX_CHECKED", "MATCH", "COPY", "EVENT", "SYS_WAIT_EXIT",
-                 "APP"]
+        order = ["SEEN", "RX_FRAME", "FIRST_CHECKED", "RX_CHECKED", "MATCH", "COPY", "EVENT",
+                 "SYS_WAIT_EXIT", "APP"] + (["NEXT_PUT"] if "NEXT_PUT" in m else [])
         ts = [m[k] for k in order]
         if ts != sorted(ts):
             raise TraceError(f"receive points out of order: {m}")
@@ -230,7 +270,8 @@ def breakdown(traces):
         sends += [intervals(m, SEND + SEND_AFTER, tr["hz"]) |
                   {"total": (m["TX_NOTIFY"] - m["SYS_PUT"]) * 1e9 / tr["hz"]} for m in s]
         recvs += [intervals(m, RECV, tr["hz"]) |
-                  {"total": (m["APP"] - m["SEEN"]) * 1e9 / tr["hz"], "how": m["how"]}
+                  {"total": (m["APP"] - m["SEEN"]) * 1e9 / tr["hz"], "how": m["how"]} |
+                  (intervals(m, PROGRAM, tr["hz"]) if "NEXT_PUT" in m else {})
                   for m in r]
     if not sends or not recvs:
         raise TraceError(f"no complete messages ({len(sends)} sends, {len(recvs)} receives)")
@@ -245,6 +286,10 @@ def breakdown(traces):
         rows.append(("receive", lab, statistics.median(x[lab] for x in recvs)))
     rows.append(("receive", "receive side: noticed -> program", statistics.median(
         x["total"] for x in recvs)))
+    for lab, _, _ in PROGRAM:
+        v = [x[lab] for x in recvs if lab in x]
+        if v:
+            rows.append(("program", lab, statistics.median(v)))
     hows = {}
     for x in recvs:
         hows[x["how"]] = hows.get(x["how"], 0) + 1
@@ -253,24 +298,34 @@ def breakdown(traces):
 
 # ---- running it -------------------------------------------------------------
 
-def run_pair(n, mode, accel, timeout=900, kernel=None):
-    """msgping pong on node 2, msgping ping on node 1 (kernel: another
-    build's tern.elf); returns both outputs."""
+def run_pair(n, mode, accel, timeout=900, kernel=None, ack=False, nx=False):
+    """The pong on node 2, the ping on node 1 (kernel: another build's
+    tern.elf): msgping (ack: its puts ask for ACKs), or with nx NX's nxping,
+    ranks 1 and 0 of a job of two (no launcher: run-node gives each the
+    environment yod would); returns both outputs."""
     from test_portals_kernel import bridged_namespace
     from test_portals_kernel_wire import RUN_NODE, Procs, kv, read_line
 
-    def node(ps, ns, tap, nid, args):
+    def node(ps, ns, tap, nid, args, env=()):
         return ps.start(["ip", "netns", "exec", ns, sys.executable, RUN_NODE, f"--{accel}",
                          "--mem", "160M", "--timeout", str(timeout), "--nic", "virtio",
                          "--tap", tap, "--nid", str(nid), "--kmem", "4M",
-                         *(["--kernel", kernel] if kernel else []), MSGPING, *args])
+                         *(["--kernel", kernel] if kernel else []),
+                         *[w for e in env for w in ("-e", e)],
+                         NXPING if nx else MSGPING, *args])
     with bridged_namespace(2) as (ns, taps):
         ps = Procs()
         try:
-            srv = node(ps, ns, taps[1], 2, ["pong", mode])
             seen = []
-            pid = kv(read_line(srv, "READY", 120, seen))["pid"]
-            c = node(ps, ns, taps[0], 1, ["ping", "2", str(pid), str(n), mode])
+            if nx:
+                job = ["TERN_SIZE=2", f"TERN_MAP=1:{TERN_APP_PID},2:{TERN_APP_PID}"]
+                srv = node(ps, ns, taps[1], 2, [str(n)], job + ["TERN_RANK=1"])
+                c = node(ps, ns, taps[0], 1, [str(n)], job + ["TERN_RANK=0"])
+            else:
+                extra = ["ack"] if ack else []
+                srv = node(ps, ns, taps[1], 2, ["pong", mode] + extra)
+                pid = kv(read_line(srv, "READY", 120, seen))["pid"]
+                c = node(ps, ns, taps[0], 1, ["ping", "2", str(pid), str(n), mode] + extra)
             cout, cerr = c.communicate(timeout=timeout + 20)
             if c.returncode:
                 raise RuntimeError(f"msgping ping failed ({c.returncode}):\n{cout}\n{cerr}")
@@ -312,6 +367,7 @@ def floor_us(accel, out_dir, reps):
 def table(rows, counts, lat, floor):
     send = next(v for s, lab, v in rows if lab.startswith("send side"))
     recv = next(v for s, lab, v in rows if lab.startswith("receive side"))
+    prog = sum(v for s, lab, v in rows if s == "program")
     lines = [f"{'side':<8} {'interval':<42} {'median':>10}"]
     for side, lab, v in rows:
         lines.append(f"{side:<8} {lab:<42} {v / 1000:>8.2f} us")
@@ -320,8 +376,8 @@ def table(rows, counts, lat, floor):
         lines.append(f"{'':<8} {'one-way latency, traced loop':<42} {one:>8.2f} us")
         lines.append(f"{'':<8} {'one-way latency, untraced loop':<42} "
                      f"{lat.get('untraced_us', float('nan')):>8.2f} us")
-        lines.append(f"{'':<8} {'wire + QEMU = one-way - send - receive':<42} "
-                     f"{one - (send + recv) / 1000:>8.2f} us")
+        lines.append(f"{'':<8} {'wire + QEMU = one-way - send - receive - program':<42} "
+                     f"{one - (send + recv + prog) / 1000:>8.2f} us")
     if floor is not None:
         lines.append(f"{'':<8} {'fabric floor, one-way 0 B (same run)':<42} {floor:>8.2f} us")
     lines.append(f"messages: {counts['sends']} sends, {counts['receives']} receives "
@@ -339,14 +395,22 @@ def main():
     ap.add_argument("--out", default="msgpath.csv")
     ap.add_argument("--keep-raw", action="store_true", help="also write both nodes' output")
     ap.add_argument("--kernel", help="the nodes boot this tern.elf (before/after comparisons)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--ack", action="store_true",
+                   help="every put asks for an ACK (as libmsg's eager messages do)")
+    g.add_argument("--nx", action="store_true",
+                   help="NX's csend/crecv (bench/msgpath/nxping.c) instead of bare puts; "
+                        "wait mode only")
     a = ap.parse_args()
+    if a.nx and a.mode != "wait":
+        ap.error("--nx has no poll mode (NX's receives wait in the kernel)")
     if os.geteuid() != 0:
         sys.exit("msgpath: needs root (network namespace, bridge, taps)")
     out_dir = os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat())
     os.makedirs(out_dir, exist_ok=True)
     load0 = os.getloadavg()
     floor = None if a.no_floor else floor_us(a.accel, out_dir, a.floor_reps)
-    cout, sout = run_pair(a.n, a.mode, a.accel, kernel=a.kernel)
+    cout, sout = run_pair(a.n, a.mode, a.accel, kernel=a.kernel, ack=a.ack, nx=a.nx)
     load1 = os.getloadavg()
     if a.keep_raw:
         base = os.path.splitext(a.out)[0]
@@ -355,13 +419,15 @@ def main():
                 f.write(text)
     ping, pong = parse(cout), parse(sout)
     rows, counts = breakdown([ping, pong])
-    print(f"# {a.kernel or 'build/tern.elf'}: {a.mode} mode, {a.accel}, {a.n} traced round trips; TSC {ping['hz'] / 1e6:.0f} / "
+    what = "NX" if a.nx else "Portals puts with ACKs" if a.ack else "Portals puts"
+    print(f"# {a.kernel or 'build/tern.elf'}: {what}, {a.mode} mode, {a.accel}, {a.n} traced round trips; TSC {ping['hz'] / 1e6:.0f} / "
           f"{pong['hz'] / 1e6:.0f} MHz; host load {load0[0]:.1f} -> {load1[0]:.1f}")
     print(table(rows, counts, ping["lat"], floor))
     path = os.path.join(out_dir, a.out)
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["mode", "accel", "side", "interval", "median_us"])
+        w.writerow([a.mode, a.accel, "", "messages", what])
         for side, lab, v in rows:
             w.writerow([a.mode, a.accel, side, lab, round(v / 1000, 3)])
         for k, v in ping["lat"].items():

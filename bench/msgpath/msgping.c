@@ -3,12 +3,14 @@
  * message-path trace on (TPO_TRACE, include/tern/ptl_syscall.h), then both
  * nodes print their trace records for bench/msgpath.py to take apart.
  *
- *     msgping pong [wait|poll]                 serves until the client says stop
- *     msgping ping NID PID N [wait|poll]       N round trips untraced, N (at most
+ *     msgping pong [wait|poll] [ack]           serves until the client says stop
+ *     msgping ping NID PID N [wait|poll] [ack] N round trips untraced, N (at most
  *                                              4000) traced
  *
  * wait: the program blocks in PtlEQWait (the kernel halts until the NIC's
- * interrupt); poll: it spins on PtlEQGet.  The client prints one-way
+ * interrupt); poll: it spins on PtlEQGet.  ack: every put asks for an ACK,
+ * as libmsg's eager messages do (the target's ACK rides ahead of its
+ * answer, reliable.c).  The client prints one-way
  * latencies (half a round trip, medians, from the TSC) of the untraced and
  * the traced loop, so the cost of tracing is seen in the same run.
  *
@@ -32,13 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "portals4.h"
-#include "ptl_lib.h"
-#include "ptl_trace.h"
-#include "../../include/tern/ptl_syscall.h"
-
-int ptl_tern_trace(int cmd, uint64_t a, uint64_t b, size_t max, struct tern_trace_info *info);
-int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node);
+#include "trace_out.h"
 
 #define PT 5
 #define PING_MB 10
@@ -65,16 +61,8 @@ enum { CTL_START = 1, CTL_STOP = 2 };
 static ptl_handle_ni_t ni;
 static ptl_handle_eq_t eq;
 static ptl_handle_md_t md;
-static bool polling;
+static bool polling, acked;
 static uint8_t buf[64];
-static uint64_t rec[32768];
-
-static inline uint64_t rdtsc(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return (uint64_t)hi << 32 | lo;
-}
 
 static void me(ptl_match_bits_t bits)
 {
@@ -121,40 +109,19 @@ static void next_put(ptl_event_t *ev)
     }
 }
 
+/* ack: each put asks for an ACK (what libmsg's eager messages do); the
+ * ACK events are passed over by next_put. */
 static void put(ptl_process_t to, ptl_match_bits_t bits, uint64_t hdr)
 {
-    OK(PtlPut(md, 0, 0, PTL_NO_ACK_REQ, to, PT, bits, 0, NULL, hdr));
+    OK(PtlPut(md, 0, 0, acked ? PTL_ACK_REQ : PTL_NO_ACK_REQ, to, PT, bits, 0, NULL, hdr));
 }
 
-static void mark(uint64_t tsc) { ptl_tern_trace(TERN_TRACE_MARK, TP_APP, tsc, 0, NULL); }
+static void mark(uint64_t tsc) { trace_mark(tsc); }
 
 static void dump(const char *side)
 {
-    ptl_tern_trace(TERN_TRACE_STOP, 0, 0, 0, NULL);
-    struct tern_trace_info info = {0};
-    int n = ptl_tern_trace(TERN_TRACE_READ, 0, (uint64_t)(uintptr_t)rec, 32768, &info);
-    printf("MSGPATH side=%s mode=%s hz=%llu cpus=%llu\n", side, polling ? "poll" : "wait",
-           (unsigned long long)info.tsc_hz, (unsigned long long)info.cpus);
-    for (unsigned cpu = 0; cpu < info.cpus; cpu++) {
-        if (cpu)
-            n = ptl_tern_trace(TERN_TRACE_READ, cpu, (uint64_t)(uintptr_t)rec, 32768, &info);
-        if (n < 0)
-            DIE("trace read returned %d", n);
-        printf("TRACE cpu=%u total=%llu kept=%d\n", cpu, (unsigned long long)info.total, n);
-        uint64_t prev = 0;
-        for (int i = 0; i < n; i++) {
-            uint64_t tsc = rec[i] & ((1ULL << 56) - 1);
-            printf("P %u %lld\n", (unsigned)(rec[i] >> 56), (long long)(tsc - prev));
-            prev = tsc;
-        }
-    }
-    struct ptl_lib_stats st;
-    if (ptl_tern_stats(&st, NULL) == PTL_OK)
-        printf("STATS tx_frames=%llu rx_frames=%llu acks_sent=%llu tx_timeouts=%llu\n",
-               (unsigned long long)st.tx_frames, (unsigned long long)st.rx_frames,
-               (unsigned long long)st.acks_sent, (unsigned long long)st.tx_timeouts);
-    printf("END\n");
-    fflush(stdout);
+    if (trace_dump(side, polling ? "poll" : "wait"))
+        exit(1);
 }
 
 static int pong(void)
@@ -223,8 +190,7 @@ static int ping(char **argv)
         DIE("N must be 1..%d", MAX_N);
     setup();
     struct tern_trace_info info = {0};
-    ptl_tern_trace(TERN_TRACE_READ, 0, (uint64_t)(uintptr_t)rec, 0, &info);
-    if (!info.tsc_hz)
+    if (!trace_hz())
         DIE("this kernel has no trace points (made with MSGTRACE=0?)");
     loop(to, WARMUP, false);
     /* Off is off: a trace started and stopped records nothing while the
@@ -232,10 +198,10 @@ static int ping(char **argv)
      * ack's interrupt from the warm-up) is counted before the loop. */
     OK(ptl_tern_trace(TERN_TRACE_START, 0, 0, 0, NULL));
     OK(ptl_tern_trace(TERN_TRACE_STOP, 0, 0, 0, NULL));
-    ptl_tern_trace(TERN_TRACE_READ, 0, (uint64_t)(uintptr_t)rec, 0, &info);
+    ptl_tern_trace(TERN_TRACE_READ, 0, (uint64_t)(uintptr_t)trace_rec, 0, &info);
     uint64_t before = info.total;
     uint64_t plain = loop(to, n, false);
-    ptl_tern_trace(TERN_TRACE_READ, 0, (uint64_t)(uintptr_t)rec, 0, &info);
+    ptl_tern_trace(TERN_TRACE_READ, 0, (uint64_t)(uintptr_t)trace_rec, 0, &info);
     printf("OFF records=%llu\n", (unsigned long long)(info.total - before));
     ptl_event_t ev;
     put(to, CTL_MB, CTL_START);            /* the server starts tracing, then answers */
@@ -254,16 +220,26 @@ static int ping(char **argv)
     return 0;
 }
 
+/* Words after the required arguments: wait (the default) or poll, ack. */
+static bool options(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "poll"))
+            polling = true;
+        else if (!strcmp(argv[i], "ack"))
+            acked = true;
+        else if (strcmp(argv[i], "wait"))
+            return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && !strcmp(argv[1], "pong")) {
-        polling = argc >= 3 && !strcmp(argv[2], "poll");
+    if (argc >= 2 && !strcmp(argv[1], "pong") && options(argc - 2, argv + 2))
         return pong();
-    }
-    if (argc >= 5 && !strcmp(argv[1], "ping")) {
-        polling = argc >= 6 && !strcmp(argv[5], "poll");
+    if (argc >= 5 && !strcmp(argv[1], "ping") && options(argc - 5, argv + 5))
         return ping(argv + 2);
-    }
-    fprintf(stderr, "usage: msgping pong [wait|poll] | ping NID PID N [wait|poll]\n");
+    fprintf(stderr, "usage: msgping pong [wait|poll] [ack] | ping NID PID N [wait|poll] [ack]\n");
     return 2;
 }
