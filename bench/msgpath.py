@@ -326,12 +326,19 @@ def run_pair(n, mode, accel, timeout=900, kernel=None, ack=False, nx=False):
                 srv = node(ps, ns, taps[1], 2, ["pong", mode] + extra)
                 pid = kv(read_line(srv, "READY", 120, seen))["pid"]
                 c = node(ps, ns, taps[0], 1, ["ping", "2", str(pid), str(n), mode] + extra)
+            prog = "nxping" if nx else "msgping"
             cout, cerr = c.communicate(timeout=timeout + 20)
             if c.returncode:
-                raise RuntimeError(f"msgping ping failed ({c.returncode}):\n{cout}\n{cerr}")
+                # The pong's words say why, when it ended first (the ping then
+                # waits out its time-out).
+                why = ""
+                if srv.poll() is not None:
+                    so, se = srv.communicate()
+                    why = f"\nthe pong ended ({srv.returncode}):\n{so}\n{se}"
+                raise RuntimeError(f"{prog} ping failed ({c.returncode}):\n{cout}\n{cerr}{why}")
             sout, serr = srv.communicate(timeout=120)
             if srv.returncode:
-                raise RuntimeError(f"msgping pong failed ({srv.returncode}):\n{sout}\n{serr}")
+                raise RuntimeError(f"{prog} pong failed ({srv.returncode}):\n{sout}\n{serr}")
             return cout, "".join(seen) + sout
         finally:
             ps.close()

@@ -116,8 +116,6 @@ static void put(ptl_process_t to, ptl_match_bits_t bits, uint64_t hdr)
     OK(PtlPut(md, 0, 0, acked ? PTL_ACK_REQ : PTL_NO_ACK_REQ, to, PT, bits, 0, NULL, hdr));
 }
 
-static void mark(uint64_t tsc) { trace_mark(tsc); }
-
 static void dump(const char *side)
 {
     if (trace_dump(side, polling ? "poll" : "wait"))
@@ -148,14 +146,8 @@ static int pong(void)
         }
         put(ev.initiator, PING_MB, 0);
         if (tracing)
-            mark(t);
+            trace_mark(t);
     }
-}
-
-static int cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 static uint64_t rt[MAX_N];
@@ -168,16 +160,15 @@ static uint64_t loop(ptl_process_t to, int n, bool traced)
         uint64_t t0 = rdtsc();
         put(to, PING_MB, 0);
         if (traced && i)
-            mark(seen);
+            trace_mark(seen);
         ptl_event_t ev;
         next_put(&ev);
         seen = rdtsc();
         rt[i] = seen - t0;
     }
     if (traced && n)
-        mark(seen);
-    qsort(rt, (size_t)n, sizeof rt[0], cmp);
-    return rt[n / 2];
+        trace_mark(seen);
+    return trace_median(rt, n);
 }
 
 static int ping(char **argv)

@@ -36,11 +36,6 @@ static void trace_start(void)
 }
 static uint64_t rt[MAX_N];
 
-static int cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 static int pong(void)
 {
@@ -83,8 +78,7 @@ static uint64_t loop(int n, bool traced)
     }
     if (traced && n)
         trace_mark(seen);
-    qsort(rt, (size_t)n, sizeof rt[0], cmp);
-    return rt[n / 2];
+    return trace_median(rt, n);
 }
 
 static int ping(int n)

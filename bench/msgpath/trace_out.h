@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "portals4.h"
 #include "ptl_lib.h"
 #include "ptl_trace.h"
@@ -24,6 +25,19 @@ static inline uint64_t rdtsc(void)
     uint32_t lo, hi;
     __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
     return (uint64_t)hi << 32 | lo;
+}
+
+static int trace_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of n round trips (sorts them). */
+static inline uint64_t trace_median(uint64_t *v, int n)
+{
+    qsort(v, (size_t)n, sizeof v[0], trace_cmp_u64);
+    return v[n / 2];
 }
 
 /* TP_APP at tsc: the program had the message then.  Handed over after the
