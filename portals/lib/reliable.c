@@ -509,10 +509,11 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
         p->win[p->snd_una % PTL_REL_WIN].live = false;
         p->snd_una++;
     }
-    for (unsigned i = 0; i < 64; i++) {
-        if (!(h->sack >> i & 1))
-            continue;
-        uint32_t seq = h->ack + 1 + i;
+    /* The set bits only: nearly always none.  A look at all 64 was a
+     * quarter of an ack's handling under TCG (0.55 of 2.6 us), and every
+     * frame carries an ack. */
+    for (uint64_t sack = h->sack; sack; sack &= sack - 1) {
+        uint32_t seq = h->ack + 1 + (uint32_t)__builtin_ctzll(sack);
         if (seq - p->snd_una < p->snd_nxt - p->snd_una)
             fresh |= frag_acked(ni, p, &p->win[seq % PTL_REL_WIN], now,
                                 &sample, ECHO_UNKNOWN);
