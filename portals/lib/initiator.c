@@ -330,16 +330,13 @@ void ptl_ops_fail_peer(struct ptl_ni *ni, struct ptl_peer *p)
     p->resp_waiting = 0;
 }
 
-void ptl_ops_check_timeouts(struct ptl_ni *ni, uint64_t now)
+void ptl_ops_peer_timeout(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now)
 {
-    for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
-        if (!p->resp_waiting)
-            continue;
-        uint64_t since = p->last_heard > p->resp_mark ? p->last_heard
-                                                      : p->resp_mark;
-        if (now >= since + ptl_g.tun.giveup_ns) {
-            ptl_g.stats[ni->iface].peer_failures++;
-            ptl_ops_fail_peer(ni, p);
-        }
+    if (!p->resp_waiting)
+        return;
+    uint64_t since = p->last_heard > p->resp_mark ? p->last_heard : p->resp_mark;
+    if (now >= since + ptl_g.tun.giveup_ns) {
+        ptl_g.stats[ni->iface].peer_failures++;
+        ptl_ops_fail_peer(ni, p);
     }
 }

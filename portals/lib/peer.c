@@ -55,8 +55,8 @@ void ptl_peer_prove(struct ptl_ni *ni, struct ptl_peer *p)
 
 /* Nothing of it for a timer or a deadline: nothing queued or in flight to
  * it, no ack owed, no held ACK, no message half received from it, no
- * answer awaited from it.  What ptl_rel_timers, ptl_rel_deadline and
- * ptl_ops_check_timeouts look at, and nothing else. */
+ * answer awaited from it.  What ptl_rel_peer_timers, ptl_rel_deadline and
+ * ptl_ops_peer_timeout look at, and nothing else. */
 bool ptl_peer_quiet(const struct ptl_peer *p)
 {
     return !(p->q_head || p->snd_una != p->snd_nxt || p->ack_pending || p->hold_until ||

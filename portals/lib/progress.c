@@ -12,8 +12,13 @@ void ptl_progress_locked(void)
         struct ptl_ni *ni = &ptl_g.nis[i];
         if (!ni->in_use)
             continue;
-        ptl_rel_timers(ni, now);
-        ptl_ops_check_timeouts(ni, now);
+        /* One walk for both kinds of timer: each walk was a pass over the
+         * busy peers on every Portals call (0.65 us each under TCG). */
+        for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
+            ptl_rel_peer_timers(ni, p, now);
+            if (ni->busy_cur == p)      /* not dropped by the visit (peer_drop) */
+                ptl_ops_peer_timeout(ni, p, now);
+        }
     }
 }
 

@@ -433,7 +433,8 @@ void ptl_op_response(struct ptl_ni *ni, struct ptl_peer *peer,
 void ptl_reply_data(struct ptl_ni *ni, struct ptl_peer *peer,
                     const struct ptl_wire_hdr *h, const uint8_t *payload);
 struct ptl_op *ptl_op_lookup(struct ptl_ni *ni, uint64_t msg_id);
-void ptl_ops_check_timeouts(struct ptl_ni *ni, uint64_t now);
+/* Fails p's operations whose answer it has not given within giveup_ns. */
+void ptl_ops_peer_timeout(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now);
 void ptl_ops_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
 
 /* ---- peers (peer.c) and reliability (reliable.c) -------------------------- */
@@ -463,7 +464,8 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p);
 bool ptl_rel_rx_dup(struct ptl_ni *ni, const struct ptl_wire_hdr *h);
 void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
                 const uint8_t *payload);
-void ptl_rel_timers(struct ptl_ni *ni, uint64_t now);
+/* p's retransmission, ack and give-up timers. */
+void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now);
 uint64_t ptl_rel_deadline(struct ptl_ni *ni);
 /* Sends the acks owed to every peer now, not within the ack delay: an NI
  * going away answers for what it took in, or the peers would resend it and

@@ -594,44 +594,42 @@ void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p)
     ptl_ops_fail_peer(ni, p);
 }
 
-void ptl_rel_timers(struct ptl_ni *ni, uint64_t now)
+void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now)
 {
-    for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
-        for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
-            struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
-            if (!f->live || f->acked || now < f->sent_at + f->rto)
-                continue;
-            /* Unreachable: this frame is giveup_ns old and the peer has
-             * said nothing for giveup_ns either.  A peer that keeps
-             * talking (heavy loss, not death) gets up to four times
-             * longer, but never forever. */
-            uint64_t age = now - f->first_sent, g = ptl_g.tun.giveup_ns;
-            if ((age >= g && now - p->last_heard >= g) || age >= 4 * g) {
-                ptl_rel_fail_peer(ni, p);
-                break;
-            }
-            resend(ni, p, s, f, now);
-            ptl_g.stats[ni->iface].tx_timeouts++;
-            if (p->backoff < 16)
-                p->backoff++;
-            f->rto *= 2;
-            if (f->rto > ptl_g.tun.rto_max_ns)
-                f->rto = ptl_g.tun.rto_max_ns;
+    for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
+        struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
+        if (!f->live || f->acked || now < f->sent_at + f->rto)
+            continue;
+        /* Unreachable: this frame is giveup_ns old and the peer has
+         * said nothing for giveup_ns either.  A peer that keeps
+         * talking (heavy loss, not death) gets up to four times
+         * longer, but never forever. */
+        uint64_t age = now - f->first_sent, g = ptl_g.tun.giveup_ns;
+        if ((age >= g && now - p->last_heard >= g) || age >= 4 * g) {
+            ptl_rel_fail_peer(ni, p);
+            break;
         }
-        if (p->ack_pending && now >= p->ack_due)
-            send_rack(ni, p);
-        /* A sender silent mid-message will not finish it: release what
-         * the half-received message holds (entry, unexpected header) and
-         * retire its session, so that if it does come back its frames are
-         * refused (it then reports UNDELIVERABLE) instead of being
-         * acknowledged into a message that no longer exists. */
-        if (p->cur.active && now >= p->last_heard + ptl_g.tun.giveup_ns) {
-            ptl_target_abort(ni, p);
-            p->rx_prev_session = p->rx_session;
-            p->rx_valid = false;
-        }
-        ptl_rel_push(ni, p);
+        resend(ni, p, s, f, now);
+        ptl_g.stats[ni->iface].tx_timeouts++;
+        if (p->backoff < 16)
+            p->backoff++;
+        f->rto *= 2;
+        if (f->rto > ptl_g.tun.rto_max_ns)
+            f->rto = ptl_g.tun.rto_max_ns;
     }
+    if (p->ack_pending && now >= p->ack_due)
+        send_rack(ni, p);
+    /* A sender silent mid-message will not finish it: release what
+     * the half-received message holds (entry, unexpected header) and
+     * retire its session, so that if it does come back its frames are
+     * refused (it then reports UNDELIVERABLE) instead of being
+     * acknowledged into a message that no longer exists. */
+    if (p->cur.active && now >= p->last_heard + ptl_g.tun.giveup_ns) {
+        ptl_target_abort(ni, p);
+        p->rx_prev_session = p->rx_session;
+        p->rx_valid = false;
+    }
+    ptl_rel_push(ni, p);
 }
 
 uint64_t ptl_rel_deadline(struct ptl_ni *ni)
