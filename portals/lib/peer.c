@@ -111,6 +111,11 @@ struct ptl_peer *ptl_peer_walk_first(struct ptl_ni *ni)
     return walk_step(ni, ni->busy_head);
 }
 
+bool ptl_peer_walk_kept(const struct ptl_ni *ni, const struct ptl_peer *p)
+{
+    return ni->busy_cur == p;   /* busy_unlink (peer_drop) clears it */
+}
+
 struct ptl_peer *ptl_peer_walk_next(struct ptl_ni *ni)
 {
     struct ptl_peer *done = ni->busy_cur;

@@ -16,7 +16,7 @@ void ptl_progress_locked(void)
          * busy peers on every Portals call (0.65 us each under TCG). */
         for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
             ptl_rel_peer_timers(ni, p, now);
-            if (ni->busy_cur == p)      /* not dropped by the visit (peer_drop) */
+            if (ptl_peer_walk_kept(ni, p))
                 ptl_ops_peer_timeout(ni, p, now);
         }
     }

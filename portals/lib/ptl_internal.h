@@ -443,9 +443,12 @@ struct ptl_peer *ptl_peer_get(struct ptl_ni *ni, uint32_t nid, uint32_t pid,
 void ptl_peer_heard(struct ptl_ni *ni, struct ptl_peer *p);  /* a frame came */
 /* The busy list: p is marked busy wherever it may get something pending
  * (a message queued to it, an ack owed it, an answer awaited from it: a
- * frame that starts a message from it owes an ack); a walk goes through the list with ptl_peer_walk_first/next,
- * which take off the peers it leaves quiet. */
+ * frame that starts a message from it owes an ack); a walk goes through
+ * the list with ptl_peer_walk_first/next, which take off the peers it
+ * leaves quiet, and ptl_peer_walk_kept says whether the peer being visited
+ * is still there (a visit may drop it). */
 void ptl_peer_busy(struct ptl_ni *ni, struct ptl_peer *p);
+bool ptl_peer_walk_kept(const struct ptl_ni *ni, const struct ptl_peer *p);
 bool ptl_peer_quiet(const struct ptl_peer *p);
 struct ptl_peer *ptl_peer_walk_first(struct ptl_ni *ni);
 struct ptl_peer *ptl_peer_walk_next(struct ptl_ni *ni);
