@@ -35,8 +35,11 @@ static int issue(struct ptl_op_args *a, ptl_handle_md_t put,
     int rc = resolve(a, put, get, &ni);
     if (rc != PTL_OK)
         API_RETURN(rc);
+    /* The operation's frame goes out first, the timers' walk after it:
+     * the walk then overlaps the frame's way to its target. */
+    rc = ptl_op_issue(ni, a);
     ptl_progress_locked();
-    API_EXIT(ptl_op_issue(ni, a));
+    API_EXIT(rc);
 }
 
 static int trig_issue(struct ptl_op_args *a, ptl_handle_md_t put,

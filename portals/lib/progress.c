@@ -96,8 +96,14 @@ int ptl_wait(ptl_cond_fn cond, void *arg, uint64_t deadline)
             ptl_host_unlock();
             return PTL_ABORTED;
         }
-        ptl_progress_locked();
+        /* The condition first: after a wake it is usually met, and the
+         * timers' walk can wait for the next call (it runs below before
+         * any halt, so no deadline is slept through). */
         int rc = cond(arg);
+        if (rc == PTL_WAIT_AGAIN) {
+            ptl_progress_locked();
+            rc = cond(arg);
+        }
         if (rc != PTL_WAIT_AGAIN) {
             ptl_host_unlock();
             return rc;
