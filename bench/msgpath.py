@@ -25,7 +25,7 @@ run.  Needs root.
                              [--ack | --nx]
 
 --ack: the puts ask for ACKs, as libmsg's eager messages do; the target's
-ACK rides ahead of its answer and is taken apart with it.  --nx: the same
+ACK rides in its answer's header and is taken in with it.  --nx: the same
 ping-pong through NX (bench/msgpath/nxping.c, two ranks), where the
 program's own time between a message and its answer (libnx and libmsg in
 user space) is a row of its own.
@@ -75,14 +75,14 @@ SEND = [("system call -> operation issued", "SYS_PUT", "PUT_ISSUE"),
         ("NIC queue -> doorbell", "TX_QUEUE", "TX_NOTIFY")]
 SEND_AFTER = [("doorbell's VM exit (overlaps the wire)", "TX_NOTIFY", "TX_DONE"),
               ("driver back -> call returns", "TX_DONE", "SYS_PUT_EXIT")]
-# FIRST_CHECKED: the link frame's first header checked.  A target's ACK
-# rides ahead of its answer in one link frame (portals/lib/reliable.c): with
-# --ack and --nx the ACK's header is the first, and its interval is the ACK's
-# own work (response, event) and the answer's header checks; 0 without one.
+# A target's ACK rides in the header of its answer (PTL_WF_ACKIN,
+# portals/lib/reliable.c): with --ack and --nx the receiver takes it in (its
+# event) between the reliability pass and the delivery of the answer, and
+# the second row holds both.
 RECV = [("frame noticed -> frame to library", "SEEN", "RX_FRAME"),
-        ("frame checks (header, CRC)", "RX_FRAME", "FIRST_CHECKED"),
-        ("an ACK riding ahead, next header checked", "FIRST_CHECKED", "RX_CHECKED"),
-        ("reliability -> match", "RX_CHECKED", "MATCH"),
+        ("frame checks (header, CRC)", "RX_FRAME", "RX_CHECKED"),
+        ("reliability, and the ACK it carries", "RX_CHECKED", "RX_DELIVER"),
+        ("delivery -> match", "RX_DELIVER", "MATCH"),
         ("match -> copy", "MATCH", "COPY"),
         ("copy -> event posted", "COPY", "EVENT"),
         ("event -> call returns", "EVENT", "SYS_WAIT_EXIT"),
@@ -189,24 +189,22 @@ def messages(tr):
             continue
         m = {"EVENT": t}
         j = i - 1
-        for want in ("COPY", "MATCH", "RX_CHECKED", "RX_FRAME"):
+        m["carried"] = False
+        for want in ("COPY", "MATCH", "RX_DELIVER", "RX_CHECKED", "RX_FRAME"):
             while j >= 0 and recs[j][0] != want:
-                if recs[j][0] == "EVENT":
+                # An ACK carried in this frame's header: its event, between
+                # the frame's checks and its delivery.
+                if want == "RX_CHECKED" and recs[j][0] == "EVENT" and not m["carried"]:
+                    m["carried"] = True
+                elif recs[j][0] == "EVENT":
                     j = -1                 # another message's: this one is incomplete
                     break
                 j -= 1
             if j < 0:
                 break
             m[want] = recs[j][1]
-            # An ACK ahead of this frame in its link frame: its header
-            # checked, then its event, right before this frame's checks.
-            if want == "RX_CHECKED" and j >= 2 and recs[j - 1][0] == "EVENT" and \
-                    recs[j - 2][0] == "RX_CHECKED":
-                j -= 2
-                m["FIRST_CHECKED"] = recs[j][1]
-        if len(m) < 5:
+        if len(m) < 7:
             continue
-        m.setdefault("FIRST_CHECKED", m["RX_CHECKED"])
         # What noticed the frame: the first interrupt or look after the
         # wait began (its halt, or the call) and before the frame was taken.
         k = j - 1
@@ -253,7 +251,7 @@ def check(tr):
         if ts != sorted(ts):
             raise TraceError(f"send points out of order: {m}")
     for m in recvs:
-        order = ["SEEN", "RX_FRAME", "FIRST_CHECKED", "RX_CHECKED", "MATCH", "COPY", "EVENT",
+        order = ["SEEN", "RX_FRAME", "RX_CHECKED", "RX_DELIVER", "MATCH", "COPY", "EVENT",
                  "SYS_WAIT_EXIT", "APP"] + (["NEXT_PUT"] if "NEXT_PUT" in m else [])
         ts = [m[k] for k in order]
         if ts != sorted(ts):

@@ -35,10 +35,10 @@ def test_trace_of_a_ping_pong_is_well_formed_and_ordered(mode, kind):
         # (the pong side also answers the start message, nxping's the stop).
         assert n <= len(sends) <= n + 2, (tr["side"], len(sends))
         assert n <= len(recvs) <= n + 2, (tr["side"], len(recvs))
-        # With ACKs, each side's ACK rides ahead of its answer in one link
-        # frame: taken apart before the answer's header (a busy host may
-        # send a few alone, after ack_hold_ns).
-        rode = sum(m["FIRST_CHECKED"] < m["RX_CHECKED"] for m in recvs)
+        # With ACKs, each side's ACK rides in its answer's header: its event
+        # comes between the answer's checks and its delivery (a busy host
+        # may send a few alone, after ack_hold_ns).
+        rode = sum(m["carried"] for m in recvs)
         if kind == "puts":
             assert rode == 0, (tr["side"], rode)
         else:
@@ -68,9 +68,10 @@ def test_out_of_order_points_are_refused():
     reached the library is reported, not averaged in."""
     tp = msgpath.TP
     seq = [("SYS_WAIT", 0), ("HALT", 10), ("NET_IRQ", 100), ("NET_WAKE", 110),
-           ("RX_FRAME", 120), ("RX_CHECKED", 130), ("MATCH", 125), ("COPY", 140),
+           ("RX_FRAME", 120), ("RX_CHECKED", 130), ("RX_DELIVER", 130), ("MATCH", 125),
+           ("COPY", 140),
            ("EVENT", 150), ("SYS_WAIT_EXIT", 160), ("APP", 170)]
-    lines = ["MSGPATH side=pong mode=wait hz=1000000000 cpus=1", "TRACE cpu=0 total=11 kept=11"]
+    lines = ["MSGPATH side=pong mode=wait hz=1000000000 cpus=1", "TRACE cpu=0 total=12 kept=12"]
     prev = 0
     for name, t in seq:
         lines.append(f"P {tp[name]} {t - prev}")

@@ -159,10 +159,11 @@ def pingpong_costs(nx):
 
 def test_a_ping_pong_message_costs_one_link_frame(pingpong_costs):
     """An eager NX message is a put that asks for an ACK (libmsg frees its
-    bounce copy on it).  The ACK rides ahead of the target's answer in one
-    link frame (PTL_WF_MORE), and the ACK's own acknowledgement rides on the
-    next frame to its sender.  Once each was a frame of its own: three link
-    frames a message, then two, each waking the other node once more.  Not
+    bounce copy on it).  The ACK rides in the header of the target's answer
+    (PTL_WF_ACKIN; before, ahead of it in one link frame, a Portals frame of
+    its own), and its acknowledgement is the answer's.  Once each was a
+    frame of its own: three link frames a message, then two, each waking the
+    other node once more.  Not
     exactly one: an ACK held longer than its hold (the target's program did
     not answer within 200 us: a slow or busy host) goes alone, as does a
     frame sent again; 1.05 on a quiet host, 1.25 seen on a slow one.  Two

@@ -9,8 +9,8 @@
  *
  * wait: the program blocks in PtlEQWait (the kernel halts until the NIC's
  * interrupt); poll: it spins on PtlEQGet.  ack: every put asks for an ACK,
- * as libmsg's eager messages do (the target's ACK rides ahead of its
- * answer, reliable.c).  The client prints one-way
+ * as libmsg's eager messages do (the target's ACK rides in its answer's
+ * header, reliable.c).  The client prints one-way
  * latencies (half a round trip, medians, from the TSC) of the untraced and
  * the traced loop, so the cost of tracing is seen in the same run.
  *

@@ -42,7 +42,7 @@
 #include "wait.h"
 #include <tern/yod_proto.h>
 
-#define HDR_MAX 288                /* two of the library's 144-byte headers (PTL_WF_MORE) */
+#define HDR_MAX (PTL_WIRE_HDR_LEN + PTL_WIRE_ACKREC_LEN) /* a header and its ACK record */
 #define SMALL_FRAME 1500           /* frames the static buffers below take */
 
 static uint32_t my_nid, app_jid;

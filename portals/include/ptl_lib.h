@@ -91,7 +91,7 @@ struct ptl_lib_stats {
     uint64_t peer_restarts;  /* peer came back without our stream's state */
     uint64_t rx_dup_unchecked; /* of rx_dup: known copies, dropped before the checksum */
     uint64_t peers_reclaimed; /* the table was full: an old peer made room */
-    uint64_t tx_carried;     /* of tx_frames: rode in the link frame of the next */
+    uint64_t tx_carried;     /* ACKs sent in another frame's header (PTL_WF_ACKIN), not in tx_frames */
 };
 int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out);
 
@@ -106,7 +106,7 @@ struct ptl_lib_tunables {
      * below rto_min_ns (0: 200 us) nor above rto_max_ns. */
     uint64_t rto_min_ns;
     /* How long an ACK may wait for the program's next message to the same
-     * peer, to ride in its link frame (PTL_WF_MORE); 0: sent at once.  Held
+     * peer, to ride in its header (PTL_WF_ACKIN); 0: sent at once.  Held
      * only while nothing else waits on it: ptl_lib_send_held. */
     uint64_t ack_hold_ns;
 };

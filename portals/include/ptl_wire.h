@@ -14,7 +14,8 @@
  *   1     1   op             enum ptl_wire_op
  *   2     2   flags          PTL_WF_*
  *   4     4   crc            CRC32C over the header (this field zero), then
- *                            the payload unless PTL_WF_HDRCRC
+ *                            the ACK record (PTL_WF_ACKIN), then the
+ *                            payload unless PTL_WF_HDRCRC
  *   8     4   jid            job id of the sender
  *  12     4   uid            user id of the sender
  *  16     4   src_nid
@@ -48,12 +49,28 @@
  *                            its value (0 = not known)
  * 139     5   reserved, zero
  *
+ * A frame with PTL_WF_ACKIN carries a Portals ACK (of a put or atomic the
+ * receiver initiated) in a PTL_WIRE_ACKREC_LEN-byte record between its
+ * header and its payload; frag_len counts the payload only:
+ *
+ * Offset Size Field
+ *   0     8   msg_id         the acknowledged operation's id
+ *   8     8   mlength        manipulated length
+ *  16     8   remote_offset  offset used
+ *  24     1   fail           ptl_ni_fail_t
+ *  25     1   ack_req        ptl_ack_req_t (PTL_NO_ACK_REQ: event suppressed)
+ *  26     6   reserved, zero
+ *
+ * A target's ACK rides so in its program's next frame to the same peer
+ * (reliable.c), sequenced, checksummed and acknowledged with it: a frame of
+ * its own was a second header to build, check and acknowledge on each side.
+ *
  * One link frame may carry several Portals frames back to back: a frame
- * with PTL_WF_MORE is followed, right after its frag_len payload bytes, by
- * another frame's header (and its payload).  Each is checksummed, sequenced
- * and acknowledged on its own; only the link frame is shared.  Used for a
- * target's ACK, which then rides ahead of its program's next message to the
- * same peer instead of costing a link frame of its own (reliable.c).
+ * with PTL_WF_MORE is followed, right after its record and its frag_len
+ * payload bytes, by another frame's header.  Each is checksummed, sequenced
+ * and acknowledged on its own; only the link frame is shared.  This
+ * library's sender no longer makes them (the ACK that rode ahead so is the
+ * record now); a receiver takes them apart.
  */
 #ifndef PTL_WIRE_H
 #define PTL_WIRE_H
@@ -89,7 +106,10 @@ enum ptl_wire_op {
  * transfers on emulated nodes (docs/portals.md, "Checksums"). */
 #define PTL_WF_HDRCRC 0x0020
 #define PTL_WF_MORE 0x0040   /* another frame follows in this link frame */
-#define PTL_WF_KNOWN 0x007f
+#define PTL_WF_ACKIN 0x0080  /* an ACK record follows the header (above) */
+#define PTL_WF_KNOWN 0x00ff
+
+#define PTL_WIRE_ACKREC_LEN 32
 
 #define PTL_WNI_MATCHING 0x01
 #define PTL_WNI_LOGICAL 0x02
@@ -254,6 +274,37 @@ static inline void ptl_wire_decode(const uint8_t *p, struct ptl_wire_hdr *h)
     h->fail = p[136];
     h->xmit = p[137];
     h->ack_xmit = p[138];
+}
+
+/* The ACK record of a PTL_WF_ACKIN frame (layout above). */
+struct ptl_wire_ackrec {
+    uint64_t msg_id, mlength, remote_offset;
+    uint8_t fail, ack_req;
+};
+
+static inline void ptl_wire_ackrec_encode(const struct ptl_wire_ackrec *a, uint8_t *p)
+{
+    ptl_wput(p, a->msg_id, 8);
+    ptl_wput(p + 8, a->mlength, 8);
+    ptl_wput(p + 16, a->remote_offset, 8);
+    p[24] = a->fail;
+    p[25] = a->ack_req;
+    for (int i = 26; i < PTL_WIRE_ACKREC_LEN; i++)
+        p[i] = 0;
+}
+
+/* False if a reserved byte is not zero. */
+static inline int ptl_wire_ackrec_decode(const uint8_t *p, struct ptl_wire_ackrec *a)
+{
+    a->msg_id = ptl_wget(p, 8);
+    a->mlength = ptl_wget(p + 8, 8);
+    a->remote_offset = ptl_wget(p + 16, 8);
+    a->fail = p[24];
+    a->ack_req = p[25];
+    for (int i = 26; i < PTL_WIRE_ACKREC_LEN; i++)
+        if (p[i])
+            return 0;
+    return 1;
 }
 
 /* CRC32C (Castagnoli, reflected, init/xorout 0xffffffff); crc32c.c. */

@@ -270,30 +270,50 @@ static void reply_place(struct ptl_ni *ni, struct ptl_rxmsg *c,
     }
 }
 
+/* The operation msg_id names if it awaits its response (an ACK, or a
+ * REPLY) from peer, else NULL: a response again (its frame resent) finds
+ * it answered. */
+static struct ptl_op *awaiting(struct ptl_ni *ni, struct ptl_peer *peer, uint64_t msg_id,
+                               bool is_reply)
+{
+    struct ptl_op *op = ptl_op_lookup(ni, msg_id);
+    if (op && (op->peer != peer || op->resp_done || !op->want_resp))
+        return NULL;
+    if (op && is_reply != (op->kind == PTL_K_GET || op->kind == PTL_K_FETCH ||
+                           op->kind == PTL_K_SWAP))
+        return NULL;
+    return op;
+}
+
+void ptl_op_acked(struct ptl_ni *ni, struct ptl_peer *peer, const struct ptl_wire_ackrec *a)
+{
+    struct ptl_op *op = awaiting(ni, peer, a->msg_id, false);
+    if (!op)
+        return;
+    if (!op->send_done)
+        ptl_op_tx_done(ni, op, PTL_NI_OK);
+    op_response_done(ni, op, (ptl_ni_fail_t)a->fail, a->mlength, a->remote_offset,
+                     a->ack_req == PTL_NO_ACK_REQ);
+}
+
 void ptl_op_response(struct ptl_ni *ni, struct ptl_peer *peer,
                      const struct ptl_wire_hdr *h, const uint8_t *payload)
 {
-    struct ptl_op *op = ptl_op_lookup(ni, h->msg_id);
-    if (op && (op->peer != peer || op->resp_done || !op->want_resp))
-        op = NULL;
     bool is_reply = h->op == PTL_WOP_REPLY;
-    if (op && is_reply != (op->kind == PTL_K_GET || op->kind == PTL_K_FETCH ||
-                           op->kind == PTL_K_SWAP))
-        op = NULL;
-    if (op && is_reply && h->msg_len > op->len) {
+    if (!is_reply) {
+        struct ptl_wire_ackrec a = {h->msg_id, h->mlength, h->remote_offset, h->fail,
+                                    h->ack_req};
+        ptl_op_acked(ni, peer, &a);
+        return;
+    }
+    struct ptl_op *op = awaiting(ni, peer, h->msg_id, true);
+    if (op && h->msg_len > op->len) {
         ptl_g.stats[ni->iface].rx_bad_field++;
         op_response_done(ni, op, PTL_NI_DROPPED, 0, 0, false);
         op = NULL;
     }
     if (op && !op->send_done)
         ptl_op_tx_done(ni, op, PTL_NI_OK);
-    if (!is_reply) {
-        if (op)
-            op_response_done(ni, op, (ptl_ni_fail_t)h->fail, h->mlength,
-                             h->remote_offset,
-                             h->ack_req == PTL_NO_ACK_REQ);
-        return;
-    }
     struct ptl_rxmsg *c = &peer->cur;
     memset(c, 0, sizeof(*c));
     c->active = true;

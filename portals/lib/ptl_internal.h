@@ -190,6 +190,7 @@ bool ptl_resp_grow(struct ptl_ni *ni);
 
 struct ptl_txfrag {
     struct ptl_txmsg *m;
+    struct ptl_txmsg *carried; /* an ACK in this frame's header (PTL_WF_ACKIN) */
     ptl_size_t off;
     uint32_t len;
     uint16_t flags;
@@ -253,8 +254,8 @@ struct ptl_peer {
     struct ptl_rxmsg cur;
     uint32_t ack_pending;
     uint64_t ack_due;
-    /* An ACK of ours to it waits (ack_hold_ns) to ride ahead of our program's
-     * next message to it: until then (0: none waits). */
+    /* An ACK of ours to it waits (ack_hold_ns) to ride in the header of our
+     * program's next message to it: until then (0: none waits). */
     uint64_t hold_until;
     bool ack_now_owed;      /* a frame ahead in this link frame wanted it */
     uint32_t resp_waiting;  /* our ops awaiting ACK/REPLY from this peer */
@@ -430,6 +431,8 @@ int ptl_op_issue(struct ptl_ni *ni, const struct ptl_op_args *a);
 void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t f);
 void ptl_op_response(struct ptl_ni *ni, struct ptl_peer *peer,
                      const struct ptl_wire_hdr *h, const uint8_t *payload);
+/* An ACK, from a frame of its own or another's record (PTL_WF_ACKIN). */
+void ptl_op_acked(struct ptl_ni *ni, struct ptl_peer *peer, const struct ptl_wire_ackrec *a);
 void ptl_reply_data(struct ptl_ni *ni, struct ptl_peer *peer,
                     const struct ptl_wire_hdr *h, const uint8_t *payload);
 struct ptl_op *ptl_op_lookup(struct ptl_ni *ni, uint64_t msg_id);
@@ -465,8 +468,9 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p);
  * a frame, which is resent; of the header nothing else is used but that
  * the peer is there (its last_heard). */
 bool ptl_rel_rx_dup(struct ptl_ni *ni, const struct ptl_wire_hdr *h);
+/* A checked frame; ack: the ACK its header carries (PTL_WF_ACKIN), or NULL. */
 void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
-                const uint8_t *payload);
+                const struct ptl_wire_ackrec *ack, const uint8_t *payload);
 /* p's retransmission, ack and give-up timers. */
 void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now);
 uint64_t ptl_rel_deadline(struct ptl_ni *ni);

@@ -103,45 +103,37 @@ static void fill_ack(struct ptl_peer *p, struct ptl_wire_hdr *h)
     p->ack_pending = 0;
 }
 
-/* Encode and checksum one frame's header into out; pl: its payload. */
-static void encode(const struct ptl_ni *ni, struct ptl_wire_hdr *h, uint8_t *out,
-                   const struct ptl_sg *pl, int npl)
+/* Hand one frame to the host: header h, the ACK record `rec` if not NULL
+ * (PTL_WF_ACKIN), and the payload sg[1..nsg-1].  The checksum covers the
+ * header and the record, and the payload unless the link checks it. */
+static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *h,
+                 const struct ptl_wire_ackrec *rec, struct ptl_sg *sg, int nsg)
 {
+    uint8_t hdr[PTL_WIRE_HDR_LEN + PTL_WIRE_ACKREC_LEN];
+    size_t len = PTL_WIRE_HDR_LEN;
     h->version = PTL_WIRE_VERSION;
     h->crc = 0;
     if (ni->link_checks_payload)
         h->flags |= PTL_WF_HDRCRC;
-    ptl_wire_encode(h, out);
-    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, out, PTL_WIRE_HDR_LEN);
-    for (int i = 0; i < npl && !ni->link_checks_payload; i++)
-        c = ptl_crc32c(c, pl[i].base, pl[i].len);
-    ptl_wput(out + 4, PTL_CRC32C_FINAL(c), 4);
-}
-
-/* Hand one link frame to the host: frame h with payload sg[1..nsg-1], and
- * ahead of it `lead` (a frame without payload) if not NULL. */
-static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *lead,
-                 struct ptl_wire_hdr *h, struct ptl_sg *sg, int nsg)
-{
-    uint8_t hdr[2 * PTL_WIRE_HDR_LEN];
-    size_t at = 0;
-    if (lead) {
-        lead->flags |= PTL_WF_MORE;
-        encode(ni, lead, hdr, NULL, 0);
-        at = PTL_WIRE_HDR_LEN;
+    if (rec) {
+        h->flags |= PTL_WF_ACKIN;
+        ptl_wire_ackrec_encode(rec, hdr + PTL_WIRE_HDR_LEN);
+        len += PTL_WIRE_ACKREC_LEN;
     }
-    encode(ni, h, hdr + at, sg + 1, nsg - 1);
+    ptl_wire_encode(h, hdr);
+    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, hdr, len);
+    for (int i = 1; i < nsg && !ni->link_checks_payload; i++)
+        c = ptl_crc32c(c, sg[i].base, sg[i].len);
+    ptl_wput(hdr + 4, PTL_CRC32C_FINAL(c), 4);
     sg[0].base = hdr;
-    sg[0].len = at + PTL_WIRE_HDR_LEN;
+    sg[0].len = len;
     struct ptl_lib_stats *st = &ptl_g.stats[ni->iface];
     /* The host may call back into nothing here; the lock stays held. */
     PTL_TRACE(TP_TX_HDR);
-    if (ptl_host_send(ni->iface, p->nid, sg, nsg) == 0) {
-        st->tx_frames += lead ? 2 : 1;
-        st->tx_carried += lead != NULL;
-    } else {
+    if (ptl_host_send(ni->iface, p->nid, sg, nsg) == 0)
+        st->tx_frames++;
+    else
         st->tx_host_busy++;
-    }
 }
 
 /* The number a transmission of f carries: 1 for the first. */
@@ -163,18 +155,24 @@ static void frag_hdr(struct ptl_peer *p, uint32_t seq, const struct ptl_txfrag *
     fill_ack(p, h);
 }
 
-/* Frame seq (f), behind frame `lead` (an ACK without payload) if not NULL. */
+/* Frame seq (f), with the ACK it carries if any: every transmission of
+ * the frame carries it, as it is acknowledged only with the frame. */
 static void send_frag(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
-                      struct ptl_txfrag *f, bool resend, const uint32_t *lead)
+                      struct ptl_txfrag *f, bool resend)
 {
-    struct ptl_wire_hdr lh, h;
-    if (lead)
-        frag_hdr(p, *lead, &p->win[*lead % PTL_REL_WIN], false, &lh);
+    struct ptl_wire_hdr h;
     frag_hdr(p, seq, f, resend, &h);
+    struct ptl_wire_ackrec rec, *r = NULL;
+    if (f->carried) {
+        const struct ptl_wire_hdr *a = &f->carried->h;
+        rec = (struct ptl_wire_ackrec){a->msg_id, a->mlength, a->remote_offset, a->fail,
+                                       a->ack_req};
+        r = &rec;
+    }
     struct ptl_sg sg[MAX_SG + 1];
     int n = ptl_region_sg(&f->m->src, f->m->src_off + f->off, f->len, sg + 1,
                           MAX_SG);
-    xmit(ni, p, lead ? &lh : NULL, &h, sg, n + 1);
+    xmit(ni, p, &h, r, sg, n + 1);
 }
 
 /* An ACK p holds for the program's next message goes now (ptl_rel_push
@@ -212,7 +210,7 @@ static void send_rack(struct ptl_ni *ni, struct ptl_peer *p)
     h.session = p->tx_session;
     fill_ack(p, &h);
     ptl_g.stats[ni->iface].acks_sent++;
-    xmit(ni, p, NULL, &h, sg, 1);
+    xmit(ni, p, &h, NULL, sg, 1);
 }
 
 /* Largest fragment starting at `off` that fits a frame and MAX_SG pieces. */
@@ -293,20 +291,53 @@ static bool ack_now_wanted(const struct ptl_txmsg *m)
            (md->ct && (md->options & PTL_MD_EVENT_CT_SEND));
 }
 
-/* Whether m is an ACK that may ride ahead of the program's next message to
- * p, in its link frame (PTL_WF_MORE), rather than cost a link frame of its
+/* Whether m is an ACK that may ride in the header of the program's next
+ * frame to p (PTL_WF_ACKIN, ptl_wire.h) rather than cost a frame of its
  * own.  In a ping-pong of acknowledged puts (libmsg's eager messages) that
- * is one link frame a message instead of two: the ACK, sent at once, was a
+ * is one frame a message instead of two: the ACK, sent at once, was a
  * transmit, a receive interrupt and a pass through the initiator's library
- * of its own, between its answer's put and the next.  Not to this node (a
- * frame looped between ranks costs no link frame) nor where two headers
- * would crowd the data out of a small frame. */
+ * of its own, between its answer's put and the next; riding ahead in the
+ * same link frame (PTL_WF_MORE) it was still a header of its own to build,
+ * check and acknowledge on each side (about 5 us a message at the
+ * receiver under TCG).  Not to this node (a frame looped between ranks
+ * costs no link frame) nor in a frame too small to spare the room. */
 static bool ack_may_ride(const struct ptl_ni *ni, const struct ptl_peer *p,
                          const struct ptl_txmsg *m)
 {
     return ptl_g.tun.ack_hold_ns && m->kind == PTL_TX_ACK && !m->started &&
            m->len == 0 && p->nid != ni->id.phys.nid &&
            ni->frame_max >= 4 * PTL_WIRE_HDR_LEN;
+}
+
+/* The next frame of m, sequenced, in p's window (which has room), with the
+ * ACK `carry` in its header if not NULL, sent now. */
+static void frag_send_new(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_txmsg *m,
+                          struct ptl_txmsg *carry, uint64_t now)
+{
+    struct ptl_txfrag *f = &p->win[p->snd_nxt % PTL_REL_WIN];
+    memset(f, 0, sizeof(*f));
+    f->m = m;
+    f->off = m->next_off;
+    f->len = frag_len(ni, m, f->off,
+                      PTL_WIRE_HDR_LEN + (carry ? PTL_WIRE_ACKREC_LEN : 0));
+    f->flags = 0;
+    if (f->off == 0)
+        f->flags |= PTL_WF_FIRST;
+    if (f->off + f->len >= m->len)
+        f->flags |= PTL_WF_LAST | (ack_now_wanted(m) ? PTL_WF_ACKNOW : 0);
+    f->live = true;
+    f->first_sent = f->sent_at = now;
+    f->rto = rto_of(p);
+    m->next_off += f->len;
+    m->started = true;
+    m->frames_out++;
+    if (carry) {
+        f->carried = carry;
+        carry->frames_out++;
+        ptl_g.stats[ni->iface].tx_carried++;
+    }
+    send_frag(ni, p, p->snd_nxt, f, false);
+    p->snd_nxt++;
 }
 
 /* Sends what p's window allows.  An ACK with nothing behind it waits up to
@@ -324,8 +355,7 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
         if (!p->win)
             return;
     }
-    uint32_t lead = 0;      /* an ACK's frame to go ahead of the next frame */
-    bool leading = false;
+    struct ptl_txmsg *carry = NULL;    /* an ACK for the next frame's header */
     /* Kept only if this turn ends holding an ACK (1: release it). */
     uint64_t hold = p->hold_until;
     p->hold_until = 0;
@@ -335,7 +365,7 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
         struct ptl_txmsg *m = next_to_send(p);
         if (!m)
             break;
-        bool ride = !leading && ack_may_ride(ni, p, m);
+        bool ride = !carry && ack_may_ride(ni, p, m);
         if (ride && !m->next) {
             if (!hold)
                 hold = now + ptl_g.tun.ack_hold_ns;
@@ -346,39 +376,24 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
             }
             ride = false;   /* held long enough: alone */
         }
+        if (ride) {
+            /* Taken off the queue's sending turn (started, nothing left to
+             * send); done when the frame carrying it is acknowledged. */
+            m->started = true;
+            carry = m;
+            continue;
+        }
         if (m->kind == PTL_TX_OP && !m->started && m->op->want_resp) {
             m->op->req_counted = true;
             p->req_out++;
         }
-        struct ptl_txfrag *f = &p->win[p->snd_nxt % PTL_REL_WIN];
-        memset(f, 0, sizeof(*f));
-        f->m = m;
-        f->off = m->next_off;
-        f->len = frag_len(ni, m, f->off, PTL_WIRE_HDR_LEN * (leading ? 2 : 1));
-        f->flags = 0;
-        if (f->off == 0)
-            f->flags |= PTL_WF_FIRST;
-        if (f->off + f->len >= m->len)
-            f->flags |= PTL_WF_LAST | (ack_now_wanted(m) ? PTL_WF_ACKNOW : 0);
-        f->live = true;
-        f->first_sent = f->sent_at = now;
-        f->rto = rto_of(p);
-        m->next_off += f->len;
-        m->started = true;
-        m->frames_out++;
-        if (ride) {
-            lead = p->snd_nxt++;
-            leading = true;
-            continue;
-        }
-        send_frag(ni, p, p->snd_nxt, f, false, leading ? &lead : NULL);
-        leading = false;
-        p->snd_nxt++;
+        frag_send_new(ni, p, m, carry, now);
+        carry = NULL;
     }
-    /* Nothing could follow it (the window is full, or a request waits for
-     * answers): alone after all. */
-    if (leading)
-        send_frag(ni, p, lead, &p->win[lead % PTL_REL_WIN], false, NULL);
+    /* Nothing could follow it (a request waits for answers): alone after
+     * all.  It took no place in the window, so there is one for it. */
+    if (carry)
+        frag_send_new(ni, p, carry, NULL, ptl_host_now_ns());
 }
 
 static void q_remove(struct ptl_peer *p, struct ptl_txmsg *m)
@@ -444,11 +459,15 @@ static bool frag_acked(struct ptl_ni *ni, struct ptl_peer *p,
     if ((latest || (echo == ECHO_UNKNOWN && p->srtt && 2 * rtt >= p->srtt)) &&
         f->sent_at > p->rack_sent_at)
         p->rack_sent_at = f->sent_at;
-    struct ptl_txmsg *m = f->m;
+    struct ptl_txmsg *m = f->m, *c = f->carried;
     m->frames_out--;
     if (m->frames_out == 0 && m->started && m->next_off >= m->len) {
         q_remove(p, m);
         ptl_txmsg_done(ni, m, PTL_NI_OK);
+    }
+    if (c && --c->frames_out == 0) {     /* the ACK it carried is through */
+        q_remove(p, c);
+        ptl_txmsg_done(ni, c, PTL_NI_OK);
     }
     return true;
 }
@@ -457,7 +476,7 @@ static void resend(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
                    struct ptl_txfrag *f, uint64_t now)
 {
     f->tries++;
-    send_frag(ni, p, seq, f, true, NULL);
+    send_frag(ni, p, seq, f, true);
     ptl_g.stats[ni->iface].tx_retransmits++;
     f->sent_at = now;
 }
@@ -756,7 +775,7 @@ static bool same_message(const struct ptl_rxmsg *c,
 }
 
 void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
-                const uint8_t *payload)
+                const struct ptl_wire_ackrec *ack, const uint8_t *payload)
 {
     struct ptl_lib_stats *st = &ptl_g.stats[ni->iface];
     struct ptl_peer *p = ptl_peer_get(ni, h->src_nid, h->src_pid, true);
@@ -814,6 +833,12 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         return;
     }
     if (d == 0) {
+        /* The ACK first: it was sent before the frame carrying it.  Taken
+         * again if the frame is refused below and resent, it then finds
+         * its operation answered. */
+        if (ack)
+            ptl_op_acked(ni, p, ack);
+        PTL_TRACE(TP_RX_DELIVER);
         if (deliver(ni, p, h, payload) < 0) {
             st->rx_no_resources++;
             return;
@@ -837,6 +862,8 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         st->rx_dup++;
         want_ack(ni, p, true);
     } else if (same_message(&p->cur, h)) {
+        if (ack)       /* acknowledged below, so never resent: taken now */
+            ptl_op_acked(ni, p, ack);
         if (h->op == PTL_WOP_REPLY)
             ptl_reply_data(ni, p, h, payload);
         else

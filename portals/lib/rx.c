@@ -36,9 +36,10 @@ static struct ptl_ni *find_ni(unsigned iface, const struct ptl_wire_hdr *h)
 }
 
 /* One Portals frame: its header (PTL_WIRE_HDR_LEN bytes at f) and, at
- * payload, the plen bytes that follow it in the link frame: its own payload
- * and, with PTL_WF_MORE, the next frame (ptl_wire.h).  Returns the length of
- * what is left for a next frame (0: none, or not to be trusted). */
+ * payload, the plen bytes that follow it in the link frame: its ACK record
+ * (PTL_WF_ACKIN), its own payload and, with PTL_WF_MORE, the next frame
+ * (ptl_wire.h).  Returns the length of what is left for a next frame (0:
+ * none, or not to be trusted). */
 static size_t rx_one(unsigned iface, const uint8_t *f, const uint8_t *payload,
                      size_t plen)
 {
@@ -49,9 +50,17 @@ static size_t rx_one(unsigned iface, const uint8_t *f, const uint8_t *payload,
         st->rx_bad_version++;
         return 0;
     }
-    /* The payload this frame claims, and what follows it.  Checked before
-     * anything is read, the checksum included: a frame that says more
-     * follows must leave room for a header after its payload. */
+    /* The record, the payload this frame claims, and what follows them.
+     * Checked before anything is read, the checksum included: a frame that
+     * says more follows must leave room for a header after its payload. */
+    size_t rec_len = (h.flags & PTL_WF_ACKIN) ? PTL_WIRE_ACKREC_LEN : 0;
+    if (plen < rec_len) {
+        st->rx_short++;
+        return 0;
+    }
+    const uint8_t *rec = payload;
+    payload += rec_len;
+    plen -= rec_len;
     bool more = h.flags & PTL_WF_MORE;
     if (more ? plen < PTL_WIRE_HDR_LEN || h.frag_len > plen - PTL_WIRE_HDR_LEN
              : h.frag_len != plen) {
@@ -72,6 +81,8 @@ static size_t rx_one(unsigned iface, const uint8_t *f, const uint8_t *payload,
     uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, 4);
     c = ptl_crc32c(c, zero, 4);
     c = ptl_crc32c(c, f + 8, PTL_WIRE_HDR_LEN - 8);
+    if (rec_len)
+        c = ptl_crc32c(c, rec, rec_len);
     if (!(h.flags & PTL_WF_HDRCRC))
         c = ptl_crc32c(c, payload, plen);
     if (PTL_CRC32C_FINAL(c) != h.crc) {
@@ -83,9 +94,16 @@ static size_t rx_one(unsigned iface, const uint8_t *f, const uint8_t *payload,
         return 0;
     }
     bool seq = h.flags & PTL_WF_SEQ;
-    if ((h.op == PTL_WOP_RACK) ? (seq || h.frag_len || !(h.flags & PTL_WF_ACKV))
+    if ((h.op == PTL_WOP_RACK) ? (seq || h.frag_len || !(h.flags & PTL_WF_ACKV) || rec_len)
                                : !seq) {
         st->rx_bad_op++;
+        return 0;
+    }
+    /* An ACK in the record is checked as one in a frame of its own. */
+    struct ptl_wire_ackrec ack;
+    if (rec_len && (!ptl_wire_ackrec_decode(rec, &ack) || ack.fail > PTL_NI_NO_MATCH ||
+                    ack.ack_req > PTL_OC_ACK_REQ)) {
+        st->rx_bad_field++;
         return 0;
     }
     if (h.frag_len > h.msg_len || h.frag_off > h.msg_len - h.frag_len ||
@@ -108,7 +126,7 @@ static size_t rx_one(unsigned iface, const uint8_t *f, const uint8_t *payload,
         return 0;
     }
     PTL_TRACE(TP_RX_CHECKED);
-    ptl_rel_rx(ni, &h, payload);
+    ptl_rel_rx(ni, &h, rec_len ? &ack : NULL, payload);
     return rest;
 }
 

@@ -1,7 +1,9 @@
-/* A target's ACK rides ahead of its program's next message to the initiator,
- * in one link frame (PTL_WF_MORE), instead of costing a link frame of its
- * own; an ACK nobody answers still arrives; link frames carrying several
- * Portals frames are taken apart on receipt, and a malformed one is dropped
+/* A target's ACK rides in the header of its program's next message to the
+ * initiator (PTL_WF_ACKIN), instead of costing a frame of its own; it
+ * arrives once also when frames carrying it are lost, repeated and
+ * reordered; an ACK nobody answers still arrives; a malformed record is
+ * dropped and counted; link frames carrying several Portals frames
+ * (PTL_WF_MORE) are taken apart on receipt, and a malformed one is dropped
  * and counted. */
 #include "tp_craft.h"
 
@@ -13,6 +15,13 @@ static uint64_t link_frames(void)
     struct ptl_test_wire_stats w;
     ptl_test_wire_stats(&w);
     return w.sent;
+}
+
+static struct ptl_test_wire_stats wire_stats(void)
+{
+    struct ptl_test_wire_stats w;
+    ptl_test_wire_stats(&w);
+    return w;
 }
 
 static struct ptl_lib_stats stats(unsigned iface)
@@ -64,6 +73,103 @@ static uint64_t ping_pong(void)
     EXPECT_EVENT(B.eq, PTL_EVENT_SEND);
     EXPECT_EVENT(B.eq, PTL_EVENT_ACK);
     return link_frames() - f0;
+}
+
+/* h with the ACK record rec, then plen payload bytes, sealed (the checksum
+ * covers the header, the record and the payload). */
+static size_t craft_carrying(uint8_t *f, struct ptl_wire_hdr *h, const struct ptl_wire_ackrec *rec,
+                             const void *payload, uint32_t plen)
+{
+    h->version = PTL_WIRE_VERSION;
+    h->frag_len = plen;
+    h->flags |= PTL_WF_ACKIN;
+    h->crc = 0;
+    ptl_wire_encode(h, f);
+    ptl_wire_ackrec_encode(rec, f + PTL_WIRE_HDR_LEN);
+    memcpy(f + PTL_WIRE_HDR_LEN + PTL_WIRE_ACKREC_LEN, payload, plen);
+    size_t n = PTL_WIRE_HDR_LEN + PTL_WIRE_ACKREC_LEN + plen;
+    tp_seal(f, n);
+    return n;
+}
+
+/* Frames carrying an ACK record from a fake node: the put in it is
+ * delivered whatever the ACK names; a bad record or a frame too short for
+ * it is dropped whole, before anything of it is used. */
+static void crafted_records(void)
+{
+    static uint8_t f[4096];
+    static char pay[16], buf[64];
+    memset(pay, 0x33, sizeof(pay));
+    ptl_me_t me = tp_me(buf, sizeof(buf), PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL, 0, ~0ull);
+    ptl_handle_me_t mh;
+    ptl_pt_index_t pt = tp_pt(&B, 0);
+    OK(PtlMEAppend(B.ni, pt, &me, PTL_PRIORITY_LIST, NULL, &mh));
+    EXPECT_EVENT(B.eq, PTL_EVENT_LINK);
+    struct ptl_wire_ackrec rec = {.msg_id = 0x12345678abcdull, .mlength = 8,
+                                  .fail = PTL_NI_OK, .ack_req = PTL_ACK_REQ};
+
+    /* An ACK for no operation of B's: ignored; the put arrives. */
+    struct ptl_wire_hdr h = tp_put_hdr(&B, pt, FAKE_NID + 1, 0x8000, sizeof(pay), 0);
+    size_t n = craft_carrying(f, &h, &rec, pay, sizeof(pay));
+    struct ptl_lib_stats s0 = stats(1);
+    ptl_lib_rx(1, f, n);
+    struct ptl_lib_stats s1 = stats(1);
+    CHECK(s1.rx_bad_field == s0.rx_bad_field && s1.rx_short == s0.rx_short);
+    ptl_event_t ev = EXPECT_EVENT(B.eq, PTL_EVENT_PUT);
+    CHECK(ev.mlength == sizeof(pay) && memcmp(buf, pay, sizeof(pay)) == 0);
+    EXPECT_NO_EVENT(B.eq);
+
+    /* A reserved byte of the record set: dropped as a bad field. */
+    h = tp_put_hdr(&B, pt, FAKE_NID + 2, 0x8100, sizeof(pay), 0);
+    n = craft_carrying(f, &h, &rec, pay, sizeof(pay));
+    f[PTL_WIRE_HDR_LEN + 30] = 1;
+    tp_seal(f, n);
+    s0 = stats(1);
+    ptl_lib_rx(1, f, n);
+    s1 = stats(1);
+    CHECK(s1.rx_bad_field == s0.rx_bad_field + 1);
+    EXPECT_NO_EVENT(B.eq);
+
+    /* A failure type no ACK has: dropped as a bad field. */
+    struct ptl_wire_ackrec bad = rec;
+    bad.fail = 200;
+    h = tp_put_hdr(&B, pt, FAKE_NID + 3, 0x8200, sizeof(pay), 0);
+    n = craft_carrying(f, &h, &bad, pay, sizeof(pay));
+    s0 = stats(1);
+    ptl_lib_rx(1, f, n);
+    s1 = stats(1);
+    CHECK(s1.rx_bad_field == s0.rx_bad_field + 1);
+    EXPECT_NO_EVENT(B.eq);
+
+    /* A damaged record fails the checksum. */
+    h = tp_put_hdr(&B, pt, FAKE_NID + 4, 0x8300, sizeof(pay), 0);
+    n = craft_carrying(f, &h, &rec, pay, sizeof(pay));
+    f[PTL_WIRE_HDR_LEN + 3] ^= 0x10;
+    s0 = stats(1);
+    ptl_lib_rx(1, f, n);
+    s1 = stats(1);
+    CHECK(s1.rx_bad_crc == s0.rx_bad_crc + 1);
+    EXPECT_NO_EVENT(B.eq);
+
+    /* The flag, but the frame ends inside the record: short. */
+    h = tp_put_hdr(&B, pt, FAKE_NID + 5, 0x8400, 0, 0);
+    n = craft_carrying(f, &h, &rec, pay, 0);
+    s0 = stats(1);
+    ptl_lib_rx(1, f, n - 8);
+    s1 = stats(1);
+    CHECK(s1.rx_short == s0.rx_short + 1);
+    EXPECT_NO_EVENT(B.eq);
+
+    /* A reliability-only ack cannot carry one. */
+    h = tp_put_hdr(&B, pt, FAKE_NID + 6, 0x8500, 0, 0);
+    h.op = PTL_WOP_RACK;
+    h.flags = PTL_WF_ACKV;
+    n = craft_carrying(f, &h, &rec, pay, 0);
+    s0 = stats(1);
+    ptl_lib_rx(1, f, n);
+    s1 = stats(1);
+    CHECK(s1.rx_bad_op == s0.rx_bad_op + 1);
+    PtlMEUnlink(mh);
 }
 
 static void crafted(void)
@@ -149,16 +255,42 @@ int main(void)
     /* Each ACK goes at once, standalone: the baseline. */
     set_hold(0);
     uint64_t apart = ping_pong();
-    /* Each ACK rides ahead of the answer (or the next ping). */
+    /* Each ACK rides in the answer's header (or the next ping's). */
     set_hold(200000);
     uint64_t c0 = stats(0).tx_carried + stats(1).tx_carried;
+    uint64_t p0 = stats(0).tx_frames + stats(1).tx_frames;
     uint64_t riding = ping_pong();
     uint64_t carried = stats(0).tx_carried + stats(1).tx_carried - c0;
+    uint64_t portals_frames = stats(0).tx_frames + stats(1).tx_frames - p0;
     printf("link frames for %d acknowledged round trips: %llu with ACKs apart, "
-           "%llu with ACKs riding (%llu carried)\n", N, (unsigned long long)apart,
-           (unsigned long long)riding, (unsigned long long)carried);
+           "%llu with ACKs riding (%llu carried, %llu Portals frames)\n", N,
+           (unsigned long long)apart, (unsigned long long)riding,
+           (unsigned long long)carried, (unsigned long long)portals_frames);
     CHECK(apart >= 4 * N - N / 20);
     CHECK(riding <= 2 * N + N / 20 && carried >= 2 * N - N / 20);
+    /* In the header: no frame of their own, inside a link frame or not. */
+    CHECK(portals_frames <= 2 * N + N / 20);
+
+    /* A lossy wire: frames carrying ACKs are lost, repeated and overtaken,
+     * and resent with their ACKs; ping_pong checks every ACK arrives once
+     * and in order with its answer's data. */
+    struct ptl_test_wire lossy = {.seed = 12, .latency_ns = 20000, .loss_pct = 10,
+                                  .dup_pct = 5, .reorder_pct = 10};
+    ptl_test_wire_config(&lossy);
+    struct ptl_test_wire_stats w0 = wire_stats();
+    c0 = stats(0).tx_carried + stats(1).tx_carried;
+    ping_pong();
+    struct ptl_test_wire_stats w1 = wire_stats();
+    carried = stats(0).tx_carried + stats(1).tx_carried - c0;
+    printf("lossy wire: %llu lost, %llu repeated, %llu reordered; %llu ACKs carried\n",
+           (unsigned long long)(w1.lost - w0.lost),
+           (unsigned long long)(w1.duplicated - w0.duplicated),
+           (unsigned long long)(w1.reordered - w0.reordered), (unsigned long long)carried);
+    CHECK(w1.lost - w0.lost >= 10 && carried >= N);
+    EXPECT_NO_EVENT(A.eq);
+    EXPECT_NO_EVENT(B.eq);
+    struct ptl_test_wire clean = {.seed = 13, .latency_ns = 20000};
+    ptl_test_wire_config(&clean);
 
     /* Nobody answers: the ACK goes anyway, once the initiator waits. */
     for (int i = 0; i < 3; i++) {
@@ -172,6 +304,7 @@ int main(void)
     }
 
     crafted();
+    crafted_records();
     PtlFini();
     printf("test_ack_rides: PASS\n");
     return 0;
