@@ -170,6 +170,24 @@ def test_sigint_kills_job_and_frees_nodes(c4):
     assert wait_free(c4, [1, 2, 3, 4]) == [1, 2, 3, 4]
 
 
+def test_sigint_ends_a_job_whose_ranks_only_wait_for_each_other(c4):
+    """Ranks in an endless NX ping-pong: every wake of their waits is their
+    own message, and the kernel skips yod's turn on those (nothing came for
+    it: kernel/job/control.c).  yod's ^C still comes through and ends the
+    job at once."""
+    nxbench = os.path.join(ROOT, "build", "nx-tern", "nxbench")
+    p = yod_bg(c4, "-sz", "2", nxbench, "lat", "1", "100000000", "0", "0")
+    time.sleep(3)
+    assert p.poll() is None, p.communicate()
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 1, err
+    assert "interrupted" in err, err
+    assert time.monotonic() - t0 < 10, err
+    assert wait_free(c4, [1, 2, 3, 4]) == [1, 2, 3, 4]
+
+
 def test_sigint_escalates_when_ignored(c4):
     p = yod_bg(c4, "-sz", "2", RANKS, "ignore-int")
     # both ranks have set SIG_IGN once both say they spin; a ^C before that

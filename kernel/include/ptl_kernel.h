@@ -23,6 +23,10 @@ uint32_t ptl_kernel_nid(void);
 void ptl_kernel_set_app_jid(uint32_t jid);
 /* Hands frames that have arrived to the library (every Portals call). */
 void ptl_kernel_poll(void);
+/* Frames handed to the library for the kernel's own interface
+ * (TERN_KERNEL_IFACE) since boot, looped ones included: what the job's
+ * turn in a wait looks at first (kernel/job/control.c). */
+uint64_t ptl_kernel_iface_frames(void);
 /* Drops the frames the node sent itself that are not yet delivered (the
  * program's interface is being reset). */
 void ptl_kernel_loop_discard(void);

@@ -147,6 +147,19 @@ static int loop_send(const struct ptl_sg *sg, int n_sg)
 static unsigned iface_of(const uint8_t *ptl, size_t len);
 static void rx_frame(const void *frame, size_t len, void *arg);
 
+static uint64_t kernel_iface_frames;
+
+uint64_t ptl_kernel_iface_frames(void) { return __atomic_load_n(&kernel_iface_frames, __ATOMIC_RELAXED); }
+
+/* The interface a frame goes to, counted for the kernel's own. */
+static unsigned iface_counted(const uint8_t *ptl, size_t len)
+{
+    unsigned i = iface_of(ptl, len);
+    if (i == TERN_KERNEL_IFACE)
+        __atomic_add_fetch(&kernel_iface_frames, 1, __ATOMIC_RELAXED);
+    return i;
+}
+
 /* Hands the looped frames to the library, those its handling loops as well
  * (a put's ACK).  A record is freed only after ptl_lib_rx returns: frames
  * sent meanwhile go elsewhere in the ring.  Returns the frames delivered. */
@@ -162,7 +175,7 @@ static int loop_deliver(void)
         }
         const uint8_t *h = (const uint8_t *)(r + 1);
         const uint8_t *p = r->payload ? r->payload : h + r->hdr_len;
-        ptl_lib_rx_parts(iface_of(h, r->hdr_len), h, r->hdr_len, p, r->payload_len);
+        ptl_lib_rx_parts(iface_counted(h, r->hdr_len), h, r->hdr_len, p, r->payload_len);
         uint32_t sz = r->size;
         loop_used -= sz;
         loop_rd = (loop_rd + sz) % loop_bytes;
@@ -389,7 +402,7 @@ static void rx_frame(const void *frame, size_t len, void *arg)
     if (len <= ETH_HLEN || f[12] != PTL_ETHERTYPE >> 8 || f[13] != (PTL_ETHERTYPE & 0xFF))
         return;
     PTL_TRACE(TP_RX_FRAME);
-    ptl_lib_rx(iface_of(f + ETH_HLEN, len - ETH_HLEN), f + ETH_HLEN, len - ETH_HLEN);
+    ptl_lib_rx(iface_counted(f + ETH_HLEN, len - ETH_HLEN), f + ETH_HLEN, len - ETH_HLEN);
 }
 
 /* The library takes frames only in ptl_host_wait, and a program that keeps
