@@ -730,7 +730,9 @@ SYSCALL(tern_portals)
         PTL_TRACE(TP_SYS_PUT);
     else if (looks && a0 != TPO_EQ_GET)    /* a spinning PtlEQGet would fill the ring */
         PTL_TRACE(TP_SYS_WAIT);
-    if (a0 != TPO_NOP && a0 != TPO_TRACE)
+    /* What arrived goes to the library on every call (host.c), for a put
+     * once its frame is out: the look is then off the message's path. */
+    if (a0 != TPO_NOP && a0 != TPO_TRACE && !put)
         ptl_kernel_poll();
     /* The program reaches its own interface only (0; a rank's its rank's):
      * the kernel's own NI (job control, interface TERN_KERNEL_IFACE) and
@@ -747,6 +749,8 @@ SYSCALL(tern_portals)
     if (t && (waits || ranks_active()))
         t->portals_wait = true;
     int rc = dispatch(a0, a);
+    if (put)
+        ptl_kernel_poll();
     if (put)
         PTL_TRACE(TP_SYS_PUT_EXIT);
     else if (looks && rc == PTL_OK)
