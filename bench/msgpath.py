@@ -397,7 +397,8 @@ def main():
     ap.add_argument("--accel", choices=["tcg", "kvm"], default="tcg")
     ap.add_argument("--floor-reps", type=int, default=3)
     ap.add_argument("--no-floor", action="store_true")
-    ap.add_argument("--out", default="msgpath.csv")
+    ap.add_argument("--out", default="msgpath.csv",
+                    help="a file name (in bench/results/<date>/) or a path (its folder is made)")
     ap.add_argument("--keep-raw", action="store_true", help="also write both nodes' output")
     ap.add_argument("--kernel", help="the nodes boot this tern.elf (before/after comparisons)")
     g = ap.add_mutually_exclusive_group()
@@ -411,16 +412,21 @@ def main():
         ap.error("--nx has no poll mode (NX's receives wait in the kernel)")
     if os.geteuid() != 0:
         sys.exit("msgpath: needs root (network namespace, bridge, taps)")
-    out_dir = os.path.join(ROOT, "bench", "results", datetime.date.today().isoformat())
+    # A bare name goes into the day's folder; a path, where it says.  A
+    # path used to be joined onto the day's folder, and the run died at
+    # its end, its measurements lost.
+    out = a.out if os.path.dirname(a.out) else os.path.join(
+        ROOT, "bench", "results", datetime.date.today().isoformat(), a.out)
+    out_dir = os.path.dirname(os.path.abspath(out))
     os.makedirs(out_dir, exist_ok=True)
     load0 = os.getloadavg()
     floor = None if a.no_floor else floor_us(a.accel, out_dir, a.floor_reps)
     cout, sout = run_pair(a.n, a.mode, a.accel, kernel=a.kernel, ack=a.ack, nx=a.nx)
     load1 = os.getloadavg()
     if a.keep_raw:
-        base = os.path.splitext(a.out)[0]
+        base = os.path.splitext(out)[0]
         for side, text in (("ping", cout), ("pong", sout)):
-            with open(os.path.join(out_dir, f"{base}-{side}.txt"), "w") as f:
+            with open(f"{base}-{side}.txt", "w") as f:
                 f.write(text)
     ping, pong = parse(cout), parse(sout)
     rows, counts = breakdown([ping, pong])
@@ -428,7 +434,7 @@ def main():
     print(f"# {a.kernel or 'build/tern.elf'}: {what}, {a.mode} mode, {a.accel}, {a.n} traced round trips; TSC {ping['hz'] / 1e6:.0f} / "
           f"{pong['hz'] / 1e6:.0f} MHz; host load {load0[0]:.1f} -> {load1[0]:.1f}")
     print(table(rows, counts, ping["lat"], floor))
-    path = os.path.join(out_dir, a.out)
+    path = out
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["mode", "accel", "side", "interval", "median_us"])

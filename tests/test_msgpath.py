@@ -63,6 +63,22 @@ def test_trace_of_a_ping_pong_is_well_formed_and_ordered(mode, kind):
     assert all(v >= 0 for _, _, v in rows)
 
 
+@pytest.mark.skipif(_net_usable() is not None, reason=str(_net_usable()))
+def test_out_may_name_a_path(tmp_path):
+    """--out with a folder in it writes there (the folder made).  It was
+    joined onto bench/results/<date>/ and the run died at its end, after
+    the measurement, with nothing written."""
+    import csv
+    import subprocess
+    out = tmp_path / "sub" / "m.csv"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "msgpath.py"), "--no-floor",
+                        "--n", "50", "--out", "sub/m.csv"], capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {row[3]: row[4] for row in csv.reader(out.open())}
+    assert float(rows["send side: call -> doorbell"]) > 0, rows
+
+
 def test_out_of_order_points_are_refused():
     """The checker itself: a receive whose match is stamped before its frame
     reached the library is reported, not averaged in."""
