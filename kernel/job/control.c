@@ -165,11 +165,12 @@ void job_control_release(void)
 /* Nearly every wake of a program's wait is its own message: nothing came
  * to the kernel's interface, so nothing of yod's can wait in the kernel's
  * queue, and no flag for act() is up.  The turn (a look at that queue, the
- * load slots, two looks at the clock) then cost about 2 us a message under
- * TCG, 4-5 us of a 2-node NX ping-pong's one-way latency (105-111 against
- * 101-104 us).  So a turn is taken when a frame came for the kernel, a flag
- * is up, or SERVE_EVERY_NS passed (yod's silence is a look at the clock,
- * counted in seconds). */
+ * load slots, two looks at the clock) was then work on every message's
+ * path.  So a turn is taken when a frame came for the kernel, a flag is
+ * up, or SERVE_EVERY_NS passed (yod's silence is a look at the clock,
+ * counted in seconds).  A 2-node NX ping-pong under yod under TCG, medians
+ * of four alternating pairs: 106.2 -> 104.0 us one-way
+ * (docs/performance.md). */
 #define SERVE_EVERY_NS 100000000ULL
 static uint64_t served_frames, serve_due;
 

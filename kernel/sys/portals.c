@@ -749,12 +749,12 @@ SYSCALL(tern_portals)
     if (t && (waits || ranks_active()))
         t->portals_wait = true;
     int rc = dispatch(a0, a);
-    if (put)
+    if (put) {
         ptl_kernel_poll();
-    if (put)
         PTL_TRACE(TP_SYS_PUT_EXIT);
-    else if (looks && rc == PTL_OK)
+    } else if (looks && rc == PTL_OK) {
         PTL_TRACE(TP_SYS_WAIT_EXIT);
+    }
     /* A rank spinning on empty looks halts there too: with the serial lock
      * let go, or the other ranks' calls would wait out its nap (set above). */
     portals_spin_after(a0, a, rc);
