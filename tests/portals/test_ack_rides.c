@@ -1,10 +1,12 @@
 /* A target's ACK rides in the header of its program's next message to the
  * initiator (PTL_WF_ACKIN), instead of costing a frame of its own; it
  * arrives once also when frames carrying it are lost, repeated and
- * reordered; an ACK nobody answers still arrives; a malformed record is
- * dropped and counted; link frames carrying several Portals frames
- * (PTL_WF_MORE) are taken apart on receipt, and a malformed one is dropped
- * and counted. */
+ * reordered, and when both nodes stream messages of several frames at each
+ * other; an ACK nobody answers still arrives; a record in a fragment placed
+ * out of order is taken; a malformed record is dropped and counted; link
+ * frames carrying several Portals frames (PTL_WF_MORE) are taken apart on
+ * receipt, and a malformed one is dropped and counted. */
+#include "ptl_host.h"
 #include "tp_craft.h"
 
 #define N 200
@@ -75,6 +77,73 @@ static uint64_t ping_pong(void)
     return link_frames() - f0;
 }
 
+/* Both nodes stream acknowledged puts of several frames each at the same
+ * time, on a lossy, reordering wire: each side's ACKs ride in the other
+ * way's data frames, first fragments or not, some of them placed out of
+ * order.  Every byte and every ACK arrives, once. */
+#define XS_N 40
+#define XS_SZ 6000          /* five frames of a 1500-byte wire */
+static char xs_src[2][XS_N * XS_SZ], xs_dst[2][XS_N * XS_SZ];
+
+static void crossing_streams(void)
+{
+    struct node *n[2] = {&A, &B};
+    ptl_handle_md_t md[2];
+    ptl_pt_index_t pt[2];
+    for (int k = 0; k < 2; k++) {
+        pt[k] = tp_pt(n[k], 0);
+        ptl_me_t me = tp_me(xs_dst[k], sizeof(xs_dst[k]), PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL,
+                            0, ~0ull);
+        ptl_handle_me_t mh;
+        OK(PtlMEAppend(n[k]->ni, pt[k], &me, PTL_PRIORITY_LIST, NULL, &mh));
+        EXPECT_EVENT(n[k]->eq, PTL_EVENT_LINK);
+        md[k] = tp_md(n[k], xs_src[k], sizeof(xs_src[k]), 0, PTL_CT_NONE);
+        tp_fill(xs_src[k], sizeof(xs_src[k]), 900u + (unsigned)k);
+    }
+    struct ptl_test_wire lossy = {.seed = 21, .latency_ns = 20000, .loss_pct = 5,
+                                  .dup_pct = 5, .reorder_pct = 20};
+    ptl_test_wire_config(&lossy);
+    struct ptl_lib_stats s0[2] = {stats(0), stats(1)};
+    for (int i = 0; i < XS_N; i++)
+        for (int k = 0; k < 2; k++)
+            OK(PtlPut(md[k], (ptl_size_t)i * XS_SZ, XS_SZ, PTL_ACK_REQ, n[1 - k]->id, pt[1 - k],
+                      0, 0, NULL, 0));
+    int puts[2] = {0, 0}, acks[2] = {0, 0}, sends[2] = {0, 0};
+    while (puts[0] + puts[1] + acks[0] + acks[1] + sends[0] + sends[1] < 6 * XS_N) {
+        ptl_handle_eq_t eqs[2] = {A.eq, B.eq};
+        ptl_event_t ev;
+        unsigned k;
+        OK(PtlEQPoll(eqs, 2, 20000, &ev, &k));
+        CHECK(ev.ni_fail_type == PTL_NI_OK);
+        CHECK(ev.type == PTL_EVENT_PUT || ev.type == PTL_EVENT_ACK ||
+              ev.type == PTL_EVENT_SEND);
+        CHECK(ev.type == PTL_EVENT_SEND || ev.mlength == XS_SZ);
+        if (ev.type == PTL_EVENT_PUT)
+            puts[k]++;
+        else if (ev.type == PTL_EVENT_ACK)
+            acks[k]++;
+        else
+            sends[k]++;
+    }
+    for (int k = 0; k < 2; k++) {
+        CHECK(puts[k] == XS_N && acks[k] == XS_N && sends[k] == XS_N);
+        CHECK(memcmp(xs_dst[k], xs_src[1 - k], sizeof(xs_dst[k])) == 0);
+    }
+    EXPECT_NO_EVENT(A.eq);
+    EXPECT_NO_EVENT(B.eq);
+    struct ptl_lib_stats s1[2] = {stats(0), stats(1)};
+    uint64_t carried = 0, placed = 0;
+    for (int k = 0; k < 2; k++) {
+        carried += s1[k].tx_carried - s0[k].tx_carried;
+        placed += s1[k].rx_ooo_placed - s0[k].rx_ooo_placed;
+    }
+    printf("crossing streams: %llu ACKs carried, %llu frames placed out of order\n",
+           (unsigned long long)carried, (unsigned long long)placed);
+    CHECK(carried > 0);
+    struct ptl_test_wire clean = {.seed = 22, .latency_ns = 20000};
+    ptl_test_wire_config(&clean);
+}
+
 /* h with the ACK record rec, then plen payload bytes, sealed (the checksum
  * covers the header, the record and the payload). */
 static size_t craft_carrying(uint8_t *f, struct ptl_wire_hdr *h, const struct ptl_wire_ackrec *rec,
@@ -90,6 +159,69 @@ static size_t craft_carrying(uint8_t *f, struct ptl_wire_hdr *h, const struct pt
     size_t n = PTL_WIRE_HDR_LEN + PTL_WIRE_ACKREC_LEN + plen;
     tp_seal(f, n);
     return n;
+}
+
+/* The header of B's first frame to FAKE_NID + 9, as it went onto the wire. */
+static struct ptl_wire_hdr to_fake;
+static bool to_fake_seen;
+
+static void grab_to_fake(unsigned src, const struct ptl_sg *sg, int n_sg)
+{
+    if (src != 1 || n_sg < 1 || sg[0].len < PTL_WIRE_HDR_LEN || to_fake_seen)
+        return;
+    struct ptl_wire_hdr h;
+    ptl_wire_decode(sg[0].base, &h);
+    if (h.dst_nid == FAKE_NID + 9 && h.op == PTL_WOP_PUT) {
+        to_fake = h;
+        to_fake_seen = true;
+    }
+}
+
+/* A record in a fragment placed out of order (a message's third frame
+ * before its second): the ACK is taken there, as that frame is
+ * acknowledged then and never sent again.  This library's sender carries
+ * ACKs in new messages' first frames; the wire allows any frame. */
+static void record_in_a_later_fragment(ptl_pt_index_t pt, char *buf_at)
+{
+    static uint8_t f[4096];
+    static char pay[48];
+    tp_fill(pay, sizeof(pay), 4242);
+    ptl_process_t fake;
+    fake.phys.nid = FAKE_NID + 9;
+    fake.phys.pid = 5;
+    ptl_test_set_sg_tap(grab_to_fake);
+    OK(PtlPut(mdB, 0, 8, PTL_ACK_REQ, fake, pt, 0, 0, NULL, 0));
+    ptl_test_set_sg_tap(NULL);
+    CHECK(to_fake_seen);
+    struct ptl_lib_stats s0 = stats(1);
+    for (int k = 0; k < 3; k++) {
+        int frag = k == 0 ? 0 : k == 1 ? 2 : 1;           /* 0, then 2, then 1 */
+        struct ptl_wire_hdr h = tp_put_hdr(&B, pt, FAKE_NID + 9, 0x9000, sizeof(pay), 0);
+        h.flags = PTL_WF_SEQ | PTL_WF_ACKV | (frag == 0 ? PTL_WF_FIRST : 0) |
+                  (frag == 2 ? PTL_WF_LAST : 0);
+        h.seq = (uint32_t)frag;
+        h.msg_id = 7;
+        h.frag_off = 16u * (unsigned)frag;
+        h.ack_session = to_fake.session;      /* B's frame to us is acknowledged */
+        h.ack = 1;
+        size_t n;
+        if (frag == 2) {
+            struct ptl_wire_ackrec rec = {.msg_id = to_fake.msg_id, .mlength = 8,
+                                          .fail = PTL_NI_OK, .ack_req = PTL_ACK_REQ};
+            n = craft_carrying(f, &h, &rec, pay + 32, 16);
+        } else {
+            n = tp_craft(f, &h, pay + 16 * frag, 16);
+        }
+        ptl_lib_rx(1, f, n);
+    }
+    struct ptl_lib_stats s1 = stats(1);
+    CHECK(s1.rx_ooo_placed == s0.rx_ooo_placed + 1);
+    EXPECT_EVENT(B.eq, PTL_EVENT_SEND);
+    ptl_event_t ev = EXPECT_EVENT(B.eq, PTL_EVENT_ACK);
+    CHECK(ev.ni_fail_type == PTL_NI_OK && ev.mlength == 8);
+    ev = EXPECT_EVENT(B.eq, PTL_EVENT_PUT);
+    CHECK(ev.mlength == sizeof(pay) && memcmp(buf_at, pay, sizeof(pay)) == 0);
+    EXPECT_NO_EVENT(B.eq);
 }
 
 /* Frames carrying an ACK record from a fake node: the put in it is
@@ -169,6 +301,8 @@ static void crafted_records(void)
     ptl_lib_rx(1, f, n);
     s1 = stats(1);
     CHECK(s1.rx_bad_op == s0.rx_bad_op + 1);
+
+    record_in_a_later_fragment(pt, buf + sizeof(pay));
     PtlMEUnlink(mh);
 }
 
@@ -303,6 +437,7 @@ int main(void)
         CHECK(memcmp(bufB, srcA, sizeof(srcA)) == 0);
     }
 
+    crossing_streams();
     crafted();
     crafted_records();
     PtlFini();
