@@ -59,15 +59,6 @@ def points():
 
 TP = points()
 
-
-def _app_pid():
-    """The application's Portals pid (include/tern/yod_proto.h)."""
-    with open(os.path.join(ROOT, "include", "tern", "yod_proto.h")) as f:
-        return int(re.search(r"#define TERN_APP_PID (\d+)", f.read())[1])
-
-
-TERN_APP_PID = _app_pid()
-
 # (label, from point, to point): the intervals of each side, in path order.
 SEND = [("system call -> operation issued", "SYS_PUT", "PUT_ISSUE"),
         ("operation issued -> header built", "PUT_ISSUE", "TX_HDR"),
@@ -316,7 +307,7 @@ def run_pair(n, mode, accel, timeout=900, kernel=None, ack=False, nx=False):
         try:
             seen = []
             if nx:
-                job = ["TERN_SIZE=2", f"TERN_MAP=1:{TERN_APP_PID},2:{TERN_APP_PID}"]
+                job = ["TERN_SIZE=2", "TERN_MAP=1,2"]      # nids; pids the application's
                 srv = node(ps, ns, taps[1], 2, [str(n)], job + ["TERN_RANK=1"])
                 c = node(ps, ns, taps[0], 1, [str(n)], job + ["TERN_RANK=0"])
             else:

@@ -257,7 +257,6 @@ struct ptl_peer {
     /* An ACK of ours to it waits (ack_hold_ns) to ride in the header of our
      * program's next message to it: until then (0: none waits). */
     uint64_t hold_until;
-    bool ack_now_owed;      /* a frame ahead in this link frame wanted it */
     uint32_t resp_waiting;  /* our ops awaiting ACK/REPLY from this peer */
     uint32_t resp_queued;   /* our ACK/REPLY messages to it not yet acked */
     uint32_t req_out;       /* our requests to it started, answer not here */

@@ -878,14 +878,6 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         want_ack(ni, p, true); /* at once: a duplicate ack for the sender */
     }
     ptl_rel_push(ni, p);
-    /* The next frame in this link frame (PTL_WF_MORE) may be answered by an
-     * ACK held for the program's answer, which then carries this ack too. */
-    if (h->flags & PTL_WF_MORE) {
-        p->ack_now_owed |= ack_now;
-        return;
-    }
-    ack_now |= p->ack_now_owed;
-    p->ack_now_owed = false;
     /* An ACK held for the program's answer carries it, within ack_hold_ns. */
     if (ack_now && p->ack_pending && !p->hold_until)
         send_rack(ni, p);
