@@ -288,4 +288,21 @@ static void fuzz_write_seeds(const char *dir)
         }
         fuzz_seed(dir, kinds[k].name, out, n);
     }
+    /* A put carrying an ACK in its header (PTL_WF_ACKIN): the record between
+     * the header and the payload, frag_len the payload's. */
+    struct ptl_wire_hdr h = tp_put_hdr(&B, pt_b, PTL_TEST_NID(0), 0x300, 100, 0);
+    h.src_pid = PTL_TEST_PID;
+    h.flags |= PTL_WF_ACKIN;
+    h.frag_len = 100;
+    uint8_t *f = out + 3;
+    ptl_wire_encode(&h, f);
+    struct ptl_wire_ackrec a = {.msg_id = 1, .mlength = 8, .ack_req = PTL_ACK_REQ};
+    ptl_wire_ackrec_encode(&a, f + PTL_WIRE_HDR_LEN);
+    memcpy(f + PTL_WIRE_HDR_LEN + PTL_WIRE_ACKREC_LEN, pay, 100);
+    size_t len = PTL_WIRE_HDR_LEN + PTL_WIRE_ACKREC_LEN + 100;
+    tp_seal(f, len);
+    out[0] = 1;                    /* sealed again after mutation; frag_len left alone */
+    out[1] = (uint8_t)len;
+    out[2] = (uint8_t)(len >> 8);
+    fuzz_seed(dir, "put-ackin", out, 3 + len);
 }
