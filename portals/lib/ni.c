@@ -21,6 +21,7 @@ int PtlInit(void)
     if (ptl_g.init_refs++ == 0) {
         for (unsigned i = 0; i < PTL_MAX_NIS; i++)
             ptl_g.nis[i].in_use = false;
+        memset(ptl_g.live, 0, sizeof(ptl_g.live));
         memset(ptl_g.stats, 0, sizeof(ptl_g.stats));
         if (!ptl_g.tun.rto_init_ns)
             ptl_g.tun = default_tun;
@@ -192,6 +193,8 @@ static void ni_release(struct ptl_ni *ni)
     }
     ptl_host_free(ni->peer_tab);
     ptl_host_free(ni->map);
+    if (ni->in_use)
+        ptl_g.live[ni->idx / 64] &= ~(1ull << (ni->idx % 64));
     uint8_t gen = ni->gen;
     memset(ni, 0, sizeof(*ni));
     ni->gen = gen;
@@ -248,6 +251,7 @@ int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
             ni->link_checks_payload = info.link_checks_payload != 0;
             set_limits(ni, desired, modest);
             ni->in_use = true;
+            ptl_g.live[idx / 64] |= 1ull << (idx % 64);
             ni->refs = 1;
             rc = ni_alloc_tables(ni);
             if (rc != PTL_OK)

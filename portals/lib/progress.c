@@ -8,10 +8,8 @@
 void ptl_progress_locked(void)
 {
     uint64_t now = ptl_host_now_ns();
-    for (unsigned i = 0; i < PTL_MAX_NIS; i++) {
-        struct ptl_ni *ni = &ptl_g.nis[i];
-        if (!ni->in_use)
-            continue;
+    struct ptl_ni *ni;
+    for (unsigned i = 0; (ni = ptl_ni_next_live(&i));) {
         /* One walk for both kinds of timer: each walk was a pass over the
          * busy peers on every Portals call (0.65 us each under TCG). */
         for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
@@ -25,10 +23,8 @@ void ptl_progress_locked(void)
 static uint64_t deadline_locked(void)
 {
     uint64_t d = UINT64_MAX;
-    for (unsigned i = 0; i < PTL_MAX_NIS; i++) {
-        struct ptl_ni *ni = &ptl_g.nis[i];
-        if (!ni->in_use)
-            continue;
+    struct ptl_ni *ni;
+    for (unsigned i = 0; (ni = ptl_ni_next_live(&i));) {
         uint64_t x = ptl_rel_deadline(ni);
         if (x < d)
             d = x;
@@ -51,9 +47,9 @@ static void send_held_locked(void)
     if (!ptl_g.acks_held)
         return;
     ptl_g.acks_held = false;    /* released below: nothing stays held */
-    for (unsigned i = 0; i < PTL_MAX_NIS; i++)
-        if (ptl_g.nis[i].in_use)
-            ptl_rel_send_held(&ptl_g.nis[i]);
+    struct ptl_ni *ni;
+    for (unsigned i = 0; (ni = ptl_ni_next_live(&i));)
+        ptl_rel_send_held(ni);
 }
 
 void ptl_lib_send_held(void)
