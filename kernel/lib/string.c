@@ -1,6 +1,7 @@
 /* Freestanding string functions.  The kernel is built without SSE (so the
  * application's vector registers are never touched) and these are plain
  * byte/word loops and string instructions. */
+#define KERNEL_STRING_IMPL      /* defines them: no builtin macros here */
 #include "kernel.h"
 
 /* How memcpy moves the bulk of a copy; cpu_init chooses (string_copy_blocks).
