@@ -651,19 +651,36 @@ void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now)
     ptl_rel_push(ni, p);
 }
 
+/* The retransmission and give-up deadlines are rounded up to this grain
+ * (about 4 ms): a lost frame is resent a little later than its time-out,
+ * which is at least rto_min_ns (1 ms) anyway, and every wait of a stream
+ * of messages asks for the same wake-up.  Each new wake-up time cost a
+ * timer write, and under an emulator (QEMU TCG) a write that moves the
+ * timer wakes the emulator's I/O thread: before, a node of a 2-node NX
+ * ping-pong set its timer 0.42 times and took 0.17 early rings per round
+ * trip (docs/performance.md, "Coarse retransmission wake-ups").  A delayed
+ * acknowledgement and a held ACK keep their exact times: a sender may be
+ * waiting for them. */
+#define PTL_REL_GRAIN_NS (1ull << 22)
+
+static uint64_t grain_up(uint64_t t)
+{
+    return t >= UINT64_MAX - PTL_REL_GRAIN_NS ? t : (t | (PTL_REL_GRAIN_NS - 1)) + 1;
+}
+
 uint64_t ptl_rel_deadline(struct ptl_ni *ni)
 {
-    uint64_t d = UINT64_MAX;
+    uint64_t d = UINT64_MAX, exact = UINT64_MAX;
     for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
         for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
             struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
             if (f->live && !f->acked && f->sent_at + f->rto < d)
                 d = f->sent_at + f->rto;
         }
-        if (p->ack_pending && p->ack_due < d)
-            d = p->ack_due;
-        if (p->hold_until && p->hold_until < d)
-            d = p->hold_until;
+        if (p->ack_pending && p->ack_due < exact)
+            exact = p->ack_due;
+        if (p->hold_until && p->hold_until < exact)
+            exact = p->hold_until;
         if (p->cur.active && p->last_heard + ptl_g.tun.giveup_ns < d)
             d = p->last_heard + ptl_g.tun.giveup_ns;
         if (p->resp_waiting) {
@@ -673,7 +690,8 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
                 d = since + ptl_g.tun.giveup_ns;
         }
     }
-    return d;
+    d = grain_up(d);
+    return d < exact ? d : exact;
 }
 
 /* One more frame to acknowledge; the first one owed arms the delay. */
