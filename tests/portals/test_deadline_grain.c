@@ -71,6 +71,6 @@ int main(void)
     OK(PtlNIFini(A.ni));
     OK(PtlNIFini(B.ni));
     PtlFini();
-    printf("PASS\n");
+    printf("test_deadline_grain: PASS\n");
     return 0;
 }
