@@ -36,9 +36,10 @@ struct ptl_host_iface_info {
                          * fabric); at least 256 */
     /* 1: the link drops frames whose bytes it damaged (Ethernet's FCS,
      * checked by every NIC; memory between virtual NICs), so frames sent
-     * here checksum their header only (PTL_WF_HDRCRC).  0, the default of
-     * a host that does not say: payloads are checksummed too, for links
-     * that may deliver damaged frames. */
+     * here carry no checksum (PTL_WF_LINKCRC).  0, the default of a host
+     * that does not say: header and payload are checksummed, for links
+     * that may deliver damaged frames, and frames without a checksum are
+     * refused. */
     uint32_t link_checks_payload;
 };
 

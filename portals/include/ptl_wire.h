@@ -15,7 +15,8 @@
  *   2     2   flags          PTL_WF_*
  *   4     4   crc            CRC32C over the header (this field zero), then
  *                            the ACK record (PTL_WF_ACKIN), then the
- *                            payload unless PTL_WF_HDRCRC
+ *                            payload unless PTL_WF_HDRCRC; zero and not
+ *                            checked with PTL_WF_LINKCRC
  *   8     4   jid            job id of the sender
  *  12     4   uid            user id of the sender
  *  16     4   src_nid
@@ -107,7 +108,13 @@ enum ptl_wire_op {
 #define PTL_WF_HDRCRC 0x0020
 #define PTL_WF_MORE 0x0040   /* another frame follows in this link frame */
 #define PTL_WF_ACKIN 0x0080  /* an ACK record follows the header (above) */
-#define PTL_WF_KNOWN 0x00ff
+/* No checksum (crc is zero): the sender's link vouches for the whole frame,
+ * header included, as for payloads above.  The header's CRC was ~1 us of
+ * each side's 0-byte message path under TCG.  A receiver whose own link
+ * can damage frames (it checksums payloads) refuses such frames: a damaged
+ * flag could have made one. */
+#define PTL_WF_LINKCRC 0x0100
+#define PTL_WF_KNOWN 0x01ff
 
 #define PTL_WIRE_ACKREC_LEN 32
 

@@ -296,7 +296,7 @@ struct ptl_ni {
     ptl_uid_t uid;
     ptl_jid_t jid;
     uint32_t frame_max;
-    bool link_checks_payload; /* ptl_host_iface_info: send PTL_WF_HDRCRC frames */
+    bool link_checks_payload; /* ptl_host_iface_info: send PTL_WF_LINKCRC frames */
     ptl_ni_limits_t lim;
     ptl_sr_value_t sr[PTL_SR_LAST];
 

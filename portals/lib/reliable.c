@@ -104,8 +104,9 @@ static void fill_ack(struct ptl_peer *p, struct ptl_wire_hdr *h)
 }
 
 /* Hand one frame to the host: header h, the ACK record `rec` if not NULL
- * (PTL_WF_ACKIN), and the payload sg[1..nsg-1].  The checksum covers the
- * header and the record, and the payload unless the link checks it. */
+ * (PTL_WF_ACKIN), and the payload sg[1..nsg-1].  A link that checks its
+ * frames (PTL_WF_LINKCRC) needs no checksum; otherwise it covers the
+ * header, the record and the payload. */
 static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *h,
                  const struct ptl_wire_ackrec *rec, struct ptl_sg *sg, int nsg)
 {
@@ -114,17 +115,19 @@ static void xmit(struct ptl_ni *ni, struct ptl_peer *p, struct ptl_wire_hdr *h,
     h->version = PTL_WIRE_VERSION;
     h->crc = 0;
     if (ni->link_checks_payload)
-        h->flags |= PTL_WF_HDRCRC;
+        h->flags |= PTL_WF_LINKCRC;
     if (rec) {
         h->flags |= PTL_WF_ACKIN;
         ptl_wire_ackrec_encode(rec, hdr + PTL_WIRE_HDR_LEN);
         len += PTL_WIRE_ACKREC_LEN;
     }
     ptl_wire_encode(h, hdr);
-    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, hdr, len);
-    for (int i = 1; i < nsg && !ni->link_checks_payload; i++)
-        c = ptl_crc32c(c, sg[i].base, sg[i].len);
-    ptl_wput(hdr + 4, PTL_CRC32C_FINAL(c), 4);
+    if (!ni->link_checks_payload) {
+        uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, hdr, len);
+        for (int i = 1; i < nsg; i++)
+            c = ptl_crc32c(c, sg[i].base, sg[i].len);
+        ptl_wput(hdr + 4, PTL_CRC32C_FINAL(c), 4);
+    }
     sg[0].base = hdr;
     sg[0].len = len;
     struct ptl_lib_stats *st = &ptl_g.stats[ni->iface];

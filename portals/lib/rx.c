@@ -75,19 +75,30 @@ static size_t rx_one(unsigned iface, const uint8_t *f, const uint8_t *payload,
     struct ptl_ni *ni = find_ni(iface, &h);
     if (ni && ptl_rel_rx_dup(ni, &h))
         return rest;
-    /* The flag itself is in the checksummed header: a flipped flag fails
-     * the check like any other damaged header byte. */
-    static const uint8_t zero[4];
-    uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, 4);
-    c = ptl_crc32c(c, zero, 4);
-    c = ptl_crc32c(c, f + 8, PTL_WIRE_HDR_LEN - 8);
-    if (rec_len)
-        c = ptl_crc32c(c, rec, rec_len);
-    if (!(h.flags & PTL_WF_HDRCRC))
-        c = ptl_crc32c(c, payload, plen);
-    if (PTL_CRC32C_FINAL(c) != h.crc) {
-        st->rx_bad_crc++;
-        return 0;
+    if (h.flags & PTL_WF_LINKCRC) {
+        /* Unchecked: the sender's link vouches for the frame.  Not where
+         * frames can be damaged (we checksum payloads here, so our link
+         * can), and never with a checksum or the header-only flag: a
+         * damaged flag or field could have made the frame. */
+        if (h.crc || (h.flags & PTL_WF_HDRCRC) || (ni && !ni->link_checks_payload)) {
+            st->rx_bad_crc++;
+            return 0;
+        }
+    } else {
+        /* The flags are in the checksummed header: a flipped flag fails
+         * the check like any other damaged header byte. */
+        static const uint8_t zero[4];
+        uint32_t c = ptl_crc32c(PTL_CRC32C_INIT, f, 4);
+        c = ptl_crc32c(c, zero, 4);
+        c = ptl_crc32c(c, f + 8, PTL_WIRE_HDR_LEN - 8);
+        if (rec_len)
+            c = ptl_crc32c(c, rec, rec_len);
+        if (!(h.flags & PTL_WF_HDRCRC))
+            c = ptl_crc32c(c, payload, plen);
+        if (PTL_CRC32C_FINAL(c) != h.crc) {
+            st->rx_bad_crc++;
+            return 0;
+        }
     }
     if (h.op < 1 || h.op > PTL_WOP_LAST || (h.flags & ~PTL_WF_KNOWN)) {
         st->rx_bad_op++;

@@ -106,6 +106,18 @@ static void classes(void)
     f[2] ^= PTL_WF_HDRCRC;
     DROP(f, PTL_WIRE_HDR_LEN + 99, SHORT); /* truncated: frag_len says 100 */
 
+    /* PTL_WF_LINKCRC frames carry no checksum: crc zero.  One with a crc,
+     * or with the header-only flag beside it, is a damaged frame. */
+    struct ptl_wire_hdr z = put_hdr(100, 0);
+    z.flags |= PTL_WF_LINKCRC;
+    len = craft(f, &z, pay, 100);  /* sealed: its crc is not zero */
+    DROP(f, len, CRC);
+    memset(f + 4, 0, 4);
+    f[2] ^= PTL_WF_HDRCRC;
+    DROP(f, len, CRC);
+    f[2] ^= PTL_WF_HDRCRC;
+    DROP(f, PTL_WIRE_HDR_LEN + 99, SHORT); /* still checked for its length */
+
     struct ptl_wire_hdr x;
     /* frag_len disagrees with the frame length */
     x = put_hdr(100, 0);
@@ -431,6 +443,15 @@ static void parts(void)
     x.flags |= PTL_WF_HDRCRC;
     craft(f, &x, pay, 100);
     tp_seal_hdr(f);
+    memset(buf, 0, BUFLEN);
+    ptl_lib_rx_parts(1, f, PTL_WIRE_HDR_LEN, pay, 100);
+    ev = EXPECT_EVENT(B.eq, PTL_EVENT_PUT);
+    CHECK(ev.mlength == 100 && memcmp(buf, pay, 100) == 0);
+    /* No checksum at all (PTL_WF_LINKCRC): the frame is the link's. */
+    x = put_hdr(100, 0);
+    x.flags |= PTL_WF_LINKCRC;
+    craft(f, &x, pay, 100);
+    memset(f + 4, 0, 4);
     memset(buf, 0, BUFLEN);
     ptl_lib_rx_parts(1, f, PTL_WIRE_HDR_LEN, pay, 100);
     ev = EXPECT_EVENT(B.eq, PTL_EVENT_PUT);

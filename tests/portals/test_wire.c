@@ -1,7 +1,6 @@
 /* Wire format: CRC32C test vectors and the documented header layout (the
  * kernel and Linux hosts rely on these offsets). */
-#include "tp.h"
-#include "ptl_wire.h"
+#include "tp_craft.h"
 
 static uint32_t crc(const void *p, size_t n)
 {
@@ -93,9 +92,10 @@ int main(void)
           d.mlength == h.mlength && d.fail == h.fail &&
           d.xmit == h.xmit && d.ack_xmit == h.ack_xmit);
 
-    /* Frames the library sends never exceed the interface's frame size and
-     * carry a valid CRC: over the header alone (PTL_WF_HDRCRC) where the
-     * link vouches for payloads, over header + payload where it does not. */
+    /* Frames the library sends never exceed the interface's frame size.
+     * Where the link vouches for its frames they carry no checksum
+     * (PTL_WF_LINKCRC, crc zero); where it does not, a valid CRC over
+     * header + record + payload. */
     for (int mode = 0; mode < 2; mode++) {
     tap_frames = tap_bad = tap_data_frames = 0;
     tap_want_payload_crc = mode == 1;
@@ -120,6 +120,27 @@ int main(void)
     CHECK(tap_frames > 0 && tap_bad == 0);
     /* 10000 bytes need ceil(10000 / (1500 - 144)) = 8 data frames. */
     CHECK(tap_data_frames == 8);
+    /* A frame without a checksum is refused where frames can be damaged
+     * (its flag could be a damaged bit), taken where they cannot. */
+    struct ptl_wire_hdr z = tp_put_hdr(&B, pt, 0x1ff, 0x2000, 100, 0);
+    z.flags |= PTL_WF_LINKCRC;
+    static uint8_t f[PTL_WIRE_HDR_LEN + 100];
+    size_t flen = tp_craft(f, &z, src, 100);
+    memset(f + 4, 0, 4);
+    ptl_event_t ev;
+    while (PtlEQGet(B.eq, &ev) == PTL_OK)   /* the put's events */
+        ;
+    struct ptl_lib_stats st0, st1;
+    ptl_lib_get_stats(1, &st0);
+    ptl_lib_rx(1, f, flen);
+    ptl_lib_get_stats(1, &st1);
+    CHECK(st1.rx_bad_crc == st0.rx_bad_crc + (tap_want_payload_crc ? 1 : 0));
+    if (tap_want_payload_crc) {
+        CHECK_RC(PtlEQGet(B.eq, &ev), PTL_EQ_EMPTY);
+    } else {
+        OK(PtlEQGet(B.eq, &ev));
+        CHECK(ev.type == PTL_EVENT_PUT && ev.mlength == 100);
+    }
     PtlFini();
     }
     printf("test_wire: PASS\n");
@@ -137,10 +158,11 @@ static void tap(unsigned s, unsigned d, const uint8_t *f, size_t len)
     uint8_t copy[1500];
     memcpy(copy, f, len);
     memset(copy + 4, 0, 4);
-    bool hdr_only = at(f, 2, 2) & PTL_WF_HDRCRC;
-    if (hdr_only == tap_want_payload_crc)
+    uint64_t flags = at(f, 2, 2);
+    bool unchecked = flags & PTL_WF_LINKCRC;
+    if (unchecked == tap_want_payload_crc || (flags & PTL_WF_HDRCRC))
         tap_bad++;
-    if (crc(copy, hdr_only ? PTL_WIRE_HDR_LEN : len) != (uint32_t)at(f, 4, 4))
+    if (unchecked ? at(f, 4, 4) != 0 : crc(copy, len) != (uint32_t)at(f, 4, 4))
         tap_bad++;
     if (s == 0 && f[1] == PTL_WOP_PUT)
         tap_data_frames++;

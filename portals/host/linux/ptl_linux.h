@@ -26,13 +26,14 @@
  *   TERN_RING_KB     size of the PACKET_MMAP receive ring (default 4096, or
  *                    room for 128 frames where that is more: 8.5 MiB with
  *                    64 KiB frames).
- *   TERN_PAYLOAD_CRC 1: checksum every payload byte of the frames sent, not
- *                    only the header (default 0).  An Ethernet NIC drops
- *                    frames that fail its FCS, and a veth moves memory, so
- *                    the payload check is only for links that can deliver
- *                    damaged frames (a `tc netem corrupt` veth, an
- *                    FCS-less tunnel).  Frames received are checked the
- *                    way their sender chose (PTL_WF_HDRCRC).
+ *   TERN_PAYLOAD_CRC 1: checksum every frame sent, header and payload
+ *                    (default 0: no software checksum, PTL_WF_LINKCRC).
+ *                    An Ethernet NIC drops frames that fail its FCS, and a
+ *                    veth moves memory, so the check is only for links
+ *                    that can deliver damaged frames (a `tc netem corrupt`
+ *                    veth, an FCS-less tunnel); with it, frames without a
+ *                    checksum are refused.  Frames received are otherwise
+ *                    checked the way their sender chose.
  *
  * Several Portals processes on one interface: each process opens its own
  * socket bound with ETH_P_ALL and a classic BPF filter admitting only
