@@ -67,12 +67,13 @@ SEND = [("system call -> operation issued", "SYS_PUT", "PUT_ISSUE"),
 SEND_AFTER = [("doorbell's VM exit (overlaps the wire)", "TX_NOTIFY", "TX_DONE"),
               ("driver back -> call returns", "TX_DONE", "SYS_PUT_EXIT")]
 # A target's ACK rides in the header of its answer (PTL_WF_ACKIN,
-# portals/lib/reliable.c): with --ack and --nx the receiver takes it in (its
-# event) between the reliability pass and the delivery of the answer, and
-# the second row holds both.
+# portals/lib/reliable.c): with --ack and --nx the receiver notes it in the
+# reliability pass and takes it in (its event) in its next call's progress
+# step, after that call's frame has left (portals/lib/initiator.c,
+# ptl_op_acked_later): off this path.
 RECV = [("frame noticed -> frame to library", "SEEN", "RX_FRAME"),
         ("frame checks (header, CRC)", "RX_FRAME", "RX_CHECKED"),
-        ("reliability, and the ACK it carries", "RX_CHECKED", "RX_DELIVER"),
+        ("reliability (a carried ACK noted)", "RX_CHECKED", "RX_DELIVER"),
         ("delivery -> match", "RX_DELIVER", "MATCH"),
         ("match -> copy", "MATCH", "COPY"),
         ("copy -> event posted", "COPY", "EVENT"),

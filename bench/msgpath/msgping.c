@@ -23,7 +23,7 @@
  *     P id delta                                   K lines: point, TSC ticks
  *                                                  since the previous record
  *                                                  (the first: since 0)
- *     STATS tx_frames=.. rx_frames=.. acks_sent=.. tx_timeouts=..  (the
+ *     STATS tx_frames=.. rx_frames=.. acks_sent=.. tx_timeouts=.. tx_carried=..  (the
  *                                                  library's counters, whole run)
  *     END
  * The program stamps TP_APP itself (rdtsc as it holds the event) and hands

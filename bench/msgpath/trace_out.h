@@ -82,9 +82,11 @@ static inline int trace_dump(const char *side, const char *mode)
     }
     struct ptl_lib_stats st;
     if (ptl_tern_stats(&st, NULL) == PTL_OK)
-        printf("STATS tx_frames=%llu rx_frames=%llu acks_sent=%llu tx_timeouts=%llu\n",
+        printf("STATS tx_frames=%llu rx_frames=%llu acks_sent=%llu tx_timeouts=%llu "
+               "tx_carried=%llu\n",
                (unsigned long long)st.tx_frames, (unsigned long long)st.rx_frames,
-               (unsigned long long)st.acks_sent, (unsigned long long)st.tx_timeouts);
+               (unsigned long long)st.acks_sent, (unsigned long long)st.tx_timeouts,
+               (unsigned long long)st.tx_carried);
     printf("END\n");
     fflush(stdout);
     return 0;

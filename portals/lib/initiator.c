@@ -285,15 +285,62 @@ static struct ptl_op *awaiting(struct ptl_ni *ni, struct ptl_peer *peer, uint64_
     return op;
 }
 
-void ptl_op_acked(struct ptl_ni *ni, struct ptl_peer *peer, const struct ptl_wire_ackrec *a)
+static void take_ack(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_wire_ackrec *a)
 {
-    struct ptl_op *op = awaiting(ni, peer, a->msg_id, false);
-    if (!op)
-        return;
     if (!op->send_done)
         ptl_op_tx_done(ni, op, PTL_NI_OK);
     op_response_done(ni, op, (ptl_ni_fail_t)a->fail, a->mlength, a->remote_offset,
                      a->ack_req == PTL_NO_ACK_REQ);
+}
+
+/* The noted ACKs, oldest first.  Each is looked up again: its NI may be
+ * gone, its operation answered or failed meanwhile (a resent frame, the
+ * peer given up), its peer dropped. */
+void ptl_acks_later_take_locked(void)
+{
+    while (ptl_g.n_acks_later) {
+        struct ptl_ack_later l[PTL_ACKS_LATER_MAX];
+        unsigned n = ptl_g.n_acks_later;
+        memcpy(l, ptl_g.acks_later, n * sizeof(l[0]));
+        ptl_g.n_acks_later = 0;
+        for (unsigned i = 0; i < n; i++) {
+            struct ptl_ni *ni = &ptl_g.nis[l[i].ni_idx];
+            if (!ni->in_use || ni->gen != l[i].ni_gen)
+                continue;
+            struct ptl_peer *peer = ptl_peer_get(ni, l[i].nid, l[i].pid, false);
+            struct ptl_op *op = peer ? awaiting(ni, peer, l[i].a.msg_id, false) : NULL;
+            if (op)
+                take_ack(ni, op, &l[i].a);
+        }
+    }
+}
+
+void ptl_op_acked(struct ptl_ni *ni, struct ptl_peer *peer, const struct ptl_wire_ackrec *a)
+{
+    ptl_acks_later_take_locked();
+    struct ptl_op *op = awaiting(ni, peer, a->msg_id, false);
+    if (op)
+        take_ack(ni, op, a);
+}
+
+/* The receiver of an answer that carries the ACK of its own last message
+ * (a ping-pong, NX's and MPI's eager protocol) took the ACK in before the
+ * answer: its operation, its event and the freeing of its slot, ~2 us of
+ * the answer's way to the program under TCG.  Noted here, it is taken in
+ * by the program's next call's progress step: the next put's, after its
+ * frame has left (api_ops.c), or a look at events that finds none. */
+void ptl_op_acked_later(struct ptl_ni *ni, struct ptl_peer *peer,
+                        const struct ptl_wire_ackrec *a)
+{
+    struct ptl_op *op = awaiting(ni, peer, a->msg_id, false);
+    if (!op)
+        return;
+    if ((op->put_md && op->put_md->ct) || ptl_g.n_acks_later == PTL_ACKS_LATER_MAX) {
+        ptl_op_acked(ni, peer, a);
+        return;
+    }
+    ptl_g.acks_later[ptl_g.n_acks_later++] =
+        (struct ptl_ack_later){(uint16_t)ni->idx, ni->gen, peer->nid, peer->pid, *a};
 }
 
 void ptl_op_response(struct ptl_ni *ni, struct ptl_peer *peer,

@@ -22,6 +22,7 @@ int PtlInit(void)
         for (unsigned i = 0; i < PTL_MAX_NIS; i++)
             ptl_g.nis[i].in_use = false;
         memset(ptl_g.live, 0, sizeof(ptl_g.live));
+        ptl_g.n_acks_later = 0;
         memset(ptl_g.stats, 0, sizeof(ptl_g.stats));
         if (!ptl_g.tun.rto_init_ns)
             ptl_g.tun = default_tun;

@@ -7,6 +7,7 @@
 
 void ptl_progress_locked(void)
 {
+    ptl_acks_later_take_locked();
     uint64_t now = ptl_host_now_ns();
     struct ptl_ni *ni;
     for (unsigned i = 0; (ni = ptl_ni_next_live(&i));) {

@@ -28,6 +28,8 @@
 /* Interfaces: a host's NICs, or (the Tern kernel) its own interface and one
  * per rank of a node's ranks per core.  32 at most: ptl_lib_restrict's mask. */
 #define PTL_MAX_IFACES 32
+/* Carried ACKs noted for later before they are taken in at once. */
+#define PTL_ACKS_LATER_MAX 8
 #define PTL_MAX_NIS (PTL_MAX_IFACES * 4)
 #define PTL_REL_WIN 64          /* frames in flight per peer = SACK width */
 #define PTL_PEER_SLOTS 4096    /* hash slots; peers allocated on demand */
@@ -345,6 +347,16 @@ struct ptl_lib {
     uint32_t caller_ifaces;     /* ptl_lib_restrict: 0 = every interface */
     uint32_t abort_gen;         /* PtlAbort calls so far */
     bool acks_held;             /* a peer may hold an ACK (reliable.c) */
+    /* ACKs carried in frames' headers, to be taken in by the next progress
+     * step (initiator.c, ptl_op_acked_later), oldest first; the NI by its
+     * slot and generation (it may be gone by then). */
+    struct ptl_ack_later {
+        uint16_t ni_idx;
+        uint8_t ni_gen;
+        uint32_t nid, pid;
+        struct ptl_wire_ackrec a;
+    } acks_later[PTL_ACKS_LATER_MAX];
+    unsigned n_acks_later;
 };
 extern struct ptl_lib ptl_g;
 
@@ -451,8 +463,16 @@ int ptl_op_issue(struct ptl_ni *ni, const struct ptl_op_args *a);
 void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t f);
 void ptl_op_response(struct ptl_ni *ni, struct ptl_peer *peer,
                      const struct ptl_wire_hdr *h, const uint8_t *payload);
-/* An ACK, from a frame of its own or another's record (PTL_WF_ACKIN). */
+/* An ACK, from a frame of its own or another's record (PTL_WF_ACKIN):
+ * taken in now, after any noted for later. */
 void ptl_op_acked(struct ptl_ni *ni, struct ptl_peer *peer, const struct ptl_wire_ackrec *a);
+/* An ACK carried in a frame's record, noted to be taken in by the next
+ * progress step (ptl_acks_later_take_locked) rather than on the way of the
+ * frame that carried it to its program: only an ACK that only an event will
+ * show (one a counter counts may trigger operations, and is taken now). */
+void ptl_op_acked_later(struct ptl_ni *ni, struct ptl_peer *peer,
+                        const struct ptl_wire_ackrec *a);
+void ptl_acks_later_take_locked(void);
 void ptl_reply_data(struct ptl_ni *ni, struct ptl_peer *peer,
                     const struct ptl_wire_hdr *h, const uint8_t *payload);
 struct ptl_op *ptl_op_lookup(struct ptl_ni *ni, uint64_t msg_id);

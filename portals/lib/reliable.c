@@ -854,11 +854,12 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         return;
     }
     if (d == 0) {
-        /* The ACK first: it was sent before the frame carrying it.  Taken
-         * again if the frame is refused below and resent, it then finds
-         * its operation answered. */
+        /* The ACK is noted for the next progress step (ptl_op_acked_later):
+         * off the way of the answer that carries it.  Noted again if the
+         * frame is refused below and resent, it then finds its operation
+         * answered. */
         if (ack)
-            ptl_op_acked(ni, p, ack);
+            ptl_op_acked_later(ni, p, ack);
         PTL_TRACE(TP_RX_DELIVER);
         if (deliver(ni, p, h, payload) < 0) {
             st->rx_no_resources++;
@@ -883,8 +884,8 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
         st->rx_dup++;
         want_ack(ni, p, true);
     } else if (same_message(&p->cur, h)) {
-        if (ack)       /* acknowledged below, so never resent: taken now */
-            ptl_op_acked(ni, p, ack);
+        if (ack)       /* acknowledged below, so never resent: noted now */
+            ptl_op_acked_later(ni, p, ack);
         if (h->op == PTL_WOP_REPLY)
             ptl_reply_data(ni, p, h, payload);
         else

@@ -120,6 +120,38 @@ static inline ptl_event_t tp_expect(ptl_handle_eq_t eq, ptl_event_kind_t kind,
     return ev;
 }
 
+/* The next two events on eq, one of kind a and one of kind b, in either
+ * order: an ACK carried in an answer's header is taken in by the next
+ * progress step (ptl_op_acked_later), after the answer's own event or
+ * before it, as the looks fall.  *ea and *eb get them. */
+#define EXPECT_EITHER(eq, a, b, ea, eb) tp_expect_either(eq, a, b, ea, eb, __FILE__, __LINE__)
+static inline void tp_expect_either(ptl_handle_eq_t eq, ptl_event_kind_t a, ptl_event_kind_t b,
+                                    ptl_event_t *ea, ptl_event_t *eb, const char *file, int line)
+{
+    bool got_a = false, got_b = false;
+    for (int i = 0; i < 2; i++) {
+        ptl_event_t ev;
+        unsigned which;
+        int rc = PtlEQPoll(&eq, 1, 20000, &ev, &which);
+        if (rc != PTL_OK) {
+            fprintf(stderr, "%s:%d: expected events %s and %s, PtlEQPoll returned %d\n",
+                    file, line, tp_kind(a), tp_kind(b), rc);
+            exit(1);
+        }
+        if (ev.type == a && !got_a) {
+            got_a = true;
+            *ea = ev;
+        } else if (ev.type == b && !got_b) {
+            got_b = true;
+            *eb = ev;
+        } else {
+            fprintf(stderr, "%s:%d: expected events %s and %s, got %s (fail %d)\n", file,
+                    line, tp_kind(a), tp_kind(b), tp_kind(ev.type), ev.ni_fail_type);
+            exit(1);
+        }
+    }
+}
+
 /* A put of len bytes from md that must be sent and acknowledged whole. */
 static inline void tp_put_acked(struct node *c, ptl_handle_md_t md, ptl_process_t t,
                                 ptl_pt_index_t pt, size_t len)
