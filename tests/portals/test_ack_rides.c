@@ -5,7 +5,8 @@
  * other; an ACK nobody answers still arrives; a record in a fragment placed
  * out of order is taken; a malformed record is dropped and counted; link
  * frames carrying several Portals frames (PTL_WF_MORE) are taken apart on
- * receipt, and a malformed one is dropped and counted. */
+ * receipt, and a malformed one is dropped and counted; an ACK a counter counts
+ * is taken in with its frame (it may trigger an operation). */
 #include "ptl_host.h"
 #include "tp_craft.h"
 
@@ -76,6 +77,44 @@ static uint64_t ping_pong(void)
     EXPECT_EVENT(B.eq, PTL_EVENT_SEND);
     EXPECT_EVENT(B.eq, PTL_EVENT_ACK);
     return link_frames() - f0;
+}
+
+/* A carried ACK that a counter counts is taken in with the frame that
+ * carries it, not noted for the next call (ptl_op_acked_later): an
+ * operation triggered by that count goes out before any call of the
+ * initiator's.  (The ping-pongs above check the ACKs that are noted.) */
+static void counted_ack_triggers(void)
+{
+    ptl_handle_ct_t ct;
+    OK(PtlCTAlloc(A.ni, &ct));
+    ptl_handle_md_t md = tp_md(&A, srcA, sizeof(srcA),
+                               PTL_MD_EVENT_CT_ACK | PTL_MD_EVENT_SEND_DISABLE |
+                               PTL_MD_EVENT_SUCCESS_DISABLE, ct);
+    ptl_handle_md_t md2 = tp_md(&A, srcA, 8, PTL_MD_EVENT_SEND_DISABLE, PTL_CT_NONE);
+    tp_fill(srcA, sizeof(srcA), 4242);
+    OK(PtlTriggeredPut(md2, 0, 8, PTL_NO_ACK_REQ, B.id, ptB, 0, 0, NULL, 0, ct, 1));
+    OK(PtlPut(md, 0, sizeof(srcA), PTL_ACK_REQ, B.id, ptB, 0, 0, NULL, 0));
+    ptl_test_drain();                  /* B has it; its ACK is held for an answer */
+    tp_fill(srcB, sizeof(srcB), 4343);
+    OK(PtlPut(mdB, 0, sizeof(srcB), PTL_ACK_REQ, A.id, ptA, 0, 0, NULL, 0));
+    uint64_t sent = stats(0).tx_frames, carried = stats(1).tx_carried;
+    ptl_test_drain();                  /* A takes B's put and the ACK in its header */
+    CHECK(stats(1).tx_carried == carried);   /* it went with the put above */
+    CHECK(stats(0).tx_frames > sent);        /* the triggered put, no call of A's between */
+    ptl_ct_event_t c;
+    OK(PtlCTGet(ct, &c));
+    CHECK(c.success == 1 && c.failure == 0);
+    EXPECT_EVENT(B.eq, PTL_EVENT_PUT);       /* the first put */
+    EXPECT_EVENT(B.eq, PTL_EVENT_PUT);       /* the triggered one */
+    EXPECT_EVENT(B.eq, PTL_EVENT_SEND);
+    EXPECT_EVENT(B.eq, PTL_EVENT_ACK);
+    EXPECT_EVENT(A.eq, PTL_EVENT_PUT);
+    CHECK(memcmp(bufA, srcB, sizeof(srcB)) == 0);
+    EXPECT_NO_EVENT(A.eq);
+    EXPECT_NO_EVENT(B.eq);
+    OK(PtlMDRelease(md));
+    OK(PtlMDRelease(md2));
+    OK(PtlCTFree(ct));
 }
 
 /* Both nodes stream acknowledged puts of several frames each at the same
@@ -438,6 +477,7 @@ int main(void)
         CHECK(memcmp(bufB, srcA, sizeof(srcA)) == 0);
     }
 
+    counted_ack_triggers();
     crossing_streams();
     crafted();
     crafted_records();
