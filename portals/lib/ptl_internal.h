@@ -338,8 +338,9 @@ struct ptl_lib {
     /* Bit i: nis[i] is in use.  The walks every call makes (progress,
      * deadlines, held ACKs) visit these only: a process uses one or two of
      * the PTL_MAX_NIS slots, and a pass over all of them cost ~650
-     * instructions a call (a third of a 0-byte message's guest work in
-     * the library's walks, under TCG). */
+     * instructions a call, 16 % of a node's instructions in an NX
+     * ping-pong under TCG (docs/performance.md, "Fewer instructions and
+     * fewer timers"). */
     uint64_t live[(PTL_MAX_NIS + 63) / 64];
     struct ptl_lib_stats stats[PTL_MAX_IFACES];
     struct ptl_lib_tunables tun;

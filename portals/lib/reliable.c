@@ -661,7 +661,7 @@ void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now)
  * timer write, and under an emulator (QEMU TCG) a write that moves the
  * timer wakes the emulator's I/O thread: before, a node of a 2-node NX
  * ping-pong set its timer 0.42 times and took 0.17 early rings per round
- * trip (docs/performance.md, "Coarse retransmission wake-ups").  A delayed
+ * trip (docs/performance.md, "Fewer instructions and fewer timers").  A delayed
  * acknowledgement and a held ACK keep their exact times: a sender may be
  * waiting for them. */
 #define PTL_REL_GRAIN_NS (1ull << 22)
