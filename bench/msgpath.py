@@ -25,7 +25,8 @@ run.  Needs root.
                              [--ack | --nx]
 
 --ack: the puts ask for ACKs, as libmsg's eager messages do; the target's
-ACK rides in its answer's header and is taken in with it.  --nx: the same
+ACK rides in its answer's header and is taken in by the receiver's next
+call, after that call's frame has left.  --nx: the same
 ping-pong through NX (bench/msgpath/nxping.c, two ranks), where the
 program's own time between a message and its answer (libnx and libmsg in
 user space) is a row of its own.

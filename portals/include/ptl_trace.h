@@ -35,7 +35,7 @@ enum ptl_trace_point {
     TP_EVENT = 18,         /* library: the event is in the EQ */
     TP_SYS_WAIT_EXIT = 19, /* EQ wait/poll/get system call returning an event */
     TP_APP = 20,           /* the program's own stamp, taken when it has the event */
-    TP_RX_DELIVER = 21,    /* library: in order, the ACK it carries taken, to be delivered */
+    TP_RX_DELIVER = 21,    /* library: in order, the ACK it carries noted, to be delivered */
     TP_LAST = 22,
 };
 

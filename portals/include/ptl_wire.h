@@ -104,7 +104,8 @@ enum ptl_wire_op {
 /* crc covers the header only: the sender's link vouches for the payload
  * (Ethernet's FCS, checked by the NIC; a virtual NIC's memory).  Checking
  * every payload byte again in software was the per-byte bound of big
- * transfers on emulated nodes (docs/portals.md, "Checksums"). */
+ * transfers on emulated nodes (docs/portals.md, "Checksums").  This
+ * library now sends PTL_WF_LINKCRC there instead; it still takes these. */
 #define PTL_WF_HDRCRC 0x0020
 #define PTL_WF_MORE 0x0040   /* another frame follows in this link frame */
 #define PTL_WF_ACKIN 0x0080  /* an ACK record follows the header (above) */
