@@ -116,6 +116,8 @@ static uint64_t calibrate(void)
 
 static void (*user_tick_fn)(struct regs *);
 static uint64_t user_tick_period, user_tick_next;
+/* An earlier, one-off call of the tick (time_user_tick_by); UINT64_MAX: none. */
+static uint64_t user_tick_extra = UINT64_MAX;
 
 /* This CPU's local-APIC timer is set lazily: a request names the time by
  * which it must ring.  A timer already set to ring before that (and not yet
@@ -168,7 +170,7 @@ static void arm_for_user(void)
     struct percpu *c = this_cpu();
     if (c->index == 0) {
         if (user_tick_fn)
-            at = user_tick_next;
+            at = user_tick_next < user_tick_extra ? user_tick_next : user_tick_extra;
         if (alarm_fn && alarm_at < at)
             at = alarm_at;
     }
@@ -207,11 +209,17 @@ static void lapic_timer_irq(struct regs *r)
     bool user = (r->cs & 3) == 3;
     if (c->index == 0)
         alarm_check(user ? r : NULL);
+    uint64_t now = time_monotonic_ns();
+    /* Rung in a kernel wait, the extra call is not owed: the wait does the
+     * tick's work itself. */
+    bool extra = c->index == 0 && now >= user_tick_extra;
+    if (extra)
+        user_tick_extra = UINT64_MAX;
     if (!user)
         return;                      /* a kernel wait: time_halt_until re-arms */
-    uint64_t now = time_monotonic_ns();
-    if (c->index == 0 && user_tick_fn && now >= user_tick_next) {
-        user_tick_next = now + user_tick_period;
+    if (c->index == 0 && user_tick_fn && (extra || now >= user_tick_next)) {
+        if (now >= user_tick_next)
+            user_tick_next = now + user_tick_period;
         user_tick_fn(r);
     }
     if (c->slice_end && time_monotonic_ns() >= c->slice_end && slice_fn)
@@ -223,6 +231,7 @@ void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns)
 {
     user_tick_fn = lapic_mult ? fn : NULL;
     user_tick_period = period_ns;
+    user_tick_extra = UINT64_MAX;
     if (user_tick_fn)
         user_tick_next = time_monotonic_ns() + period_ns;
     arm_for_user();
@@ -234,6 +243,14 @@ void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns)
  * program computing on CPU 0 heard its alarm only at the next tick, or,
  * with no job, never). */
 static volatile bool alarm_moved;
+
+void time_user_tick_by(uint64_t deadline_ns)
+{
+    if (this_cpu()->index != 0 || !user_tick_fn || deadline_ns >= user_tick_extra)
+        return;
+    user_tick_extra = deadline_ns;
+    arm_for_user();
+}
 
 static void alarm_rearm_hook(struct regs *r)
 {
@@ -321,6 +338,7 @@ void time_halt_until(uint64_t deadline)
         uint64_t t = time_monotonic_ns();
         if (t >= user_tick_next)
             user_tick_next = t + user_tick_period;
+        user_tick_extra = UINT64_MAX;
     }
     arm_for_user();
 }

@@ -221,12 +221,14 @@ static void debug_dump(void)
     if (ptl_tern_stats && ptl_tern_stats(&ls, NULL) == PTL_OK) {
         fprintf(stderr,
                 "msgdbg node %ld: lib rx=%llu tx=%llu retx=%llu timeouts=%llu no_res=%llu "
-                "ooo_drop=%llu dup=%llu window=%llu host_busy=%llu peer_fail=%llu\n",
+                "ooo_drop=%llu dup=%llu window=%llu host_busy=%llu peer_fail=%llu acks_sent=%llu "
+                "carried=%llu\n",
                 eng.rank, (unsigned long long)ls.rx_frames, (unsigned long long)ls.tx_frames,
                 (unsigned long long)ls.tx_retransmits, (unsigned long long)ls.tx_timeouts,
                 (unsigned long long)ls.rx_no_resources, (unsigned long long)ls.rx_ooo_dropped,
                 (unsigned long long)ls.rx_dup, (unsigned long long)ls.rx_window,
-                (unsigned long long)ls.tx_host_busy, (unsigned long long)ls.peer_failures);
+                (unsigned long long)ls.tx_host_busy, (unsigned long long)ls.peer_failures,
+                (unsigned long long)ls.acks_sent, (unsigned long long)ls.tx_carried);
         print_node_stats();
     }
 }
@@ -318,6 +320,24 @@ static void startup_barrier(void)
     }
 }
 
+/* The library's counters for this process: on Linux its own; on Tern its
+ * interface's, which count from boot, less what they were when this job's
+ * interface came up (lib_base). */
+static struct ptl_lib_stats lib_base;
+
+static bool lib_stats(struct ptl_lib_stats *st)
+{
+    if (ptl_lib_get_stats)
+        return ptl_lib_get_stats(0, st) == PTL_OK;
+    if (!ptl_tern_stats || ptl_tern_stats(st, NULL) != PTL_OK)
+        return false;
+    uint64_t *v = (uint64_t *)st;
+    const uint64_t *b = (const uint64_t *)&lib_base;
+    for (size_t i = 0; i < sizeof *st / sizeof *v; i++)
+        v[i] -= b[i];
+    return true;
+}
+
 static void print_stats(void)
 {
     if (eng.verbose)
@@ -332,14 +352,15 @@ static void print_stats(void)
                 (unsigned long long)eng.st_drained, (unsigned long long)eng.st_ptl_barriers,
                 (unsigned long long)eng.st_ptl_wakes, (unsigned long long)eng.st_ptl_waits);
     struct ptl_lib_stats st;
-    if (eng.verbose > 1 && ptl_lib_get_stats && !ptl_lib_get_stats(0, &st))
+    if (eng.verbose > 1 && lib_stats(&st))
         fprintf(stderr,
                 "portals stats node %ld: tx=%llu retransmits=%llu timeouts=%llu "
-                "no_resources=%llu ooo_dropped=%llu dup=%llu\n",
+                "no_resources=%llu ooo_dropped=%llu dup=%llu acks_sent=%llu carried=%llu\n",
                 eng.rank, (unsigned long long)st.tx_frames, (unsigned long long)st.tx_retransmits,
                 (unsigned long long)st.tx_timeouts, (unsigned long long)st.rx_no_resources,
-                (unsigned long long)st.rx_ooo_dropped, (unsigned long long)st.rx_dup);
-    if (eng.verbose > 2 && ptl_lib_get_stats && !ptl_lib_get_stats(0, &st)) {
+                (unsigned long long)st.rx_ooo_dropped, (unsigned long long)st.rx_dup,
+                (unsigned long long)st.acks_sent, (unsigned long long)st.tx_carried);
+    if (eng.verbose > 2 && lib_stats(&st)) {
         const uint64_t *v = (const uint64_t *)&st;
         fprintf(stderr, "portals raw node %ld:", eng.rank);
         for (size_t i = 0; i < sizeof st / 8; i++)
@@ -454,6 +475,8 @@ void msg_start(const struct msg_config *cfg)
     check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_LOGICAL, PTL_PID_ANY, &want,
                     &eng.lim, &eng.ni),
           "PtlNIInit (matching, logical, PTL_PID_ANY)");
+    if (!ptl_lib_get_stats && ptl_tern_stats)
+        ptl_tern_stats(&lib_base, NULL);
     ptl_process_t me;
     check(PtlGetPhysId(eng.ni, &me), "PtlGetPhysId");
     ptl_process_t *map;

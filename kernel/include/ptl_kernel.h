@@ -21,8 +21,9 @@ uint32_t ptl_kernel_nid(void);
 /* The job id the application's interface (0) stamps on its frames, from
  * its next PtlNIInit on (0: none). */
 void ptl_kernel_set_app_jid(uint32_t jid);
-/* Hands frames that have arrived to the library (every Portals call). */
-void ptl_kernel_poll(void);
+/* Hands frames that have arrived to the library (every Portals call);
+ * returns how many. */
+int ptl_kernel_poll(void);
 /* Frames handed to the library for the kernel's own interface
  * (TERN_KERNEL_IFACE) since boot, looped ones included: what the job's
  * turn in a wait looks at first (kernel/job/control.c). */

@@ -37,6 +37,9 @@ void time_mark_app_start(void);   /* sys/time.c: CPU-time clocks count from here
 struct regs;
 /* Calls fn once per period while the program runs in user mode (NULL: off). */
 void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns);
+/* The tick once more by deadline_ns, if the program still runs in user mode
+ * then (CPU 0, where the tick runs; a ring in a kernel wait cancels it). */
+void time_user_tick_by(uint64_t deadline_ns);
 /* Calls fn once at deadline_ns, from the timer interrupt (r: the running
  * program's registers) or from a kernel wait (r NULL); NULL cancels. */
 void time_user_alarm(void (*fn)(struct regs *), uint64_t deadline_ns);

@@ -410,13 +410,14 @@ static void rx_frame(const void *frame, size_t len, void *arg)
  * acknowledgements that free its operation slots: hand over whatever has
  * arrived on every Portals call instead.  A look at one descriptor when
  * nothing has. */
-void ptl_kernel_poll(void)
+int ptl_kernel_poll(void)
 {
-    if (netdev_present()) {
-        int n = nic_take();
-        if (n && ranks_active())     /* some may be for a rank halted elsewhere */
-            netdev_kick_waiters();
-    }
+    if (!netdev_present())
+        return 0;
+    int n = nic_take();
+    if (n && ranks_active())         /* some may be for a rank halted elsewhere */
+        netdev_kick_waiters();
+    return n;
 }
 
 void ptl_host_wait(uint64_t deadline_ns)
