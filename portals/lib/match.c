@@ -49,27 +49,33 @@ void ptl_target_event(struct ptl_ni *ni, struct ptl_entry *e,
 
 /* Post owed AUTO_UNLINK / AUTO_FREE events and recycle the slot once
  * nothing refers to the entry any more. */
+/* An AUTO_UNLINK or AUTO_FREE event of e, unless its options say none
+ * (built only then: most entries ask for none, libmsg's receives too). */
+static void entry_event(struct ptl_ni *ni, struct ptl_entry *e, ptl_event_kind_t type)
+{
+    if (e->me.options & PTL_ME_EVENT_UNLINK_DISABLE)
+        return;
+    ptl_event_t ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.type = type;
+    ev.user_ptr = e->user_ptr;
+    ev.pt_index = e->pt;
+    ptl_eq_post(ni->pts[e->pt].eq, &ev);
+}
+
 void ptl_entry_settle(struct ptl_ni *ni, struct ptl_entry *e)
 {
     if (e->busy)
         return;
-    ptl_event_t ev;
-    memset(&ev, 0, sizeof(ev));
-    ev.user_ptr = e->user_ptr;
-    ev.pt_index = e->pt;
     if (e->unlink_ev) {
         e->unlink_ev = false;
-        ev.type = PTL_EVENT_AUTO_UNLINK;
-        if (!(e->me.options & PTL_ME_EVENT_UNLINK_DISABLE))
-            ptl_eq_post(ni->pts[e->pt].eq, &ev);
+        entry_event(ni, e, PTL_EVENT_AUTO_UNLINK);
     }
     if (e->uh_refs)
         return;
     if (e->free_ev) {
         e->free_ev = false;
-        ev.type = PTL_EVENT_AUTO_FREE;
-        if (!(e->me.options & PTL_ME_EVENT_UNLINK_DISABLE))
-            ptl_eq_post(ni->pts[e->pt].eq, &ev);
+        entry_event(ni, e, PTL_EVENT_AUTO_FREE);
     }
     if (e->freed && !e->linked) {
         e->o.in_use = false;

@@ -368,12 +368,18 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
     if (local)
         e->loff += mlen;
 
+    /* The event as of now: what an unexpected header keeps, and what a get
+     * or fetch posts.  A put or atomic posts its own once its data is in
+     * (finish_put); building this one too was work on every message. */
     ptl_event_t ev;
-    fill_event(ni, &ev, h);
-    ev.start = mlen || avail ? ptl_region_addr(&e->r, off) : NULL;
-    ev.mlength = mlen;
-    ev.remote_offset = off;
-    ev.user_ptr = e->user_ptr;
+    bool put_like = h->op == PTL_WOP_PUT || h->op == PTL_WOP_ATOMIC;
+    if (need_uh || !put_like) {
+        fill_event(ni, &ev, h);
+        ev.start = mlen || avail ? ptl_region_addr(&e->r, off) : NULL;
+        ev.mlength = mlen;
+        ev.remote_offset = off;
+        ev.user_ptr = e->user_ptr;
+    }
 
     struct ptl_uh *uh = need_uh ? uh_record(ni, &ni->pts[h->pt_index], e, &ev) : NULL;
     if ((e->me.options & PTL_ME_USE_ONCE) ||
@@ -381,19 +387,24 @@ int ptl_target_start(struct ptl_ni *ni, struct ptl_peer *peer,
         ptl_entry_consume(ni, e);
     e->busy++;
 
+    /* Every field set once (the header is the largest part: no memset of
+     * it first). */
     struct ptl_rxmsg *c = &peer->cur;
-    memset(c, 0, sizeof(*c));
+    c->active = false;
     c->msg_id = h->msg_id;
     c->op = h->op;
     c->msg_len = h->msg_len;
+    c->got = 0;
     c->h = *h;
     c->e = e;
     c->dst = e->r;
     c->dst_off = off;
     c->mlength = mlen;
+    c->fail = PTL_NI_OK;
     c->uh = uh;
-    if (wants_ack(h)) /* the ACK must not fail for lack of a slot later */
-        c->ack = ptl_resp_alloc(ni, peer);
+    c->iop = NULL;
+    /* The ACK must not fail for lack of a slot later. */
+    c->ack = wants_ack(h) ? ptl_resp_alloc(ni, peer) : NULL;
 
     switch (h->op) {
     case PTL_WOP_PUT:
