@@ -355,17 +355,32 @@ static int ct_poll(const ptl_args_t a)
     return rc;
 }
 
+/* The EQ calls' outputs: checked first like any output, but written back
+ * only when the call returns an event (PTL_OK, PTL_EQ_DROPPED), its start
+ * the caller's own address (event_out).  A look that finds nothing leaves
+ * the program's buffers as they were without a copy of them taken first
+ * (OUT's way): that copy was on every message's path. */
+#define EVENT_PREP(T, name, uaddr)                                         \
+    T name##_k;                                                            \
+    T *name = (uaddr) ? &name##_k : NULL;                                  \
+    if ((uaddr) && !user_ok(uaddr, sizeof(T)))                             \
+        return BAD
+
+static bool event_given(int rc) { return rc == PTL_OK || rc == PTL_EQ_DROPPED; }
+
 static int eq_poll(const ptl_args_t a)
 {
     unsigned n = (unsigned)a[1];
     if (!array_ok(a[0], n, sizeof(ptl_handle_eq_t)))
         return BAD;
-    OUT(ptl_event_t, ev, a[3]);
-    OUT(unsigned, which, a[4]);
+    EVENT_PREP(ptl_event_t, ev, a[3]);
+    EVENT_PREP(unsigned, which, a[4]);
     int rc = PtlEQPoll((const ptl_handle_eq_t *)a[0], n, (ptl_time_t)a[2], ev, which);
-    event_out(ev, rc);
-    DONE(ev, a[3]);
-    DONE(which, a[4]);
+    if (event_given(rc)) {
+        event_out(ev, rc);
+        DONE(ev, a[3]);
+        DONE(which, a[4]);
+    }
     return rc;
 }
 
@@ -570,13 +585,15 @@ TPO(atomic_sync) { (void)a; return PtlAtomicSync(); }
 
 TPO(eq_alloc) { ONE_OUT(ptl_handle_eq_t, a[2], PtlEQAlloc((ptl_handle_ni_t)a[0], a[1], o)); }
 TPO(eq_free) { return PtlEQFree((ptl_handle_eq_t)a[0]); }
-/* An event out, its start the caller's own address (event_out). */
+/* An event out (eq_poll's way). */
 #define EVENT_OUT(uaddr, CALL)                                             \
     do {                                                                   \
-        OUT(ptl_event_t, o, uaddr);                                        \
+        EVENT_PREP(ptl_event_t, o, uaddr);                                 \
         int rc_ = CALL;                                                    \
-        event_out(o, rc_);                                                 \
-        DONE(o, uaddr);                                                    \
+        if (event_given(rc_)) {                                            \
+            event_out(o, rc_);                                             \
+            DONE(o, uaddr);                                                \
+        }                                                                  \
         return rc_;                                                        \
     } while (0)
 
