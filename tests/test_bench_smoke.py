@@ -87,3 +87,25 @@ def test_smoke_run_writes_csvs_and_summary():
     with open(os.path.join(OUT, "host.csv")) as f:
         host = dict(csv.reader(f))
     assert host["accel"] and host["nproc"] and host["loadavg_start"]
+
+
+def test_frames_experiment_counts_a_ping_pong_message_on_the_bridge(tmp_path):
+    """The frames experiment also counts what one message of a 0-byte NX
+    ping-pong costs on the bridge, from the taps' counters around a long and
+    a short job (their difference leaves the jobs' start and end out).  One
+    frame when the ACK rides in the answer's header; with every ACK alone it
+    would be two.  On Linux, MPICH's TCP: its acks ride too."""
+    subprocess.run(["make", "-s", "linux-node", "build/nx-tern/nxbench", "build/nx-mpi/nxbench",
+                    "build/nx-tern/nxhello", "build/nx-mpi/nxhello"],
+                   cwd=ROOT, check=True, timeout=900)
+    r = run_bench(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--only", "frames",
+                   "--reps", "1", "--out", str(tmp_path)], timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(tmp_path / "frames.csv") as f:
+        per = {row["system"]: float(row["median"]) for row in csv.DictReader(f)
+               if row["metric"] == "frames_per_message"}
+    assert set(per) == {"tern-nx", "linux-mpich"}, per
+    # Not 2 (an ACK alone for every message), and not below 1: each message
+    # is a frame of its own.
+    for system, v in per.items():
+        assert 0.95 <= v < 1.5, (system, v)

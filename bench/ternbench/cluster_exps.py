@@ -160,10 +160,18 @@ def tap_counters(name):
     return pk, by
 
 
+# A 0-byte NX ping-pong: round trips of the long job and of the short one,
+# whose difference leaves out the jobs' start and end.
+PINGPONG_LONG, PINGPONG_SHORT = 2000, 10
+
+
 def frames(run):
     """Why bandwidth differs: the frames the nodes put on the bridge during a
     2-node ring of 1 MiB messages (bytes per frame, frames per MB of
-    payload), read from the taps' counters around the job."""
+    payload), read from the taps' counters around the job.  And what one
+    message of a 0-byte NX ping-pong costs on the bridge (frames per
+    message): 1 when each ACK rides in the answer's header, 2 when it goes
+    alone (Tern; Linux: MPICH's TCP segments and acks)."""
     for os_name in ("tern", "linux"):
         name, _ = up(run, os_name, 2)
         try:
@@ -184,6 +192,17 @@ def frames(run):
                     [(b1 - b0) / max(1, p1 - p0)])
             run.add("frames", SYSTEM[os_name], "frames_per_MB_payload", 1 << 20, "",
                     [(p1 - p0) / (payload / 1e6)])
+            sent = {}
+            for iters in (PINGPONG_SHORT, PINGPONG_LONG):
+                q0, _ = tap_counters(name)
+                # nxbench lat: 10 warm-up round trips, then a warm-up
+                # repetition and a measured one of `iters` each.
+                job(run, name, os_name, 2, "nxbench", "lat", 1, iters, 0, 10)
+                q1, _ = tap_counters(name)
+                sent[iters] = q1 - q0
+            messages = 2 * 2 * (PINGPONG_LONG - PINGPONG_SHORT)
+            run.add("frames", SYSTEM[os_name], "frames_per_message", 0, "",
+                    [(sent[PINGPONG_LONG] - sent[PINGPONG_SHORT]) / messages])
         finally:
             down(run, name)
     run.log("frames done")

@@ -36,7 +36,8 @@ TITLES = {
              "fabric, and by a nettest=ping node, fabric-nodes: one-way is its round trip "
              "halved; the floor the other tables use; ring_bw_4nodes: frames going round a "
              "ring of 4 forwarding nodes, MB/s each node sends, the ring's floor)",
-    "frames": "Frames on the bridge during a 2-node ring of 1 MiB messages",
+    "frames": "Frames on the bridge during a 2-node ring of 1 MiB messages, and per "
+              "message of a 0-byte NX ping-pong (frames_per_message, x = 0)",
     "npb": "10. NAS Parallel Benchmarks 3.4.1 (MPI), x = ranks: the benchmark's own time "
            "(s; lower is better) and Mop/s total (higher is better); Tern's MPI against "
            "MPICH",
