@@ -47,8 +47,6 @@ void ptl_target_event(struct ptl_ni *ni, struct ptl_entry *e,
     }
 }
 
-/* Post owed AUTO_UNLINK / AUTO_FREE events and recycle the slot once
- * nothing refers to the entry any more. */
 /* An AUTO_UNLINK or AUTO_FREE event of e, unless its options say none
  * (built only then: most entries ask for none, libmsg's receives too). */
 static void entry_event(struct ptl_ni *ni, struct ptl_entry *e, ptl_event_kind_t type)
@@ -63,6 +61,8 @@ static void entry_event(struct ptl_ni *ni, struct ptl_entry *e, ptl_event_kind_t
     ptl_eq_post(ni->pts[e->pt].eq, &ev);
 }
 
+/* Post owed AUTO_UNLINK / AUTO_FREE events and recycle the slot once
+ * nothing refers to the entry any more. */
 void ptl_entry_settle(struct ptl_ni *ni, struct ptl_entry *e)
 {
     if (e->busy)
