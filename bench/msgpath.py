@@ -300,7 +300,7 @@ def run_pair(n, mode, accel, timeout=900, kernel=None, ack=False, nx=False):
     def node(ps, ns, tap, nid, args, env=()):
         return ps.start(["ip", "netns", "exec", ns, sys.executable, RUN_NODE, f"--{accel}",
                          "--mem", "160M", "--timeout", str(timeout), "--nic", "virtio",
-                         "--tap", tap, "--nid", str(nid), "--kmem", "4M",
+                         "--tap", tap, "--nid", str(nid), "--kmem", "4M", "--msgtrace", "1",
                          *(["--kernel", kernel] if kernel else []),
                          *[w for e in env for w in ("-e", e)],
                          NXPING if nx else MSGPING, *args])

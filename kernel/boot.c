@@ -1,6 +1,7 @@
 /* Multiboot information and kernel options. */
 #include "boot.h"
 #include "kernel.h"
+#include "msgtrace.h"
 
 struct bootinfo bootinfo;
 struct boot_options options = {
@@ -192,6 +193,13 @@ void options_parse(void)
             if (strcmp(v, "0") && strcmp(v, "1"))
                 snprintf(bad, sizeof bad, "bad value '%s' for payload_crc= (0 or 1)", v);
             options.payload_crc = !strcmp(v, "1");
+        } else if (!strcmp(k, "msgtrace")) {
+            uint64_t n;
+            if (!parse_size(v, &n) || n > MSGTRACE_CPUS)
+                snprintf(bad, sizeof bad, "bad value '%s' for msgtrace= (0 .. %u CPUs)", v,
+                         MSGTRACE_CPUS);
+            else
+                options.msgtrace_cpus = (unsigned)n;
         } else if (!strcmp(k, "nettest")) {
             if (strcmp(v, "echo") && strcmp(v, "ping"))
                 snprintf(bad, sizeof bad, "unknown nettest mode '%s' (echo or ping)", v);

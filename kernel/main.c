@@ -7,6 +7,7 @@
 #include "kmalloc.h"
 #include "kernel.h"
 #include "mem.h"
+#include "msgtrace.h"
 #include "netdev.h"
 #include "percpu.h"
 #include "process.h"
@@ -56,6 +57,7 @@ void kmain(uint32_t magic, uint64_t info_phys)
     /* Ranks 1 and up have interfaces of their own, up to the library's. */
     unsigned cpus = smp_ncpus_found();
     kmem_init(netdev_present(), cpus - 1 < TERN_PTL_IFACES - 2 ? cpus - 1 : TERN_PTL_IFACES - 2);
+    msgtrace_reserve(options.msgtrace_cpus);
     threads_init();
     ptl_kernel_init();
     process_init_main();               /* what the kernel left of the region */

@@ -6,7 +6,12 @@
  *
  * The rings are kernel pages taken the first time a program starts a trace
  * and kept for later traces: a node that never traces spends no memory on
- * them (256 KiB per CPU otherwise), and no point ever allocates. */
+ * them (256 KiB per CPU otherwise), and no point ever allocates.  The
+ * kernel's page pool is small (low memory and the slack between the kernel
+ * image and the program's region): it held the rings of two CPUs, not four,
+ * and a kernel image 20 KiB larger left too little for one beside a boot
+ * module.  So msgtrace=K sets K CPUs' rings aside at boot, off the top of the
+ * program's region, as the kernel heap is (bench/msgpath.py asks for it). */
 #include "kernel.h"
 #include "mem.h"
 #include "msgtrace.h"
@@ -49,6 +54,25 @@ bool msgtrace_built(void)
 #else
     return false;
 #endif
+}
+
+void msgtrace_reserve(unsigned cpus)
+{
+    if (!msgtrace_built())
+        return;
+    for (; nrings < cpus && nrings < MSGTRACE_CPUS; nrings++) {
+        uint64_t pa = physmem_take_top(RING_PAGES * PAGE_SIZE);
+        if (!pa) {
+            kprintf("msgtrace: cannot spare the rings of %u CPUs from the application\n",
+                    cpus - nrings);
+            return;
+        }
+        for (unsigned p = 0; p < RING_PAGES; p++)
+            rings[nrings].page[p] = phys_to_virt(pa + (uint64_t)p * PAGE_SIZE);
+    }
+    if (nrings)
+        kprintf("msgtrace: rings of %u CPUs set aside (%lu KiB, top of the application "
+                "region)\n", nrings, (unsigned long)(nrings * RING_PAGES * (PAGE_SIZE / 1024)));
 }
 
 bool msgtrace_start(void)

@@ -188,3 +188,22 @@ def test_the_floor_of_the_same_run_is_measured(tmp_path):
     msgpath.py without --no-floor printed nothing."""
     v = msgpath.floor_us("tcg", str(tmp_path), 1)
     assert v is not None and 1 < v < 100000, v
+
+
+def test_the_trace_starts_on_a_four_cpu_node_with_its_rings_set_aside():
+    """The trace keeps a 256 KiB ring per CPU (up to 4).  Taken from the
+    kernel's small page pool, only two CPUs' rings fitted: on a 4-CPU node a
+    trace could not start (PTL_NO_SPACE), and a kernel image 20 KiB larger
+    left too little for one beside msgpath's program.  msgtrace=K (run-node
+    --msgtrace K) sets the rings aside at boot, off the program's region, and
+    the kernel says so; a count above 4 is refused with a clear message."""
+    from nodes import run_node
+    prog = os.path.join(ROOT, "build", "portals", "kernel", "tracestart-musl")
+    r = run_node(prog, mem="160M", timeout=180, extra=["--tcg", "--smp", "4", "--msgtrace", "4",
+                                                       "-v"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "trace start rc=0" in r.stdout, r.stdout + r.stderr
+    assert "msgtrace: rings of 4 CPUs set aside (1024 KiB" in r.stderr, r.stderr
+    r = run_node(prog, mem="160M", timeout=120, extra=["--tcg", "--msgtrace", "5"])
+    assert r.returncode != 0
+    assert "bad value '5' for msgtrace= (0 .. 4 CPUs)" in r.stdout + r.stderr, r.stdout + r.stderr

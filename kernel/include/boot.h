@@ -49,6 +49,8 @@ struct boot_options {
                                     * after its last rank's end is reported (end.c) */
     bool payload_crc;              /* payload_crc=1: Portals checksums payloads too
                                     * (a fabric that can deliver damaged frames) */
+    unsigned msgtrace_cpus;        /* msgtrace=K: the message-path trace's rings for
+                                    * K CPUs set aside at boot (msgtrace.c) */
     int64_t kmem_size;             /* kmem=SIZE: kernel heap; -1: default */
     int64_t nid;                   /* nid=N: Portals node id; -1: from the MAC */
     unsigned mtu;                  /* mtu=N: the fabric's MTU, for a NIC that cannot

@@ -17,6 +17,11 @@
 #define MSGTRACE_TSC_MASK ((1ULL << 56) - 1)
 
 bool msgtrace_built(void);             /* false when made with MSGTRACE=0 */
+/* At boot, before the program's region is settled: the rings of CPUs
+ * 0 .. cpus-1 (at most MSGTRACE_CPUS) off the top of the application's
+ * region (msgtrace=K), so that a trace starts however few kernel pages are
+ * free.  Without it they are kernel pages taken at the first start. */
+void msgtrace_reserve(unsigned cpus);
 /* Empties every ring and starts recording; false when the kernel has no
  * trace points or too few free pages for the rings (taken the first time). */
 bool msgtrace_start(void);
