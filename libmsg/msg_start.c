@@ -161,6 +161,24 @@ static void dispatch(const ptl_event_t *ev)
     }
 }
 
+/* The library's counters for this process: on Linux its own; on Tern its
+ * interface's, which count from boot, less what they were when this job's
+ * interface came up (lib_base). */
+static struct ptl_lib_stats lib_base;
+
+static bool lib_stats(struct ptl_lib_stats *st)
+{
+    if (ptl_lib_get_stats)
+        return ptl_lib_get_stats(0, st) == PTL_OK;
+    if (!ptl_tern_stats || ptl_tern_stats(st, NULL) != PTL_OK)
+        return false;
+    uint64_t *v = (uint64_t *)st;
+    const uint64_t *b = (const uint64_t *)&lib_base;
+    for (size_t i = 0; i < sizeof *st / sizeof *v; i++)
+        v[i] -= b[i];
+    return true;
+}
+
 /* Tern: the node's counters (kernel heap, frames to itself, NIC), one line
  * that tests read. */
 static void print_node_stats(void)
@@ -218,7 +236,7 @@ static void debug_dump(void)
     }
     struct ptl_lib_stats ls;
     memset(&ls, 0, sizeof ls);
-    if (ptl_tern_stats && ptl_tern_stats(&ls, NULL) == PTL_OK) {
+    if (lib_stats(&ls)) {
         fprintf(stderr,
                 "msgdbg node %ld: lib rx=%llu tx=%llu retx=%llu timeouts=%llu no_res=%llu "
                 "ooo_drop=%llu dup=%llu window=%llu host_busy=%llu peer_fail=%llu acks_sent=%llu "
@@ -318,24 +336,6 @@ static void startup_barrier(void)
         while (!(eng.barrier_got & (1ULL << round)))
             msg_progress(true);
     }
-}
-
-/* The library's counters for this process: on Linux its own; on Tern its
- * interface's, which count from boot, less what they were when this job's
- * interface came up (lib_base). */
-static struct ptl_lib_stats lib_base;
-
-static bool lib_stats(struct ptl_lib_stats *st)
-{
-    if (ptl_lib_get_stats)
-        return ptl_lib_get_stats(0, st) == PTL_OK;
-    if (!ptl_tern_stats || ptl_tern_stats(st, NULL) != PTL_OK)
-        return false;
-    uint64_t *v = (uint64_t *)st;
-    const uint64_t *b = (const uint64_t *)&lib_base;
-    for (size_t i = 0; i < sizeof *st / sizeof *v; i++)
-        v[i] -= b[i];
-    return true;
 }
 
 static void print_stats(void)

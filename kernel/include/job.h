@@ -59,6 +59,8 @@ void knode_pause(uint64_t ns);
  * without waiting: between pieces of long work (clearing the region), so
  * that the node does not look dead meanwhile. */
 void knode_answer(void);
+/* The same, returning the frames taken in. */
+int knode_take(void);
 /* Long kernel work (hashing a program, ...) calls this every few
  * microseconds' worth of native work: at most every 20 ms of real time it
  * hands arrived frames to Portals (acks, health pings, yod's messages), so

@@ -227,8 +227,7 @@ static void tick(struct regs *r)
     bool locked = threads_many();
     if (locked && !serial_trylock())
         return;
-    int frames = ptl_kernel_poll();
-    ptl_lib_progress();
+    int frames = knode_take();
     /* The program computes: an ACK of a frame that arrived just now waits
      * for no answer of its (reliable.c).  An interrupt that brought nothing
      * new is most often the late one of a frame the program's own wait took

@@ -157,11 +157,14 @@ bool knode_wait(struct kop *op, uint64_t deadline_ns)
     return true;
 }
 
-void knode_answer(void)
+int knode_take(void)
 {
-    ptl_kernel_poll();
+    int frames = ptl_kernel_poll();
     ptl_lib_progress();
+    return frames;
 }
+
+void knode_answer(void) { knode_take(); }
 
 /* Often enough that no peer takes a node busy in the kernel for a silent
  * one (yod and the allocator give up after seconds), seldom enough to cost
