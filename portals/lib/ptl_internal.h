@@ -242,6 +242,10 @@ struct ptl_peer {
      * frame's last transmission (Karn; reliable.c); srtt == 0: no sample yet. */
     uint64_t srtt, rttvar, rto;
     unsigned backoff;       /* timer expiries since the last clean sample */
+    /* No frame goes again by its timer before this: one timeout after the
+     * last ack that acknowledged something new, or after the last resend
+     * by a timer (reliable.c, ptl_rel_peer_timers). */
+    uint64_t rto_gate;
     /* Latest send time of any frame acked so far: an unacked frame sent
      * clearly before it is lost (time-based loss detection, as TCP RACK). */
     uint64_t rack_sent_at;

@@ -9,11 +9,22 @@
  * lost, like TCP RACK; three pure acks that ack nothing new point at the
  * first hole) and resent at once, or by a per-frame timer whose timeout
  * follows the measured round trip (Jacobson/Karels srtt + 4 rttvar),
- * doubling on each expiry up to rto_max.  Every transmission carries its
- * number (xmit) and every ack echoes that of the frame that moved it
- * (ack_xmit), as TCP's timestamps do: round-trip samples come from acks
- * known to answer a frame's last transmission (Karn: never from the others),
- * and such an ack of a resend shows the frames sent before the resend lost.
+ * doubling on each expiry up to rto_max.  The timers of a peer's frames
+ * resend one frame per timeout, counted from the last ack that
+ * acknowledged something new (as TCP's one timer, RFC 6298 5.3): under
+ * QEMU's TCG on a busy host a receiver stops for milliseconds, and a timer
+ * per frame sent the whole window again into it.  A real loss of many
+ * frames is repaired by the resend's ack, which shows those sent before it
+ * lost.  Every transmission carries its number (xmit) and every ack echoes
+ * that of the frame that moved it (ack_xmit), as TCP's timestamps do:
+ * round-trip samples come from acks known to answer a frame's last
+ * transmission, or its first when the timer had resent it (Karn: never
+ * from the others; without the latter the estimate never learnt a stall,
+ * and each stall as long cost a copy again), and such an ack of a resend
+ * shows the frames sent before the resend lost.  In 2- and 4-node NX rings
+ * of 1 and 8 MiB messages on a 2-core TCG host, 3-16 % of the frames went
+ * twice before, every copy to a receiver that had the original; now a few
+ * per job (docs/performance.md, "Copies of frames that had arrived").
  * Without the echo, a stream whose every frame had to be resent (one loss,
  * then each frame arriving behind the hole the previous one left: the
  * receiver buffers nothing) never had a sample or a loss signal again and
@@ -437,8 +448,11 @@ static void rtt_sample(struct ptl_peer *p, uint64_t r)
     p->rto = rto;
 }
 
-/* Which transmission of a frame an ack answers, from its ack_xmit. */
-enum echo { ECHO_UNKNOWN, ECHO_LATEST, ECHO_EARLIER };
+/* Which transmission of a frame an ack answers, from its ack_xmit: the
+ * latest, the first of a frame sent again since, or another earlier one
+ * (the frame just below the ack); not this frame's (ECHO_OTHER: the echo is
+ * of another frame), or no echo at all. */
+enum echo { ECHO_UNKNOWN, ECHO_LATEST, ECHO_FIRST, ECHO_EARLIER, ECHO_OTHER };
 
 /* Returns true if the frame was newly acknowledged.  *sample collects the
  * longest round trip of the frames this ack covers whose last transmission
@@ -456,12 +470,25 @@ static bool frag_acked(struct ptl_ni *ni, struct ptl_peer *p,
     bool latest = !f->tries || echo == ECHO_LATEST;
     if (latest && rtt > *sample)
         *sample = rtt;
-    /* Without an echo, an ack that comes sooner than half a round trip
-     * after a resend is taken for the original's: it says nothing about
-     * later frames' fate. */
-    if ((latest || (echo == ECHO_UNKNOWN && p->srtt && 2 * rtt >= p->srtt)) &&
-        f->sent_at > p->rack_sent_at)
-        p->rack_sent_at = f->sent_at;
+    /* The original arrived and its ack came after the timer had resent it:
+     * the round trip was longer than the timeout.  Sampled, or the estimate
+     * never learns the long round trips (Karn's rule keeps them out) and
+     * every stall of the receiver as long costs a needless copy again. */
+    if (echo == ECHO_FIRST && now - f->first_sent > *sample)
+        *sample = now - f->first_sent;
+    /* When the transmission that arrived was sent: sent_at if the ack
+     * answers the last one; first_sent or later if an earlier one, or if
+     * the echo names another frame (that frame's time then stands for
+     * this ack: what was sent before it arrived first).  With no echo, an
+     * ack that comes sooner than half a round trip after a resend is taken
+     * for the original's.  Taking a resend's time for an ack of its
+     * original made every frame sent between the two look lost, and they
+     * went again needlessly. */
+    uint64_t arrived_sent = f->first_sent;
+    if (latest || (echo == ECHO_UNKNOWN && p->srtt && 2 * rtt >= p->srtt))
+        arrived_sent = f->sent_at;
+    if (arrived_sent > p->rack_sent_at)
+        p->rack_sent_at = arrived_sent;
     struct ptl_txmsg *m = f->m, *c = f->carried;
     m->frames_out--;
     if (m->frames_out == 0 && m->started && m->next_off >= m->len) {
@@ -521,12 +548,16 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
         return; /* acknowledges something never sent: ignore */
     uint64_t now = ptl_host_now_ns(), sample = 0;
     bool fresh = false;
+    bool echoed = h->ack_xmit && h->ack_xmit < 255;
+    enum echo other = echoed ? ECHO_OTHER : ECHO_UNKNOWN;
     while (p->snd_una != h->ack) {
         /* The echo is of the frame just below the ack (ptl_rel_rx). */
         struct ptl_txfrag *f = &p->win[p->snd_una % PTL_REL_WIN];
-        enum echo e = ECHO_UNKNOWN;
-        if (p->snd_una + 1 == h->ack && h->ack_xmit && h->ack_xmit < 255)
-            e = h->ack_xmit == xmit_of(f) ? ECHO_LATEST : ECHO_EARLIER;
+        enum echo e = other;
+        if (p->snd_una + 1 == h->ack && echoed)
+            e = h->ack_xmit == xmit_of(f) ? ECHO_LATEST
+              : h->ack_xmit == 1          ? ECHO_FIRST
+                                          : ECHO_EARLIER;
         fresh |= frag_acked(ni, p, f, now, &sample, e);
         p->win[p->snd_una % PTL_REL_WIN].live = false;
         p->snd_una++;
@@ -538,13 +569,14 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
         uint32_t seq = h->ack + 1 + (uint32_t)__builtin_ctzll(sack);
         if (seq - p->snd_una < p->snd_nxt - p->snd_una)
             fresh |= frag_acked(ni, p, &p->win[seq % PTL_REL_WIN], now,
-                                &sample, ECHO_UNKNOWN);
+                                &sample, other);
     }
     if (sample) {
         rtt_sample(p, sample);
         p->backoff = 0;
     }
     if (fresh) {
+        p->rto_gate = now + rto_of(p);
         p->acked_any = true;
         p->acker_session = h->session;
         ptl_peer_prove(ni, p);
@@ -566,6 +598,7 @@ static void reset_tx(struct ptl_peer *p)
     p->acker_session = 0;
     p->dupacks = 0;
     p->rack_sent_at = 0;
+    p->rto_gate = 0;
 }
 
 /* The peer process was restarted (same nid/pid, fresh state): it opened a
@@ -631,6 +664,8 @@ void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now)
             ptl_rel_fail_peer(ni, p);
             break;
         }
+        if (now < p->rto_gate)
+            continue;
         resend(ni, p, s, f, now);
         ptl_g.stats[ni->iface].tx_timeouts++;
         if (p->backoff < 16)
@@ -638,6 +673,7 @@ void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now)
         f->rto *= 2;
         if (f->rto > ptl_g.tun.rto_max_ns)
             f->rto = ptl_g.tun.rto_max_ns;
+        p->rto_gate = now + f->rto;
     }
     if (p->ack_pending && now >= p->ack_due)
         send_rack(ni, p);
@@ -677,8 +713,13 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
     for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
         for (uint32_t s = p->snd_una; s != p->snd_nxt; s++) {
             struct ptl_txfrag *f = &p->win[s % PTL_REL_WIN];
-            if (f->live && !f->acked && f->sent_at + f->rto < d)
-                d = f->sent_at + f->rto;
+            if (!f->live || f->acked)
+                continue;
+            uint64_t due = f->sent_at + f->rto;
+            if (due < p->rto_gate)
+                due = p->rto_gate;
+            if (due < d)
+                d = due;
         }
         if (p->ack_pending && p->ack_due < exact)
             exact = p->ack_due;

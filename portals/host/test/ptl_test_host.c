@@ -41,6 +41,7 @@ static struct {
     unsigned rx_queue[MAX_IF], rx_waiting[MAX_IF];
     struct frame *rx_head[MAX_IF], *rx_tail[MAX_IF];
     uint64_t rx_free_at[MAX_IF];
+    uint64_t stall_from[MAX_IF], stall_until[MAX_IF];
 } H;
 
 uint64_t ptl_test_rand(void)
@@ -86,6 +87,14 @@ void ptl_test_set_rx_cost(unsigned i, uint64_t ns_per_frame, unsigned queue)
     if (i < MAX_IF) {
         H.rx_cost[i] = ns_per_frame;
         H.rx_queue[i] = queue;
+    }
+}
+
+void ptl_test_set_stall(unsigned i, uint64_t from_ns, uint64_t until_ns)
+{
+    if (i < MAX_IF) {
+        H.stall_from[i] = from_ns;
+        H.stall_until[i] = until_ns;
     }
 }
 
@@ -243,6 +252,9 @@ int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg,
         at += ptl_test_rand() % (20 * H.w.latency_ns + 1);
         H.st.reordered++;
     }
+    /* Equal times keep their order (schedule): a stall reorders nothing. */
+    if (at >= H.stall_from[dst] && at < H.stall_until[dst])
+        at = H.stall_until[dst];
     enqueue(dst, buf, len, at);
     if (chance(H.w.dup_pct)) {
         enqueue(dst, buf, len, at + ptl_test_rand() % (5 * H.w.latency_ns + 1));

@@ -48,6 +48,10 @@ void ptl_test_alloc_max(size_t bytes);
  * drop them).  A kernel whose instructions are emulated is such a node.
  * 0: off. */
 void ptl_test_set_rx_cost(unsigned iface, uint64_t ns_per_frame, unsigned queue);
+/* A node that stops for a while (its emulator thread descheduled on a busy
+ * host): frames that would reach `iface` in [from_ns, until_ns) wait, in
+ * order, until until_ns.  Nothing is lost.  from_ns == until_ns: off. */
+void ptl_test_set_stall(unsigned iface, uint64_t from_ns, uint64_t until_ns);
 /* A dead node neither receives nor sends frames. */
 void ptl_test_set_dead(unsigned iface, bool dead);
 /* Frames sent by NIs initialised from now on checksum their payloads too
