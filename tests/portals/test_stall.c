@@ -47,6 +47,17 @@ static void await_events(struct node *A, unsigned n, ptl_event_kind_t type)
     }
 }
 
+/* A lossless wire of 20 us each way between A (interface 0) and B. */
+static void two_nodes(struct node *A, struct node *B, uint64_t seed)
+{
+    ptl_test_host_init(2, FRAME);
+    struct ptl_test_wire w = { .seed = seed, .latency_ns = 20000 };
+    ptl_test_wire_config(&w);
+    OK(PtlInit());
+    tp_node(A, 0, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+    tp_node(B, 1, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+}
+
 /* WARM puts (the round trip is measured), then BURST puts A -> B with B
  * stopped for stall_ns as they start, or with A's frames lost for drop_ns
  * (all of them: they leave at once); every byte checked.  acked: the puts
@@ -56,13 +67,8 @@ static struct result run(uint64_t stall_ns, uint64_t drop_ns, bool acked, bool t
 {
     ptl_ack_req_t req = acked ? PTL_ACK_REQ : PTL_NO_ACK_REQ;
     ptl_event_kind_t done = acked ? PTL_EVENT_ACK : PTL_EVENT_SEND;
-    ptl_test_host_init(2, FRAME);
-    struct ptl_test_wire w = { .seed = 11, .latency_ns = 20000 };
-    ptl_test_wire_config(&w);
-    OK(PtlInit());
     struct node A, B;
-    tp_node(&A, 0, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
-    tp_node(&B, 1, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+    two_nodes(&A, &B, 11);
     unsigned n = WARM + BURST * (twice ? 2 : 1);
     unsigned char *src = malloc((size_t)n * PAYLOAD), *dst = malloc((size_t)n * PAYLOAD);
     CHECK(src && dst);
@@ -118,13 +124,8 @@ static struct result run(uint64_t stall_ns, uint64_t drop_ns, bool acked, bool t
  * echo that says the original arrived. */
 static void one_at_a_time(unsigned rounds, uint64_t *resent)
 {
-    ptl_test_host_init(2, FRAME);
-    struct ptl_test_wire w = { .seed = 13, .latency_ns = 20000 };
-    ptl_test_wire_config(&w);
-    OK(PtlInit());
     struct node A, B;
-    tp_node(&A, 0, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
-    tp_node(&B, 1, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+    two_nodes(&A, &B, 13);
     static unsigned char src[1000], dst[1000];
     tp_fill(src, sizeof src, 9);
     ptl_pt_index_t pt = tp_pt(&B, 0);
