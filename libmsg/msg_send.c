@@ -20,15 +20,25 @@
 
 #include "msg_internal.h"
 
-#define SMALL_SLOT 256
-#define N_SMALL 2048
-#define N_BIG 64
 #define RDV_MAX_ACTIVE 512
 
+/* Send slots in three sizes, numbered in this order in one arena: 2048 of
+ * 256 bytes, 64 of up to 8 KiB (the eager limit if it is lower), and, if
+ * the eager limit is above 8 KiB, 8 of the limit.  Eight large slots, not
+ * 64: at the 64 KiB limit the arena is 1.5 MiB, not 4.5, and a 64 MiB
+ * node still holds four MPI ranks (tests/test_yod_ppn.py).  Eight 64 KiB
+ * messages in flight are more than a TCG node's link carries in a round
+ * trip. */
+enum { SLOT_SMALL, SLOT_MID, SLOT_LARGE, SLOT_CLASSES };
+#define SMALL_SLOT 256
+#define MID_SLOT_MAX 8192
+static const int slot_count[SLOT_CLASSES] = {2048, 64, 8};
+static size_t slot_size[SLOT_CLASSES];
+static int slot_first[SLOT_CLASSES];
+static size_t slot_offset[SLOT_CLASSES];    /* of each class's first slot */
+static int free_slots[SLOT_CLASSES][2048], n_free[SLOT_CLASSES];
+
 static char *arena;
-static size_t big_slot;
-static int free_small[N_SMALL], n_free_small;
-static int free_big[N_BIG], n_free_big;
 static char zero_byte[8];
 
 /* Per target: the first message not yet issued (NULL: none). */
@@ -75,16 +85,23 @@ void msg_send_init(void)
 
     long share = 400 / (eng.size > 1 ? eng.size - 1 : 1);
     window = (int)msg_env_long("WINDOW", share < 4 ? 4 : share > 32 ? 32 : share);
-    big_slot = eng.eager_max > SMALL_SLOT ? eng.eager_max : SMALL_SLOT;
-    size_t bytes = (size_t)N_SMALL * SMALL_SLOT + (size_t)N_BIG * big_slot;
+    size_t mid = eng.eager_max < MID_SLOT_MAX ? eng.eager_max : MID_SLOT_MAX;
+    slot_size[SLOT_SMALL] = SMALL_SLOT;
+    slot_size[SLOT_MID] = mid > SMALL_SLOT ? mid : SMALL_SLOT;
+    slot_size[SLOT_LARGE] = eng.eager_max > MID_SLOT_MAX ? eng.eager_max : 0;
+    size_t bytes = 0;
+    for (int c = 0, first = 0; c < SLOT_CLASSES; first += slot_count[c], c++) {
+        slot_first[c] = first;
+        slot_offset[c] = bytes;
+        bytes += (size_t)slot_count[c] * slot_size[c];
+        n_free[c] = 0;
+        for (int i = 0; slot_size[c] && i < slot_count[c]; i++)
+            free_slots[c][n_free[c]++] = first + i;
+    }
     arena = malloc(bytes);
     cursor = calloc((size_t)eng.size, sizeof *cursor);
     if (!arena || !cursor)
         msg_fatal("no memory for %zu bytes of send buffers", bytes);
-    for (int i = 0; i < N_SMALL; i++)
-        free_small[n_free_small++] = i;
-    for (int i = 0; i < N_BIG; i++)
-        free_big[n_free_big++] = N_SMALL + i;
     ptl_md_t md = {.start = arena, .length = bytes, .options = PTL_MD_EVENT_SEND_DISABLE,
                    .eq_handle = eng.eq_misc, .ct_handle = PTL_CT_NONE};
     must(PtlMDBind(eng.ni, &md, &eng.md_bounce), "PtlMDBind(send buffers)");
@@ -93,19 +110,26 @@ void msg_send_init(void)
     must(PtlMDBind(eng.ni, &md, &eng.md_zero), "PtlMDBind");
 }
 
-static char *slot_addr(int s)
+static int slot_class(int s)
 {
-    return s < N_SMALL ? arena + (size_t)s * SMALL_SLOT
-                       : arena + (size_t)N_SMALL * SMALL_SLOT + (size_t)(s - N_SMALL) * big_slot;
+    return s < slot_first[SLOT_MID] ? SLOT_SMALL : s < slot_first[SLOT_LARGE] ? SLOT_MID
+                                                                              : SLOT_LARGE;
 }
 
+static char *slot_addr(int s)
+{
+    int c = slot_class(s);
+    return arena + slot_offset[c] + (size_t)(s - slot_first[c]) * slot_size[c];
+}
+
+/* The smallest free slot that holds len bytes (len is at most the eager
+ * limit, which the largest class holds). */
 static int slot_alloc(size_t len)
 {
     for (;;) {
-        if (len <= SMALL_SLOT && n_free_small)
-            return free_small[--n_free_small];
-        if (n_free_big)
-            return free_big[--n_free_big];
+        for (int c = 0; c < SLOT_CLASSES; c++)
+            if (len <= slot_size[c] && n_free[c])
+                return free_slots[c][--n_free[c]];
         msg_progress(true); /* wait for ACKs to free one */
     }
 }
@@ -148,10 +172,8 @@ static void slot_free(int s)
 {
     if (s < 0)
         return;
-    if (s < N_SMALL)
-        free_small[n_free_small++] = s;
-    else
-        free_big[n_free_big++] = s;
+    int c = slot_class(s);
+    free_slots[c][n_free[c]++] = s;
 }
 
 /* ---- data messages -------------------------------------------------- */

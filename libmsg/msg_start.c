@@ -462,7 +462,11 @@ void msg_start(const struct msg_config *cfg)
                 eng.size - 1);
         exit(1);
     }
-    eng.eager_max = (size_t)msg_env_long("EAGER", 8192);
+    /* 64 KiB: a rendezvous costs two one-way trips more than an eager
+     * message (announcement, get, reply): on TCG nodes 16 KiB took 290-360
+     * us one way by rendezvous and 105-165 us eager (docs/performance.md,
+     * "Eager up to 64 KiB"). */
+    eng.eager_max = (size_t)msg_env_long("EAGER", 65536);
     eng.verbose = (int)msg_env_long("STATS", 0);
     if (eng.eager_max > (1 << 20)) {
         fprintf(stderr, "%s: %s_EAGER above 1 MiB\n", eng.who, eng.prefix);

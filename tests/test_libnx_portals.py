@@ -75,6 +75,21 @@ def test_thousands_of_gsyncs_each_really_waits(ns, n, way):
     assert all(stats(r, k)["portals_barriers"] == want for k in range(n)), r
 
 
+@pytest.mark.parametrize("eager,rendezvous", [(None, 6), ("8192", 12)])
+def test_messages_up_to_64_KiB_go_eager(ns, eager, rendezvous):
+    """tests/nx/pingpong.c sends 12 sizes, 0 B to 1 MiB, three times each
+    way.  A rendezvous costs two one-way trips more than an eager message,
+    so by default everything up to 64 KiB goes eager: only 256 KiB and
+    1 MiB are pulled (6 sends a node).  TERN_NX_EAGER still sets the limit:
+    at 8192, 16 and 64 KiB go by rendezvous too (12)."""
+    env = dict(TERN_NX_STATS="1")
+    if eager:
+        env["TERN_NX_EAGER"] = eager
+    r = run(ns, 2, "pingpong", env=env)
+    assert r.status == 0 and "pingpong ok" in r.out, r
+    assert [stats(r, k)["rendezvous"] for k in (0, 1)] == [rendezvous] * 2, r.err
+
+
 def test_unexpected_space_runs_out_nothing_lost(ns):
     """32 KiB of unexpected space and 64 unexpected headers for 14000
     messages: Portals disables the PT again and again; the library drains,

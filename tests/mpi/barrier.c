@@ -105,7 +105,7 @@ int main(int argc, char **argv)
     for (int s = 0; s < iters; s++)
         barrier(MPI_COMM_WORLD);
     checked(MPI_COMM_WORLD, iters, "world");
-    enum { BIG = 1 << 16 };
+    enum { BIG = 1 << 17 };   /* above the eager limit (64 KiB) */
     static char big[BIG];
     for (int s = 0; s < 10; s++) {
         MPI_Request rq = MPI_REQUEST_NULL;

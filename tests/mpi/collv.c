@@ -28,7 +28,7 @@ static int count_of(int pattern, int k)
     switch (pattern) {
     case 0: return (k * 7 + 3) % 5;                         /* 0..4, uneven */
     case 1: return k % 3 == 0 ? 0 : k % 3 == 1 ? 3 : 700;    /* small beside large */
-    case 2: return k == n - 1 ? 5000 : k % 2;                /* one past the eager limit */
+    case 2: return k == n - 1 ? 17000 : k % 2;               /* past the eager limit */
     default: return 0;                                       /* all empty */
     }
 }

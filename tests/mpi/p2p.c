@@ -204,9 +204,9 @@ static void probes_cancel_self(void)
         double d[37];
         for (int i = 0; i < 37; i++)
             d[i] = i;
-        char *big = calloc(1, 20000);
+        char *big = calloc(1, 70000);
         OK(MPI_Send(d, 37, MPI_DOUBLE, 0, 21, MPI_COMM_WORLD));
-        OK(MPI_Send(big, 20000, MPI_BYTE, 0, 22, MPI_COMM_WORLD)); /* rendezvous size */
+        OK(MPI_Send(big, 70000, MPI_BYTE, 0, 22, MPI_COMM_WORLD)); /* rendezvous size */
         free(big);
     } else if (t_rank == 0) {
         MPI_Status st;
@@ -216,13 +216,13 @@ static void probes_cancel_self(void)
         CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 21 && t_count(&st, MPI_DOUBLE) == 37,
               "iprobe status");
         OK(MPI_Probe(1, 22, MPI_COMM_WORLD, &st));
-        CHECK(t_count(&st, MPI_BYTE) == 20000 && t_count(&st, MPI_DOUBLE) == 2500,
+        CHECK(t_count(&st, MPI_BYTE) == 70000 && t_count(&st, MPI_DOUBLE) == 8750,
               "probe count %d", t_count(&st, MPI_BYTE));
-        char *buf = malloc(20000);
+        char *buf = malloc(70000);
         double d[37];
         OK(MPI_Recv(d, 37, MPI_DOUBLE, 1, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        OK(MPI_Recv(buf, 20000, MPI_BYTE, 1, 22, MPI_COMM_WORLD, &st));
-        CHECK(d[36] == 36.0 && t_count(&st, MPI_BYTE) == 20000, "probed messages");
+        OK(MPI_Recv(buf, 70000, MPI_BYTE, 1, 22, MPI_COMM_WORLD, &st));
+        CHECK(d[36] == 36.0 && t_count(&st, MPI_BYTE) == 70000, "probed messages");
         free(buf);
         OK(MPI_Iprobe(MPI_ANY_SOURCE, 23, MPI_COMM_WORLD, &flag, &st));
         CHECK(!flag, "iprobe found a message nobody sent");

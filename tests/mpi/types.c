@@ -81,7 +81,7 @@ static void traffic(void)
             CHECK(m2[i][j] == (j == 3 ? t_rank * 10000 + i * 100 + 7 : -1), "into column");
     CHECK(t_count(&st, column) == 1, "count in columns %d", t_count(&st, column));
     /* 2. An array of structs, big enough for rendezvous, nonblocking. */
-    enum { NP = 1000 };
+    enum { NP = 2000 };   /* 80 KB: above the eager limit */
     struct particle *p = malloc(sizeof *p * NP), *q = malloc(sizeof *q * NP);
     int sbl[3] = {3, 1, 1};
     MPI_Aint sdp[3] = {offsetof(struct particle, x), offsetof(struct particle, id),

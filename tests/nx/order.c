@@ -1,14 +1,17 @@
-/* Pair-wise order with receives posted before and after the sends, short
- * and long (rendezvous-sized) messages mixed in one stream; mids polled
+/* Pair-wise order with receives posted before and after the sends, short,
+ * middle (eager, each in a large send slot, more of them in flight than
+ * there are such slots) and long (rendezvous-sized) messages mixed in one
+ * stream; mids polled
  * with msgdone; irecvx info; wildcard receives from several senders;
  * msgcancel of a receive nothing matched. */
 #include <string.h>
 #include "nxtest.h"
 
 #define K 40
-#define BIG 20000 /* above the Portals build's eager limit (8 KiB) */
+#define MID 20000 /* eager, above the 8 KiB send slots */
+#define BIG 70000 /* above the Portals build's eager limit (64 KiB) */
 
-static long len_of(long i) { return i % 2 ? BIG - i : 8 + i; }
+static long len_of(long i) { return i % 3 == 0 ? 8 + i : i % 3 == 1 ? MID - i : BIG - i; }
 
 static unsigned char out[K][BIG], in[K][BIG];
 
