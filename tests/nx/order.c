@@ -1,9 +1,8 @@
 /* Pair-wise order with receives posted before and after the sends, short,
  * middle (eager, each in a large send slot, more of them in flight than
  * there are such slots) and long (rendezvous-sized) messages mixed in one
- * stream; mids polled
- * with msgdone; irecvx info; wildcard receives from several senders;
- * msgcancel of a receive nothing matched. */
+ * stream; mids polled with msgdone; irecvx info; wildcard receives from
+ * several senders; msgcancel of a receive nothing matched. */
 #include <string.h>
 #include "nxtest.h"
 
