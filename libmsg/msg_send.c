@@ -25,8 +25,9 @@
 /* Send slots in three sizes, numbered in this order in one arena: 2048 of
  * 256 bytes, 64 of up to 8 KiB (the eager limit if it is lower), and, if
  * the eager limit is above 8 KiB, 8 of the limit.  Eight large slots, not
- * 64: at the 64 KiB limit the arena is 1.5 MiB, not 4.5, and a 64 MiB
- * node still holds four MPI ranks (tests/test_yod_ppn.py).  Eight 64 KiB
+ * 64: at the 64 KiB limit the arena is 1.5 MiB, not 4.5 (with 16, four
+ * ranks of tests/mpi/coll.c no longer fitted on a 64 MiB node:
+ * tests/test_yod_ppn.py).  Eight 64 KiB
  * messages in flight are more than a TCG node's link carries in a round
  * trip. */
 enum { SLOT_SMALL, SLOT_MID, SLOT_LARGE, SLOT_CLASSES };
