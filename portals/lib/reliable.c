@@ -22,7 +22,7 @@
  * from the others; without the latter the estimate never learnt a stall,
  * and each stall as long cost a copy again), and such an ack of a resend
  * shows the frames sent before the resend lost.  In 2- and 4-node NX rings
- * of 1 and 8 MiB messages on a 2-core TCG host, 3-16 % of the frames went
+ * of 1 and 8 MiB messages on a 2-core TCG host, 2-9 % of the frames went
  * twice before, every copy to a receiver that had the original; now a few
  * per job (docs/performance.md, "Copies of frames that had arrived").
  * Without the echo, a stream whose every frame had to be resent (one loss,

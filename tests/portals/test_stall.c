@@ -1,7 +1,7 @@
 /* A receiver that stops for a while loses nothing, and its sender must not
  * answer the silence with copies.  Under QEMU's TCG on a busy host a node's
  * emulator thread is descheduled for milliseconds at a time: in 2- and
- * 4-node NX rings of 1 and 8 MiB messages 3-16 % of the frames went twice,
+ * 4-node NX rings of 1 and 8 MiB messages 2-9 % of the frames went twice,
  * and every copy reached a receiver that had the original (its duplicate
  * count equalled the sender's resends).  Three causes, one check each:
  * - every expired frame was resent by its own timer (the whole window);
