@@ -11,10 +11,8 @@
 #include "portals4.h"
 #include "ptl_lib.h"
 #include "ptl_trace.h"
+#include "ptl_tern.h"
 #include "../../include/tern/ptl_syscall.h"
-
-int ptl_tern_trace(int cmd, uint64_t a, uint64_t b, size_t max, struct tern_trace_info *info);
-int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node);
 
 #define TRACE_RING 32768           /* the kernel keeps this many records a CPU */
 

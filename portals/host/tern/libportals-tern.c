@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include "portals4.h"
 #include "ptl_lib.h"
+#include "ptl_tern.h"
 #include "../../../include/tern/ptl_syscall.h"
 
 typedef uint64_t u64;
@@ -244,21 +245,14 @@ int PtlHandleIsEqual(ptl_handle_any_t a, ptl_handle_any_t b)
     return CALL(TPO_HANDLE_IS_EQUAL, a, b);
 }
 
-/* Not part of Portals: the bare cost of the system call (bench, tests). */
+/* ptl_tern.h: not part of Portals. */
 int ptl_tern_nop(void) { return CALL(TPO_NOP, 0); }
 
-/* Not part of Portals: the library's counters and the node's (NIC, kernel
- * heap); either pointer may be NULL. */
 int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node)
 {
     return CALL(TPO_STATS, P(lib), P(node), sizeof *node);
 }
 
-/* Not part of Portals: the message-path trace (TPO_TRACE in ptl_syscall.h;
- * points in ptl_trace.h).  cmd TERN_TRACE_START / STOP / MARK (a, b: point,
- * TSC) / READ (a: cpu, b: uint64_t buf[max], info).  READ returns the
- * records copied; every other cmd PTL_OK, or PTL_FAIL on a kernel made
- * without trace points. */
 int ptl_tern_trace(int cmd, uint64_t a, uint64_t b, size_t max, struct tern_trace_info *info)
 {
     return CALL(TPO_TRACE, (u64)cmd, a, b, (u64)max, P(info));

@@ -6,9 +6,8 @@
 #include <string.h>
 #include <time.h>
 #include "portals4.h"
+#include "ptl_tern.h"
 #include "../../../include/tern/ptl_syscall.h"
-
-int ptl_tern_nop(void);
 
 #define KERNEL_TEXT ((void *)0xffffffff80100000UL)
 #define DIRECT_MAP ((void *)0xffff800000100000UL)

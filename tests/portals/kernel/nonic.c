@@ -3,8 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "portals4.h"
-
-int ptl_tern_nop(void);
+#include "ptl_tern.h"
 
 static long raw(long op, const void *args)
 {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include "portals4.h"
 #include "ptl_lib.h"
+#include "ptl_tern.h"
 #include "../../../include/tern/ptl_syscall.h"
 
 enum { MB_PING = 1, MB_GET = 2, MB_ATOM = 3, MB_CTRL = 4, MB_STREAM = 5 };
@@ -146,8 +147,6 @@ static void put(ptl_handle_md_t md, uint64_t off, uint64_t len, ptl_ack_req_t ac
         PtlCTGet(ct_s, &c);      /* progress while the operation slots drain */
     }
 }
-
-int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node);
 
 static void print_stats(const char *who)
 {

@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <portals4.h>
 #include <tern/ptl_syscall.h>
-
-int ptl_tern_trace(int cmd, uint64_t a, uint64_t b, size_t max, struct tern_trace_info *info);
+#include "ptl_tern.h"
 
 int main(void)
 {

@@ -7,9 +7,8 @@
 #include <string.h>
 #include "ptl_lib.h"
 #include "ptl_linux.h"
+#include "ptl_tern.h"
 #include "../../../include/tern/ptl_syscall.h"
-
-int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node);
 
 int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out)
 {
