@@ -448,11 +448,11 @@ static void rtt_sample(struct ptl_peer *p, uint64_t r)
     p->rto = rto;
 }
 
-/* Which transmission of a frame an ack answers, from its ack_xmit: the
- * latest, the first of a frame sent again since, or another earlier one
- * (the frame just below the ack); not this frame's (ECHO_OTHER: the echo is
- * of another frame), or no echo at all. */
-enum echo { ECHO_UNKNOWN, ECHO_LATEST, ECHO_FIRST, ECHO_EARLIER, ECHO_OTHER };
+/* Which transmission of a frame an ack answers, from its ack_xmit (of the
+ * frame just below the ack): the latest, the first of a frame sent again
+ * since, or neither (an earlier resend of it, or the echo is of another
+ * frame: the same to the sender); or the ack has no echo. */
+enum echo { ECHO_UNKNOWN, ECHO_LATEST, ECHO_FIRST, ECHO_OTHER };
 
 /* Returns true if the frame was newly acknowledged.  *sample collects the
  * longest round trip of the frames this ack covers whose last transmission
@@ -557,7 +557,7 @@ static void on_ack(struct ptl_ni *ni, struct ptl_peer *p,
         if (p->snd_una + 1 == h->ack && echoed)
             e = h->ack_xmit == xmit_of(f) ? ECHO_LATEST
               : h->ack_xmit == 1          ? ECHO_FIRST
-                                          : ECHO_EARLIER;
+                                          : ECHO_OTHER;
         fresh |= frag_acked(ni, p, f, now, &sample, e);
         p->win[p->snd_una % PTL_REL_WIN].live = false;
         p->snd_una++;
