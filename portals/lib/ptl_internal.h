@@ -172,6 +172,7 @@ struct ptl_txmsg {
     ptl_size_t next_off;     /* first byte not yet given a frame */
     uint32_t frames_out;     /* frames sent and not yet acked */
     bool started;
+    bool ack_alone;          /* PTL_TX_ACK of a put of several frames: never held */
     struct ptl_op *op;       /* PTL_TX_OP */
     struct ptl_entry *entry; /* PTL_TX_REPLY from an entry buffer */
     struct ptl_peer *resp_peer; /* ACK/REPLY: counted in resp_queued */

@@ -380,6 +380,15 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
         if (!m)
             break;
         bool ride = !carry && ack_may_ride(ni, p, m);
+        /* Nothing behind it yet: wait for it, but not with the ACK of a put
+         * of several frames (ack_alone).  That is bulk data, sent from its
+         * program's buffer, which waits for this ACK to use it again
+         * (libmsg's rendezvous messages that carry their data): held for
+         * the answer, the ACK came with it, before that program had posted
+         * the answer's receive.  One frame more is a small part of such a
+         * message's frames. */
+        if (ride && !m->next && m->ack_alone)
+            ride = false;
         if (ride && !m->next) {
             if (!hold)
                 hold = now + ptl_g.tun.ack_hold_ns;

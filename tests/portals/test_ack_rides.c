@@ -6,7 +6,8 @@
  * out of order is taken; a malformed record is dropped and counted; link
  * frames carrying several Portals frames (PTL_WF_MORE) are taken apart on
  * receipt, and a malformed one is dropped and counted; an ACK a counter counts
- * is taken in with its frame (it may trigger an operation). */
+ * is taken in with its frame (it may trigger an operation); the ACK of a put
+ * of several frames is not held for an answer. */
 #include "ptl_host.h"
 #include "tp_craft.h"
 
@@ -115,6 +116,47 @@ static void counted_ack_triggers(void)
     OK(PtlMDRelease(md));
     OK(PtlMDRelease(md2));
     OK(PtlCTFree(ct));
+}
+
+/* The ACK of a put of several frames goes at once, held for no answer:
+ * that is bulk data from its program's buffer, which waits for the ACK to
+ * use it again (libmsg's rendezvous messages that carry their data).  The
+ * ACK of a one-frame put is held, and a halting wait sends it. */
+#define BULK 6000           /* five frames of a 1500-byte wire */
+static char bulk_src[BULK], bulk_dst[BULK];
+
+static void bulk_ack_not_held(void)
+{
+    ptl_pt_index_t pt = tp_pt(&B, 0);
+    ptl_me_t me = tp_me(bulk_dst, BULK, PTL_ME_OP_PUT, 0, ~0ull);
+    ptl_handle_me_t mh;
+    OK(PtlMEAppend(B.ni, pt, &me, PTL_PRIORITY_LIST, NULL, &mh));
+    EXPECT_EVENT(B.eq, PTL_EVENT_LINK);
+    ptl_handle_md_t md = tp_md(&A, bulk_src, BULK, 0, PTL_CT_NONE);
+    set_hold(10000000000ull);   /* 10 s: what is held stays held here */
+    for (size_t len = 64; len <= BULK; len += BULK - 64) {
+        tp_fill(bulk_src, len, (unsigned)len);
+        OK(PtlPut(md, 0, len, PTL_ACK_REQ, B.id, pt, 0, 0, NULL, 0));
+        ptl_test_drain();       /* every frame on the wire is in, no wait */
+        ptl_event_t ev;
+        OK(PtlEQGet(B.eq, &ev));
+        CHECK(ev.type == PTL_EVENT_PUT && ev.mlength == len);
+        CHECK(memcmp(bulk_dst, bulk_src, len) == 0);
+        bool acked = false;
+        while (PtlEQGet(A.eq, &ev) == PTL_OK)
+            if (ev.type == PTL_EVENT_ACK)
+                acked = true;
+        printf("a put of %zu bytes: its ACK %s\n", len, acked ? "came at once" : "is held");
+        CHECK(acked == (len == BULK));
+        while (!acked) {        /* a halting wait: B sends what it held */
+            unsigned which;
+            OK(PtlEQPoll(&A.eq, 1, 20000, &ev, &which));
+            CHECK(ev.type == PTL_EVENT_SEND || ev.type == PTL_EVENT_ACK);
+            acked = ev.type == PTL_EVENT_ACK;
+        }
+        EXPECT_NO_EVENT(A.eq);
+    }
+    set_hold(200000);
 }
 
 /* Both nodes stream acknowledged puts of several frames each at the same
@@ -478,6 +520,7 @@ int main(void)
     }
 
     counted_ack_triggers();
+    bulk_ack_not_held();
     crossing_streams();
     crafted();
     crafted_records();
