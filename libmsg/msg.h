@@ -30,6 +30,9 @@
 /* Match bits the engine itself searches for (the end marker of a drain):
  * no layer may send a message with exactly these bits. */
 #define MSG_BITS_RESERVED ((1ULL << 63) | (1ULL << 62))
+/* The engine's own match bit, set on a rendezvous message that carries its
+ * data (msg_send.c): a layer's bits never have it, and receives ignore it. */
+#define MSG_BIT_PUSHED (1ULL << 61)
 
 #define MSG_ANY_SOURCE (-1L)
 /* Largest message: the rendezvous header carries 40 bits of length. */

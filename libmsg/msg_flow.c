@@ -5,7 +5,10 @@
  * limit) that take any message no posted receive matched.  Portals retires a
  * buffer when less than an eager message is left in it (AUTO_UNLINK) and
  * tells us when nothing refers to it any more (AUTO_FREE); then it goes back
- * on the overflow list.
+ * on the overflow list.  Ahead of them all, a zero-length ME takes the
+ * rendezvous messages that carry their data (MSG_BIT_PUSHED, msg_send.c):
+ * Portals keeps their header and drops the data, which the receive pulls
+ * later, so they never take unexpected space.
  *
  * When Portals runs short (no overflow buffer, no unexpected-header slot, or
  * the data EQ nearly full) it disables PT_DATA, refuses the message with
@@ -41,6 +44,7 @@ struct ovf {
     bool linked;
 };
 static struct ovf ovfs[N_OVF];
+static struct ovf push_catch = {.kind = OBJ_OVF};
 static struct { int kind; } drain_mark = {OBJ_DRAIN}, drain_end = {OBJ_DRAIN_END};
 
 /* Pending drained messages: at most one per sender is ever incomplete. */
@@ -117,6 +121,20 @@ void msg_flow_init(void)
     set_cap = 1024;
     while (set_cap < 4 * (size_t)eng.lim.max_unexpected_headers)
         set_cap <<= 1;
+    /* First on the overflow list, and it stays first: the unexpected
+     * buffers go back on at its end. */
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE;
+    me.match_id.rank = PTL_RANK_ANY;
+    me.match_bits = MSG_BIT_PUSHED;
+    me.ignore_bits = ~MSG_BIT_PUSHED;
+    ptl_handle_me_t h;
+    rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_OVERFLOW_LIST, &push_catch, &h);
+    if (rc != PTL_OK)
+        msg_fatal("cannot post the overflow entry of pushed messages (Portals error %d)", rc);
     set = calloc(set_cap, sizeof *set);
     cap_pending = (int)eng.size + 1;
     pending = calloc((size_t)cap_pending, sizeof *pending);
@@ -203,7 +221,7 @@ static void drained(const ptl_event_t *ev)
     if (!s)
         msg_fatal("no memory to keep an unexpected message");
     s->src = (long)ev->initiator.rank;
-    s->bits = ev->match_bits;
+    s->bits = ev->match_bits & ~MSG_BIT_PUSHED;
     s->hd = ev->hdr_data;
     if (!(s->hd & HD_RDV) && ev->mlength) {
         s->len = ev->mlength;

@@ -32,12 +32,18 @@
 #define PT_CTL 2
 #define PT_COLL 3
 
-/* hdr_data of a data message: bit 63 = rendezvous announcement, then the
- * rendezvous id in bits 40..62 and the message length in bits 0..39. */
+/* hdr_data of a data message: bit 63 = rendezvous announcement, bit 62 =
+ * the announcement carries the message's first bytes (HD_PUSHED,
+ * msg_send.c), then the rendezvous id in bits 40..61 and the message length
+ * in bits 0..39. */
 #define HD_RDV (1ULL << 63)
+#define HD_PUSHED (1ULL << 62)
 #define HD_LEN_MASK ((1ULL << 40) - 1)
 #define HD_ID_SHIFT 40
-#define HD_ID_MASK ((1ULL << 23) - 1)
+#define HD_ID_MASK ((1ULL << 22) - 1)
+/* In the match bits of a receiver's get (PT_RDV, which ignores it): its
+ * receive was posted when the announcement came. */
+#define RDV_GET_POSTED (1ULL << 62)
 
 /* hdr_data of a control message: op in bits 56..63, argument below. */
 /* CTL_WAKE: sent by a rank to itself by a triggered put when a barrier of
@@ -67,9 +73,11 @@ struct msg_out {
     int slot;             /* bounce slot, -1 if none */
     /* rendezvous */
     bool rdv, pulled;
+    bool push;            /* the announcement carries push_len bytes, from push_md */
     const void *rdv_buf;
-    uint64_t rdv_len, rdv_got;
+    uint64_t rdv_len, rdv_got, push_len;
     ptl_handle_me_t rdv_me;
+    ptl_handle_md_t push_md;
     struct msg_req *req;  /* completed when pulled (rendezvous) */
 };
 
@@ -82,6 +90,10 @@ struct msg_peer {
     uint64_t pause_epoch;
     uint64_t acked_epoch;       /* (we as target) its PAUSE_ACK for our epoch */
     bool exiting;               /* it sent EXITING: never sends data again */
+    /* Its last rendezvous message from us that carried its data found no
+     * receive posted (msg_send.c): announce only, until one of its gets
+     * says a receive was waiting. */
+    bool pull_only;
 };
 
 /* A message taken off Portals' unexpected list by a drain (or sent to
@@ -108,6 +120,7 @@ struct msg_engine {
     ptl_handle_md_t md_bounce, md_zero;
     ptl_ni_limits_t lim;
     size_t eager_max;
+    uint64_t push_max;    /* most bytes a rendezvous announcement carries */
     struct msg_peer *peers;
     int ops_inflight, ops_max;
     bool starved;         /* something waits for an operation slot */
@@ -122,6 +135,8 @@ struct msg_engine {
     uint64_t barrier_got;
     /* statistics, printed at exit when _STATS is set */
     uint64_t st_eager, st_rdv, st_unexpected, st_recoveries, st_resent, st_drained;
+    uint64_t st_rdv_pushed;  /* of st_rdv: a posted receive took the announcement's data */
+    uint64_t st_push_missed; /* of st_rdv: it carried data, but no receive was posted */
     uint64_t st_received; /* messages from other ranks taken by receives */
     uint64_t st_ptl_barriers; /* barriers Portals forwarded (msg_barrier.c) */
     uint64_t st_ptl_wakes;    /* ... of which needed the self-put wake-up */

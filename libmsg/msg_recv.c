@@ -99,8 +99,9 @@ static void finished(struct msg_req *r)
         msg_req_free(r);
 }
 
-/* Pull a rendezvous message of len bytes, take of them into the buffer:
- * one get per piece of Portals' message limit, each for what of it fits
+/* Pull a rendezvous message of len bytes, take of them into the buffer,
+ * but for the first `landed` (pushed with the announcement): one get per
+ * piece of Portals' message limit, each for what of it is still wanted
  * (maybe nothing), so the sender sees every piece asked for and lets its
  * buffer go, and a zero-byte message (synchronous, or no room) too. */
 static uint64_t pieces(uint64_t len)
@@ -108,7 +109,8 @@ static uint64_t pieces(uint64_t len)
     return len == 0 ? 1 : (len + eng.lim.max_msg_size - 1) / eng.lim.max_msg_size;
 }
 
-static void start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, uint64_t take)
+static void start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, uint64_t take,
+                      uint64_t landed, bool posted)
 {
     ptl_md_t md = {.start = take ? r->buf : NULL, .length = take, .options = 0,
                    .eq_handle = eng.eq_misc, .ct_handle = PTL_CT_NONE};
@@ -120,11 +122,13 @@ static void start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, ui
     r->get_got = 0;
     ptl_process_t from = {.rank = (ptl_rank_t)src};
     for (uint64_t k = 0; k < r->get_len; k++) {
-        uint64_t off = k * eng.lim.max_msg_size;
-        uint64_t n = off < take ? take - off : 0;
-        if (n > eng.lim.max_msg_size)
-            n = eng.lim.max_msg_size;
-        rc = PtlGet(r->get_md, n ? off : 0, n, from, PT_RDV, id, off, r);
+        uint64_t piece = k * eng.lim.max_msg_size, end = piece + eng.lim.max_msg_size;
+        uint64_t off = piece > landed ? piece : landed;
+        if (end > take)
+            end = take;
+        uint64_t n = off < end ? end - off : 0;
+        rc = PtlGet(r->get_md, n ? off : 0, n, from, PT_RDV, id | (posted ? RDV_GET_POSTED : 0),
+                    n ? off : piece, r);
         if (rc != PTL_OK)
             msg_fatal("PtlGet of %llu bytes from node %ld failed (%d)", (unsigned long long)n,
                       src, rc);
@@ -132,15 +136,17 @@ static void start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, ui
     }
 }
 
-/* A message matched receive r: land what fits. */
+/* A message matched receive r: land what fits.  data: where an eager
+ * message waits (NULL: Portals put it in the buffer).  landed: bytes Portals
+ * put in the buffer (posted: r was posted before it came). */
 static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uint64_t rlength,
-                    const void *data)
+                    const void *data, uint64_t landed, bool posted)
 {
     bool rdv = hd & HD_RDV;
     uint64_t len = rdv ? hd & HD_LEN_MASK : rlength;
     uint64_t take = len <= r->count ? len : r->count;
     r->src = src;
-    r->mbits = bits;
+    r->mbits = bits & ~MSG_BIT_PUSHED;
     r->len = len;
     /* Counted as eager and rendezvous sends are: not a message to oneself
      * (a copy), so a collective's messages per rank can be checked. */
@@ -149,7 +155,16 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
     if (len > r->count)
         r->error = MSG_ERR_TRUNCATE;
     if (rdv) {
-        start_get(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take);
+        /* All of it came with the announcement: its ACK tells the sender
+         * (msg_send.c).  Otherwise pull the rest, even of a truncated one,
+         * and a zero-byte (synchronous) one: the get tells its sender that
+         * a receive took it. */
+        if (!(hd & HD_PUSHED))
+            landed = 0;
+        if ((hd & HD_PUSHED) && landed == len && take == len)
+            finished(r);
+        else
+            start_get(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take, landed, posted);
         return;
     }
     if (data && take)
@@ -165,8 +180,9 @@ void msg_recv_event(struct msg_req *r, const ptl_event_t *ev)
                   ev->initiator.rank, (int)ev->ni_fail_type);
     /* PUT: Portals put min(length, count) bytes into the buffer already;
      * PUT_OVERFLOW: the data waits in unexpected space. */
+    bool posted = ev->type == PTL_EVENT_PUT;
     deliver(r, (long)ev->initiator.rank, ev->match_bits, ev->hdr_data, ev->rlength,
-            ev->type == PTL_EVENT_PUT_OVERFLOW ? ev->start : NULL);
+            posted ? NULL : ev->start, posted ? ev->mlength : 0, posted);
 }
 
 void msg_recv_reply(struct msg_req *r, const ptl_event_t *ev)
@@ -188,13 +204,14 @@ void msg_recv_take_saved(struct msg_req *r, struct msg_saved *s)
         return;
     }
     r->wait_saved = NULL;
-    deliver(r, s->src, s->bits, s->hd, s->len, s->data);
+    deliver(r, s->src, s->bits, s->hd, s->len, s->data, 0, false);
     msg_saved_release(s);
 }
 
 static bool saved_matches(const struct msg_saved *s, uint64_t bits, uint64_t ignore, long srcsel)
 {
-    return ((s->bits ^ bits) & ~ignore) == 0 && (srcsel == MSG_ANY_SOURCE || srcsel == s->src);
+    return ((s->bits ^ bits) & ~(ignore | MSG_BIT_PUSHED)) == 0 &&
+           (srcsel == MSG_ANY_SOURCE || srcsel == s->src);
 }
 
 /* The oldest saved message matching, unlinked from the queue if take. */
@@ -229,7 +246,7 @@ static ptl_me_t recv_me(void *buf, uint64_t count, uint64_t bits, uint64_t ignor
                  PTL_ME_EVENT_UNLINK_DISABLE;
     me.match_id.rank = srcsel == MSG_ANY_SOURCE ? PTL_RANK_ANY : (ptl_rank_t)srcsel;
     me.match_bits = bits;
-    me.ignore_bits = ignore;
+    me.ignore_bits = ignore | MSG_BIT_PUSHED;
     return me;
 }
 
@@ -290,7 +307,7 @@ void msg_self_send(uint64_t bits, const void *buf, uint64_t len)
          * then that one has it, try the next. */
         if (PtlMEUnlink(best->me) == PTL_OK) {
             best->posted = false;
-            deliver(best, eng.rank, bits, len, len, buf);
+            deliver(best, eng.rank, bits, len, len, buf, 0, false);
             return;
         }
     }
@@ -314,7 +331,7 @@ bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
         struct msg_saved *s = saved_find(bits, ignore, srcsel, false);
         if (s) {
             out->src = s->src;
-            out->bits = s->bits;
+            out->bits = s->bits & ~MSG_BIT_PUSHED;
             out->len = (s->hd & HD_RDV) ? s->hd & HD_LEN_MASK : s->len;
             return true;
         }
@@ -328,7 +345,7 @@ bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
             msg_progress(true);
         if (p.ev.ni_fail_type == PTL_NI_OK) {
             out->src = (long)p.ev.initiator.rank;
-            out->bits = p.ev.match_bits;
+            out->bits = p.ev.match_bits & ~MSG_BIT_PUSHED;
             out->len = (p.ev.hdr_data & HD_RDV) ? p.ev.hdr_data & HD_LEN_MASK : p.ev.rlength;
             return true;
         }

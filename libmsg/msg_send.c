@@ -3,9 +3,25 @@
  * put at once; the send is complete right after the copy (the buffer may be
  * reused).  The copy stays until the target's ACK says it was accepted,
  * because a refused message (PTL_NI_PT_DISABLED) must be sent again.  A
- * longer message is announced by a zero-byte put whose hdr_data carries its
- * length and a rendezvous id; the buffer is exposed on PT_RDV and the
- * receiver pulls it with PtlGet straight into the posted buffer.
+ * longer message is announced by a put whose hdr_data carries its length
+ * and a rendezvous id; the buffer is exposed on PT_RDV, and a receiver that
+ * did not get the data pulls it with PtlGet straight into the posted
+ * buffer.
+ *
+ * The announcement carries the message's first bytes, up to push_max
+ * (HD_PUSHED; from the user's buffer: no copy), unless the target's last
+ * such message found no receive waiting.  A posted receive takes them, the
+ * ACK says how many (mlength), and the receiver pulls only the rest: a
+ * message up to push_max is sent in one trip, not three (announce, get,
+ * reply).  That matters most where both sides send at once: a get is
+ * queued behind the reply its node is already sending, so two pulls
+ * crossing each other ran one after the other (bench/nx/nxbench.c ring).
+ * If no receive was posted, the target's overflow list keeps only the
+ * header (msg_flow.c: a zero-length entry for MSG_BIT_PUSHED ahead of the
+ * unexpected space) and the receiver pulls it all, as before; the bytes
+ * pushed crossed the wire for nothing, hence the bound, and the next
+ * messages to that target are only announced (pull_only) until one of its
+ * gets says a receive had been waiting (RDV_GET_POSTED).
  *
  * Per target, messages stay in send order in one list (queued, in flight,
  * refused).  Refusals only ever hit a suffix of that list: the target keeps
@@ -195,10 +211,12 @@ static void kick_peer(long t)
             break;
         }
         ptl_process_t to = {.rank = (ptl_rank_t)t};
-        int rc = m->data ? PtlPut(eng.md_bounce, (ptl_size_t)((char *)m->data - arena), m->len,
-                                  PTL_ACK_REQ, to, PT_DATA, m->bits, 0, m, m->hd)
-                         : PtlPut(eng.md_zero, 0, 0, PTL_ACK_REQ, to, PT_DATA, m->bits, 0, m,
-                                  m->hd);
+        int rc = m->push ? PtlPut(m->push_md, 0, m->push_len, PTL_ACK_REQ, to, PT_DATA, m->bits,
+                                  0, m, m->hd)
+                 : m->data ? PtlPut(eng.md_bounce, (ptl_size_t)((char *)m->data - arena), m->len,
+                                    PTL_ACK_REQ, to, PT_DATA, m->bits, 0, m, m->hd)
+                           : PtlPut(eng.md_zero, 0, 0, PTL_ACK_REQ, to, PT_DATA, m->bits, 0, m,
+                                    m->hd);
         if (rc == PTL_NO_SPACE) {
             eng.starved = true;
             break;
@@ -249,6 +267,9 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     r->is_recv = false;
     r->done = false;
     r->error = MSG_OK;
+    if (bits & MSG_BIT_PUSHED)
+        msg_fatal("match bits %#llx have the engine's own bit (MSG_BIT_PUSHED)",
+                  (unsigned long long)bits);
     if (node == eng.rank) {
         /* The Tern kernel's Portals cannot put to its own process, so
          * messages to oneself never touch Portals (on every build). */
@@ -284,6 +305,21 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     m->rdv_len = len;
     m->req = r;
     m->hd = HD_RDV | (id << HD_ID_SHIFT) | len;
+    /* A zero-byte announcement (synchronous) carries nothing to push; the
+     * get tells its sender that a receive took it. */
+    uint64_t push = len < eng.push_max ? len : eng.push_max;
+    if (push > eng.lim.max_msg_size)
+        push = eng.lim.max_msg_size;
+    if (push && !eng.peers[node].pull_only) {
+        m->push_len = push;
+        ptl_md_t md = {.start = (void *)buf, .length = push, .options = PTL_MD_EVENT_SEND_DISABLE,
+                       .eq_handle = eng.eq_misc, .ct_handle = PTL_CT_NONE};
+        if (PtlMDBind(eng.ni, &md, &m->push_md) == PTL_OK) { /* else only announced */
+            m->push = true;
+            m->hd |= HD_PUSHED;
+            m->bits |= MSG_BIT_PUSHED;
+        }
+    }
     ptl_me_t me;
     memset(&me, 0, sizeof me);
     me.start = (void *)buf;
@@ -295,6 +331,7 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
                  (len <= eng.lim.max_msg_size ? PTL_ME_USE_ONCE : 0);
     me.match_id.rank = (ptl_rank_t)node;
     me.match_bits = id;
+    me.ignore_bits = RDV_GET_POSTED;
     int rc = PtlMEAppend(eng.ni, PT_RDV, &me, PTL_PRIORITY_LIST, m, &m->rdv_me);
     if (rc != PTL_OK)
         msg_fatal("cannot expose a %llu-byte buffer (Portals error %d)",
@@ -308,6 +345,43 @@ static void settle_rdv(struct msg_out *m)
 {
     if (m->pulled && m->state == OUT_ACCEPTED)
         out_release(m);
+}
+
+/* The receiver has the whole message (pulled, or taken whole with its
+ * announcement): the send is complete. */
+static void rdv_done(struct msg_out *m)
+{
+    m->pulled = true;
+    eng.rdv_active--;
+    struct msg_req *r = m->req;
+    r->done = true;
+    if (r->ignored)
+        msg_req_free(r);
+}
+
+/* The ACK of an announcement that carried data: how much of it a posted
+ * receive took (mlength; nothing if it waited unexpected).  All of the
+ * message: the send is done.  Otherwise the receiver pulls the rest.  The
+ * MD of the pushed bytes is done with either way (a refused message keeps
+ * it for its resend). */
+static void push_acked(struct msg_out *m, const ptl_event_t *ev)
+{
+    m->push = false;
+    PtlMDRelease(m->push_md);
+    if (ev->mlength != m->push_len) {
+        eng.st_push_missed++;
+        eng.peers[m->target].pull_only = true;
+        return;
+    }
+    eng.st_rdv_pushed++;
+    if (m->push_len < m->rdv_len)
+        return;
+    /* Nobody pulls it: its exposure goes (a get it had served would have
+     * unlinked it, but a receiver that took it whole never asks). */
+    if (PtlMEUnlink(m->rdv_me) != PTL_OK)
+        msg_fatal("node %ld took a %llu-byte message whole, yet its buffer was pulled",
+                  m->target, (unsigned long long)m->rdv_len);
+    rdv_done(m);
 }
 
 static void answer_pause(long t)
@@ -331,6 +405,8 @@ void msg_send_ack(struct msg_out *m, const ptl_event_t *ev)
         unlink_msg(p, m);
         m->state = OUT_ACCEPTED;
         if (m->rdv) {
+            if (m->push)
+                push_acked(m, ev);
             settle_rdv(m);
         } else {
             slot_free(m->slot);
@@ -364,12 +440,9 @@ void msg_rdv_pulled(struct msg_out *m, const ptl_event_t *ev)
         return;
     if (!once)
         PtlMEUnlink(m->rdv_me);
-    m->pulled = true;
-    eng.rdv_active--;
-    struct msg_req *r = m->req;
-    r->done = true;
-    if (r->ignored)
-        msg_req_free(r);
+    if (ev->match_bits & RDV_GET_POSTED)
+        eng.peers[m->target].pull_only = false;
+    rdv_done(m);
     settle_rdv(m);
 }
 

@@ -342,11 +342,12 @@ static void print_stats(void)
 {
     if (eng.verbose)
         fprintf(stderr,
-                "%s stats node %ld: eager=%llu rendezvous=%llu received=%llu unexpected=%llu "
-                "recoveries=%llu resent=%llu drained=%llu portals_barriers=%llu "
-                "barrier_wakes=%llu barrier_waits=%llu\n",
+                "%s stats node %ld: eager=%llu rendezvous=%llu pushed=%llu push_missed=%llu "
+                "received=%llu unexpected=%llu recoveries=%llu resent=%llu drained=%llu "
+                "portals_barriers=%llu barrier_wakes=%llu barrier_waits=%llu\n",
                 eng.who, eng.rank, (unsigned long long)eng.st_eager,
-                (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_received,
+                (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_rdv_pushed,
+                (unsigned long long)eng.st_push_missed, (unsigned long long)eng.st_received,
                 (unsigned long long)eng.st_unexpected,
                 (unsigned long long)eng.st_recoveries, (unsigned long long)eng.st_resent,
                 (unsigned long long)eng.st_drained, (unsigned long long)eng.st_ptl_barriers,
@@ -467,6 +468,11 @@ void msg_start(const struct msg_config *cfg)
      * us one way by rendezvous and 105-165 us eager (docs/performance.md,
      * "Eager up to 64 KiB"). */
     eng.eager_max = (size_t)msg_env_long("EAGER", 65536);
+    /* 1 MiB: what a rendezvous announcement carries (msg_send.c).  The
+     * bytes of one that finds no receive posted cross the wire for nothing;
+     * up to 1 MiB that cost less than the trips saved (docs/performance.md,
+     * "Rendezvous messages that carry their data"). */
+    eng.push_max = (uint64_t)msg_env_long("PUSH_MAX", 1L << 20);
     eng.verbose = (int)msg_env_long("STATS", 0);
     if (eng.eager_max > (1 << 20)) {
         fprintf(stderr, "%s: %s_EAGER above 1 MiB\n", eng.who, eng.prefix);

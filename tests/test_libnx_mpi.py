@@ -21,6 +21,7 @@ def mpirun(n, prog, *args, timeout=120):
     ("types", 3, "types ok"),
     ("unexpected", 4, "unexpected ok: 6000 messages"),
     ("bigmsg", 2, "bigmsg ok"),
+    ("pushed", 2, "pushed ok"),
     ("order", 3, "order ok on 3 nodes"),
     ("barrier", 8, "barrier ok on 8 nodes"),
     ("selfsend", 3, "selfsend ok on 3 nodes"),

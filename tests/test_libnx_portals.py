@@ -90,6 +90,24 @@ def test_messages_up_to_64_KiB_go_eager(ns, eager, rendezvous):
     assert [stats(r, k)["rendezvous"] for k in (0, 1)] == [rendezvous] * 2, r.err
 
 
+@pytest.mark.parametrize("push_max,pushed,missed", [(None, 3, 1), ("0", 0, 0)])
+def test_a_posted_receive_takes_the_data_with_the_announcement(ns, push_max, pushed, missed):
+    """tests/nx/pushed.c: five messages above the eager limit, all pulled
+    by a get once.  Now the announcement carries a message's first MiB
+    (TERN_NX_PUSH_MAX), which a receive posted first takes (1, 4, and the
+    first MiB of 5's 3 MiB): one trip instead of three.  Sent before its
+    receive (2), the data is dropped and pulled, and the next (3) is only
+    announced, until a get says a receive was waiting (3's).  With
+    TERN_NX_PUSH_MAX=0 every one is pulled.  The program checks every byte."""
+    env = dict(TERN_NX_STATS="1")
+    if push_max:
+        env["TERN_NX_PUSH_MAX"] = push_max
+    r = run(ns, 2, "pushed", env=env)
+    assert r.status == 0 and "pushed ok" in r.out, r
+    s = stats(r, 0)
+    assert (s["rendezvous"], s["pushed"], s["push_missed"]) == (5, pushed, missed), r.err
+
+
 def test_unexpected_space_runs_out_nothing_lost(ns):
     """32 KiB of unexpected space and 64 unexpected headers for 14000
     messages: Portals disables the PT again and again; the library drains,

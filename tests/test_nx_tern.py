@@ -56,6 +56,16 @@ def test_point_to_point_and_sync(nx, prog, n, args, expect):
     assert expect in r.stdout, r.stdout + r.stderr
 
 
+def test_a_posted_receive_takes_the_data_with_the_announcement(nx):
+    """tests/nx/pushed.c on Tern nodes (test_libnx_portals.py says what it
+    checks): three of its five rendezvous messages go with their
+    announcement, one found no receive posted, and every byte is right."""
+    r = nx_job(nx, 2, "pushed", env={"TERN_NX_STATS": "1"})
+    assert r.returncode == 0 and "pushed ok" in r.stdout, r.stdout + r.stderr
+    s = stats(r, 0)
+    assert (s["rendezvous"], s["pushed"], s["push_missed"]) == (5, 3, 1), r.stderr
+
+
 @pytest.mark.parametrize("n", [2, 4])
 def test_a_late_rank_does_not_wait_for_one_already_gone(nx, n):
     """tests/nx/exitlate.c: rank 0 leaves at once, the others compute for

@@ -3,7 +3,7 @@
  *
  * Types travel as MPI tags.  MPICH's tag limit (2^28 - 1) leaves room for
  * types 0 .. 2^27 - 1 and their FORCE() forms: bit 30 maps to tag bit 27.
- * Larger types are refused (EQTYPE); the Portals build has no such limit.
+ * Larger types are refused (EQTYPE); the Portals build takes 0 .. 2^61 - 1.
  * NX programs have no init call, so MPI starts in a constructor.
  */
 #include <errno.h>

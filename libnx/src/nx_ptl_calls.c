@@ -34,10 +34,14 @@ static int check_buf(const char *call, const void *buf, long count)
     return 0;
 }
 
+/* Types below 2^61: the match bits above are the library's and the
+ * engine's (MB_INTERNAL, MSG_BIT_PUSHED). */
 static int check_type(const char *call, long type, bool sel)
 {
-    if (type >= 0 || (sel && type == -1))
+    if ((type >= 0 && (uint64_t)type < MSG_BIT_PUSHED) || (sel && type == -1))
         return 0;
+    if (type >= 0)
+        return nx_fail(call, EQTYPE, "type %ld is above 2^61 - 1", type);
     return nx_fail(call, EQTYPE, "type %ld is negative", type);
 }
 

@@ -101,6 +101,24 @@ int main(int argc, char **argv)
             CHECK(rc == MPI_ERR_TRUNCATE && st.MPI_ERROR == MPI_ERR_TRUNCATE && y[0] == 1 &&
                       y[1] == 2, "truncate gave %d", rc);
             OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            /* Above the eager limit, the receive posted first (a zero-byte
+             * exchange says so): the sender pushes the message with its
+             * announcement (libmsg/msg_send.c), the receive keeps its first
+             * 100000 bytes, and the send still completes. */
+            unsigned char *big = malloc(300000), *in = malloc(100016);
+            CHECK(big && in, "no memory");
+            fill(big, 300000, t_rank + 7);
+            memset(in, 0xEE, 100016);
+            OK(MPI_Irecv(in, 100000, MPI_BYTE, peer, 10, MPI_COMM_WORLD, &rq));
+            OK(MPI_Sendrecv(NULL, 0, MPI_BYTE, peer, 11, NULL, 0, MPI_BYTE, peer, 11,
+                            MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            OK(MPI_Send(big, 300000, MPI_BYTE, peer, 10, MPI_COMM_WORLD));
+            rc = MPI_Wait(&rq, &st);
+            CHECK(rc == MPI_ERR_TRUNCATE && first_bad(in, 100000, peer + 7) < 0 &&
+                      in[100000] == 0xEE, "truncated rendezvous gave %d, bad at %ld", rc,
+                  first_bad(in, 100000, peer + 7));
+            free(big);
+            free(in);
         }
         char s[MPI_MAX_ERROR_STRING];
         int len;

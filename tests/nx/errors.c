@@ -13,6 +13,8 @@ int main(int argc, char **argv)
         CHECK(_csend(1, &v, sizeof v, numnodes() + 5, 0) == -1 && errno == EQNODE, "_csend");
         CHECK(_msgwait(999999) == -1 && errno == EQMID, "_msgwait");
         CHECK(_csend(-3, &v, sizeof v, 0, 0) == -1 && errno == EQTYPE, "_csend type");
+        /* The match bits above a type are the library's own. */
+        CHECK(_csend(1L << 61, &v, sizeof v, 0, 0) == -1 && errno == EQTYPE, "_csend type 2^61");
         gsync();
         if (me == 0)
             printf("soft errors ok\n");
