@@ -468,11 +468,13 @@ void msg_start(const struct msg_config *cfg)
      * us one way by rendezvous and 105-165 us eager (docs/performance.md,
      * "Eager up to 64 KiB"). */
     eng.eager_max = (size_t)msg_env_long("EAGER", 65536);
-    /* 1 MiB: what a rendezvous announcement carries (msg_send.c).  The
-     * bytes of one that finds no receive posted cross the wire for nothing;
-     * up to 1 MiB that cost less than the trips saved (docs/performance.md,
-     * "Rendezvous messages that carry their data"). */
-    eng.push_max = (uint64_t)msg_env_long("PUSH_MAX", 1L << 20);
+    /* 256 KiB: what a rendezvous announcement carries (msg_send.c).  The
+     * bytes of one that finds no receive posted cross the wire for nothing,
+     * and its receive waits for them to pass before it can pull: with 1 MiB
+     * the 2-node ring of 8 MiB messages (one after each gsync, whose ranks
+     * leave it apart) lost what 256 KiB gains (docs/performance.md, "A
+     * rendezvous announcement that carries data"). */
+    eng.push_max = (uint64_t)msg_env_long("PUSH_MAX", 256L << 10);
     eng.verbose = (int)msg_env_long("STATS", 0);
     if (eng.eager_max > (1 << 20)) {
         fprintf(stderr, "%s: %s_EAGER above 1 MiB\n", eng.who, eng.prefix);

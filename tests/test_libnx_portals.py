@@ -93,9 +93,9 @@ def test_messages_up_to_64_KiB_go_eager(ns, eager, rendezvous):
 @pytest.mark.parametrize("push_max,pushed,missed", [(None, 3, 1), ("0", 0, 0)])
 def test_a_posted_receive_takes_the_data_with_the_announcement(ns, push_max, pushed, missed):
     """tests/nx/pushed.c: five messages above the eager limit, all pulled
-    by a get once.  Now the announcement carries a message's first MiB
+    by a get once.  Now the announcement carries a message's first 256 KiB
     (TERN_NX_PUSH_MAX), which a receive posted first takes (1, 4, and the
-    first MiB of 5's 3 MiB): one trip instead of three.  Sent before its
+    first 256 KiB of 5's 3 MiB): their rest, if any, is pulled.  Sent before its
     receive (2), the data is dropped and pulled, and the next (3) is only
     announced, until a get says a receive was waiting (3's).  With
     TERN_NX_PUSH_MAX=0 every one is pulled.  The program checks every byte."""
