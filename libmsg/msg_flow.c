@@ -90,15 +90,9 @@ static bool set_remove(const void *p)
 
 static void ovf_link(struct ovf *o)
 {
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = o->buf;
-    me.length = o->size;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_EVENT_LINK_DISABLE;
-    me.match_id.rank = PTL_RANK_ANY;
-    me.ignore_bits = ~0ULL;
+    ptl_me_t me = msg_me(o->buf, o->size,
+                         PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_EVENT_LINK_DISABLE,
+                         PTL_RANK_ANY, 0, ~0ULL);
     me.min_free = eng.eager_max;
     ptl_handle_me_t h;
     int rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_OVERFLOW_LIST, o, &h);
@@ -123,14 +117,8 @@ void msg_flow_init(void)
         set_cap <<= 1;
     /* First on the overflow list, and it stays first: the unexpected
      * buffers go back on at its end. */
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE;
-    me.match_id.rank = PTL_RANK_ANY;
-    me.match_bits = MSG_BIT_PUSHED;
-    me.ignore_bits = ~MSG_BIT_PUSHED;
+    ptl_me_t me = msg_me(NULL, 0, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE, PTL_RANK_ANY,
+                         MSG_BIT_PUSHED, ~MSG_BIT_PUSHED);
     ptl_handle_me_t h;
     rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_OVERFLOW_LIST, &push_catch, &h);
     if (rc != PTL_OK)
@@ -162,13 +150,7 @@ static void start_recovery(void)
     if (eng.verbose > 1)
         fprintf(stderr, "%s node %ld: PT disabled, recovery %llu\n", eng.who, eng.rank,
                 (unsigned long long)eng.epoch);
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT;
-    me.match_id.rank = PTL_RANK_ANY;
-    me.ignore_bits = ~0ULL;
+    ptl_me_t me = msg_me(NULL, 0, PTL_ME_OP_PUT, PTL_RANK_ANY, 0, ~0ULL);
     int rc = PtlMESearch(eng.ni, PT_DATA, &me, PTL_SEARCH_DELETE, &drain_mark);
     /* A search for bits nobody sends posts one NO_MATCH event after all
      * the drain's events: the end marker. */

@@ -146,6 +146,10 @@ extern struct msg_engine eng;
 
 /* msg_start.c */
 void msg_progress_ms(unsigned ms); /* wait at most ms for a first event */
+/* An ME as the engine's all are: no counter, any user; from rank
+ * (PTL_RANK_ANY: anyone), matching bits outside ignore. */
+ptl_me_t msg_me(void *start, uint64_t length, unsigned options, ptl_rank_t rank, uint64_t bits,
+                uint64_t ignore);
 void msg_control(long from, uint64_t hd); /* a control message arrived */
 
 /* msg_send.c */

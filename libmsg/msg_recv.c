@@ -236,18 +236,11 @@ static struct msg_saved *saved_find(uint64_t bits, uint64_t ignore, long srcsel,
 
 static ptl_me_t recv_me(void *buf, uint64_t count, uint64_t bits, uint64_t ignore, long srcsel)
 {
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = count ? buf : NULL;
-    me.length = (ptl_size_t)count;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
-                 PTL_ME_EVENT_UNLINK_DISABLE;
-    me.match_id.rank = srcsel == MSG_ANY_SOURCE ? PTL_RANK_ANY : (ptl_rank_t)srcsel;
-    me.match_bits = bits;
-    me.ignore_bits = ignore | MSG_BIT_PUSHED;
-    return me;
+    return msg_me(count ? buf : NULL, count,
+                  PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
+                      PTL_ME_EVENT_UNLINK_DISABLE,
+                  srcsel == MSG_ANY_SOURCE ? PTL_RANK_ANY : (ptl_rank_t)srcsel, bits,
+                  ignore | MSG_BIT_PUSHED);
 }
 
 void msg_irecv(struct msg_req *r, long srcsel, uint64_t bits, uint64_t ignore, void *buf,

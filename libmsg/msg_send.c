@@ -89,13 +89,8 @@ void msg_send_init(void)
 {
     ptl_pt_index_t pt;
     must(PtlPTAlloc(eng.ni, 0, eng.eq_misc, PT_CTL, &pt), "PtlPTAlloc(control)");
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
-    me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE;
-    me.match_id.rank = PTL_RANK_ANY;
-    me.ignore_bits = ~0ULL;
+    ptl_me_t me = msg_me(NULL, 0, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE, PTL_RANK_ANY, 0,
+                         ~0ULL);
     ptl_handle_me_t h;
     must(PtlMEAppend(eng.ni, PT_CTL, &me, PTL_PRIORITY_LIST, NULL, &h), "PtlMEAppend(control)");
     must(PtlPTAlloc(eng.ni, 0, eng.eq_misc, PT_RDV, &pt), "PtlPTAlloc(rendezvous)");
@@ -320,18 +315,11 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
             m->bits |= MSG_BIT_PUSHED;
         }
     }
-    ptl_me_t me;
-    memset(&me, 0, sizeof me);
-    me.start = (void *)buf;
-    me.length = (ptl_size_t)len;
-    me.ct_handle = PTL_CT_NONE;
-    me.uid = PTL_UID_ANY;
     /* One get takes it all unless it exceeds Portals' message limit. */
-    me.options = PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
-                 (len <= eng.lim.max_msg_size ? PTL_ME_USE_ONCE : 0);
-    me.match_id.rank = (ptl_rank_t)node;
-    me.match_bits = id;
-    me.ignore_bits = RDV_GET_POSTED;
+    ptl_me_t me = msg_me((void *)buf, len,
+                         PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
+                             (len <= eng.lim.max_msg_size ? PTL_ME_USE_ONCE : 0),
+                         (ptl_rank_t)node, id, RDV_GET_POSTED);
     int rc = PtlMEAppend(eng.ni, PT_RDV, &me, PTL_PRIORITY_LIST, m, &m->rdv_me);
     if (rc != PTL_OK)
         msg_fatal("cannot expose a %llu-byte buffer (Portals error %d)",

@@ -72,6 +72,22 @@ double msg_now(void)
 }
 #define now msg_now
 
+ptl_me_t msg_me(void *start, uint64_t length, unsigned options, ptl_rank_t rank, uint64_t bits,
+                uint64_t ignore)
+{
+    ptl_me_t me;
+    memset(&me, 0, sizeof me);
+    me.start = start;
+    me.length = (ptl_size_t)length;
+    me.ct_handle = PTL_CT_NONE;
+    me.uid = PTL_UID_ANY;
+    me.options = options;
+    me.match_id.rank = rank;
+    me.match_bits = bits;
+    me.ignore_bits = ignore;
+    return me;
+}
+
 long msg_rank(void) { return eng.rank; }
 long msg_size(void) { return eng.size; }
 bool msg_started(void) { return eng.started; }
