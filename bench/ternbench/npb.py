@@ -49,9 +49,25 @@ def make_def(system, bindir="../bin"):
             f"BINDIR = {bindir}\nRAND = randi8\n")
 
 
+# What tern-mpif90 and tern-mpicc link into a Tern program (lwkcc --mpi -show).
+TERN_LIBS = [os.path.join(ROOT, "build", *p) for p in
+             (("libmpi", "libmpi.a"), ("libmsg", "libmsg.a"), ("portals", "libportals-tern.a"))]
+
+
+def stale(program, libs):
+    """Whether program must be built (again): missing, or older than one of
+    the libraries it links.  NPB's makefiles know nothing of those, so a
+    program linked before a change to Tern's MPI would otherwise be run
+    (and measured) as it was."""
+    if not os.path.exists(program):
+        return True
+    t = os.path.getmtime(program)
+    return any(os.path.exists(lib) and os.path.getmtime(lib) > t for lib in libs)
+
+
 def build(src, scratch, system, benchmarks, cls, jobs=1):
     """Copy src to scratch/npb-<system> (once), build benchmarks of class
-    cls there; returns (bin directory, seconds the builds took).  Raises
+    cls there (those not built yet, or stale); returns (bin directory, seconds the builds took).  Raises
     RuntimeError with the build's tail when one fails.  jobs: benchmarks
     built at once (tests/test_npb.py: 2; bench/npb.py keeps 1, its build
     time is a figure), each worker in a copy of its own (npb-<system>-K
@@ -60,7 +76,11 @@ def build(src, scratch, system, benchmarks, cls, jobs=1):
     programs all go to the first copy's bin/."""
     d = os.path.join(scratch, f"npb-{system}")
     bindir = os.path.join(d, "bin")
-    todo = [b for b in benchmarks if not os.path.exists(os.path.join(bindir, f"{b}.{cls}.x"))]
+    libs = TERN_LIBS if system == "tern" else []
+    todo = [b for b in benchmarks if stale(os.path.join(bindir, f"{b}.{cls}.x"), libs)]
+    for b in todo:          # NPB's make would call an existing one up to date
+        if os.path.exists(os.path.join(bindir, f"{b}.{cls}.x")):
+            os.remove(os.path.join(bindir, f"{b}.{cls}.x"))
     trees = [d] + [f"{d}-{k}" for k in range(1, max(1, min(jobs, len(todo))))]
     for t in trees:
         if not os.path.isdir(t):
