@@ -159,12 +159,13 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
          * (msg_send.c).  Otherwise pull the rest, even of a truncated one,
          * and a zero-byte (synchronous) one: the get tells its sender that
          * a receive took it. */
-        if (!(hd & HD_PUSHED))
+        if (!(hd & HD_PUSHED)) {
             landed = 0;
-        if ((hd & HD_PUSHED) && landed == len && take == len)
+        } else if (landed == len && take == len) {
             finished(r);
-        else
-            start_get(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take, landed, posted);
+            return;
+        }
+        start_get(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take, landed, posted);
         return;
     }
     if (data && take)

@@ -490,7 +490,12 @@ void msg_start(const struct msg_config *cfg)
      * the 2-node ring of 8 MiB messages (one after each gsync, whose ranks
      * leave it apart) lost what 256 KiB gains (docs/performance.md, "A
      * rendezvous announcement that carries data"). */
-    eng.push_max = (uint64_t)msg_env_long("PUSH_MAX", 256L << 10);
+    long push_max = msg_env_long("PUSH_MAX", 256L << 10);
+    if (push_max < 0) {
+        fprintf(stderr, "%s: %s_PUSH_MAX is negative\n", eng.who, eng.prefix);
+        exit(1);
+    }
+    eng.push_max = (uint64_t)push_max;
     eng.verbose = (int)msg_env_long("STATS", 0);
     if (eng.eager_max > (1 << 20)) {
         fprintf(stderr, "%s: %s_EAGER above 1 MiB\n", eng.who, eng.prefix);

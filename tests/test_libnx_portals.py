@@ -108,6 +108,16 @@ def test_a_posted_receive_takes_the_data_with_the_announcement(ns, push_max, pus
     assert (s["rendezvous"], s["pushed"], s["push_missed"]) == (5, pushed, missed), r.err
 
 
+@pytest.mark.parametrize("var,value,message", [
+    ("TERN_NX_PUSH_MAX", "-5", "libnx: TERN_NX_PUSH_MAX is negative"),
+    ("TERN_NX_EAGER", "2000000", "libnx: TERN_NX_EAGER above 1 MiB"),
+    ("TERN_NX_PUSH_MAX", "lots", "libnx: TERN_NX_PUSH_MAX=lots is not a number"),
+])
+def test_a_bad_setting_ends_the_job_with_a_message(ns, var, value, message):
+    r = run(ns, 2, "pushed", env={var: value}, timeout=30)
+    assert r.status != 0 and message in r.err, r
+
+
 def test_unexpected_space_runs_out_nothing_lost(ns):
     """32 KiB of unexpected space and 64 unexpected headers for 14000
     messages: Portals disables the PT again and again; the library drains,
