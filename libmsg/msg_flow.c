@@ -203,7 +203,7 @@ static void drained(const ptl_event_t *ev)
     if (!s)
         msg_fatal("no memory to keep an unexpected message");
     s->src = (long)ev->initiator.rank;
-    s->bits = ev->match_bits & ~MSG_BIT_PUSHED;
+    s->bits = ev->match_bits;      /* receives and probes ignore MSG_BIT_PUSHED */
     s->hd = ev->hdr_data;
     if (!(s->hd & HD_RDV) && ev->mlength) {
         s->len = ev->mlength;

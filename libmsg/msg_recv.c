@@ -159,7 +159,7 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
          * (msg_send.c).  Otherwise pull the rest, even of a truncated one,
          * and a zero-byte (synchronous) one: the get tells its sender that
          * a receive took it. */
-        if (!(hd & HD_PUSHED)) {
+        if (!(bits & MSG_BIT_PUSHED)) {
             landed = 0;
         } else if (landed == len && take == len) {
             finished(r);

@@ -9,7 +9,7 @@
  * buffer.
  *
  * The announcement carries the message's first bytes, up to push_max
- * (HD_PUSHED; from the user's buffer: no copy), unless the target's last
+ * (MSG_BIT_PUSHED; from the user's buffer: no copy), unless the target's last
  * such message found no receive waiting.  A posted receive takes them, the
  * ACK says how many (mlength), and the receiver pulls only the rest: a
  * message up to push_max is sent in one trip, not three (announce, get,
@@ -311,7 +311,6 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
                        .eq_handle = eng.eq_misc, .ct_handle = PTL_CT_NONE};
         if (PtlMDBind(eng.ni, &md, &m->push_md) == PTL_OK) { /* else only announced */
             m->push = true;
-            m->hd |= HD_PUSHED;
             m->bits |= MSG_BIT_PUSHED;
         }
     }

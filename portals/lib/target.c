@@ -71,8 +71,9 @@ static void send_ack(struct ptl_ni *ni, struct ptl_peer *peer,
     m->h.fail = (uint8_t)fail;
     if (suppressed)
         m->h.ack_req = PTL_NO_ACK_REQ;
-    /* Never held for an answer (reliable.c, ptl_rel_push). */
-    m->ack_alone = req->msg_len > ni->frame_max - PTL_WIRE_HDR_LEN;
+    /* The put took more frames than its first: never held for an answer
+     * (reliable.c, ptl_rel_push). */
+    m->ack_alone = req->msg_len > req->frag_len;
     ptl_rel_queue(ni, peer, m);
 }
 
