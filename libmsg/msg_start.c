@@ -199,20 +199,21 @@ static bool lib_stats(struct ptl_lib_stats *st)
  * that tests read. */
 static void print_node_stats(void)
 {
-    struct tern_ptl_node_stats ns;
+    struct tern_ptl_node_stats ns = {0};   /* an older kernel fills fewer fields */
     if (!ptl_tern_stats || ptl_tern_stats(NULL, &ns) != PTL_OK)
         return;
     fprintf(stderr,
             "tern node stats node %ld: kmem_used=%llu kmem_peak=%llu kmem_size=%llu "
             "kmem_fails=%llu self_frames=%llu self_refused=%llu self_by_reference=%llu "
-            "tx=%llu rx=%llu rx_dropped=%llu interrupts=%llu tx_errors=%llu calls=%llu\n",
+            "tx=%llu rx=%llu rx_dropped=%llu interrupts=%llu tx_errors=%llu calls=%llu "
+            "doorbells=%llu\n",
             eng.rank, (unsigned long long)ns.kmem_used, (unsigned long long)ns.kmem_peak,
             (unsigned long long)ns.kmem_size, (unsigned long long)ns.kmem_fails,
             (unsigned long long)ns.loop_frames, (unsigned long long)ns.loop_full,
             (unsigned long long)ns.loop_by_ref, (unsigned long long)ns.nic_tx_frames,
             (unsigned long long)ns.nic_rx_frames, (unsigned long long)ns.nic_rx_dropped,
             (unsigned long long)ns.nic_interrupts, (unsigned long long)ns.nic_tx_errors,
-            (unsigned long long)ns.calls);
+            (unsigned long long)ns.calls, (unsigned long long)ns.nic_tx_doorbells);
 }
 
 /* PREFIX_DEBUG=S: every S seconds spent in the event loop, one line of

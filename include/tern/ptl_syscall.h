@@ -44,6 +44,8 @@ struct tern_ptl_node_stats {
     uint64_t loop_by_ref;            /* of loop_frames: payload read from the sender's
                                       * buffer on delivery (one copy) */
     uint64_t calls;                  /* Portals system calls made on the node since boot */
+    uint64_t nic_tx_doorbells;       /* transmit doorbells rung: one per frame, or one or
+                                      * two per burst of frames (netdev_tx_batch) */
 };
 
 /* TPO_TRACE (not Portals; portals/include/ptl_trace.h for the points):

@@ -38,6 +38,7 @@ struct netdev_stats {
     uint64_t tx_frames, tx_errors;     /* errors: rejected or not completed */
     uint64_t rx_frames, rx_dropped;    /* dropped: too long, runt, bad descriptor */
     uint64_t interrupts;
+    uint64_t tx_doorbells;             /* doorbells rung: one per frame, or per burst */
 };
 
 /* Probes the PCI bus for a supported NIC and starts the first one found,
@@ -93,6 +94,12 @@ uint64_t netdev_kicks(void);
 void netdev_kick_waiters(void);
 
 void netdev_get_stats(struct netdev_stats *s);
+
+/* A burst of netdev_send_async calls (ptl_host_tx_batch): while on, a frame
+ * after the burst's first is queued without the doorbell, which is rung once
+ * at off, before a wait, and whenever the ring is full.  Frames of
+ * netdev_send ring it at once (their caller waits for them). */
+void netdev_tx_batch(bool on);
 
 /* While fn is set (not NULL), receive interrupts stay on while the program
  * runs and one that interrupts it calls fn with its registers: frames are

@@ -106,7 +106,7 @@ static unsigned e1000_tx_reclaim(struct netdev *nd)
 }
 
 static int e1000_xmit(struct netdev *nd, const void *copy, size_t copy_len,
-                      const struct net_sg *sg, int nsg)
+                      const struct net_sg *sg, int nsg, bool kick)
 {
     struct e1000 *e = (struct e1000 *)nd;
     unsigned need = (unsigned)nsg + (copy_len != 0);
@@ -137,9 +137,18 @@ static int e1000_xmit(struct netdev *nd, const void *copy, size_t copy_len,
     }
     e->tx_tail = t;
     e->tx_frames++;
-    doorbell_wmb();
-    wr(e, TDT, t);
+    if (kick) {
+        doorbell_wmb();
+        wr(e, TDT, t);
+    }
     return 0;
+}
+
+static void e1000_tx_kick(struct netdev *nd)
+{
+    struct e1000 *e = (struct e1000 *)nd;
+    doorbell_wmb();
+    wr(e, TDT, e->tx_tail);
 }
 
 static bool e1000_rx_pending(struct netdev *nd)
@@ -367,6 +376,7 @@ struct netdev *e1000_probe(const struct pci_dev *d, unsigned fabric_mtu)
     e->nd.model = models[model].name;
     e->nd.mtu = mtu;
     e->nd.xmit = e1000_xmit;
+    e->nd.tx_kick = e1000_tx_kick;
     e->nd.tx_reclaim = e1000_tx_reclaim;
     e->nd.poll = e1000_poll;
     e->nd.rx_pending = e1000_rx_pending;

@@ -186,7 +186,30 @@ static int tx_check(size_t copy_len, const struct net_sg *sg, int nsg, struct ne
  * full, instead of spinning a second each. */
 static bool tx_stuck;
 
-static int tx_queue(const void *copy, size_t copy_len, const struct net_sg *sg, int nsg)
+/* netdev_tx_batch: a burst is on; its first frame has rung the doorbell;
+ * frames queued since the last ring. */
+static bool tx_batching, tx_batch_rang, tx_unrung;
+
+static void tx_ring(void)
+{
+    nd->tx_kick(nd);
+    nd->stats.tx_doorbells++;
+    tx_unrung = false;
+}
+
+void netdev_tx_batch(bool on)
+{
+    if (!nd)
+        return;
+    tx_batching = on;
+    tx_batch_rang = false;
+    if (!on && tx_unrung)
+        tx_ring();
+}
+
+/* hold_ok: the frame may wait for the burst's last doorbell. */
+static int tx_queue(const void *copy, size_t copy_len, const struct net_sg *sg, int nsg,
+                    bool hold_ok)
 {
     struct net_sg pieces[NETDEV_MAX_SG];
     int n = tx_check(copy_len, sg, nsg, pieces);
@@ -198,7 +221,10 @@ static int tx_queue(const void *copy, size_t copy_len, const struct net_sg *sg, 
     PTL_TRACE(TP_TX_QUEUE);
     uint64_t end = 0;
     int r;
-    while ((r = nd->xmit(nd, copy, copy_len, pieces, n)) == -EBUSY) {
+    bool kick = !(hold_ok && tx_batching && tx_batch_rang);
+    while ((r = nd->xmit(nd, copy, copy_len, pieces, n, kick)) == -EBUSY) {
+        if (tx_unrung)
+            tx_ring();         /* the NIC must be told of what it is to complete */
         uint64_t now = time_monotonic_ns();
         if (tx_stuck || (end && now > end)) {
             if (!tx_stuck)
@@ -219,6 +245,13 @@ static int tx_queue(const void *copy, size_t copy_len, const struct net_sg *sg, 
     PTL_TRACE(TP_TX_DONE);
     tx_stuck = false;
     nd->stats.tx_frames++;
+    if (kick) {
+        nd->stats.tx_doorbells++;
+        tx_unrung = false;
+        tx_batch_rang = tx_batching;
+    } else {
+        tx_unrung = true;
+    }
     return 0;
 }
 
@@ -228,7 +261,7 @@ int netdev_send(const struct net_sg *sg, int nsg)
 {
     if (!nd)
         return -ENODEV;
-    int r = tx_queue(NULL, 0, sg, nsg);
+    int r = tx_queue(NULL, 0, sg, nsg, false);
     if (r < 0)
         return r;
     /* The caller may reuse its buffers once we return: wait until the NIC
@@ -249,7 +282,7 @@ int netdev_send_async(const void *head, size_t head_len, const struct net_sg *sg
         nd->stats.tx_errors++;
         return -EINVAL;
     }
-    return tx_queue(head, head_len, sg, nsg);
+    return tx_queue(head, head_len, sg, nsg, true);
 }
 
 int netdev_poll(netdev_rx_fn rx, void *arg)
@@ -265,6 +298,8 @@ bool netdev_wait_since(uint64_t deadline, uint64_t kicks_seen)
         time_sleep_until(deadline);
         return false;
     }
+    if (tx_unrung)
+        tx_ring();             /* nothing may wait on a frame the NIC was not told of */
     uint64_t now = time_monotonic_ns();
     uint64_t spin_end = now + SPIN_NS < deadline ? now + SPIN_NS : deadline;
     do {

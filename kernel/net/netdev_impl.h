@@ -20,9 +20,12 @@ struct netdev {
      * buffer (copy_len may be 0), then sg[0..nsg-1] by reference.  Checked
      * already: no empty piece, (copy_len != 0) + nsg <= NETDEV_MAX_SG,
      * copy_len <= NETDEV_COPY_MAX, a valid frame length.  -EBUSY when no
-     * slot or descriptor is free (call tx_reclaim and retry). */
+     * slot or descriptor is free (call tx_reclaim and retry).  kick: ring
+     * the doorbell; if false the frame waits for the next kick. */
     int (*xmit)(struct netdev *nd, const void *copy, size_t copy_len, const struct net_sg *sg,
-                int nsg);
+                int nsg, bool kick);
+    /* Rings the doorbell for every frame queued so far. */
+    void (*tx_kick)(struct netdev *nd);
     /* Takes back the slots of frames the NIC has completed; returns the
      * number of frames it still owns. */
     unsigned (*tx_reclaim)(struct netdev *nd);

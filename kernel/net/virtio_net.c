@@ -86,7 +86,7 @@ static unsigned vnet_tx_reclaim(struct netdev *nd)
 }
 
 static int vnet_xmit(struct netdev *nd, const void *copy, size_t copy_len,
-                     const struct net_sg *sg, int nsg)
+                     const struct net_sg *sg, int nsg, bool kick)
 {
     struct vnet *v = (struct vnet *)nd;
     if (v->nfree == 0)
@@ -121,9 +121,18 @@ static int vnet_xmit(struct netdev *nd, const void *copy, size_t copy_len,
     virtq_post(&v->tx, head);
     /* Skipped by virtq_notify while the device says it is still working
      * through the ring (VRING_USED_F_NO_NOTIFY): a burst costs one exit. */
+    if (kick) {
+        PTL_TRACE(TP_TX_NOTIFY);
+        virtq_notify(&v->vp, &v->tx);
+    }
+    return 0;
+}
+
+static void vnet_tx_kick(struct netdev *nd)
+{
+    struct vnet *v = (struct vnet *)nd;
     PTL_TRACE(TP_TX_NOTIFY);
     virtq_notify(&v->vp, &v->tx);
-    return 0;
 }
 
 static bool tx_init(struct vnet *v)
@@ -318,6 +327,7 @@ struct netdev *virtio_net_probe(const struct pci_dev *d, uint8_t vector)
     v->nd.mtu = mtu;
     v->nd.mtu_from = (want & F_MTU) ? "from the device" : NULL;
     v->nd.xmit = vnet_xmit;
+    v->nd.tx_kick = vnet_tx_kick;
     v->nd.tx_reclaim = vnet_tx_reclaim;
     v->nd.poll = vnet_poll;
     v->nd.rx_pending = vnet_rx_pending;

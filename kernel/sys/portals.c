@@ -437,7 +437,7 @@ static int stats(uint64_t ulib, uint64_t unode, uint64_t unode_size)
     node = (struct tern_ptl_node_stats){nd.tx_frames, nd.tx_errors, nd.rx_frames, nd.rx_dropped,
                                         nd.interrupts, km.size, km.used, km.peak, km.fails,
                                         loop_frames, loop_full, loop_by_ref,
-                                        calls_made()};
+                                        calls_made(), nd.tx_doorbells};
     if (ulib)
         copy_to_user(ulib, &lib, sizeof lib);
     if (unode)

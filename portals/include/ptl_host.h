@@ -17,6 +17,7 @@
 #define PTL_HOST_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* One piece of a frame.  ptl_host_send gets the Portals header first, then
@@ -69,6 +70,14 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info);
  * ptl_host_wait. */
 int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg,
                   int n_sg);
+
+/* A burst of ptl_host_send calls: between on and off the host may hold the
+ * NIC's doorbell after the burst's first frame, and ring it once at off for
+ * the frames queued meanwhile.  Under an emulator each doorbell is an exit
+ * of the emulated CPU (about 11 us under TCG), and the device, idle again
+ * by the next frame, asked for one per frame.  Called with the lock held;
+ * a host whose sends leave at once does nothing. */
+void ptl_host_tx_batch(bool on);
 
 /* Block until a frame has been handed to ptl_lib_rx or the clock reaches
  * deadline_ns (UINT64_MAX: no timer pending).  Called without the lock.  May

@@ -373,6 +373,7 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
     /* Kept only if this turn ends holding an ACK (1: release it). */
     uint64_t hold = p->hold_until;
     p->hold_until = 0;
+    ptl_host_tx_batch(true);
     while (p->snd_nxt - p->snd_una < PTL_REL_WIN) {
         /* Per frame: loss detection compares send times within a burst. */
         uint64_t now = ptl_host_now_ns();
@@ -417,6 +418,7 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
      * all.  It took no place in the window, so there is one for it. */
     if (carry)
         frag_send_new(ni, p, carry, NULL, ptl_host_now_ns());
+    ptl_host_tx_batch(false);
 }
 
 static void q_remove(struct ptl_peer *p, struct ptl_txmsg *m)

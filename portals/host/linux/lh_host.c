@@ -93,6 +93,8 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
     return 0;
 }
 
+void ptl_host_tx_batch(bool on) { (void)on; }  /* each sendmsg leaves at once */
+
 int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg,
                   int n_sg)
 {
