@@ -17,6 +17,7 @@ for s in "$@"; do
   $c -sz 2 build/nx-tern/nxbench lat 3 2000 0 2>&1 | grep -E "^R" >> $out
   $c -sz 2 build/nx-tern/nxbench ring 3 8388608 1048576,8388608 2>&1 | grep -E "^R" >> $out
   $c -sz 2 build/nx-tern/nxbench gsync 3 300 2>&1 | grep -E "^R" >> $out
+  $c -sz 2 build/nx-tern/nxbench stream 3 8388608 1048576 2>&1 | grep -E "^R" >> $out
 done
 done
 for s in "$@"; do qemu/cluster --name k$s down >/dev/null 2>&1; done
