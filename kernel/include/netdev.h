@@ -97,8 +97,9 @@ void netdev_get_stats(struct netdev_stats *s);
 
 /* A burst of netdev_send_async calls (ptl_host_tx_batch): while on, a frame
  * after the burst's first is queued without the doorbell, which is rung once
- * at off, before a wait, and whenever the ring is full.  Frames of
- * netdev_send ring it at once (their caller waits for them). */
+ * at off, and whenever the ring is full.  Frames of netdev_send ring it at
+ * once (their caller waits for them).  Called by whoever sends, with the
+ * Portals library's lock held. */
 void netdev_tx_batch(bool on);
 
 /* While fn is set (not NULL), receive interrupts stay on while the program

@@ -187,7 +187,11 @@ static int tx_check(size_t copy_len, const struct net_sg *sg, int nsg, struct ne
 static bool tx_stuck;
 
 /* netdev_tx_batch: a burst is on; its first frame has rung the doorbell;
- * frames queued since the last ring. */
+ * frames queued since the last ring.  Only the sender touches them (the
+ * Portals library's lock held): a burst ends within the call that began it,
+ * so no frame is left unrung when the lock is let go.  A wait on another
+ * CPU, without that lock, must not ring for it: its "rung" could cover a
+ * frame queued after its doorbell. */
 static bool tx_batching, tx_batch_rang, tx_unrung;
 
 static void tx_ring(void)
@@ -298,8 +302,6 @@ bool netdev_wait_since(uint64_t deadline, uint64_t kicks_seen)
         time_sleep_until(deadline);
         return false;
     }
-    if (tx_unrung)
-        tx_ring();             /* nothing may wait on a frame the NIC was not told of */
     uint64_t now = time_monotonic_ns();
     uint64_t spin_end = now + SPIN_NS < deadline ? now + SPIN_NS : deadline;
     do {
