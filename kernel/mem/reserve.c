@@ -17,6 +17,7 @@
 #include "kernel.h"
 #include "mem.h"
 #include "reserve.h"
+#include "x86.h"
 
 /* Page-table pages left for the kernel: a program's commits may not take
  * the last ones (mapping them is what they are for). */
@@ -32,6 +33,43 @@ static uint64_t alias_of(uint64_t pa) { return proc.vbase + (pa - proc.region_pa
 static uint64_t pa_of(uint64_t w) { return proc.region_pa + (w - proc.vbase); }
 
 /* ---- pieces, sorted by va ---------------------------------------------------- */
+
+/* The calls a thread makes without the serial lock (sys/table.c,
+ * thread_safe: getcpu, futex, clock_gettime ...) check their pointers here
+ * while another thread's mmap, mprotect or munmap, under that lock, may be
+ * moving pieces about (piece_add, pieces_remove).  A check that read the
+ * list half-moved missed its piece: EFAULT for a good pointer, about one
+ * call in a hundred while another thread mapped memory
+ * (tests/programs/threads.c, maps).  So a sequence count, odd while the
+ * list changes, and the checks read it again until they saw it whole. */
+static volatile uint32_t pieces_seq;
+
+static void pieces_change_begin(void)
+{
+    pieces_seq++;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static void pieces_change_end(void)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    pieces_seq++;
+}
+
+static uint32_t pieces_read_begin(void)
+{
+    uint32_t seq;
+    while ((seq = pieces_seq) & 1)
+        cpu_relax();
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return seq;
+}
+
+static bool pieces_read_again(uint32_t seq)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return pieces_seq != seq;
+}
 
 /* Index of the last piece starting at or below va, or -1. */
 static int piece_below(uint64_t va)
@@ -61,7 +99,17 @@ static bool follows(const struct piece *a, uint64_t va, uint64_t pa)
     return a->end == va && a->pa + (a->end - a->va) == pa;
 }
 
+static long piece_add_locked(uint64_t va, uint64_t end, uint64_t pa);
+
 static long piece_add(uint64_t va, uint64_t end, uint64_t pa)
+{
+    pieces_change_begin();
+    long r = piece_add_locked(va, end, pa);
+    pieces_change_end();
+    return r;
+}
+
+static long piece_add_locked(uint64_t va, uint64_t end, uint64_t pa)
 {
     int i = piece_below(va) + 1;             /* where it goes */
     struct piece *prev = i > 0 ? &proc.pieces[i - 1] : NULL;
@@ -97,7 +145,10 @@ static void release(uint64_t va, uint64_t pa, uint64_t len)
     ranges_remove(heap_list(), alias_of(pa), alias_of(pa) + len);
 }
 
-/* Decommits [s, e). */
+/* Decommits [s, e).  Only the list's own edits are marked as a change: the
+ * release before them unmaps, which waits for the other CPUs to drop the
+ * pages from their TLBs, and one of them may be waiting for the change to
+ * end, with interrupts off. */
 static long pieces_remove(uint64_t s, uint64_t e)
 {
     for (int i = 0; i < proc.npieces; i++) {
@@ -112,6 +163,7 @@ static long pieces_remove(uint64_t s, uint64_t e)
             return -ENOMEM;    /* splitting a 2 MiB page needs a table */
         uint64_t cpa = p->pa + (cs - p->va);
         release(cs, cpa, ce - cs);
+        pieces_change_begin();
         if (cs == p->va && ce == p->end) {
             memmove(p, p + 1, (size_t)(proc.npieces - i - 1) * sizeof *p);
             proc.npieces--;
@@ -128,6 +180,7 @@ static long pieces_remove(uint64_t s, uint64_t e)
             proc.npieces++;
             i++;
         }
+        pieces_change_end();
     }
     return 0;
 }
@@ -314,25 +367,45 @@ long reserve_advise(uint64_t s, uint64_t e, bool dontneed)
 bool reserve_covers(uint64_t s, uint64_t e) { return ranges_cover(resv(), s, e); }
 bool reserve_has(uint64_t addr) { return ranges_cover(resv(), addr, addr + 1); }
 
-bool reserve_accessible(uint64_t s, uint64_t e)
+static bool accessible_now(uint64_t s, uint64_t e)
 {
-    while (s < e) {
+    for (int n = 0; s < e && n <= MAX_PIECES; n++) {
         const struct piece *p = piece_at(s);
-        if (!p)
+        if (!p || p->end <= s)
             return false;
         s = p->end;
     }
-    return true;
+    return s >= e;
+}
+
+bool reserve_accessible(uint64_t s, uint64_t e)
+{
+    for (;;) {
+        uint32_t seq = pieces_read_begin();
+        bool ok = accessible_now(s, e);
+        if (!pieces_read_again(seq))
+            return ok;
+    }
 }
 
 bool reserve_contiguous(uint64_t s, uint64_t e)
 {
-    const struct piece *p = piece_at(s);
-    return p && e <= p->end;
+    for (;;) {
+        uint32_t seq = pieces_read_begin();
+        const struct piece *p = piece_at(s);
+        bool ok = p && e <= p->end;
+        if (!pieces_read_again(seq))
+            return ok;
+    }
 }
 
 uint64_t reserve_phys(uint64_t va)
 {
-    const struct piece *p = piece_at(va);
-    return p ? p->pa + (va - p->va) : 0;
+    for (;;) {
+        uint32_t seq = pieces_read_begin();
+        const struct piece *p = piece_at(va);
+        uint64_t pa = p ? p->pa + (va - p->va) : 0;
+        if (!pieces_read_again(seq))
+            return pa;
+    }
 }

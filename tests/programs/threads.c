@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -248,6 +249,44 @@ static int alarm_elsewhere(void)
     return 0;
 }
 
+/* maps N: one thread reserves, commits and releases memory in a loop (the
+ * kernel's list of committed pieces changes under it) while another makes
+ * calls that take no lock, with a pointer into committed reserved memory
+ * (a page of its own, committed once); every one must succeed. */
+static volatile int maps_done;
+static void *maps_churn(void *arg)
+{
+    long n = (long)arg;
+    for (long i = 0; i < n; i++) {
+        char *p = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            break;
+        for (int k = 0; k < 8; k++)        /* eight pieces, apart */
+            mprotect(p + k * 131072, 4096, PROT_READ | PROT_WRITE);
+        munmap(p, 1 << 20);
+    }
+    maps_done = 1;
+    return NULL;
+}
+
+static int maps(long n)
+{
+    char *own = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (own == MAP_FAILED || mprotect(own + 524288, 4096, PROT_READ | PROT_WRITE))
+        return printf("maps: no reserved memory\n"), 1;
+    struct timespec *ts = (struct timespec *)(own + 524288);
+    pthread_t t;
+    pthread_create(&t, NULL, maps_churn, (void *)n);
+    long calls = 0, failed = 0;
+    while (!maps_done) {
+        calls++;
+        failed += clock_gettime(CLOCK_MONOTONIC, ts) != 0;
+    }
+    pthread_join(t, NULL);
+    printf("maps: %ld calls, %ld failed\n", calls, failed);
+    return failed != 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -262,6 +301,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "alarm"))
         return alarm_elsewhere();
+    if (!strcmp(mode, "maps"))
+        return maps(argc > 2 ? atol(argv[2]) : 2000);
     if (!strcmp(mode, "sigmask"))
         return own_masks();
     if (!strcmp(mode, "pingpong"))
