@@ -105,6 +105,13 @@ static unsigned e1000_tx_reclaim(struct netdev *nd)
     return e->tx_frames;
 }
 
+static void e1000_tx_kick(struct netdev *nd)
+{
+    struct e1000 *e = (struct e1000 *)nd;
+    doorbell_wmb();
+    wr(e, TDT, e->tx_tail);
+}
+
 static int e1000_xmit(struct netdev *nd, const void *copy, size_t copy_len,
                       const struct net_sg *sg, int nsg, bool kick)
 {
@@ -137,18 +144,9 @@ static int e1000_xmit(struct netdev *nd, const void *copy, size_t copy_len,
     }
     e->tx_tail = t;
     e->tx_frames++;
-    if (kick) {
-        doorbell_wmb();
-        wr(e, TDT, t);
-    }
+    if (kick)
+        e1000_tx_kick(nd);
     return 0;
-}
-
-static void e1000_tx_kick(struct netdev *nd)
-{
-    struct e1000 *e = (struct e1000 *)nd;
-    doorbell_wmb();
-    wr(e, TDT, e->tx_tail);
 }
 
 static bool e1000_rx_pending(struct netdev *nd)
