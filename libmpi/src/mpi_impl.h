@@ -143,7 +143,9 @@ enum basic {
 };
 struct block {
     long off, len;  /* bytes */
-    int basic;      /* what the bytes are (for reductions) */
+    int basic;      /* what the bytes are (for reductions and Get_elements) */
+    int pair;       /* B_DOUBLE_INT...: a value-index pair starts here, its
+                       value this block (its index too when they touch) */
 };
 struct mtype {
     bool in_use, committed, predefined;
@@ -176,6 +178,9 @@ void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf);
 /* Bytes of count elements from the first to the last byte of data. */
 long mpi_span(const struct mtype *t, long count);
 void mpi_types_init(void);
+/* Block k of t is the index of the pair whose value is block k-1: a
+ * reduction takes the two together. */
+bool mpi_pair_index(const struct mtype *t, int k);
 
 /* ---- operations (mpi_op.c) ---- */
 /* inout = in (op) inout over count elements of t laid out as in memory. */

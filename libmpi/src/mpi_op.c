@@ -78,7 +78,9 @@ static const char *const op_names[] = {
     }                                                                            \
     return -1
 
-/* MAXLOC / MINLOC: the better value; on a tie the smaller index. */
+/* MAXLOC / MINLOC: the better value; on a tie the smaller index.  Field by
+ * field: a pair's padding is no data, and the buffer may end before the
+ * last pair's padding (a reduction's buffer holds data, not extents). */
 #define PAIR_OPS(V, I)                                                            \
     do {                                                                          \
         struct p { V v; I i; };                                                   \
@@ -88,9 +90,10 @@ static const char *const op_names[] = {
             return -1;                                                            \
         for (long k = 0; k < n; k++) {                                            \
             bool better = op == O_MAXLOC ? a[k].v > b[k].v : a[k].v < b[k].v;     \
-            if (better)                                                           \
-                b[k] = a[k];                                                      \
-            else if (a[k].v == b[k].v && a[k].i < b[k].i)                         \
+            if (better) {                                                         \
+                b[k].v = a[k].v;                                                  \
+                b[k].i = a[k].i;                                                  \
+            } else if (a[k].v == b[k].v && a[k].i < b[k].i)                         \
                 b[k].i = a[k].i;                                                  \
         }                                                                         \
         return 0;                                                                 \
@@ -151,6 +154,13 @@ static long basic_size(int basic)
     return t->size;
 }
 
+/* What an operation works on in block b: the pair that starts there, or
+ * its basic elements. */
+static int block_kind(const struct block *b)
+{
+    return b->pair ? b->pair : b->basic;
+}
+
 static bool op_valid(MPI_Op op)
 {
     return H_KIND(op) == K_OP && H_IDX(op) > 0 && H_IDX(op) < MAX_OPS &&
@@ -177,10 +187,14 @@ int mpi_check_op(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype dt)
     if (!t)
         return MPI_SUCCESS; /* the type check reports it */
     char probe[64] = {0}, probe2[64] = {0};
-    for (int k = 0; k < t->nblocks; k++)
-        if (apply_basic(o, t->blocks[k].basic, probe, probe2, 0) < 0)
+    for (int k = 0; k < t->nblocks; k++) {
+        if (mpi_pair_index(t, k))
+            continue;
+        int basic = block_kind(&t->blocks[k]);
+        if (apply_basic(o, basic, probe, probe2, 0) < 0)
             return mpi_error(comm, MPI_ERR_OP, call, "%s is not defined on %s", op_names[o],
-                             mpi_type_get(H_MAKE(K_TYPE, t->blocks[k].basic))->name);
+                             mpi_type_get(H_MAKE(K_TYPE, basic))->name);
+    }
     return MPI_SUCCESS;
 }
 
@@ -200,9 +214,11 @@ int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, voi
     for (long i = 0; i < count; i++)
         FOR_BLOCKS(t, r, k) {
             const struct block *b = &t->blocks[k];
+            if (mpi_pair_index(t, k))
+                continue; /* taken with its value */
             long off = i * ext + BLOCK_OFF(t, r, k);
-            if (apply_basic(o, b->basic, (const char *)in + off, (char *)inout + off,
-                            b->len / basic_size(b->basic)) < 0)
+            if (apply_basic(o, block_kind(b), (const char *)in + off, (char *)inout + off,
+                            b->pair ? 1 : b->len / basic_size(b->basic)) < 0)
                 return mpi_check_op(call, comm, op, dt);
         }
     return MPI_SUCCESS;

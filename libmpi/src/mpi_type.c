@@ -6,6 +6,7 @@
  * predefined types and MAX_DERIVED derived ones.
  */
 #include <complex.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@
 #define MAX_TYPES (FIRST_DERIVED + MAX_DERIVED)
 
 static struct mtype types[MAX_TYPES];
-static struct block predef_blocks[B_COUNT_OF];
+static struct block predef_blocks[B_COUNT_OF][2];
 
 struct pair_float_int { float v; int i; };
 struct pair_double_int { double v; int i; };
@@ -65,16 +66,62 @@ static const struct {
 #undef P
 };
 
+/* The value-index pairs are C structs in MPI's eyes (MPI-3.1 5.9.4):
+ * MPI_DOUBLE_INT's type map is {(double, 0), (int, 8)}, 12 bytes of data
+ * in an extent of 16.  Its padding is no data: not sent, not written. */
+static const struct pair_layout {
+    int v, i;   /* basic types of the value and the index */
+    long ioff;  /* where the index is */
+} pairs[B_COUNT_OF] = {
+#define Q(b, V, I, t) [b] = {V, I, offsetof(t, i)}
+    Q(B_FLOAT_INT, B_FLOAT, B_INT, struct pair_float_int),
+    Q(B_DOUBLE_INT, B_DOUBLE, B_INT, struct pair_double_int),
+    Q(B_LONG_INT, B_LONG, B_INT, struct pair_long_int),
+    Q(B_SHORT_INT, B_SHORT, B_INT, struct pair_short_int),
+    Q(B_LDOUBLE_INT, B_LDOUBLE, B_INT, struct pair_ldouble_int),
+#undef Q
+    [B_2INT] = {B_INT, B_INT, sizeof(int)},
+    [B_F2REAL] = {B_FREAL, B_FREAL, sizeof(float)},
+    [B_F2DOUBLE] = {B_FDOUBLE, B_FDOUBLE, sizeof(double)},
+    [B_F2INTEGER] = {B_FINTEGER, B_FINTEGER, sizeof(int32_t)},
+};
+
 void mpi_types_init(void)
 {
     for (int b = 1; b < B_COUNT_OF; b++) {
-        predef_blocks[b] = (struct block){0, predef[b].size, b};
+        struct block *bl = predef_blocks[b];
+        const struct pair_layout *p = &pairs[b];
+        int n = 1;
+        long size = predef[b].size;
+        if (!p->v) {
+            bl[0] = (struct block){0, size, b, 0};
+        } else {
+            long vs = predef[p->v].size, is = predef[p->i].size;
+            size = vs + is;
+            if (p->ioff == vs && p->v == p->i) /* touching: one block */
+                bl[0] = (struct block){0, size, p->v, b};
+            else {
+                bl[0] = (struct block){0, vs, p->v, b};
+                bl[1] = (struct block){p->ioff, is, p->i, 0};
+                n = 2;
+            }
+        }
         types[b] = (struct mtype){.in_use = true, .committed = true, .predefined = true,
-                                  .combiner = MPI_COMBINER_NAMED, .size = predef[b].size,
+                                  .combiner = MPI_COMBINER_NAMED, .size = size,
                                   .lb = 0, .ub = predef[b].size, .true_lb = 0,
-                                  .true_ub = predef[b].size, .nblocks = 1, .reps = 1,
-                                  .blocks = &predef_blocks[b], .name = predef[b].name};
+                                  .true_ub = bl[n - 1].off + bl[n - 1].len, .nblocks = n,
+                                  .reps = 1, .blocks = bl, .name = predef[b].name};
     }
+}
+
+bool mpi_pair_index(const struct mtype *t, int k)
+{
+    if (k <= 0)
+        return false;
+    const struct block *v = &t->blocks[k - 1], *i = &t->blocks[k];
+    const struct pair_layout *p = &pairs[v->pair];
+    return v->pair && v->len == predef[p->v].size && i->pair == 0 && i->basic == p->i &&
+           i->off == v->off + p->ioff && i->len == predef[p->i].size;
 }
 
 struct mtype *mpi_type_get(MPI_Datatype t)
@@ -149,11 +196,24 @@ struct builder {
     long reps, rep_stride; /* 0 or 1: no repetition */
 };
 
-static int add_block(struct builder *x, long off, long len, int basic)
+/* A pair's value block takes in nothing but its own touching index, so a
+ * reduction finds each pair whole and nothing else inside it. */
+static bool merges(const struct block *prev, long off, long len, int basic, int pair)
+{
+    if (pair || prev->off + prev->len != off || prev->basic != basic)
+        return false;
+    if (!prev->pair)
+        return true;
+    const struct pair_layout *p = &pairs[prev->pair];
+    long vs = predef[p->v].size;
+    return prev->len == vs && p->ioff == vs && p->i == basic && len == predef[p->i].size;
+}
+
+static int add_block(struct builder *x, long off, long len, int basic, int pair)
 {
     if (!len)
         return 0;
-    if (x->n && x->b[x->n - 1].off + x->b[x->n - 1].len == off && x->b[x->n - 1].basic == basic) {
+    if (x->n && merges(&x->b[x->n - 1], off, len, basic, pair)) {
         x->b[x->n - 1].len += len;
     } else {
         if (x->n == x->cap) {
@@ -164,7 +224,7 @@ static int add_block(struct builder *x, long off, long len, int basic)
             x->b = nb;
             x->cap = cap;
         }
-        x->b[x->n++] = (struct block){off, len, basic};
+        x->b[x->n++] = (struct block){off, len, basic, pair};
     }
     x->size += len;
     if (!x->anydata || off < x->tlb)
@@ -183,7 +243,8 @@ static int add_copies(struct builder *x, const struct mtype *old, long disp, lon
     for (long i = 0; i < count; i++) {
         long d = disp + i * ext;
         FOR_BLOCKS(old, r, k)
-            if (add_block(x, d + BLOCK_OFF(old, r, k), old->blocks[k].len, old->blocks[k].basic))
+            if (add_block(x, d + BLOCK_OFF(old, r, k), old->blocks[k].len, old->blocks[k].basic,
+                          old->blocks[k].pair))
                 return -1;
         if (!x->any || d + old->lb < x->lb)
             x->lb = d + old->lb;

@@ -1,7 +1,8 @@
 /* Derived datatypes: contiguous, vector, hvector, indexed, indexed_block,
  * hindexed, struct (with MPI_Get_address and MPI_BOTTOM), resized; their
  * size, extent, true extent; sent one type, received as another with the
- * same signature; Get_count / Get_elements; Pack / Unpack / Pack_size.
+ * same signature; Get_count / Get_elements; Pack / Unpack / Pack_size;
+ * the value-index pairs as the C structs MPI defines them to be.
  * Needs 2 ranks or more.  Prints "types ok on N ranks". */
 #include <stddef.h>
 
@@ -177,11 +178,115 @@ static void traffic(void)
     free(q);
 }
 
+/* MPI_DOUBLE_INT and the other pairs are structs (MPI-3.1 5.9.4): their
+ * size counts the value and the index, their extent is the C struct's, and
+ * their padding is not data.  Seen wrong before: MPI_Type_size gave 16 for
+ * MPI_DOUBLE_INT, as sizeof does, not 12. */
+static void pair_traffic(int peer)
+{
+    /* Sent and received as pairs: the values and indices arrive, the
+     * receiver's padding keeps what it had, and the count is in pairs (12
+     * bytes each) and basic elements (two each). */
+    enum { NPAIR = 100 };
+    struct { double v; int i; } s[NPAIR], r[NPAIR];
+    struct { short v; int i; } ss[NPAIR], sr[NPAIR];
+    memset(s, 0, sizeof s);
+    memset(ss, 0, sizeof ss);
+    for (int i = 0; i < NPAIR; i++) {
+        s[i].v = t_rank + i * 0.5;
+        s[i].i = t_rank * 1000 + i;
+        ss[i].v = (short)(t_rank * 100 + i);
+        ss[i].i = -i;
+    }
+    memset(r, 0x5a, sizeof r);
+    memset(sr, 0x5a, sizeof sr);
+    MPI_Status st, st2;
+    OK(MPI_Sendrecv(s, NPAIR, MPI_DOUBLE_INT, peer, 7, r, NPAIR, MPI_DOUBLE_INT, peer, 7,
+                    MPI_COMM_WORLD, &st));
+    OK(MPI_Sendrecv(ss, NPAIR, MPI_SHORT_INT, peer, 8, sr, NPAIR, MPI_SHORT_INT, peer, 8,
+                    MPI_COMM_WORLD, &st2));
+    for (int i = 0; i < NPAIR; i++) {
+        const unsigned char *pad = (const unsigned char *)&r[i] + 12, *spad =
+            (const unsigned char *)&sr[i] + 2;
+        CHECK(r[i].v == peer + i * 0.5 && r[i].i == peer * 1000 + i, "DOUBLE_INT pair %d", i);
+        CHECK(sr[i].v == peer * 100 + i && sr[i].i == -i, "SHORT_INT pair %d", i);
+        CHECK(pad[0] == 0x5a && pad[3] == 0x5a && spad[0] == 0x5a && spad[1] == 0x5a,
+              "padding of pair %d written: %02x %02x", i, pad[0], spad[0]);
+    }
+    int elems, bytes;
+    OK(MPI_Get_elements(&st, MPI_DOUBLE_INT, &elems));
+    OK(MPI_Get_count(&st, MPI_BYTE, &bytes));
+    CHECK(t_count(&st, MPI_DOUBLE_INT) == NPAIR && elems == 2 * NPAIR && bytes == 12 * NPAIR,
+          "DOUBLE_INT count %d elements %d bytes %d", t_count(&st, MPI_DOUBLE_INT), elems,
+          bytes);
+}
+
+static void pair_reductions(void)
+{
+    /* MAXLOC over a type made of pairs: each pair taken whole. */
+    MPI_Datatype two;
+    OK(MPI_Type_contiguous(2, MPI_DOUBLE_INT, &two));
+    OK(MPI_Type_commit(&two));
+    struct { double v; int i; } mine[4] = {{t_rank, t_rank}, {-t_rank, t_rank},
+                                           {1, t_rank}, {t_rank % 2, t_rank}}, best[4];
+    OK(MPI_Allreduce(mine, best, 2, two, MPI_MAXLOC, MPI_COMM_WORLD));
+    CHECK(best[0].v == t_size - 1 && best[0].i == t_size - 1 && best[1].v == 0 &&
+              best[1].i == 0 && best[2].v == 1 && best[2].i == 0 && best[3].v == 1 &&
+              best[3].i == 1,
+          "MAXLOC over pairs: (%g %d) (%g %d) (%g %d) (%g %d)", best[0].v, best[0].i, best[1].v,
+          best[1].i, best[2].v, best[2].i, best[3].v, best[3].i);
+    OK(MPI_Type_free(&two));
+    /* A pair's index with a plain int beside it is no pair: MAXLOC refuses. */
+    MPI_Datatype mixed;
+    int bl[2] = {1, 1};
+    MPI_Aint dp[2] = {0, 12};
+    MPI_Datatype ty[2] = {MPI_DOUBLE_INT, MPI_INT};
+    OK(MPI_Type_create_struct(2, bl, dp, ty, &mixed));
+    OK(MPI_Type_commit(&mixed));
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    char in[64] = {0}, out[64];
+    int rc = MPI_Allreduce(in, out, 1, mixed, MPI_MAXLOC, MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_OP, "MAXLOC on pair + int gave %d", rc);
+    rc = MPI_Allreduce(in, out, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_OP, "SUM on DOUBLE_INT gave %d", rc);
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    OK(MPI_Type_free(&mixed));
+}
+
+static void pairs(void)
+{
+    struct { MPI_Datatype t; int size, extent, elements; const char *name; } want[] = {
+        {MPI_FLOAT_INT, 8, 8, 2, "MPI_FLOAT_INT"},
+        {MPI_DOUBLE_INT, 12, 16, 2, "MPI_DOUBLE_INT"},
+        {MPI_LONG_INT, 12, 16, 2, "MPI_LONG_INT"},
+        {MPI_SHORT_INT, 6, 8, 2, "MPI_SHORT_INT"},
+        {MPI_2INT, 8, 8, 2, "MPI_2INT"},
+        {MPI_LONG_DOUBLE_INT, (int)sizeof(long double) + 4, 2 * (int)sizeof(long double), 2,
+         "MPI_LONG_DOUBLE_INT"},
+    };
+    for (unsigned k = 0; k < sizeof want / sizeof want[0]; k++) {
+        int sz;
+        MPI_Aint lb, ext, tlb, text;
+        OK(MPI_Type_size(want[k].t, &sz));
+        OK(MPI_Type_get_extent(want[k].t, &lb, &ext));
+        OK(MPI_Type_get_true_extent(want[k].t, &tlb, &text));
+        CHECK(sz == want[k].size && lb == 0 && ext == want[k].extent && tlb == 0 &&
+                  text <= ext && text >= sz,
+              "%s: size %d extent %ld true extent %ld", want[k].name, sz, (long)ext,
+              (long)text);
+    }
+    int peer = t_rank ^ 1;
+    if (peer < t_size)
+        pair_traffic(peer);
+    pair_reductions();
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
     extents();
     traffic();
+    pairs();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (t_rank == 0)
         printf("types ok on %d ranks\n", t_size);
