@@ -111,17 +111,9 @@ static void build_report(struct report *r, const struct regs *f, bool user)
         rep(r, "    (rip is %s+0x%lx in the program image)\n", proc.name, f->rip - proc.map_lo);
 }
 
-void trap_handler(struct regs *f)
+static bool syscall_without_kernel_mode(struct regs *f)
 {
-    if (f->vector >= 32) {
-        if (irq_handlers[f->vector])
-            irq_handlers[f->vector](f);   /* spurious or unexpected: nothing to acknowledge */
-        if ((f->cs & 3) == 3)
-            signal_interrupted(f);        /* a signal sent here from another core, a timer's */
-        return;
-    }
-    bool user = (f->cs & 3) == 3;
-    if (user && f->vector == 14 && f->rip == (uint64_t)syscall_entry) {
+    if ((f->cs & 3) == 3 && f->vector == 14 && f->rip == (uint64_t)syscall_entry) {
         /* A `syscall` that jumped to LSTAR without leaving user mode: the
          * paravirtual KVM on our build machines (kvm_pvm) does this for a
          * guest that is not Linux.  The CPU already did the rest of the
@@ -136,8 +128,18 @@ void trap_handler(struct regs *f)
         f->rip = f->rcx;
         f->rflags = (f->r11 & 0x40DD5) | 0x202;
         syscall_dispatch(f);
-        return;
+        return true;
     }
+    return false;
+}
+
+/* An exception: reported, and the program or the node ends.  Kept out of
+ * trap_handler: its 2 KiB report would otherwise be part of the stack
+ * frame of every interrupt, which may arrive deep in a system call on the
+ * same 16 KiB stack. */
+static __attribute__((noinline, noreturn)) void exception(struct regs *f)
+{
+    bool user = (f->cs & 3) == 3;
     /* On this CPU's stack: threads on two CPUs may fault at once. */
     struct report r;
     r.len = 0;
@@ -157,4 +159,17 @@ void trap_handler(struct regs *f)
     hostlink_send(HL_REPORT, r.buf, (uint32_t)r.len);
     hostlink_send(HL_PANIC, "kernel fault", 12);
     node_end(END_PANIC, 0);
+}
+
+void trap_handler(struct regs *f)
+{
+    if (f->vector < 32) {
+        if (!syscall_without_kernel_mode(f))
+            exception(f);
+        return;
+    }
+    if (irq_handlers[f->vector])
+        irq_handlers[f->vector](f);   /* spurious or unexpected: nothing to acknowledge */
+    if ((f->cs & 3) == 3)
+        signal_interrupted(f);        /* a signal sent here from another core, a timer's */
 }
