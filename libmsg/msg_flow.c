@@ -5,10 +5,17 @@
  * limit) that take any message no posted receive matched.  Portals retires a
  * buffer when less than an eager message is left in it (AUTO_UNLINK) and
  * tells us when nothing refers to it any more (AUTO_FREE); then it goes back
- * on the overflow list.  Ahead of them all, a zero-length ME takes the
- * rendezvous messages that carry their data (MSG_BIT_PUSHED, msg_send.c):
- * Portals keeps their header and drops the data, which the receive pulls
- * later, so they never take unexpected space.
+ * on the overflow list.  They take no rendezvous message that carries its
+ * data (MSG_BIT_PUSHED, msg_send.c).  Those land in landing buffers of
+ * their own (N_LAND of LAND_PUSHES pushes each, managed the same way, a
+ * share of the unexpected space where that is large enough): a
+ * receive posted later copies what landed and pulls only the rest.  When
+ * no landing buffer has room, a zero-length ME behind them (the catch)
+ * keeps only the header and the receive pulls it all; the sender then
+ * counts the push as missed.  So pushes never take eager unexpected space,
+ * and never disable the portal.  A landing buffer back on the list goes
+ * behind the catch, so a new catch is appended behind it before the old
+ * one goes: there is always one.
  *
  * When Portals runs short (no overflow buffer, no unexpected-header slot, or
  * the data EQ nearly full) it disables PT_DATA, refuses the message with
@@ -36,15 +43,19 @@
 #include "msg_internal.h"
 
 #define N_OVF 8
+#define N_LAND 2
+#define LAND_PUSHES 2
 
 struct ovf {
     int kind; /* OBJ_OVF */
     char *buf;
     size_t size;
     bool linked;
+    bool landing; /* takes pushed messages only */
 };
-static struct ovf ovfs[N_OVF];
+static struct ovf ovfs[N_OVF], lands[N_LAND];
 static struct ovf push_catch = {.kind = OBJ_OVF};
+static ptl_handle_me_t catch_me;
 static struct { int kind; } drain_mark = {OBJ_DRAIN}, drain_end = {OBJ_DRAIN_END};
 
 /* Pending drained messages: at most one per sender is ever incomplete. */
@@ -90,15 +101,75 @@ static bool set_remove(const void *p)
 
 static void ovf_link(struct ovf *o)
 {
+    /* Eager space: MSG_BIT_PUSHED clear; landing space: set. */
     ptl_me_t me = msg_me(o->buf, o->size,
                          PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_EVENT_LINK_DISABLE,
-                         PTL_RANK_ANY, 0, ~0ULL);
-    me.min_free = eng.eager_max;
+                         PTL_RANK_ANY, o->landing ? MSG_BIT_PUSHED : 0, ~MSG_BIT_PUSHED);
+    me.min_free = o->landing ? eng.push_max : eng.eager_max;
     ptl_handle_me_t h;
     int rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_OVERFLOW_LIST, o, &h);
     if (rc != PTL_OK)
         msg_fatal("cannot post unexpected space (Portals error %d)", rc);
     o->linked = true;
+}
+
+/* Catches replaced but still linked: Portals refuses to unlink one while
+ * a message is arriving into it (PTL_IN_USE).  Until it goes, pushes stop
+ * at it, ahead of the landing buffer behind it: missed, not lost.  Tried
+ * again when a caught message has arrived, when a receive takes an
+ * unexpected message, and at the next replacement. */
+static ptl_handle_me_t *old_catches;
+static int n_old_catches, cap_old_catches;
+
+static void catches_retire(void)
+{
+    int kept = 0;
+    for (int i = 0; i < n_old_catches; i++) {
+        int rc = PtlMEUnlink(old_catches[i]);
+        if (rc == PTL_IN_USE)
+            old_catches[kept++] = old_catches[i];
+        else if (rc != PTL_OK)
+            msg_fatal("cannot take back an old overflow entry of pushed messages (Portals "
+                      "error %d)", rc);
+    }
+    n_old_catches = kept;
+}
+
+/* The catch of pushed messages no landing buffer took, appended behind
+ * everything now on the overflow list; the one it replaces goes after. */
+static void catch_link(void)
+{
+    ptl_me_t me = msg_me(NULL, 0, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE, PTL_RANK_ANY,
+                         MSG_BIT_PUSHED, ~MSG_BIT_PUSHED);
+    ptl_handle_me_t h;
+    int rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_OVERFLOW_LIST, &push_catch, &h);
+    if (rc != PTL_OK)
+        msg_fatal("cannot post the overflow entry of pushed messages (Portals error %d)", rc);
+    if (push_catch.linked) {
+        if (n_old_catches == cap_old_catches) {
+            int cap = cap_old_catches ? 2 * cap_old_catches : 8;
+            ptl_handle_me_t *n = realloc(old_catches, sizeof *n * (size_t)cap);
+            if (!n)
+                msg_fatal("no memory for the overflow entries of pushed messages");
+            old_catches = n;
+            cap_old_catches = cap;
+        }
+        old_catches[n_old_catches++] = catch_me;
+        catches_retire();
+    }
+    catch_me = h;
+    push_catch.linked = true;
+}
+
+static void space_init(struct ovf *o, size_t size, bool landing)
+{
+    o->kind = OBJ_OVF;
+    o->size = size;
+    o->landing = landing;
+    o->buf = malloc(size);
+    if (!o->buf)
+        msg_fatal("no memory for %zu bytes of unexpected space", size);
+    ovf_link(o);
 }
 
 void msg_flow_init(void)
@@ -109,33 +180,29 @@ void msg_flow_init(void)
         msg_fatal("PtlPTAlloc(data) failed (%d)", rc);
     size_t total = (size_t)msg_env_long("UNEXPECTED", 4L << 20);
     eng.saved_max = (uint64_t)msg_env_long("SAVED_MAX", 64L << 20);
+    /* Landing space is a quarter of it at most, where that holds N_LAND
+     * buffers of LAND_PUSHES pushes (1 MiB of the default 4 MiB): a rank
+     * of a many-rank node has little memory to spare. */
+    size_t land = LAND_PUSHES * eng.push_max;
+    bool landing = eng.push_max && N_LAND * land <= total / 4;
+    if (landing)
+        total -= N_LAND * land;
     size_t each = total / N_OVF;
     if (each < 2 * eng.eager_max + 64)
         each = 2 * eng.eager_max + 64;
     set_cap = 1024;
     while (set_cap < 4 * (size_t)eng.lim.max_unexpected_headers)
         set_cap <<= 1;
-    /* First on the overflow list, and it stays first: the unexpected
-     * buffers go back on at its end. */
-    ptl_me_t me = msg_me(NULL, 0, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE, PTL_RANK_ANY,
-                         MSG_BIT_PUSHED, ~MSG_BIT_PUSHED);
-    ptl_handle_me_t h;
-    rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_OVERFLOW_LIST, &push_catch, &h);
-    if (rc != PTL_OK)
-        msg_fatal("cannot post the overflow entry of pushed messages (Portals error %d)", rc);
+    for (int i = 0; landing && i < N_LAND; i++)
+        space_init(&lands[i], land, true);
+    catch_link();
     set = calloc(set_cap, sizeof *set);
     cap_pending = (int)eng.size + 1;
     pending = calloc((size_t)cap_pending, sizeof *pending);
     if (!set || !pending)
         msg_fatal("no memory for the unexpected-message tables");
-    for (int i = 0; i < N_OVF; i++) {
-        ovfs[i].kind = OBJ_OVF;
-        ovfs[i].size = each;
-        ovfs[i].buf = malloc(each);
-        if (!ovfs[i].buf)
-            msg_fatal("no memory for %zu bytes of unexpected space", total);
-        ovf_link(&ovfs[i]);
-    }
+    for (int i = 0; i < N_OVF; i++)
+        space_init(&ovfs[i], each, false);
 }
 
 /* ---- flow control ------------------------------------------------------- */
@@ -205,7 +272,9 @@ static void drained(const ptl_event_t *ev)
     s->src = (long)ev->initiator.rank;
     s->bits = ev->match_bits;      /* receives and probes ignore MSG_BIT_PUSHED */
     s->hd = ev->hdr_data;
-    if (!(s->hd & HD_RDV) && ev->mlength) {
+    /* An eager message's data, or what of a pushed one landed: kept (the
+     * sender of one that landed whole is done with its buffer). */
+    if (ev->mlength) {
         s->len = ev->mlength;
         s->data = msg_saved_alloc(s->len);
         if (set_remove(ev->start)) {
@@ -285,6 +354,8 @@ void msg_flow_event(const ptl_event_t *ev)
     case PTL_EVENT_PUT:
         if (kind == OBJ_OVF)
             arrived(ev);
+        if (ev->user_ptr == &push_catch && n_old_catches)
+            catches_retire();
         break;
     case PTL_EVENT_PUT_OVERFLOW:
         if (kind == OBJ_DRAIN)
@@ -299,8 +370,12 @@ void msg_flow_event(const ptl_event_t *ev)
             ((struct ovf *)ev->user_ptr)->linked = false;
         break;
     case PTL_EVENT_AUTO_FREE:
-        if (kind == OBJ_OVF)
-            ovf_link(ev->user_ptr);
+        if (kind == OBJ_OVF) {
+            struct ovf *o = ev->user_ptr;
+            ovf_link(o);
+            if (o->landing)
+                catch_link(); /* behind it again */
+        }
         break;
     default:
         break;
@@ -311,6 +386,8 @@ void msg_ovf_claimed(const ptl_event_t *ev)
 {
     if (ev->mlength)
         set_remove(ev->start);
+    if (n_old_catches)
+        catches_retire();
 }
 
 void msg_flow_pause_ack(long from, uint64_t epoch)

@@ -32,14 +32,18 @@
 #define PT_CTL 2
 #define PT_COLL 3
 
-/* hdr_data of a data message: bit 63 = rendezvous announcement, then the
- * rendezvous id in bits 40..62 and the message length in bits 0..39.  An
- * announcement that carries the message's first bytes has MSG_BIT_PUSHED in
- * its match bits (msg_send.c). */
+/* hdr_data of a data message: bit 63 = rendezvous announcement, bit 62 =
+ * synchronous, then the rendezvous id in bits 40..61 and the message length
+ * in bits 0..39.  An announcement that carries the message's first bytes
+ * has MSG_BIT_PUSHED in its match bits (msg_send.c).  A synchronous one is
+ * pulled even when all of it came with the announcement: it may have landed
+ * with no receive yet (msg_flow.c), and only a receive's get may complete
+ * the send. */
 #define HD_RDV (1ULL << 63)
+#define HD_SYNC (1ULL << 62)
 #define HD_LEN_MASK ((1ULL << 40) - 1)
 #define HD_ID_SHIFT 40
-#define HD_ID_MASK ((1ULL << 23) - 1)
+#define HD_ID_MASK ((1ULL << 22) - 1)
 /* In the match bits of a receiver's get (PT_RDV, which ignores it): its
  * receive was posted when the announcement came. */
 #define RDV_GET_POSTED (1ULL << 62)

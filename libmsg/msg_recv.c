@@ -136,9 +136,9 @@ static void start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, ui
     }
 }
 
-/* A message matched receive r: land what fits.  data: where an eager
- * message waits (NULL: Portals put it in the buffer).  landed: bytes Portals
- * put in the buffer (posted: r was posted before it came). */
+/* A message matched receive r: land what fits.  data: where the message's
+ * first `landed` bytes wait, an eager message's all (NULL: Portals put them
+ * in the buffer; posted: r was posted before the message came). */
 static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uint64_t rlength,
                     const void *data, uint64_t landed, bool posted)
 {
@@ -159,9 +159,12 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
          * (msg_send.c).  Otherwise pull the rest, even of a truncated one,
          * and a zero-byte (synchronous) one: the get tells its sender that
          * a receive took it. */
-        if (!(bits & MSG_BIT_PUSHED)) {
+        bool pushed = bits & MSG_BIT_PUSHED;
+        if (!pushed)
             landed = 0;
-        } else if (landed == len && take == len) {
+        if (data && landed)  /* it waited in a landing buffer (msg_flow.c) */
+            memcpy(r->buf, data, (size_t)(landed < take ? landed : take));
+        if (pushed && landed == len && !(hd & HD_SYNC)) { /* the ACK told the sender */
             finished(r);
             return;
         }
@@ -183,7 +186,7 @@ void msg_recv_event(struct msg_req *r, const ptl_event_t *ev)
      * PUT_OVERFLOW: the data waits in unexpected space. */
     bool posted = ev->type == PTL_EVENT_PUT;
     deliver(r, (long)ev->initiator.rank, ev->match_bits, ev->hdr_data, ev->rlength,
-            posted ? NULL : ev->start, posted ? ev->mlength : 0, posted);
+            posted ? NULL : ev->start, ev->mlength, posted);
 }
 
 void msg_recv_reply(struct msg_req *r, const ptl_event_t *ev)
@@ -205,7 +208,7 @@ void msg_recv_take_saved(struct msg_req *r, struct msg_saved *s)
         return;
     }
     r->wait_saved = NULL;
-    deliver(r, s->src, s->bits, s->hd, s->len, s->data, 0, false);
+    deliver(r, s->src, s->bits, s->hd, s->len, s->data, s->len, false);
     msg_saved_release(s);
 }
 
@@ -301,7 +304,7 @@ void msg_self_send(uint64_t bits, const void *buf, uint64_t len)
          * then that one has it, try the next. */
         if (PtlMEUnlink(best->me) == PTL_OK) {
             best->posted = false;
-            deliver(best, eng.rank, bits, len, len, buf, 0, false);
+            deliver(best, eng.rank, bits, len, len, buf, len, false);
             return;
         }
     }

@@ -10,18 +10,19 @@
  *
  * The announcement carries the message's first bytes, up to push_max
  * (MSG_BIT_PUSHED; from the user's buffer: no copy), unless the target's last
- * such message found no receive waiting.  A posted receive takes them, the
- * ACK says how many (mlength), and the receiver pulls only the rest: a
- * message up to push_max is sent in one trip, not three (announce, get,
- * reply).  That matters most where both sides send at once: a get is
- * queued behind the reply its node is already sending, so two pulls
- * crossing each other ran one after the other (bench/nx/nxbench.c ring).
- * If no receive was posted, the target's overflow list keeps only the
- * header (msg_flow.c: a zero-length entry for MSG_BIT_PUSHED ahead of the
- * unexpected space) and the receiver pulls it all, as before; the bytes
- * pushed crossed the wire for nothing, hence the bound, and the next
- * messages to that target are only announced (pull_only) until one of its
- * gets says a receive had been waiting (RDV_GET_POSTED).
+ * such message found no room.  A posted receive takes them, or, if none is
+ * posted yet, a landing buffer keeps them for the receive to copy
+ * (msg_flow.c); the ACK says how many (mlength), and the receiver pulls
+ * only the rest: a message up to push_max is sent in one trip, not three
+ * (announce, get, reply).  That matters most where both sides send at once:
+ * a get is queued behind the reply its node is already sending, so two
+ * pulls crossing each other ran one after the other (bench/nx/nxbench.c
+ * ring).  If the landing buffers are full, the target's overflow list keeps
+ * only the header and the receiver pulls it all; the bytes pushed crossed
+ * the wire for nothing, hence the bound, and the next messages to that
+ * target are only announced (pull_only) until one of its gets says a
+ * receive had been waiting (RDV_GET_POSTED).  A synchronous send is pulled
+ * even when all of it came (HD_SYNC): only a receive may complete it.
  *
  * Per target, messages stay in send order in one list (queued, in flight,
  * refused).  Refusals only ever hit a suffix of that list: the target keeps
@@ -299,7 +300,7 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     m->rdv_buf = buf;
     m->rdv_len = len;
     m->req = r;
-    m->hd = HD_RDV | (id << HD_ID_SHIFT) | len;
+    m->hd = HD_RDV | (flags & MSG_SYNC ? HD_SYNC : 0) | (id << HD_ID_SHIFT) | len;
     /* A zero-byte announcement (synchronous) carries nothing to push; the
      * get tells its sender that a receive took it. */
     uint64_t push = len < eng.push_max ? len : eng.push_max;
@@ -347,8 +348,9 @@ static void rdv_done(struct msg_out *m)
 }
 
 /* The ACK of an announcement that carried data: how much of it a posted
- * receive took (mlength; nothing if it waited unexpected).  All of the
- * message: the send is done.  Otherwise the receiver pulls the rest.  The
+ * receive or a landing buffer took (mlength; nothing if neither had room).
+ * All of the message: the send is done, unless synchronous.  Otherwise the
+ * receiver pulls the rest.  The
  * MD of the pushed bytes is done with either way (a refused message keeps
  * it for its resend). */
 static void push_acked(struct msg_out *m, const ptl_event_t *ev)
@@ -361,8 +363,8 @@ static void push_acked(struct msg_out *m, const ptl_event_t *ev)
         return;
     }
     eng.st_rdv_pushed++;
-    if (m->push_len < m->rdv_len)
-        return;
+    if (m->push_len < m->rdv_len || (m->hd & HD_SYNC))
+        return; /* the receiver pulls the rest, or tells of its match */
     /* Nobody pulls it: its exposure goes (a get it had served would have
      * unlinked it, but a receiver that took it whole never asks). */
     if (PtlMEUnlink(m->rdv_me) != PTL_OK)

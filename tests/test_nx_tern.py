@@ -56,14 +56,17 @@ def test_point_to_point_and_sync(nx, prog, n, args, expect):
     assert expect in r.stdout, r.stdout + r.stderr
 
 
-def test_a_posted_receive_takes_the_data_with_the_announcement(nx):
+def test_a_receive_takes_the_data_with_the_announcement(nx):
     """tests/nx/pushed.c on Tern nodes (test_libnx_portals.py says what it
-    checks): three of its five rendezvous messages go with their
-    announcement, one found no receive posted, and every byte is right."""
-    r = nx_job(nx, 2, "pushed", env={"TERN_NX_STATS": "1"})
+    checks): all five rendezvous messages go with their announcement, the
+    one sent before its receive through a landing buffer; then a flood of
+    twelve, sent before any receive, of which those past the landing room
+    are pulled whole.  Every byte is right."""
+    r = nx_job(nx, 2, "pushed", "flood", env={"TERN_NX_STATS": "1"})
     assert r.returncode == 0 and "pushed ok" in r.stdout, r.stdout + r.stderr
     s = stats(r, 0)
-    assert (s["rendezvous"], s["pushed"], s["push_missed"]) == (5, 3, 1), r.stderr
+    assert s["rendezvous"] == 17 and s["pushed"] >= 6 and s["push_missed"] >= 1, r.stderr
+    assert s["pushed"] + s["push_missed"] <= 17, r.stderr
 
 
 @pytest.mark.parametrize("n", [2, 4])

@@ -2,14 +2,23 @@
  * node 0 sends, node 1 receives, and a gsync orders the two.  Each arrives
  * whole and right.  The Portals builds carry the first bytes of such a
  * message with its announcement (libmsg/msg_send.c) and print in their
- * stats (TERN_NX_STATS) how many a posted receive took ("pushed") and how
- * many found none ("push_missed"); tests/test_libnx_portals.py and
- * test_nx_tern.py check those counts:
+ * stats (TERN_NX_STATS) how many the receiver took ("pushed": a posted
+ * receive, or a landing buffer for a receive to come) and how many found
+ * neither ("push_missed"); tests/test_libnx_portals.py and test_nx_tern.py
+ * check those counts:
  *   1 posted first                      pushed
- *   2 sent first (node 1 probes first)  missed: pulled whole
- *   3 posted first                      only announced after the miss
- *   4 posted first                      pushed again (3's pull said posted)
+ *   2 sent first (node 1 probes first)  pushed: it waited in a landing
+ *                                       buffer, and the receive copies it
+ *   3 posted first                      pushed
+ *   4 posted first                      pushed
  *   5 posted first, 3 MiB               its first 256 KiB pushed, the rest pulled
+ * With the argument "flood", then: node 0 starts FLOOD sends at once before
+ * node 1 posts any receive.  The landing buffers take as many as they have
+ * room for; the rest are missed (pulled whole) or, once node 0 knows of a
+ * miss, only announced.  Every byte still arrives, in order.  With "flood2"
+ * again, after one posted first (announced only, after the misses; its get
+ * says a receive was waiting, so node 0 pushes again): the landing buffers
+ * emptied by the first flood are back, and take some of the second.
  * (A pushed message that a shorter receive truncates: tests/mpi/errors.c.) */
 #include <string.h>
 #include "nxtest.h"
@@ -34,7 +43,33 @@ static void posted_first(long me, long type, unsigned char *b, long n, long seed
     gsync();
 }
 
-int main(void)
+#define FLOOD 12
+
+static void flood(long me, unsigned char *b, long seed)
+{
+    long mids[FLOOD];
+    if (me == 0) {
+        for (long k = 0; k < FLOOD; k++) {
+            fill(b + k * MID, MID, seed + k);
+            mids[k] = isend(6, b + k * MID, MID, 1, 0);
+        }
+        csend(7, b, 8, 1, 0); /* after them all: node 1 waits for it */
+        for (long k = 0; k < FLOOD; k++)
+            msgwait(mids[k]);
+    } else {
+        crecv(7, b, 8);
+        for (long k = 0; k < FLOOD; k++) {
+            memset(b, 0, MID);
+            crecv(6, b, MID);
+            CHECK(infocount() == MID && first_bad(b, MID, seed + k) < 0,
+                  "flood message %ld: %ld bytes, bad at %ld", k, infocount(),
+                  first_bad(b, MID, seed + k));
+        }
+    }
+    gsync();
+}
+
+int main(int argc, char **argv)
 {
     CHECK(numnodes() == 2, "needs 2 nodes");
     long me = mynode();
@@ -55,6 +90,12 @@ int main(void)
     posted_first(me, 3, b, MID, 3);
     posted_first(me, 4, b, MID, 4);
     posted_first(me, 5, b, BIG, 5);
+    if (argc > 1 && (!strcmp(argv[1], "flood") || !strcmp(argv[1], "flood2")))
+        flood(me, b, 100);
+    if (argc > 1 && !strcmp(argv[1], "flood2")) {
+        posted_first(me, 8, b, MID, 8);
+        flood(me, b, 200);
+    }
     if (me == 0)
         printf("pushed ok\n");
     return 0;
