@@ -162,13 +162,16 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
         bool pushed = bits & MSG_BIT_PUSHED;
         if (!pushed)
             landed = 0;
-        if (data && landed)  /* it waited in a landing buffer (msg_flow.c) */
+        bool whole = pushed && landed == len && !(hd & HD_SYNC); /* the ACK told the sender */
+        /* The rest is asked for first: the copy of what waited in a
+         * landing buffer (msg_flow.c) then overlaps its trip.  They fill
+         * different bytes, and the request completes only after both. */
+        if (!whole)
+            start_get(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take, landed, posted);
+        if (data && landed)
             memcpy(r->buf, data, (size_t)(landed < take ? landed : take));
-        if (pushed && landed == len && !(hd & HD_SYNC)) { /* the ACK told the sender */
+        if (whole)
             finished(r);
-            return;
-        }
-        start_get(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take, landed, posted);
         return;
     }
     if (data && take)
