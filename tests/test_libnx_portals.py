@@ -128,6 +128,22 @@ def test_pushes_beyond_the_landing_room_are_pulled_whole(ns):
     assert s2["rendezvous"] == 30 and s2["pushed"] >= s["pushed"] + 1, (s, r2.err)
 
 
+def test_landed_messages_keep_their_data_through_a_drain(ns):
+    """tests/nx/pushed.c drain: with 16 KiB pushes, a 4 KiB eager limit and
+    256 KiB of unexpected space (64 KiB of it landing room), two messages
+    land (one whole: its sender is done with its buffer at the ACK), then
+    300 eager messages of 3000 bytes overflow node 1's unexpected space.
+    It drains what Portals holds, the landed two with their data, pauses
+    node 0, and takes everything in order; the program checks every byte."""
+    env = dict(TERN_NX_STATS="1", TERN_NX_EAGER="4096", TERN_NX_PUSH_MAX="16384",
+               TERN_NX_UNEXPECTED="262144")
+    r = run(ns, 2, "pushed", "drain", env=env)
+    assert r.status == 0 and "pushed ok" in r.out, r
+    s0, s1 = stats(r, 0), stats(r, 1)
+    assert s1["recoveries"] >= 1 and s1["drained"] >= 2, r.err
+    assert s0["push_missed"] == 0 and s0["pushed"] == s0["rendezvous"], r.err
+
+
 @pytest.mark.parametrize("var,value,message", [
     ("TERN_NX_PUSH_MAX", "-5", "libnx: TERN_NX_PUSH_MAX is negative"),
     ("TERN_NX_EAGER", "2000000", "libnx: TERN_NX_EAGER above 1 MiB"),

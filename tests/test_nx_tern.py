@@ -69,6 +69,19 @@ def test_a_receive_takes_the_data_with_the_announcement(nx):
     assert s["pushed"] + s["push_missed"] <= 17, r.stderr
 
 
+def test_landed_messages_keep_their_data_through_a_drain(nx):
+    """tests/nx/pushed.c drain on Tern nodes (test_libnx_portals.py says
+    what it checks): landed messages, one of them whole, survive a drain of
+    node 1's unexpected space, with every byte right."""
+    env = {"TERN_NX_STATS": "1", "TERN_NX_EAGER": "4096", "TERN_NX_PUSH_MAX": "16384",
+           "TERN_NX_UNEXPECTED": "262144"}
+    r = nx_job(nx, 2, "pushed", "drain", env=env)
+    assert r.returncode == 0 and "pushed ok" in r.stdout, r.stdout + r.stderr
+    s0, s1 = stats(r, 0), stats(r, 1)
+    assert s1["recoveries"] >= 1 and s1["drained"] >= 2, r.stderr
+    assert s0["push_missed"] == 0 and s0["pushed"] == s0["rendezvous"], r.stderr
+
+
 @pytest.mark.parametrize("n", [2, 4])
 def test_a_late_rank_does_not_wait_for_one_already_gone(nx, n):
     """tests/nx/exitlate.c: rank 0 leaves at once, the others compute for

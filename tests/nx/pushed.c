@@ -18,7 +18,12 @@
  * miss, only announced.  Every byte still arrives, in order.  With "flood2"
  * again, after one posted first (announced only, after the misses; its get
  * says a receive was waiting, so node 0 pushes again): the landing buffers
- * emptied by the first flood are back, and take some of the second.
+ * emptied by the first flood are back, and take some of the second.  With
+ * "drain" (run with small unexpected space and small pushes: see
+ * test_libnx_portals.py): two messages land, one whole (its send is done at
+ * the ACK) and one in part, then eager messages overflow node 1's
+ * unexpected space, so it drains everything Portals holds, the landed two
+ * with their data, and pauses node 0.  Every byte still arrives, in order.
  * (A pushed message that a shorter receive truncates: tests/mpi/errors.c.) */
 #include <string.h>
 #include "nxtest.h"
@@ -69,6 +74,44 @@ static void flood(long me, unsigned char *b, long seed)
     gsync();
 }
 
+#define N_EAGER 300
+#define EAGER_LEN 3000
+
+static void drain(long me, unsigned char *b)
+{
+    static const long lens[2] = {10000, 20000};
+    unsigned char *e = b + 65536;
+    if (me == 0) {
+        long mids[2];
+        for (int k = 0; k < 2; k++) {
+            fill(b + k * 32768, lens[k], 300 + k);
+            mids[k] = isend(9, b + k * 32768, lens[k], 1, 0);
+        }
+        for (long k = 0; k < N_EAGER; k++) {
+            fill(e, EAGER_LEN, 400 + k);
+            csend(10, e, EAGER_LEN, 1, 0);
+        }
+        csend(11, e, 8, 1, 0);
+        for (int k = 0; k < 2; k++)
+            msgwait(mids[k]);
+    } else {
+        crecv(11, e, 8);
+        for (int k = 0; k < 2; k++) {
+            memset(b, 0, (size_t)lens[k]);
+            crecv(9, b, lens[k]);
+            CHECK(infocount() == lens[k] && first_bad(b, lens[k], 300 + k) < 0,
+                  "landed message %d: %ld bytes, bad at %ld", k, infocount(),
+                  first_bad(b, lens[k], 300 + k));
+        }
+        for (long k = 0; k < N_EAGER; k++) {
+            crecv(10, e, EAGER_LEN);
+            CHECK(infocount() == EAGER_LEN && first_bad(e, EAGER_LEN, 400 + k) < 0,
+                  "eager message %ld bad at %ld", k, first_bad(e, EAGER_LEN, 400 + k));
+        }
+    }
+    gsync();
+}
+
 int main(int argc, char **argv)
 {
     CHECK(numnodes() == 2, "needs 2 nodes");
@@ -96,6 +139,8 @@ int main(int argc, char **argv)
         posted_first(me, 8, b, MID, 8);
         flood(me, b, 200);
     }
+    if (argc > 1 && !strcmp(argv[1], "drain"))
+        drain(me, b);
     if (me == 0)
         printf("pushed ok\n");
     return 0;
