@@ -350,9 +350,8 @@ static void rdv_done(struct msg_out *m)
 /* The ACK of an announcement that carried data: how much of it a posted
  * receive or a landing buffer took (mlength; nothing if neither had room).
  * All of the message: the send is done, unless synchronous.  Otherwise the
- * receiver pulls the rest.  The
- * MD of the pushed bytes is done with either way (a refused message keeps
- * it for its resend). */
+ * receiver pulls the rest.  The MD of the pushed bytes is done with either
+ * way (a refused message keeps it for its resend). */
 static void push_acked(struct msg_out *m, const ptl_event_t *ev)
 {
     m->push = false;

@@ -362,45 +362,38 @@ long reserve_advise(uint64_t s, uint64_t e, bool dontneed)
 bool reserve_covers(uint64_t s, uint64_t e) { return ranges_cover(resv(), s, e); }
 bool reserve_has(uint64_t addr) { return ranges_cover(resv(), addr, addr + 1); }
 
-static bool accessible_now(uint64_t s, uint64_t e)
-{
-    for (int n = 0; s < e && n <= MAX_PIECES; n++) {
-        const struct piece *p = piece_at(s);
-        if (!p || p->end <= s)
-            return false;
-        s = p->end;
-    }
-    return s >= e;
-}
-
-bool reserve_accessible(uint64_t s, uint64_t e)
-{
-    for (;;) {
-        uint32_t seq = pieces_read_begin();
-        bool ok = accessible_now(s, e);
-        if (!pieces_read_again(seq))
-            return ok;
-    }
-}
-
-bool reserve_contiguous(uint64_t s, uint64_t e)
-{
-    for (;;) {
-        uint32_t seq = pieces_read_begin();
-        const struct piece *p = piece_at(s);
-        bool ok = p && e <= p->end;
-        if (!pieces_read_again(seq))
-            return ok;
-    }
-}
-
-uint64_t reserve_phys(uint64_t va)
+/* A copy of the piece holding va, read whole (pieces_seq); false if none. */
+static bool piece_read(uint64_t va, struct piece *out)
 {
     for (;;) {
         uint32_t seq = pieces_read_begin();
         const struct piece *p = piece_at(va);
-        uint64_t pa = p ? p->pa + (va - p->va) : 0;
+        if (p)
+            *out = *p;
         if (!pieces_read_again(seq))
-            return pa;
+            return p != NULL;
     }
+}
+
+bool reserve_accessible(uint64_t s, uint64_t e)
+{
+    struct piece p;
+    while (s < e) {
+        if (!piece_read(s, &p))
+            return false;
+        s = p.end;
+    }
+    return true;
+}
+
+bool reserve_contiguous(uint64_t s, uint64_t e)
+{
+    struct piece p;
+    return piece_read(s, &p) && e <= p.end;
+}
+
+uint64_t reserve_phys(uint64_t va)
+{
+    struct piece p;
+    return piece_read(va, &p) ? p.pa + (va - p.va) : 0;
 }

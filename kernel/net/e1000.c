@@ -113,7 +113,7 @@ static void e1000_tx_kick(struct netdev *nd)
 }
 
 static int e1000_xmit(struct netdev *nd, const void *copy, size_t copy_len,
-                      const struct net_sg *sg, int nsg, bool kick)
+                      const struct net_sg *sg, int nsg)
 {
     struct e1000 *e = (struct e1000 *)nd;
     unsigned need = (unsigned)nsg + (copy_len != 0);
@@ -144,8 +144,6 @@ static int e1000_xmit(struct netdev *nd, const void *copy, size_t copy_len,
     }
     e->tx_tail = t;
     e->tx_frames++;
-    if (kick)
-        e1000_tx_kick(nd);
     return 0;
 }
 

@@ -225,8 +225,7 @@ static int tx_queue(const void *copy, size_t copy_len, const struct net_sg *sg, 
     PTL_TRACE(TP_TX_QUEUE);
     uint64_t end = 0;
     int r;
-    bool kick = !(hold_ok && tx_batching && tx_batch_rang);
-    while ((r = nd->xmit(nd, copy, copy_len, pieces, n, kick)) == -EBUSY) {
+    while ((r = nd->xmit(nd, copy, copy_len, pieces, n)) == -EBUSY) {
         if (tx_unrung)
             tx_ring();         /* the NIC must be told of what it is to complete */
         uint64_t now = time_monotonic_ns();
@@ -246,16 +245,14 @@ static int tx_queue(const void *copy, size_t copy_len, const struct net_sg *sg, 
         nd->stats.tx_errors++;
         return r;
     }
-    PTL_TRACE(TP_TX_DONE);
     tx_stuck = false;
     nd->stats.tx_frames++;
-    if (kick) {
-        nd->stats.tx_doorbells++;
-        tx_unrung = false;
+    tx_unrung = true;
+    if (!(hold_ok && tx_batching && tx_batch_rang)) {
+        tx_ring();
         tx_batch_rang = tx_batching;
-    } else {
-        tx_unrung = true;
     }
+    PTL_TRACE(TP_TX_DONE);
     return 0;
 }
 

@@ -20,10 +20,10 @@ struct netdev {
      * buffer (copy_len may be 0), then sg[0..nsg-1] by reference.  Checked
      * already: no empty piece, (copy_len != 0) + nsg <= NETDEV_MAX_SG,
      * copy_len <= NETDEV_COPY_MAX, a valid frame length.  -EBUSY when no
-     * slot or descriptor is free (call tx_reclaim and retry).  kick: ring
-     * the doorbell; if false the frame waits for the next kick. */
+     * slot or descriptor is free (call tx_reclaim and retry).  The NIC
+     * learns of the frame at the next tx_kick. */
     int (*xmit)(struct netdev *nd, const void *copy, size_t copy_len, const struct net_sg *sg,
-                int nsg, bool kick);
+                int nsg);
     /* Rings the doorbell for every frame queued so far. */
     void (*tx_kick)(struct netdev *nd);
     /* Takes back the slots of frames the NIC has completed; returns the

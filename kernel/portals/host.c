@@ -329,13 +329,13 @@ int ptl_host_iface_info(unsigned iface, struct ptl_host_iface_info *info)
     return 0;
 }
 
+void ptl_host_tx_batch(bool on) { netdev_tx_batch(on); }
+
 /* Asynchronous: the Ethernet and Portals headers (the latter valid only
  * during this call) are copied into the NIC's transmit slot; the payload
  * pieces are queued by reference, as the library keeps them unchanged until
  * the frame is acknowledged (ptl_host.h).  So many frames are in flight and
  * the CPU never waits for one to leave. */
-void ptl_host_tx_batch(bool on) { netdev_tx_batch(on); }
-
 int ptl_host_send(unsigned iface, uint32_t dst_nid, const struct ptl_sg *sg, int n_sg)
 {
     if (!iface_ok(iface) || n_sg < 1 || sg[0].len > HDR_MAX || dst_nid > 0xFFFFFF)

@@ -210,6 +210,13 @@ int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, voi
         return MPI_SUCCESS;
     }
     struct mtype *t = mpi_type_get(dt);
+    if (mpi_contig(t)) { /* one run of elements (or of whole pairs): one call */
+        const struct block *b = &t->blocks[0];
+        long n = b->pair ? count : count * (b->len / basic_size(b->basic));
+        if (apply_basic(o, block_kind(b), in, inout, n) < 0)
+            return mpi_check_op(call, comm, op, dt);
+        return MPI_SUCCESS;
+    }
     long ext = mpi_extent(t);
     for (long i = 0; i < count; i++)
         FOR_BLOCKS(t, r, k) {
