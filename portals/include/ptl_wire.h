@@ -72,6 +72,13 @@
  * and acknowledged on its own; only the link frame is shared.  This
  * library's sender no longer makes them (the ACK that rode ahead so is the
  * record now); a receiver takes them apart.
+ *
+ * Compatibility: what an older receiver cannot read (PTL_WF_ACKIN,
+ * PTL_WF_LINKCRC) came as a new flag, not a new version.  A receiver
+ * refuses a frame with a flag outside its PTL_WF_KNOWN (rx.c, rx_bad_op),
+ * so an older node drops such a frame rather than misreading it, and a
+ * newer one still takes the older frames.  PTL_WIRE_VERSION changes only
+ * when a field's place or meaning does.
  */
 #ifndef PTL_WIRE_H
 #define PTL_WIRE_H
