@@ -13,7 +13,12 @@ in a network namespace (tests/nxlaunch.py, as tests/test_mpi_host.py runs).
 tern: MPI_Barrier and NX gsync (bench/nx/nxbench.c gsync) by yod on a Tern
 cluster of its own (--boot direct), taken down at the end.  Each launch
 prints the slowest rank's microseconds per barrier for 3 batches of ITERS;
-the table gives the median over every batch of every launch."""
+the table gives the median over every batch of every launch.  On Tern it
+also gives the frames each node's library sent per barrier, and of them the
+acknowledgements that went alone (the ranks' "portals stats" lines,
+TERN_NX_STATS=2 / TERN_MPI_STATS=2), over the job's 4 x (ITERS + 1)
+barriers: the job's start, its reductions and its end are in them too, a
+few frames against thousands."""
 import argparse
 import os
 import re
@@ -27,6 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "tests"))
 
 WAYS = (("messages", "0"), ("portals", "1"))
 RESULT = re.compile(r"R (?:mpi-barrier|nx-gsync) (\d+) us ([0-9.]+)")
+PTL_STATS = re.compile(r"portals stats node \d+: tx=(\d+) .* acks_sent=(\d+)")
 
 
 def load():
@@ -37,16 +43,30 @@ def figures(out):
     return [float(m.group(2)) for m in RESULT.finditer(out)]
 
 
+def frames(err, n, barriers):
+    """(frames, of them acknowledgements sent alone) each node's library
+    sent per barrier, from the ranks' "portals stats" lines."""
+    rows = [tuple(map(int, m.groups())) for m in PTL_STATS.finditer(err)]
+    if len(rows) != n:
+        return None
+    return (sum(r[0] for r in rows) / n / barriers, sum(r[1] for r in rows) / n / barriers)
+
+
 def table(rows):
     """Medians, and the best batch of each way (the lower envelope: on a
     shared machine whole launches land in a slow mode of scheduling)."""
     print("| what | N | messages (us) | Portals (us) | Portals / messages | best batch: messages / "
-          "Portals (us) | load |")
-    print("|---|---|---|---|---|---|---|")
+          "Portals (us) | frames a barrier and node, messages / Portals (acks alone) | load |")
+    print("|---|---|---|---|---|---|---|---|")
     for (what, n), per in rows.items():
         m, p = statistics.median(per["messages"]), statistics.median(per["portals"])
+        fr = "-"
+        if per.get("frames_messages") and per.get("frames_portals"):
+            fm, fp = (tuple(statistics.median(x[i] for x in per[f"frames_{w}"]) for i in (0, 1))
+                      for w in ("messages", "portals"))
+            fr = f"{fm[0]:.2f} ({fm[1]:.2f}) / {fp[0]:.2f} ({fp[1]:.2f})"
         print(f"| {what} | {n} | {m:.1f} | {p:.1f} | {p / m:.2f} | "
-              f"{min(per['messages']):.1f} / {min(per['portals']):.1f} | "
+              f"{min(per['messages']):.1f} / {min(per['portals']):.1f} | {fr} | "
               f"{min(per['load']):.1f}-{max(per['load']):.1f} |")
 
 
@@ -91,7 +111,8 @@ def tern(a):
                     for way, flag in WAYS:
                         per["load"].append(float(load()))
                         argv = [cluster, "--name", name, "exec", "env",
-                                f"TERN_{layer}_TRIGGERED={flag}", "yod", "-timeout", "600",
+                                f"TERN_{layer}_TRIGGERED={flag}", f"TERN_{layer}_STATS=2",
+                                "yod", "-timeout", "600",
                                 "-sz", str(n), prog, "gsync" if layer == "NX" else "barrier",
                                 "3", str(a.iters)]
                         r = subprocess.run(argv, capture_output=True, text=True, timeout=900)
@@ -100,9 +121,13 @@ def tern(a):
                             raise SystemExit(f"{what} {way} on {n} nodes failed: "
                                              f"{r.stdout}{r.stderr}")
                         per[way] += xs
+                        fr = frames(r.stderr, n, 4 * (a.iters + 1))
+                        if fr:
+                            per.setdefault(f"frames_{way}", []).append(fr)
                         print(f"tern {what} n={n} rep={rep} {way}: "
-                              f"{' '.join(f'{x:.1f}' for x in xs)} us (load {load()})",
-                              flush=True)
+                              f"{' '.join(f'{x:.1f}' for x in xs)} us (load {load()})"
+                              + (f", {fr[0]:.2f} frames a barrier and node, {fr[1]:.2f} acks "
+                                 "alone" if fr else ""), flush=True)
     finally:
         subprocess.run([cluster, "--name", name, "down"], capture_output=True, timeout=300)
     table(rows)
