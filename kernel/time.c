@@ -346,7 +346,7 @@ void time_halt_until(uint64_t deadline)
 void time_sleep_until(uint64_t deadline)
 {
     while (time_monotonic_ns() < deadline) {
-        time_halt_until(wait_bound(deadline));
+        time_halt_until(wait_bound(deadline, false));
         wait_serve(false);  /* a signal from yod ends a sleeping program too */
     }
 }

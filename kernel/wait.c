@@ -11,12 +11,21 @@ void wait_set_hook(const struct wait_hook *h) { hook = h; }
 
 bool wait_hooked(void) { return hook != 0; }
 
-uint64_t wait_bound(uint64_t deadline)
+uint64_t wait_bound(uint64_t deadline, bool net_progress_next)
 {
-    if (!hook || !hook->period_ns)
+    if (!hook)
         return deadline;
-    uint64_t cap = time_monotonic_ns() + hook->period_ns;
-    return deadline > cap ? cap : deadline;
+    if (hook->period_ns) {
+        uint64_t cap = time_monotonic_ns() + hook->period_ns;
+        if (deadline > cap)
+            deadline = cap;
+    }
+    if (!net_progress_next && hook->due) {
+        uint64_t due = hook->due();
+        if (due < deadline)
+            deadline = due;
+    }
+    return deadline;
 }
 
 void wait_serve(bool net_progress_next)

@@ -26,13 +26,23 @@ struct wait_hook {
      * loop runs the library's progress walk (timers, retransmissions) right
      * after the turn, so the turn need not run one of its own. */
     void (*serve)(bool net_progress_next);
+    /* When a turn has work due next (the Portals library's next timer: a
+     * delayed acknowledgement, a retransmission), UINT64_MAX for none; NULL
+     * if never.  A wait that is not the library's own (a sleep, a futex)
+     * halts no longer than that, so the node acknowledges and resends on
+     * time while its program sleeps.  Before, such a wait halted until its
+     * own end or the next interrupt: a peer resent frames that had arrived
+     * (tests/test_nx_tern.py, a sleeping sender). */
+    uint64_t (*due)(void);
 };
 
 /* Installs the hook (NULL: none). */
 void wait_set_hook(const struct wait_hook *hook);
 /* The deadline to halt until: deadline_ns, or sooner when the hook's
- * period ends first. */
-uint64_t wait_bound(uint64_t deadline_ns);
+ * period ends first or, unless the caller is the Portals library's own
+ * wait (net_progress_next, which counts the library's timers already),
+ * when the hook has work due. */
+uint64_t wait_bound(uint64_t deadline_ns, bool net_progress_next);
 /* Whether a hook is installed: a job is active, whose yod may send the
  * program a signal (so a wait with no deadline is not a deadlock). */
 bool wait_hooked(void);

@@ -238,12 +238,12 @@ static void tick(struct regs *r)
      * TCG, 15 % on a busier host (docs/performance.md).  It is held until
      * its time, with the tick called again by then in case the program
      * computes on. */
-    if (frames > 0) {
+    if (frames > 0)
         ptl_lib_send_held();
-    } else {
-        uint64_t d = ptl_lib_next_deadline(), soonest = time_monotonic_ns() + TICK_AGAIN_MIN_NS;
-        time_user_tick_by(d > soonest ? d : soonest);
-    }
+    /* Back by the library's next deadline either way: the frames just
+     * taken in may be owed an acknowledgement. */
+    uint64_t d = ptl_lib_next_deadline(), soonest = time_monotonic_ns() + TICK_AGAIN_MIN_NS;
+    time_user_tick_by(d > soonest ? d : soonest);
     job_service_from_wait();
     if (locked)
         serial_unlock();
@@ -264,7 +264,16 @@ static void serve_in_wait(bool net_progress_next)
     job_service_from_wait();
 }
 
-static const struct wait_hook job_wait = {YOD_HEARTBEAT_S * 1000000000ULL, serve_in_wait};
+/* The library's next timer, for a wait that is not its own; not sooner
+ * than TICK_AGAIN_MIN_NS from now, for the tick's reason. */
+static uint64_t net_due(void)
+{
+    uint64_t d = ptl_lib_next_deadline(), soonest = time_monotonic_ns() + TICK_AGAIN_MIN_NS;
+    return d > soonest ? d : soonest;
+}
+
+static const struct wait_hook job_wait = {YOD_HEARTBEAT_S * 1000000000ULL, serve_in_wait,
+                                          net_due};
 static const struct node_owner job_owner = {job_fault_report, job_end};
 
 void job_attach(void)

@@ -450,7 +450,7 @@ void ptl_host_wait(uint64_t deadline_ns)
     bool released = t && t->portals_wait && serial_release();
     if (!released)
         ptl_lib_restrict(mask);
-    netdev_wait_since(wait_bound(deadline_ns), kicks);
+    netdev_wait_since(wait_bound(deadline_ns, true), kicks);
     serial_retake(released);
     ptl_lib_restrict(mask);
     if (nic_take() > 0 && ranks_active())

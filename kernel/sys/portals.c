@@ -778,5 +778,16 @@ SYSCALL(tern_portals)
     if (t)
         t->portals_wait = false;
     ptl_lib_restrict(0);
+    /* The program may compute from here on without a call: the job's tick
+     * comes back for the acknowledgements the library delays (the ACK held
+     * for the program's answer, an ack owed), on the grain its other
+     * timers use, so that in a ping-pong, where the answer takes the ACK,
+     * the timer is usually set for that time already (ptl_lib.h).  Before,
+     * the ACK waited for the program's next call and the sender's
+     * retransmission timer sent its frame again (tests/test_nx_tern.py, a
+     * computing receiver). */
+    uint64_t due = ptl_lib_acks_due_by();
+    if (due != UINT64_MAX)
+        time_user_tick_by(due);
     return rc;
 }

@@ -47,7 +47,7 @@ long wait_until_done(uint64_t deadline, uint64_t also, bool job_may_signal, cons
          * across the halt, and a thread asleep here must not stop the
          * others' calls. */
         bool released = serial_release();
-        time_halt_until(wait_bound(wake));
+        time_halt_until(wait_bound(wake, false));
         serial_retake(released);
         wait_serve(false);
     }

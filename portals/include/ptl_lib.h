@@ -64,6 +64,18 @@ void ptl_lib_send_held(void);
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);
 
+/* When a host whose program computes after a call should come back to the
+ * library (ptl_lib_progress) for the acknowledgements it delays on its own
+ * (an ack owed, an ACK held for the program's answer): the first boundary
+ * of the library's timer grain (about 4 ms) after the earliest of them;
+ * UINT64_MAX if none.  It may still count one that already went.  No lock
+ * and no walk, so a host may ask after every call.  Rounded because the
+ * library's retransmission deadlines are, so a timer already set for them
+ * usually serves: under an emulator a timer write wakes its I/O thread,
+ * and one at the exact time after every message cost a 2-node NX
+ * ping-pong 15-25 % of its latency (docs/performance.md). */
+uint64_t ptl_lib_acks_due_by(void);
+
 /* Frame-level counters per interface.  Every dropped frame lands in exactly
  * one rx_bad_* / rx_* drop counter. */
 struct ptl_lib_stats {

@@ -23,6 +23,7 @@ int PtlInit(void)
             ptl_g.nis[i].in_use = false;
         memset(ptl_g.live, 0, sizeof(ptl_g.live));
         ptl_g.n_acks_later = 0;
+        ptl_g.exact_due = UINT64_MAX;
         memset(ptl_g.stats, 0, sizeof(ptl_g.stats));
         if (!ptl_g.tun.rto_init_ns)
             ptl_g.tun = default_tun;

@@ -21,15 +21,17 @@ void ptl_progress_locked(void)
     }
 }
 
+/* Also brings ptl_g.exact_due up to date. */
 static uint64_t deadline_locked(void)
 {
-    uint64_t d = UINT64_MAX;
+    uint64_t d = UINT64_MAX, exact = UINT64_MAX;
     struct ptl_ni *ni;
     for (unsigned i = 0; (ni = ptl_ni_next_live(&i));) {
-        uint64_t x = ptl_rel_deadline(ni);
+        uint64_t x = ptl_rel_deadline(ni, &exact);
         if (x < d)
             d = x;
     }
+    ptl_g.exact_due = exact;
     return d;
 }
 
@@ -67,6 +69,12 @@ uint64_t ptl_lib_next_deadline(void)
     uint64_t d = ptl_api_ready() ? deadline_locked() : UINT64_MAX;
     ptl_host_unlock();
     return d;
+}
+
+uint64_t ptl_lib_acks_due_by(void)
+{
+    uint64_t t = ptl_g.init_refs ? __atomic_load_n(&ptl_g.exact_due, __ATOMIC_RELAXED) : UINT64_MAX;
+    return t == UINT64_MAX ? t : ptl_rel_grain_up(t);
 }
 
 uint64_t ptl_deadline_after_ms(ptl_time_t ms)

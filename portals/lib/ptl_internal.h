@@ -353,6 +353,9 @@ struct ptl_lib {
     uint32_t caller_ifaces;     /* ptl_lib_restrict: 0 = every interface */
     uint32_t abort_gen;         /* PtlAbort calls so far */
     bool acks_held;             /* a peer may hold an ACK (reliable.c) */
+    /* The soonest delayed acknowledgement or held ACK due since the last
+     * deadline walk (ptl_lib_acks_due_by); may be one already sent. */
+    uint64_t exact_due;
     /* ACKs carried in frames' headers, to be taken in by the next progress
      * step (initiator.c, ptl_op_acked_later), oldest first; the NI by its
      * slot and generation (it may be gone by then). */
@@ -519,7 +522,10 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
                 const struct ptl_wire_ackrec *ack, const uint8_t *payload);
 /* p's retransmission, ack and give-up timers. */
 void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now);
-uint64_t ptl_rel_deadline(struct ptl_ni *ni);
+/* Also lowers *exact_min to the soonest acknowledgement due (unrounded). */
+uint64_t ptl_rel_deadline(struct ptl_ni *ni, uint64_t *exact_min);
+/* t rounded up to the grain of the retransmission deadlines. */
+uint64_t ptl_rel_grain_up(uint64_t t);
 /* Sends the acks owed to every peer now, not within the ack delay: an NI
  * going away answers for what it took in, or the peers would resend it and
  * linger in PtlNIFini for an answer that never comes. */

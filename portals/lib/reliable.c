@@ -396,6 +396,8 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
             if (now < hold) {
                 p->hold_until = hold;
                 ptl_g.acks_held = true;
+                if (hold < ptl_g.exact_due)
+                    ptl_g.exact_due = hold;
                 break;
             }
             ride = false;   /* held long enough: alone */
@@ -713,12 +715,12 @@ void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now)
  * waiting for them. */
 #define PTL_REL_GRAIN_NS (1ull << 22)
 
-static uint64_t grain_up(uint64_t t)
+uint64_t ptl_rel_grain_up(uint64_t t)
 {
     return t >= UINT64_MAX - PTL_REL_GRAIN_NS ? t : (t | (PTL_REL_GRAIN_NS - 1)) + 1;
 }
 
-uint64_t ptl_rel_deadline(struct ptl_ni *ni)
+uint64_t ptl_rel_deadline(struct ptl_ni *ni, uint64_t *exact_min)
 {
     uint64_t d = UINT64_MAX, exact = UINT64_MAX;
     for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni)) {
@@ -745,7 +747,9 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
                 d = since + ptl_g.tun.giveup_ns;
         }
     }
-    d = grain_up(d);
+    d = ptl_rel_grain_up(d);
+    if (exact < *exact_min)
+        *exact_min = exact;
     return d < exact ? d : exact;
 }
 
@@ -753,8 +757,11 @@ uint64_t ptl_rel_deadline(struct ptl_ni *ni)
 static unsigned ack_owed(struct ptl_ni *ni, struct ptl_peer *p)
 {
     ptl_peer_busy(ni, p);
-    if (++p->ack_pending == 1)
+    if (++p->ack_pending == 1) {
         p->ack_due = ptl_host_now_ns() + ptl_g.tun.ack_delay_ns;
+        if (p->ack_due < ptl_g.exact_due)
+            ptl_g.exact_due = p->ack_due;
+    }
     return p->ack_pending;
 }
 
