@@ -3,15 +3,7 @@
  * EXITING waits unseen in their event queues) and then exit.  Every rank
  * must leave without giving up on a peer: a late rank that told rank 0 of
  * its own exit after rank 0 was gone waited out Portals' 5 s give-up. */
-#include <time.h>
 #include "nxtest.h"
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -22,9 +14,7 @@ int main(int argc, char **argv)
         printf("exitlate: rank 0 leaving\n");
         return 0;
     }
-    volatile unsigned long x = 0;
-    for (double end = mono() + spin; mono() < end;)
-        x++;
+    compute_for(spin);
     printf("exitlate: rank %ld leaving after %.1f s\n", me, spin);
     return 0;
 }

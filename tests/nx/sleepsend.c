@@ -7,15 +7,7 @@
  * in turn while it sleeps, or node 1 sends it again.
  * Usage: sleepsend [ROUNDS [SPIN [SLEEP]]]; prints "sleepsend ok". */
 #include <string.h>
-#include <time.h>
 #include "nxtest.h"
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -35,9 +27,7 @@ int main(int argc, char **argv)
             memset(buf, 0, sizeof buf);
             crecv(10, buf, sizeof buf);
             CHECK(first_bad(buf, sizeof buf, i) < 0, "message %d damaged", i);
-            volatile unsigned long x = 0;
-            for (double end = mono() + spin; mono() < end;)
-                x++;
+            compute_for(spin);
         }
     }
     gsync();
