@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, "tests"))
 
 WAYS = (("messages", "0"), ("portals", "1"))
+BATCHES = 3        # timed batches a launch prints; the programs warm up with one more
 RESULT = re.compile(r"R (?:mpi-barrier|nx-gsync) (\d+) us ([0-9.]+)")
 PTL_STATS = re.compile(r"portals stats node \d+: tx=(\d+) .* acks_sent=(\d+)")
 
@@ -81,7 +82,7 @@ def host(a):
             for rep in range(a.reps):
                 for way, flag in WAYS:
                     per["load"].append(float(load()))
-                    r = launch(ns, n, [prog, "barrier", "3", str(a.iters)], timeout=300,
+                    r = launch(ns, n, [prog, "barrier", str(BATCHES), str(a.iters)], timeout=300,
                                env={"TERN_MPI_TRIGGERED": flag})
                     xs = figures(r.out)
                     if r.status or not xs:
@@ -114,14 +115,14 @@ def tern(a):
                                 f"TERN_{layer}_TRIGGERED={flag}", f"TERN_{layer}_STATS=2",
                                 "yod", "-timeout", "600",
                                 "-sz", str(n), prog, "gsync" if layer == "NX" else "barrier",
-                                "3", str(a.iters)]
+                                str(BATCHES), str(a.iters)]
                         r = subprocess.run(argv, capture_output=True, text=True, timeout=900)
                         xs = figures(r.stdout)
                         if r.returncode or not xs:
                             raise SystemExit(f"{what} {way} on {n} nodes failed: "
                                              f"{r.stdout}{r.stderr}")
                         per[way] += xs
-                        fr = frames(r.stderr, n, 4 * (a.iters + 1))
+                        fr = frames(r.stderr, n, (BATCHES + 1) * (a.iters + 1))
                         if fr:
                             per.setdefault(f"frames_{way}", []).append(fr)
                         print(f"tern {what} n={n} rep={rep} {way}: "

@@ -215,6 +215,15 @@ void job_control_reset(void)
  * again and again in the program's time. */
 #define TICK_AGAIN_MIN_NS 100000ULL
 
+/* The library's next deadline, not sooner than TICK_AGAIN_MIN_NS from now:
+ * when the tick comes back, and how long a wait that is not the library's
+ * own may halt (the wait hook's due). */
+static uint64_t net_due(void)
+{
+    uint64_t d = ptl_lib_next_deadline(), soonest = time_monotonic_ns() + TICK_AGAIN_MIN_NS;
+    return d > soonest ? d : soonest;
+}
+
 /* The program has the CPU: hand over what has arrived, let the library
  * retransmit, and act on yod's messages; a signal it asked for is delivered
  * on the interrupt's way back (signal_interrupted), to this thread or, by
@@ -242,8 +251,7 @@ static void tick(struct regs *r)
         ptl_lib_send_held();
     /* Back by the library's next deadline either way: the frames just
      * taken in may be owed an acknowledgement. */
-    uint64_t d = ptl_lib_next_deadline(), soonest = time_monotonic_ns() + TICK_AGAIN_MIN_NS;
-    time_user_tick_by(d > soonest ? d : soonest);
+    time_user_tick_by(net_due());
     job_service_from_wait();
     if (locked)
         serial_unlock();
@@ -262,14 +270,6 @@ static void serve_in_wait(bool net_progress_next)
         ptl_lib_progress();
     }
     job_service_from_wait();
-}
-
-/* The library's next timer, for a wait that is not its own; not sooner
- * than TICK_AGAIN_MIN_NS from now, for the tick's reason. */
-static uint64_t net_due(void)
-{
-    uint64_t d = ptl_lib_next_deadline(), soonest = time_monotonic_ns() + TICK_AGAIN_MIN_NS;
-    return d > soonest ? d : soonest;
 }
 
 static const struct wait_hook job_wait = {YOD_HEARTBEAT_S * 1000000000ULL, serve_in_wait,
