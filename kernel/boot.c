@@ -201,10 +201,11 @@ void options_parse(void)
             else
                 options.msgtrace_cpus = (unsigned)n;
         } else if (!strcmp(k, "nettest")) {
-            if (strcmp(v, "echo") && strcmp(v, "ping"))
-                snprintf(bad, sizeof bad, "unknown nettest mode '%s' (echo or ping)", v);
+            if (strcmp(v, "echo") && strcmp(v, "ping") && strcmp(v, "barrier"))
+                snprintf(bad, sizeof bad, "unknown nettest mode '%s' (echo, ping or barrier)", v);
             options.nettest_echo = !strcmp(v, "echo");
             options.nettest_ping = !strcmp(v, "ping");
+            options.nettest_barrier = !strcmp(v, "barrier");
         } else {
             kprintf("ignoring unknown option '%s=%s'\n", k, v);
         }

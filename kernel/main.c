@@ -80,6 +80,8 @@ void kmain(uint32_t magic, uint64_t info_phys)
         nettest_echo();
     if (options.nettest_ping)
         nettest_ping();
+    if (options.nettest_barrier)
+        nettest_barrier();
     if (bootinfo.nmods == 0 && netdev_present()) {
         smp_start();
         node_wait_for_work();

@@ -43,6 +43,7 @@ struct boot_options {
     uint32_t alloc_nid;            /* alloc_nid=N: where the allocator runs (default 0) */
     bool nettest_echo;             /* nettest=echo: NIC driver test, no program */
     bool nettest_ping;             /* nettest=ping: the other side of it (nettest.c) */
+    bool nettest_barrier;          /* nettest=barrier: a barrier's floor (nettest_barrier.c) */
     bool smptest;                  /* smptest=1: check the CPUs' IPIs etc. at boot */
     unsigned ranks;                /* ranks=K: the program K times, one per core (ranks.c) */
     unsigned end_hold_ms;          /* end_hold=MS: testing, a job's end waits MS ms

@@ -108,8 +108,9 @@ void netdev_tx_batch(bool on);
 struct regs;
 void netdev_user_rx(void (*fn)(struct regs *));
 
-/* net/nettest.c: the nettest=echo and nettest=ping boot modes, run instead
- * of a program. */
+/* net/nettest.c, net/nettest_barrier.c: the nettest=echo, nettest=ping
+ * and nettest=barrier boot modes, run instead of a program. */
 __attribute__((noreturn)) void nettest_echo(void);
 __attribute__((noreturn)) void nettest_ping(void);
+__attribute__((noreturn)) void nettest_barrier(void);
 #endif

@@ -21,20 +21,16 @@
  * emulated NIC and the host's own socket path.  bw keeps WINDOW frames in
  * flight (16) and counts those that come back from FROM_MAC (PEER_MAC):
  * the last node of a ring of forwarders (the ring's floor, experiment 9). */
-#include "netdev.h"
+#include "nettest.h"
 #include "boot.h"
 #include "kernel.h"
 #include "kmalloc.h"
 #include "time.h"
 
-#define ECHO_ETHERTYPE 0x88B5
-
 struct echo_counts {
     uint64_t echoed, ignored, failed;
     const uint8_t *next;     /* forward to this MAC; NULL: back to the sender */
 };
-
-static bool parse_mac(const char *s, uint8_t mac[ETH_ALEN]);
 
 static void echo(const void *frame, size_t len, void *arg)
 {
@@ -80,7 +76,7 @@ __attribute__((noreturn)) void nettest_echo(void)
         load_error("nettest: no network device");
     static uint8_t next[ETH_ALEN];
     struct echo_counts c = {0}, logged = {0};
-    if (options.envc > 1 || (options.envc == 1 && !parse_mac(options.envp[0], next)))
+    if (options.envc > 1 || (options.envc == 1 && !nettest_parse_mac(options.envp[0], next)))
         load_error("usage: nettest=echo [-- NEXT_MAC]");
     if (options.envc == 1) {
         c.next = next;
@@ -139,7 +135,7 @@ static bool ping_wait(struct ping_rx *r, uint64_t want)
     return true;
 }
 
-static bool parse_mac(const char *s, uint8_t mac[ETH_ALEN])
+bool nettest_parse_mac(const char *s, uint8_t mac[ETH_ALEN])
 {
     for (int i = 0; i < ETH_ALEN; i++) {
         unsigned v = 0, digits = 0;
@@ -178,8 +174,7 @@ static bool next_size(const char **s, uint64_t *size)
     return true;
 }
 
-/* "V.VV" of a value in hundredths. */
-static void print_result(const char *what, uint64_t size, const char *unit, uint64_t hundredths)
+void nettest_result(const char *what, uint64_t size, const char *unit, uint64_t hundredths)
 {
     kprintf("R %s %lu %s %lu.%02lu\n", what, size, unit, hundredths / 100, hundredths % 100);
 }
@@ -193,11 +188,11 @@ __attribute__((noreturn)) void nettest_ping(void)
     uint8_t peer[ETH_ALEN], from[ETH_ALEN];
     uint64_t iters, reps, window = PING_WINDOW;
     bool lat = ac > 1 && !strcmp(av[1], "lat");
-    if (ac < 4 || !parse_mac(av[0], peer) || (!lat && strcmp(av[1], "bw")) ||
+    if (ac < 4 || !nettest_parse_mac(av[0], peer) || (!lat && strcmp(av[1], "bw")) ||
         !parse_size(av[2], &iters) || !parse_size(av[3], &reps) || !iters ||
         iters > 100000000 || reps > 1000 || (lat && ac != 5) || ac > 7 ||
         (ac > 5 && (!parse_size(av[5], &window) || !window || window > PING_WINDOW_MAX)) ||
-        !parse_mac(ac > 6 ? av[6] : av[0], from))
+        !nettest_parse_mac(ac > 6 ? av[6] : av[0], from))
         load_error("usage: nettest=ping -- PEER_MAC lat ITERS REPS SIZES | "
                    "PEER_MAC bw FRAMES REPS [SIZES [WINDOW [FROM_MAC]]] (WINDOW 1..%u)",
                    PING_WINDOW_MAX);
@@ -241,9 +236,9 @@ __attribute__((noreturn)) void nettest_ping(void)
             if (!r)
                 continue;
             if (lat)
-                print_result("floor-rtt", size, "us", ns / 10 / iters);
+                nettest_result("floor-rtt", size, "us", ns / 10 / iters);
             else
-                print_result("floor-bw", size, "MBps", iters * size * 100000 / (ns ? ns : 1));
+                nettest_result("floor-bw", size, "MBps", iters * size * 100000 / (ns ? ns : 1));
         }
     }
     node_end(END_EXIT, 0);
