@@ -21,7 +21,9 @@ measured in one run (`make bench`):
   7 noise     fixed-work-quantum loop (bench/node.py)
   8 boot      single-node boot (bench/boot_time.py), cluster `up` to ready,
               kernel footprint
-  9 floor     frames bounced off a nettest=echo node (bench/floor/floorping.c)
+  9 floor     frames bounced off a nettest=echo node (bench/floor/floorping.c);
+              the 4-node ring's and each gsync's own floor (nettest=echo -- NEXT,
+              nettest=barrier: kernel/net/)
   9b latfloor NX and raw Portals 0 and 8 B one-way latency against the
               fabric floor, paired: experiment 9's echo node and a 2-node
               Tern cluster up together, floorping bursts, NX jobs and a

@@ -62,6 +62,21 @@ def test_ring_table_gives_the_four_node_ring_its_own_floor():
     assert "ring's floor" not in "\n".join(report.table(ROWS, "ring"))
 
 
+def test_gsync_table_gives_each_node_count_its_barriers_floor():
+    """N nodes running gsync's barrier with raw frames (node_exps.barrier_floor)
+    are the floor of the N-node gsync row alone; the floor of log2 N one-way
+    trips stays beside it."""
+    rows = [row("gsync", "tern-nx", "gsync", 2, "us", 200.0),
+            row("gsync", "tern-nx", "gsync", 16, "us", 8000.0),
+            row("floor", "fabric-nodes", "oneway_floor", 0, "us", 50.0),
+            row("floor", "fabric-nodes", "gsync_floor", 16, "us", 4000.0)]
+    t = "\n".join(report.table(rows, "gsync"))
+    assert "| barrier's floor | Tern at barrier's floor |" in t, t
+    assert "| gsync | 16 | us | 8000 | 200 | 2% | - | 4000 | 50% | 3 |" in t, t
+    assert "| gsync | 2 | us | 200 | 50.0 | 25% | - | - | - | 3 |" in t, t
+    assert "barrier's floor" not in "\n".join(report.table(rows[:3], "gsync"))
+
+
 NPB_CSV = "experiment,system,metric,x,unit,median,min,max,reps\n"
 
 

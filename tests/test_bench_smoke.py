@@ -61,11 +61,16 @@ def test_smoke_run_writes_csvs_and_summary():
         assert {row["system"] for row in rows} >= systems, (exp, rows)
         for row in rows:
             assert float(row["median"]) >= 0 and int(row["reps"]) >= 1, row
-    # Experiment 9: the echo floors, and the 4-node ring's own (4 forwarding nodes).
+    # Experiment 9: the echo floors, the 4-node ring's own (4 forwarding nodes)
+    # and the 2-node gsync's (2 nodes running its barrier with raw frames).
     with open(os.path.join(OUT, "floor.csv")) as f:
-        floor = {(row["system"], row["metric"]) for row in csv.DictReader(f)}
+        floor = {(row["system"], row["metric"], row["x"]) for row in csv.DictReader(f)}
     assert {("fabric", "echo_bw"), ("fabric-nodes", "echo_bw"),
-            ("fabric-nodes", "ring_bw_4nodes")} <= floor, floor
+            ("fabric-nodes", "ring_bw_4nodes"), ("fabric-nodes", "gsync_floor")} <= \
+        {(s, m) for s, m, _ in floor}, floor
+    assert ("fabric-nodes", "gsync_floor", "2") in floor, floor
+    assert "| barrier's floor | Tern at barrier's floor |" in \
+        open(os.path.join(OUT, "summary.md")).read()
     # Experiment 2's stream: raw Portals, NX and MPI on Tern, both on Linux.
     with open(os.path.join(OUT, "ring.csv")) as f:
         stream = {row["system"] for row in csv.DictReader(f) if row["metric"] == "stream_2nodes"}

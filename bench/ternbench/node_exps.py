@@ -194,6 +194,49 @@ def ring_floor(run, n, frames, reps, size):
                     os.remove(f)
 
 
+def barrier_floor(run, n, iters, reps):
+    """The floor of an n-node barrier: n Tern nodes on one bridge, each
+    booted with `nettest=barrier -- RANK ITERS REPS MAC...`, run the
+    dissemination barrier NX's gsync runs with raw frames and no protocol
+    (kernel/net/nettest_barrier.c): what n emulated nodes on this host can
+    do, as the ring's floor is for the ring.  -> [us a barrier], one value a
+    repetition, from node 0."""
+    from test_portals_kernel import bridged_namespace
+    from ternlib.fabric import fabric_mtu
+    a = run.a
+    mtu = fabric_mtu("virtio", "direct")
+    macs = [f"02:00:00:00:02:{i:02x}" for i in range(n)]
+    logs = [os.path.join(a.out, f".barrier-floor-{i}.log") for i in range(n)]
+    with bridged_namespace(n, mtu) as (ns, taps):
+        qs = []
+        try:
+            for i in range(n):
+                qs.append(_qemu_node(run, ns, taps[i], macs[i], mtu,
+                                     " ".join(["nettest=barrier", "exit=qemu", "--", str(i),
+                                               str(iters), str(reps), *macs]),
+                                     logs[i], exit_device=True))
+            for i, q in enumerate(qs):
+                try:
+                    q.wait(600)
+                except subprocess.TimeoutExpired:
+                    pass
+                text = open(logs[i]).read()
+                # isa-debug-exit: (code << 1) | 1, the kernel writes 0 at a clean end.
+                if q.returncode != 1 or "program exited with status 0" not in text:
+                    raise RuntimeError(f"nettest=barrier on node {i} of {n} "
+                                       f"(exit {q.returncode}):\n{text}")
+            out = "\n".join(line.split("tern: ", 1)[-1]
+                            for line in open(logs[0]).read().splitlines())
+            return next(v for (kind, x), v in parse_r(out).items() if kind == "barrier-floor")
+        finally:
+            # Before the namespace and its taps go.
+            for q in qs:
+                _stop(q)
+            for f in logs:
+                if os.path.exists(f):
+                    os.remove(f)
+
+
 def node_oneway(values):
     """A node-to-node round trip (nettest=ping against nettest=echo) crosses
     two emulated NICs' transmits and two receives: halved, it is the floor
@@ -229,6 +272,12 @@ def floor(run):
     if max(a.nodes) >= 4 or a.smoke:
         for size, v in ring_floor(run, 4, a.floor_frames, a.reps, floorping.mtu).items():
             run.add("floor", "fabric-nodes", "ring_bw_4nodes", size, "MBps", v)
+    # Each gsync's own floor, on as many nodes (experiment 3, cluster_exps;
+    # --smoke's 2 nodes too: it is its test).
+    for n in [n for n in a.nodes if n >= 2]:
+        run.add("floor", "fabric-nodes", "gsync_floor", n, "us",
+                barrier_floor(run, n, a.gsync_iters, a.reps))
+        run.log(f"barrier floor on {n} nodes done")
     run.log("floor done")
 
 

@@ -35,7 +35,9 @@ TITLES = {
     "floor": "9. The fabric floor (frames bounced off a nettest=echo node by a host process, "
              "fabric, and by a nettest=ping node, fabric-nodes: one-way is its round trip "
              "halved; the floor the other tables use; ring_bw_4nodes: frames going round a "
-             "ring of 4 forwarding nodes, MB/s each node sends, the ring's floor)",
+             "ring of 4 forwarding nodes, MB/s each node sends, the ring's floor; gsync_floor: x "
+             "nodes running gsync's dissemination barrier with raw frames, us a barrier, the "
+             "barrier's floor)",
     "frames": "Frames on the bridge during a 2-node ring of 1 MiB messages, and per "
               "message of a 0-byte NX ping-pong (frames_per_message, x = 0)",
     "npb": "10. NAS Parallel Benchmarks 3.4.1 (MPI), x = ranks: the benchmark's own time "
@@ -113,6 +115,15 @@ def ring_floor_of(rows, metric):
     return bw[max(bw)] if bw and want != metric else None
 
 
+def barrier_floor_of(rows, x):
+    """The floor of a gsync row on x nodes: x nodes running the same
+    dissemination barrier with raw frames (node_exps.barrier_floor); None
+    where not measured."""
+    v = [r["median"] for r in rows if r["experiment"] == "floor" and
+         r["metric"] == "gsync_floor" and str(r["x"]) == str(x)]
+    return v[0] if v else None
+
+
 def table(rows, exp):
     rs = [r for r in rows if r["experiment"] == exp]
     systems = []
@@ -137,6 +148,9 @@ def table(rows, exp):
     has_ring_floor = exp == "ring" and any(ring_floor_of(rows, m) for (m, _, _) in cells)
     if has_ring_floor:
         head += ["ring's floor", "Tern at ring's floor"]
+    has_barrier_floor = exp == "gsync" and any(barrier_floor_of(rows, x) for (_, x, _) in cells)
+    if has_barrier_floor:
+        head += ["barrier's floor", "Tern at barrier's floor"]
     head.append("reps")
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (metric, x, unit), by in sorted(cells.items(), key=lambda kv: (kv[0][0], _key(kv[0][1]))):
@@ -166,6 +180,10 @@ def table(rows, exp):
             rf, v = ring_floor_of(rows, metric), by.get(t)
             line.append(_fmt(rf))
             line.append(f"{v['median'] / rf * 100:.0f}%" if rf and v and v["median"] else "-")
+        if has_barrier_floor:
+            bf, v = barrier_floor_of(rows, x), by.get(t)
+            line.append(_fmt(bf))
+            line.append(f"{bf / v['median'] * 100:.0f}%" if bf and v and v["median"] else "-")
         line.append("/".join(sorted({str(by[s]["reps"]) for s in by})))
         out.append("| " + " | ".join(line) + " |")
     return out
@@ -263,7 +281,12 @@ def plots(out_dir, rows):
     plot("latency.png", "latency", "message bytes (0 B drawn at 0.5)", "one-way us", True, True,
          floor_lat)
     plot("ring.png", "ring", "message bytes", "MB/s per node", True, True, floor_bw)
-    plot("gsync.png", "gsync", "nodes", "us per barrier", True, True)
+    def floor_barrier(ax):
+        pts = plot_series(rows, "floor", "gsync_floor").get("fabric-nodes")
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "k-.", label="barrier's floor")
+
+    plot("gsync.png", "gsync", "nodes", "us per barrier", True, True, floor_barrier)
     plot("launch.png", "launch", "nodes", "ms, trivial job (wall, less `exec true`)", True,
          False, metric="trivial_job_net")
     npb_plot(out_dir, rows, plt)
