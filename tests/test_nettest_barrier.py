@@ -50,26 +50,30 @@ def bridged_nodes(tmp_path, words):
                     q.wait(10)
 
 
-def results(console):
+def results(console, kind="barrier-floor"):
     return [(int(m[0]), float(m[1])) for m in
-            re.findall(r"^tern: R barrier-floor (\d+) us (\d+\.\d\d)$", console, re.M)]
+            re.findall(rf"^tern: R {kind} (\d+) us (\d+\.\d\d)$", console, re.M)]
 
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")
 
 
 @needs_root
-@pytest.mark.parametrize("n", [3, 4])
-def test_nodes_run_the_barrier_and_node_0_reports_each_repetition(tmp_path, n):
+@pytest.mark.parametrize("n,ack", [(3, ""), (4, ""), (4, "ack ")])
+def test_nodes_run_the_barrier_and_node_0_reports_each_repetition(tmp_path, n, ack):
     """3 nodes: rounds to the next and the one after (not a power of two);
-    4: the same two rounds, every node's partners paired."""
+    4: the same two rounds, every node's partners paired; and with every
+    round's frame answered by one back (ack)."""
     macs = " ".join(MACS[:n])
-    got = bridged_nodes(tmp_path, [f"{i} 50 2 {macs}" for i in range(n)])
+    got = bridged_nodes(tmp_path, [f"{ack}{i} 50 2 {macs}" for i in range(n)])
     for i, (rc, out) in enumerate(got):
         assert rc == 1 and "program exited with status 0" in out, (i, rc, out)
         assert f"nettest: barrier, node {i} of {n}, 2 rounds" in out, out
-        assert "nettest: barrier done, 150 barriers" in out, out
-    r = results(got[0][1])
+        m = re.search(r"nettest: barrier done, 150 barriers, (\d+) acknowledgements taken", out)
+        assert m, out
+        # Each of its 300 round frames answered; the last few may come after its end.
+        assert (290 <= int(m[1]) <= 300) if ack else int(m[1]) == 0, out
+    r = results(got[0][1], "barrier-floor-acked" if ack else "barrier-floor")
     assert [x for x, _ in r] == [n, n] and all(v > 0 for _, v in r), got[0][1]
     assert not any(results(out) for _, out in got[1:])
 
@@ -80,7 +84,7 @@ def test_a_node_that_stops_is_named_by_those_that_wait_for_it(tmp_path):
     last, nodes 0 and 1 wait for its frame and say whose it was."""
     macs = " ".join(MACS[:3])
     got = bridged_nodes(tmp_path, [f"0 50 1 {macs}", f"1 50 1 {macs}", f"2 10 1 {macs}"])
-    assert got[2][0] == 1 and "nettest: barrier done, 20 barriers" in got[2][1], got[2]
+    assert got[2][0] == 1 and "nettest: barrier done, 20 barriers, 0 ack" in got[2][1], got[2]
     # Round 0's partner of node 0 is node 2, round 1's of node 1.
     for i, rnd in ((0, 0), (1, 1)):
         rc, out = got[i]
@@ -92,6 +96,7 @@ def test_a_node_that_stops_is_named_by_those_that_wait_for_it(tmp_path):
 @pytest.mark.parametrize("words, said", [
     ("", "usage: nettest=barrier"),
     (f"0 10 1 {MACS[0]}", "usage: nettest=barrier"),                    # one node
+    (f"ack ack 0 10 1 {MACS[0]} {MACS[1]}", "usage: nettest=barrier"),
     (f"2 10 1 {MACS[0]} {MACS[1]}", "usage: nettest=barrier"),          # no rank 2
     (f"0 0 1 {MACS[0]} {MACS[1]}", "usage: nettest=barrier"),           # no barriers
     (f"0 10 x {MACS[0]} {MACS[1]}", "usage: nettest=barrier"),

@@ -194,13 +194,14 @@ def ring_floor(run, n, frames, reps, size):
                     os.remove(f)
 
 
-def barrier_floor(run, n, iters, reps):
+def barrier_floor(run, n, iters, reps, acks=False):
     """The floor of an n-node barrier: n Tern nodes on one bridge, each
     booted with `nettest=barrier -- RANK ITERS REPS MAC...`, run the
     dissemination barrier NX's gsync runs with raw frames and no protocol
     (kernel/net/nettest_barrier.c): what n emulated nodes on this host can
-    do, as the ring's floor is for the ring.  -> [us a barrier], one value a
-    repetition, from node 0."""
+    do, as the ring's floor is for the ring.  acks: each round's frame is
+    answered by a frame back, as Tern's Portals acknowledges it.  -> [us a
+    barrier], one value a repetition, from node 0."""
     from test_portals_kernel import bridged_namespace
     from ternlib.fabric import fabric_mtu
     a = run.a
@@ -212,7 +213,8 @@ def barrier_floor(run, n, iters, reps):
         try:
             for i in range(n):
                 qs.append(_qemu_node(run, ns, taps[i], macs[i], mtu,
-                                     " ".join(["nettest=barrier", "exit=qemu", "--", str(i),
+                                     " ".join(["nettest=barrier", "exit=qemu", "--",
+                                               *(["ack"] if acks else []), str(i),
                                                str(iters), str(reps), *macs]),
                                      logs[i], exit_device=True))
             for i, q in enumerate(qs):
@@ -227,7 +229,8 @@ def barrier_floor(run, n, iters, reps):
                                        f"(exit {q.returncode}):\n{text}")
             out = "\n".join(line.split("tern: ", 1)[-1]
                             for line in open(logs[0]).read().splitlines())
-            return next(v for (kind, x), v in parse_r(out).items() if kind == "barrier-floor")
+            want = "barrier-floor-acked" if acks else "barrier-floor"
+            return next(v for (kind, x), v in parse_r(out).items() if kind == want)
         finally:
             # Before the namespace and its taps go.
             for q in qs:
@@ -274,9 +277,13 @@ def floor(run):
             run.add("floor", "fabric-nodes", "ring_bw_4nodes", size, "MBps", v)
     # Each gsync's own floor, on as many nodes (experiment 3, cluster_exps;
     # --smoke's 2 nodes too: it is its test).
+    # Beside it, the same with a frame back for every round's frame, as the
+    # acknowledgements Tern sends alone (what they cost here).
     for n in [n for n in a.nodes if n >= 2]:
         run.add("floor", "fabric-nodes", "gsync_floor", n, "us",
                 barrier_floor(run, n, a.gsync_iters, a.reps))
+        run.add("floor", "fabric-nodes", "gsync_floor_acked", n, "us",
+                barrier_floor(run, n, a.gsync_iters, a.reps, acks=True))
         run.log(f"barrier floor on {n} nodes done")
     run.log("floor done")
 

@@ -37,7 +37,8 @@ TITLES = {
              "halved; the floor the other tables use; ring_bw_4nodes: frames going round a "
              "ring of 4 forwarding nodes, MB/s each node sends, the ring's floor; gsync_floor: x "
              "nodes running gsync's dissemination barrier with raw frames, us a barrier, the "
-             "barrier's floor)",
+             "barrier's floor; gsync_floor_acked: the same with a frame back for each frame, "
+             "as Tern's acknowledgements)",
     "frames": "Frames on the bridge during a 2-node ring of 1 MiB messages, and per "
               "message of a 0-byte NX ping-pong (frames_per_message, x = 0)",
     "npb": "10. NAS Parallel Benchmarks 3.4.1 (MPI), x = ranks: the benchmark's own time "

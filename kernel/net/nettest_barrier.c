@@ -17,7 +17,15 @@
  * times, so first every node says READY to node 0 until node 0, having
  * heard them all, says GO (a round's frame counts as GO too).  Node 0 prints
  * "R barrier-floor N us V", one line a repetition after a first that warms
- * up, as nettest=ping prints its own. */
+ * up, as nettest=ping prints its own.
+ *
+ * nettest=barrier -- ack RANK ...: the same, and every round's frame is
+ * answered at once by a frame of its own back to its sender, as a Tern
+ * node acknowledges a gsync round's put (in a dissemination barrier no
+ * frame goes back for the acknowledgement to ride in): what the
+ * acknowledgements alone cost N nodes on this host.  The sender does not
+ * wait for them, as a put's sender does not.  Printed as
+ * "R barrier-floor-acked N us V". */
 #include "nettest.h"
 #include "boot.h"
 #include "kernel.h"
@@ -30,7 +38,7 @@
 #define BAR_START_NS 300000000000ULL      /* every node heard from by then */
 #define BAR_SILENCE_NS 5000000000ULL      /* no round's frame this long: lost */
 
-enum { BAR_READY = 1, BAR_GO, BAR_ROUND, BAR_DONE };
+enum { BAR_READY = 1, BAR_GO, BAR_ROUND, BAR_DONE, BAR_ACK };
 
 struct bar_payload {
     uint32_t magic;
@@ -42,10 +50,11 @@ struct bar_payload {
 struct bar {
     unsigned me, n, rounds;
     uint8_t macs[BAR_MAX_NODES][ETH_ALEN];
-    bool go, go_sent;
+    char **macs_text;
+    bool go, go_sent, acks;
     bool ready[BAR_MAX_NODES];
     uint64_t got[BAR_MAX_ROUNDS];      /* round frames taken, per round */
-    uint64_t out_of_order, strangers;
+    uint64_t out_of_order, strangers, acked;
 };
 
 /* wait: until the NIC has sent it, and every frame before it. */
@@ -105,6 +114,11 @@ static void bar_take(const void *frame, size_t len, void *arg)
         if (p.round < b->rounds)
             b->got[p.round] = p.iter + 1;
         b->go = true;
+        if (b->acks)
+            bar_send(b, p.from, BAR_ACK, p.round, p.iter, false);
+        break;
+    case BAR_ACK:
+        b->acked++;
         break;
     default:
         b->strangers++;
@@ -119,7 +133,7 @@ static void bar_start(struct bar *b)
             while (!b->ready[i]) {
                 if (time_monotonic_ns() > give_up)
                     load_error("nettest=barrier: nothing from node %u (%s) in %llu s", i,
-                               options.envp[3 + i], BAR_START_NS / 1000000000ULL);
+                               b->macs_text[i], BAR_START_NS / 1000000000ULL);
                 netdev_wait(time_monotonic_ns() + BAR_READY_EVERY_NS);
                 netdev_poll(bar_take, b);
             }
@@ -147,14 +161,20 @@ __attribute__((noreturn)) void nettest_barrier(void)
     char **av = options.envp;
     int ac = options.envc;
     static struct bar b;
+    if (ac > 0 && !strcmp(av[0], "ack")) {
+        b.acks = true;
+        av++;
+        ac--;
+    }
     uint64_t me, iters, reps;
     int n = ac - 3;
     if (ac < 5 || n > BAR_MAX_NODES || !parse_size(av[0], &me) || me >= (uint64_t)n ||
         !parse_size(av[1], &iters) || !iters || iters > 10000000 || !parse_size(av[2], &reps) ||
         reps > 1000)
-        load_error("usage: nettest=barrier -- RANK ITERS REPS MAC0 MAC1 ... (2..%u MACs, "
+        load_error("usage: nettest=barrier -- [ack] RANK ITERS REPS MAC0 MAC1 ... (2..%u MACs, "
                    "RANK one of them)", BAR_MAX_NODES);
     b.me = (unsigned)me;
+    b.macs_text = av + 3;
     b.n = (unsigned)n;
     for (int i = 0; i < n; i++)
         if (!nettest_parse_mac(av[3 + i], b.macs[i]))
@@ -181,7 +201,8 @@ __attribute__((noreturn)) void nettest_barrier(void)
         }
         uint64_t ns = time_monotonic_ns() - t0;
         if (r && b.me == 0)
-            nettest_result("barrier-floor", b.n, "us", ns / 10 / iters);
+            nettest_result(b.acks ? "barrier-floor-acked" : "barrier-floor", b.n, "us",
+                           ns / 10 / iters);
     }
     if (b.out_of_order || b.strangers)
         load_error("nettest=barrier: %lu round frames out of order, %lu frames not the "
@@ -190,6 +211,7 @@ __attribute__((noreturn)) void nettest_barrier(void)
      * would take it with it, and its peer would wait for it in vain.  One
      * more frame, waited for, sends them all. */
     bar_send(&b, 0, BAR_DONE, 0, 0, true);
-    kprintf("nettest: barrier done, %lu barriers\n", (reps + 1) * iters);
+    kprintf("nettest: barrier done, %lu barriers, %lu acknowledgements taken\n",
+            (reps + 1) * iters, b.acked);
     node_end(END_EXIT, 0);
 }
