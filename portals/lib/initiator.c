@@ -49,8 +49,8 @@ int ptl_op_check(struct ptl_ni *ni, const struct ptl_op_args *a)
  * the operation, since its events go to their EQs. */
 static void op_free_if_done(struct ptl_ni *ni, struct ptl_op *op)
 {
-    if (!op->send_done || (op->want_resp && !op->resp_done))
-        return;
+    if (!op->in_use || !op->tx_through || !op->send_done || (op->want_resp && !op->resp_done))
+        return;     /* freed already (by a step of the same completion), or not done */
     if (op->put_md)
         op->put_md->busy--;
     if (op->get_md)
@@ -224,9 +224,10 @@ static bool ack_shows(const struct ptl_op *op)
            (md->ct && (md->options & PTL_MD_EVENT_CT_ACK));
 }
 
-/* All request frames are acknowledged by the target's reliability layer
- * (or the target is unreachable): the buffer may be reused now. */
-void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t fail)
+/* The operation's SEND: its buffer may be reused.  For a get, whose
+ * request carries no data, its REPLY's first frame may say so before the
+ * request's ack (ptl_op_response). */
+static void send_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t fail)
 {
     if (op->send_done)
         return;
@@ -250,6 +251,25 @@ void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t fail)
         op->peer->resp_waiting++;
         op->peer->resp_mark = ptl_host_now_ns();
         ptl_peer_busy(ni, op->peer);
+    }
+    op_free_if_done(ni, op);
+}
+
+static void take_ack(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_wire_ackrec *a);
+
+/* All request frames are acknowledged by the target's reliability layer
+ * (or the target is unreachable): the buffer may be reused now, and the
+ * slot once the response is in too. */
+void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t fail)
+{
+    if (op->tx_through)
+        return;
+    op->tx_through = true;
+    send_done(ni, op, fail);
+    if (op->early_ack) {
+        op->early_ack = false;
+        if (!op->resp_done)      /* a failure to deliver answered it already */
+            take_ack(ni, op, &op->early);
     }
     op_free_if_done(ni, op);
 }
@@ -285,10 +305,21 @@ static struct ptl_op *awaiting(struct ptl_ni *ni, struct ptl_peer *peer, uint64_
     return op;
 }
 
+/* An ACK before the last of the put's frames is acknowledged: a target
+ * that refuses a put answers at its first frame, while the others are still
+ * on their way or still to be sent.  It waits for them (ptl_op_tx_done):
+ * until then the put's buffer is still read, its message is in the peer's
+ * send queue and its frames in the window.  Before, the ACK ended the
+ * operation at once and the next put took its slot, queueing the same
+ * message a second time: the queue became a loop, and the node spun in it
+ * for ever (tests/portals/test_refused_put.c). */
 static void take_ack(struct ptl_ni *ni, struct ptl_op *op, const struct ptl_wire_ackrec *a)
 {
-    if (!op->send_done)
-        ptl_op_tx_done(ni, op, PTL_NI_OK);
+    if (!op->tx_through) {
+        op->early = *a;
+        op->early_ack = true;
+        return;
+    }
     op_response_done(ni, op, (ptl_ni_fail_t)a->fail, a->mlength, a->remote_offset,
                      a->ack_req == PTL_NO_ACK_REQ);
 }
@@ -359,8 +390,10 @@ void ptl_op_response(struct ptl_ni *ni, struct ptl_peer *peer,
         op_response_done(ni, op, PTL_NI_DROPPED, 0, 0, false);
         op = NULL;
     }
-    if (op && !op->send_done)
-        ptl_op_tx_done(ni, op, PTL_NI_OK);
+    /* The request arrived (it is answered); its slot stays until its own
+     * ack comes too (op_free_if_done). */
+    if (op)
+        send_done(ni, op, PTL_NI_OK);
     struct ptl_rxmsg *c = &peer->cur;
     memset(c, 0, sizeof(*c));
     c->active = true;

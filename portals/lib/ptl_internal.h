@@ -284,6 +284,14 @@ struct ptl_op {
     uint8_t ack_req;
     bool send_done, resp_done, want_resp;
     bool req_counted;       /* in peer->req_out */
+    /* The reliability layer is done with tx: every frame acknowledged, or
+     * the peer given up.  Until then tx may be in the peer's send queue and
+     * its frames in the window, and the slot is not freed (initiator.c). */
+    bool tx_through;
+    /* An ACK that came before tx_through (a put refused at its first
+     * frame), taken in once it is through. */
+    bool early_ack;
+    struct ptl_wire_ackrec early;
     ptl_process_t target;
     struct ptl_peer *peer;
     uint64_t sent_at;
