@@ -83,6 +83,21 @@ def _stop(q):
         q.wait(5)
 
 
+def _nettest_console(p, log, what):
+    """Waits for a node booted with a nettest mode and exit=qemu to end;
+    -> its console, "tern: " taken off (its R lines as floorping prints
+    them); an error with the console unless it ended cleanly."""
+    try:
+        p.wait(600)
+    except subprocess.TimeoutExpired:
+        pass
+    text = open(log).read()
+    # isa-debug-exit: (code << 1) | 1, the kernel writes 0 at a clean end.
+    if p.returncode != 1 or "program exited with status 0" not in text:
+        raise RuntimeError(f"{what} (exit {p.returncode}):\n{text}")
+    return "\n".join(line.split("tern: ", 1)[-1] for line in text.splitlines())
+
+
 def _ping_node(run, ns, tap, mac, mtu, argv, log):
     """A Tern node booted with `nettest=ping -- ARGV` for one measurement;
     -> its result lines (R ...), as floorping prints them."""
@@ -90,14 +105,32 @@ def _ping_node(run, ns, tap, mac, mtu, argv, log):
                    " ".join(["nettest=ping", "exit=qemu", "--", *map(str, argv)]), log,
                    exit_device=True)
     try:
-        p.wait(600)
+        return _nettest_console(p, log, f"nettest=ping {argv}")
     finally:
         _stop(p)
-    text = open(log).read()
-    # isa-debug-exit: (code << 1) | 1, the kernel writes 0 at a clean end.
-    if p.returncode != 1 or "program exited with status 0" not in text:
-        raise RuntimeError(f"nettest=ping {argv} (exit {p.returncode}):\n{text}")
-    return "\n".join(line.split("tern: ", 1)[-1] for line in text.splitlines())
+
+
+@contextlib.contextmanager
+def _bridged_nodes(run, n, mac_byte, name):
+    """A bridge for n bare nodes: yields (ns, taps, macs, logs, mtu, qs) at
+    the cluster's frame size; every QEMU the caller adds to qs is stopped,
+    and the logs removed, on the way out, before the namespace and its taps
+    go."""
+    from test_portals_kernel import bridged_namespace
+    from ternlib.fabric import fabric_mtu
+    mtu = fabric_mtu("virtio", "direct")
+    macs = [f"02:00:00:00:{mac_byte:02x}:{i:02x}" for i in range(n)]
+    logs = [os.path.join(run.a.out, f".{name}-{i}.log") for i in range(n)]
+    with bridged_namespace(n, mtu) as (ns, taps):
+        qs = []
+        try:
+            yield ns, taps, macs, logs, mtu, qs
+        finally:
+            for q in qs:
+                _stop(q)
+            for f in logs:
+                if os.path.exists(f):
+                    os.remove(f)
 
 
 @contextlib.contextmanager
@@ -166,32 +199,17 @@ def ring_floor(run, n, frames, reps, size):
     share, with no protocol, no copy and no program: what n emulated nodes
     on this host can move.  -> {size: [MB/s each node sends]}.  The echo
     floor (experiment 9) has one emulated node and a host process."""
-    from test_portals_kernel import bridged_namespace
     from test_netdev import wait_for_log
-    from ternlib.fabric import fabric_mtu
-    a = run.a
-    mtu = fabric_mtu("virtio", "direct")
-    macs = [f"02:00:00:00:01:{i:02x}" for i in range(n)]
-    logs = [os.path.join(a.out, f".ring-floor-{i}.log") for i in range(n)]
-    with bridged_namespace(n, mtu) as (ns, taps):
-        qs = []
-        try:
-            for i in range(1, n):
-                qs.append(_qemu_node(run, ns, taps[i], macs[i], mtu,
-                                     f"nettest=echo -- {macs[(i + 1) % n]}", logs[i]))
-            for i, q in zip(range(1, n), qs):
-                wait_for_log(logs[i], r"nettest: forwarding", 120, q)
-            out = _ping_node(run, ns, taps[0], macs[0], mtu,
-                             [macs[1], "bw", frames, reps, size, RING_FLOOR_WINDOW, macs[-1]],
-                             logs[0])
-            return {sz: v for (kind, sz), v in parse_r(out).items() if kind == "floor-bw"}
-        finally:
-            # Before the namespace and its taps go.
-            for q in qs:
-                _stop(q)
-            for f in logs:
-                if os.path.exists(f):
-                    os.remove(f)
+    with _bridged_nodes(run, n, 1, "ring-floor") as (ns, taps, macs, logs, mtu, qs):
+        for i in range(1, n):
+            qs.append(_qemu_node(run, ns, taps[i], macs[i], mtu,
+                                 f"nettest=echo -- {macs[(i + 1) % n]}", logs[i]))
+        for i, q in zip(range(1, n), qs):
+            wait_for_log(logs[i], r"nettest: forwarding", 120, q)
+        out = _ping_node(run, ns, taps[0], macs[0], mtu,
+                         [macs[1], "bw", frames, reps, size, RING_FLOOR_WINDOW, macs[-1]],
+                         logs[0])
+        return {sz: v for (kind, sz), v in parse_r(out).items() if kind == "floor-bw"}
 
 
 def barrier_floor(run, n, iters, reps, acks=False):
@@ -202,42 +220,17 @@ def barrier_floor(run, n, iters, reps, acks=False):
     do, as the ring's floor is for the ring.  acks: each round's frame is
     answered by a frame back, as Tern's Portals acknowledges it.  -> [us a
     barrier], one value a repetition, from node 0."""
-    from test_portals_kernel import bridged_namespace
-    from ternlib.fabric import fabric_mtu
-    a = run.a
-    mtu = fabric_mtu("virtio", "direct")
-    macs = [f"02:00:00:00:02:{i:02x}" for i in range(n)]
-    logs = [os.path.join(a.out, f".barrier-floor-{i}.log") for i in range(n)]
-    with bridged_namespace(n, mtu) as (ns, taps):
-        qs = []
-        try:
-            for i in range(n):
-                qs.append(_qemu_node(run, ns, taps[i], macs[i], mtu,
-                                     " ".join(["nettest=barrier", "exit=qemu", "--",
-                                               *(["ack"] if acks else []), str(i),
-                                               str(iters), str(reps), *macs]),
-                                     logs[i], exit_device=True))
-            for i, q in enumerate(qs):
-                try:
-                    q.wait(600)
-                except subprocess.TimeoutExpired:
-                    pass
-                text = open(logs[i]).read()
-                # isa-debug-exit: (code << 1) | 1, the kernel writes 0 at a clean end.
-                if q.returncode != 1 or "program exited with status 0" not in text:
-                    raise RuntimeError(f"nettest=barrier on node {i} of {n} "
-                                       f"(exit {q.returncode}):\n{text}")
-            out = "\n".join(line.split("tern: ", 1)[-1]
-                            for line in open(logs[0]).read().splitlines())
-            want = "barrier-floor-acked" if acks else "barrier-floor"
-            return next(v for (kind, x), v in parse_r(out).items() if kind == want)
-        finally:
-            # Before the namespace and its taps go.
-            for q in qs:
-                _stop(q)
-            for f in logs:
-                if os.path.exists(f):
-                    os.remove(f)
+    with _bridged_nodes(run, n, 2, "barrier-floor") as (ns, taps, macs, logs, mtu, qs):
+        for i in range(n):
+            qs.append(_qemu_node(run, ns, taps[i], macs[i], mtu,
+                                 " ".join(["nettest=barrier", "exit=qemu", "--",
+                                           *(["ack"] if acks else []), str(i), str(iters),
+                                           str(reps), *macs]),
+                                 logs[i], exit_device=True))
+        outs = [_nettest_console(q, log, f"nettest=barrier on node {i} of {n}")
+                for i, (q, log) in enumerate(zip(qs, logs))]
+        want = "barrier-floor-acked" if acks else "barrier-floor"
+        return next(v for (kind, x), v in parse_r(outs[0]).items() if kind == want)
 
 
 def node_oneway(values):
