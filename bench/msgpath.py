@@ -339,10 +339,12 @@ class _FloorRun:
     """What bench/ternbench/node_exps.floor needs of bench/run_all.py's run."""
 
     def __init__(self, accel, out_dir, reps):
-        # nodes, smoke: no ring is measured (floor() adds the 4-node ring's
-        # floor only for runs with 4 nodes or more, or --smoke).
+        # nodes, smoke: neither the ring's floor nor a barrier's is measured
+        # (floor() adds the 4-node ring's only for runs with 4 nodes or more,
+        # or --smoke, and a barrier's for each node count of 2 or more): one
+        # node's run.
         self.a = argparse.Namespace(accel=accel, cpu=None, mem="64M", lat_sizes=[0], iters=200,
-                                    reps=reps, floor_frames=200, out=out_dir, nodes=[2],
+                                    reps=reps, floor_frames=200, out=out_dir, nodes=[1],
                                     smoke=False)
         self.rows = {}
 
