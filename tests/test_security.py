@@ -90,6 +90,31 @@ def test_puts_and_gets_into_another_users_job_are_refused(c3):
     assert victim.returncode == 0, err
 
 
+def test_a_flood_of_refused_puts_leaves_both_nodes_working(c3):
+    """nobody's job puts 1 MiB messages into root's job, each right after the
+    last one's ACK.  Each is refused at its first frame, while its other
+    frames are still on their way.  The ACK of the refusal ended the put
+    at once, and the next put reused its slot with the message still in the
+    send queue: the queue became a loop and the intruder's node spun in it
+    for ever (tests/portals/test_refused_put.c).  Now every put is answered,
+    the victim's job gets nothing, and the intruder's node takes the next
+    job."""
+    victim = yod_bg(c3, "-list", "1", INTRUDER, "victim", "20")
+    try:
+        wait_for(victim, "victim ready")
+        r = yod(c3, "-list", "2", INTRUDER, "flood", "1", "20", pre=NOBODY, timeout=180)
+        out, err = victim.communicate(timeout=60)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.communicate()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "flood: 20 puts, 20 refused, 0 otherwise, 0 no answer" in r.stdout, r.stdout + r.stderr
+    assert "victim: 0 arrived, 20 refused" in out, out + err
+    r = yod(c3, "-list", "2", INTRUDER, "wait", "0", pre=NOBODY)
+    assert r.returncode == 0 and "waiting" in r.stdout, r.stdout + r.stderr
+
+
 def test_a_forged_end_notice_is_refused(c3):
     """A job's program sends another user's node the allocator's notice that
     its job's yod is gone (TERN_REVOKE): refused, and the job runs to its end."""

@@ -8,6 +8,10 @@
  *                                and the NI's count of refused requests
  *   intruder inject NID          as "rank 0" of a map {itself, NID}: puts a
  *                                message into rank 1's PT 5, Gets its PT 6
+ *   intruder flood NID N         the same map: N puts of 1 MiB into rank 1's
+ *                                PT 5, each right after the last one's ACK;
+ *                                each is refused at its first frame, while
+ *                                its other frames are still on their way
  *   intruder forge-load NID PROG a job descriptor naming itself as yod and
  *                                uid 0, PROG served by itself, to NID's kernel
  *   intruder forge-register      a node's REGISTER, for a MAC it makes up, to
@@ -183,6 +187,32 @@ static int inject(uint32_t nid)
     return 0;
 }
 
+static int flood(uint32_t nid, int n)
+{
+    open_ni(PTL_NI_LOGICAL);
+    ptl_process_t self;
+    PtlGetPhysId(ni, &self);
+    ptl_process_t map[2] = {self, phys(nid, TERN_APP_PID)};
+    check(PtlSetMap(ni, 2, map), "PtlSetMap");
+    static char big[1 << 20];
+    memset(big, 'F', sizeof big);
+    ptl_handle_md_t md = bind(big, sizeof big);
+    ptl_process_t to = {.rank = 1};
+    int refused = 0, other = 0, silent = 0;
+    for (int i = 0; i < n; i++) {
+        check(PtlPut(md, 0, sizeof big, PTL_ACK_REQ, to, PT_PUT, 0, 0, NULL, 0), "PtlPut");
+        ptl_event_t ev;
+        if (!next_event(&ev, 15, PTL_EVENT_ACK, PTL_EVENT_ACK))
+            silent++;
+        else if (ev.ni_fail_type == PTL_NI_PERM_VIOLATION)
+            refused++;
+        else
+            other++;
+    }
+    printf("flood: %d puts, %d refused, %d otherwise, %d no answer\n", n, refused, other, silent);
+    return 0;
+}
+
 static int forge_load(uint32_t nid, const char *prog)
 {
     int fd = open(prog, O_RDONLY);
@@ -307,6 +337,8 @@ int main(int argc, char **argv)
         return victim(atof(argv[2]));
     if (argc == 3 && !strcmp(argv[1], "inject"))
         return inject((uint32_t)atoi(argv[2]));
+    if (argc == 4 && !strcmp(argv[1], "flood"))
+        return flood((uint32_t)atoi(argv[2]), atoi(argv[3]));
     if (argc == 4 && !strcmp(argv[1], "forge-load"))
         return forge_load((uint32_t)atoi(argv[2]), argv[3]);
     if (argc == 2 && !strcmp(argv[1], "forge-register"))
