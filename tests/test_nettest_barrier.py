@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from test_nettest_ping import KERNEL, free_udp_ports, qemu
+from test_nettest_ping import free_udp_ports, qemu
 
 MACS = [f"52:54:00:12:36:{i:02x}" for i in range(4)]
 
@@ -28,13 +28,10 @@ def bridged_nodes(tmp_path, words):
                 log = tmp_path / f"bar{i}.log"
                 log.write_text("")
                 logs.append(log)
+                tap = f"tap,id=n0,ifname={taps[i]},script=no,downscript=no"
                 qs.append(subprocess.Popen(
-                    ["ip", "netns", "exec", ns, "qemu-system-x86_64", "-nodefaults",
-                     "-display", "none", "-no-reboot", "-accel", "tcg", "-cpu", "max", "-m", "64M",
-                     "-kernel", KERNEL, "-append", f"nettest=barrier exit=qemu -- {w}",
-                     "-serial", f"file:{log}", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-                     "-netdev", f"tap,id=n0,ifname={taps[i]},script=no,downscript=no",
-                     "-device", f"virtio-net-pci,netdev=n0,mac={MACS[i]}"],
+                    ["ip", "netns", "exec", ns,
+                     *qemu(log, f"nettest=barrier exit=qemu -- {w}", MACS[i], netdev=tap)],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL, start_new_session=True))
             for q, log in zip(qs, logs):

@@ -31,12 +31,14 @@ def free_udp_ports(n):
     return ports
 
 
-def qemu(log, append, mac, here, there):
+def qemu(log, append, mac, here=None, there=None, netdev=None):
+    """A bare node's QEMU command: on UDP ports here (its own) and there, or
+    on the -netdev given (a tap: test_nettest_barrier.py)."""
+    netdev = netdev or f"socket,id=n0,udp=127.0.0.1:{there},localaddr=127.0.0.1:{here}"
     return ["qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
             "-accel", "tcg", "-cpu", "max", "-m", "64M", "-kernel", KERNEL, "-append", append,
             "-serial", f"file:{log}", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-            "-netdev", f"socket,id=n0,udp=127.0.0.1:{there},localaddr=127.0.0.1:{here}",
-            "-device", f"virtio-net-pci,netdev=n0,mac={mac}"]
+            "-netdev", netdev, "-device", f"virtio-net-pci,netdev=n0,mac={mac}"]
 
 
 @contextlib.contextmanager

@@ -68,16 +68,12 @@ static void bar_send(struct bar *b, unsigned to, uint8_t kind, uint8_t round, ui
     frame[13] = ECHO_ETHERTYPE & 0xff;
     struct bar_payload p = {BAR_MAGIC, kind, round, (uint16_t)b->me, iter};
     memcpy(frame + ETH_HLEN, &p, sizeof p);
-    /* Queued, not waited for (the frame is copied): a Portals message's
-     * frame goes out so; netdev_send's wait for the NIC's completion cost
-     * a 4-node barrier here 3-4 times what gsync takes. */
-    if (wait) {
-        struct net_sg sg = {frame, sizeof frame};
-        if (netdev_send(&sg, 1))
-            load_error("nettest=barrier: the NIC did not send");
-    } else if (netdev_send_async(frame, sizeof frame, NULL, 0)) {
+    /* Unless asked to wait, queued (the frame is copied), as a Portals
+     * message's frame goes out: netdev_send's wait for the NIC's completion
+     * cost a 4-node barrier here 3-4 times what gsync takes. */
+    struct net_sg sg = {frame, sizeof frame};
+    if (wait ? netdev_send(&sg, 1) : netdev_send_async(frame, sizeof frame, NULL, 0))
         load_error("nettest=barrier: the NIC did not send");
-    }
 }
 
 static void bar_take(const void *frame, size_t len, void *arg)

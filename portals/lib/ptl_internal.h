@@ -477,6 +477,8 @@ struct ptl_op_args {
 };
 int ptl_op_check(struct ptl_ni *ni, const struct ptl_op_args *a);
 int ptl_op_issue(struct ptl_ni *ni, const struct ptl_op_args *a);
+/* The reliability layer is done with op's request (all frames acknowledged,
+ * or f: the peer unreachable); an ACK that came earlier is taken in now. */
 void ptl_op_tx_done(struct ptl_ni *ni, struct ptl_op *op, ptl_ni_fail_t f);
 void ptl_op_response(struct ptl_ni *ni, struct ptl_peer *peer,
                      const struct ptl_wire_hdr *h, const uint8_t *payload);
