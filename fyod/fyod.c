@@ -37,12 +37,9 @@ static uint8_t fs_key[TERN_KEY_BYTES];   /* the allocator's: checks nodes' token
 static bool have_key;
 static uint32_t alloc_nid;
 static char prefix[TERN_PREFIX_MAX];
-static volatile sig_atomic_t stopping;
 static struct tern_reply status;          /* the allocator's last STATUS */
 static bool status_valid;
 static uint32_t status_gen;               /* files opened since are not judged by it */
-
-static void on_signal(int sig) { (void)sig; stopping = 1; }
 
 /* Requests to the allocator go out without waiting: the answer is an
  * event like any other. */
@@ -167,6 +164,10 @@ int main(int argc, char **argv)
     strcpy(prefix, pfx);
     setvbuf(stderr, NULL, _IOLBF, 0);
     char err[256];
+    if (svc_stop_start()) {
+        fprintf(stderr, "fyod: cannot set up its stop on SIGTERM and SIGINT\n");
+        return 1;
+    }
     const char *a = getenv("TERN_ALLOC_NID");
     alloc_nid = a ? (uint32_t)strtoul(a, NULL, 10) : 0;
     if (svc_open(&svc, PTL_PID_ANY, TERN_PT_REPLY, err, sizeof err)) {
@@ -188,13 +189,11 @@ int main(int argc, char **argv)
         return 1;
     }
     md_bound = true;
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
     signal(SIGPIPE, SIG_IGN);
     fprintf(stderr, "fyod: nid %u pid %u serves %s as %s\n", svc.me.phys.nid, svc.me.phys.pid,
             root, prefix);
     double next_reg = 0, next_reap = svc_now() + REAP_S;
-    while (!stopping) {
+    while (!svc_stopping()) {
         double now = svc_now();
         if (now >= next_reg) {
             register_now(false);
@@ -217,6 +216,7 @@ int main(int argc, char **argv)
             rc = PtlEQGet(svc.eq, &ev);
         }
     }
+    svc_stop_loop_left();
     register_now(true);
     double end = svc_now() + 0.5;
     while (svc_now() < end) {

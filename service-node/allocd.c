@@ -22,7 +22,6 @@
  * restarted allocd carries on.
  * Environment: TERN_IFACE and the rest of portals/host/linux/ptl_linux.h.
  */
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -47,7 +46,6 @@ static struct svc svc;
 static uint8_t fs_key[TERN_KEY_BYTES];   /* the file servers' (fyods') key */
 static unsigned long refused;            /* requests refused as not authorised */
 static unsigned char slots[SLOTS][TERN_MSG_MAX];
-static volatile sig_atomic_t stopping;
 
 enum op_kind { OP_REPLY, OP_PING, OP_LAUNCHER_PING, OP_KILL_NOTICE, OP_FYOD_PING, OP_GRANT,
                OP_REVOKE };
@@ -808,8 +806,6 @@ static void report_refusals(void)
     }
 }
 
-static void on_signal(int sig) { (void)sig; stopping = 1; }
-
 int main(int argc, char **argv)
 {
     const char *dbpath = NULL;
@@ -838,6 +834,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "allocd: --db FILE is required\n");
         return 2;
     }
+    if (svc_stop_start()) {
+        fprintf(stderr, "allocd: cannot set up its stop on SIGTERM and SIGINT\n");
+        return 1;
+    }
     if (nodedb_load(&db, dbpath, err, sizeof err)) {
         fprintf(stderr, "allocd: %s\n", err);
         return 1;
@@ -858,13 +858,11 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < SLOTS; i++)
         svc_post(&svc, TERN_PT_SERVICE, slots[i], TERN_MSG_MAX, 0, ~0ULL);
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
     logmsg("serving nid %u pid %u: %d nodes in %s", svc.me.phys.nid, svc.me.phys.pid, db.n,
            dbpath);
     double next_ping = svc_now() + period;
     next_ending_ping = next_ping;
-    while (!stopping) {
+    while (!svc_stopping()) {
         double left = (next_ending_ping < next_ping ? next_ending_ping : next_ping) - svc_now();
         ptl_event_t ev;
         unsigned which;
@@ -894,6 +892,7 @@ int main(int argc, char **argv)
             next_ending_ping = svc_now() + ending_gap;
         }
     }
+    svc_stop_loop_left();
     save();
     logmsg("stopped");
     PtlNIFini(svc.ni);

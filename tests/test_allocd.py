@@ -212,6 +212,28 @@ def test_state_survives_an_allocator_restart(fabric):
     assert st[1][:2] == ["allocated", "5"]
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_the_allocator_at_once_with_its_state_saved(fabric, sig):
+    """allocd waits for requests in PtlEQPoll up to its next ping (here a
+    minute away).  It used to see SIGTERM only when that wait ended: every
+    `qemu/cluster down` waited ~2 s for it, and with a long --ping-period
+    the allocator ignored the signal for as long.  Now it stops at once and
+    saves its state first."""
+    p = fabric.start_allocd("--ping-period", "60")
+    for i in (1, 2):
+        assert fabric.svc(i, "register", f"02:00:00:00:00:{i:02x}", str(i)).returncode == 0
+    time.sleep(0.5)                    # in its wait, a minute from its next ping
+    p.send_signal(sig)
+    try:
+        p.wait(20)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"allocd still running 20 s after signal {sig}")
+    assert p.returncode == 0
+    assert "stopped" in (fabric.tmp / "allocd.log").read_text()
+    fabric.start_allocd()
+    assert sorted(fabric.status(3)) == [1, 2]
+
+
 def test_unreachable_allocator_is_reported(fabric):
     r = fabric.svc(1, "alloc", "5", "1", timeout=60)
     assert r.returncode == 2

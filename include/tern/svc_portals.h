@@ -24,4 +24,12 @@ int svc_put(struct svc *s, const void *buf, uint64_t len, uint32_t nid, uint32_t
 /* Next event of kind `kind` within secs: 0, or -1 on timeout. */
 int svc_wait(struct svc *s, ptl_event_kind_t kind, ptl_event_t *ev, double secs);
 double svc_now(void);
+
+/* A daemon's stop on SIGTERM or SIGINT that cuts its Portals wait short
+ * (common/svc_stop.c).  svc_stop_start before the first Portals call: 0,
+ * or -1.  The daemon's loop runs while !svc_stopping() and then calls
+ * svc_stop_loop_left(), after which its waits are no longer aborted. */
+int svc_stop_start(void);
+bool svc_stopping(void);
+void svc_stop_loop_left(void);
 #endif
