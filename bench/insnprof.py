@@ -41,13 +41,10 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-for d in ("qemu", "bench", "tests"):
-    p = os.path.join(ROOT, d)
-    if p not in sys.path:
-        sys.path.insert(0, p)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The same ping-pong program, and the paths msgpath puts on sys.path (qemu/, tests/).
+from msgpath import NXPING, ROOT  # noqa: E402
 
-NXPING = os.path.join(ROOT, "build", "nx-tern", "nxping")
 NXPING_SYMS = NXPING + ".syms"
 KERNEL = os.path.join(ROOT, "build", "tern.elf")
 RUN_NODE = os.path.join(ROOT, "qemu", "run-node")
