@@ -35,7 +35,6 @@ import datetime
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,6 +43,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The same ping-pong program, and the paths msgpath puts on sys.path (qemu/, tests/).
 from msgpath import NXPING, ROOT  # noqa: E402
+from ternlib.monitor import monitor  # noqa: E402
 
 NXPING_SYMS = NXPING + ".syms"
 KERNEL = os.path.join(ROOT, "build", "tern.elf")
@@ -138,29 +138,6 @@ def profile(counts, images, per="csend"):
             calls[fn] += n
     return {"by_fn": by_fn, "calls": calls, "total": total, "blocks": blocks,
             "rep_rounds": rep_rounds, "unknown": unknown, "messages": calls.get(per, 0)}
-
-
-def monitor(path, command, wait=10.0):
-    """One command to a QEMU monitor socket (waiting for the socket)."""
-    end = time.monotonic() + wait
-    while True:
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(path)
-            break
-        except OSError:
-            s.close()
-            if time.monotonic() > end:
-                raise RuntimeError(f"no QEMU monitor at {path}")
-            time.sleep(0.1)
-    with s:
-        s.settimeout(2)
-        try:
-            s.recv(4096)            # the banner
-        except socket.timeout:
-            pass
-        s.sendall(command.encode() + b"\n")
-        time.sleep(0.2)
 
 
 def wait_for(path, text, timeout):

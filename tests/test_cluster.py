@@ -2,13 +2,17 @@
 a namespace of the cluster's own; teardown leaves nothing behind."""
 import os
 import re
-import socket
 import subprocess
+import sys
 import time
 
 import pytest
 
 from clusters import NOTHING, cluster, leftovers, named, node_pid
+from nodes import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "qemu"))
+from ternlib.monitor import monitor  # noqa: E402
 
 
 pytestmark = [pytest.mark.cluster,
@@ -113,21 +117,6 @@ def test_up_cleans_a_stale_run(name):
     r = cluster(name, "up", "-n", "1", "--boot", "direct")
     assert "cleaning up a previous run" in r.stdout
     assert status_rows(name)[0][2] == "free"
-
-
-def monitor(path, command):
-    """One command's answer from a QEMU monitor on a Unix socket."""
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(10)
-        s.connect(path)
-        out = b""
-        while b"(qemu)" not in out:
-            out += s.recv(4096)
-        s.sendall(command.encode() + b"\n")
-        out = b""
-        while b"(qemu)" not in out:
-            out += s.recv(4096)
-        return out.decode(errors="replace")
 
 
 def test_cpu_model_without_avx_and_monitor_socket(name):
