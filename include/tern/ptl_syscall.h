@@ -29,7 +29,8 @@ enum tern_ptl_op {
     TPO_HANDLE_IS_EQUAL,
     TPO_NOP,                       /* does nothing: measures the call itself */
     TPO_STATS,                     /* (struct ptl_lib_stats *, struct tern_ptl_node_stats *,
-                                    *  its size: 0 = up to loop_full, as before it grew) */
+                                    *  its size: 0 = up to loop_full, as before it grew,
+                                    *  the ptl_lib_stats' size: 0 = up to tx_carried) */
     TPO_TRIG_ME_APPEND, TPO_TRIG_ME_UNLINK, TPO_TRIG_LE_APPEND, TPO_TRIG_LE_UNLINK, TPO_ABORT,
     TPO_TRACE,                     /* (cmd, ...): the message-path trace, below */
     TPO_LAST

@@ -248,7 +248,7 @@ static void tick(struct regs *r)
      * its time, with the tick called again by then in case the program
      * computes on. */
     if (frames > 0)
-        ptl_lib_send_held();
+        ptl_lib_send_held(PTL_HELD_FRAME);
     /* Back by the library's next deadline either way: the frames just
      * taken in may be owed an acknowledgement. */
     time_user_tick_by(net_due());

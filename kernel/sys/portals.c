@@ -416,17 +416,21 @@ static uint64_t calls_made(void)
 
 /* unode_size: the bytes of struct tern_ptl_node_stats the caller knows; 0
  * from programs built before the struct grew (their library passed two
- * arguments), which get the fields up to loop_full and no more. */
-static int stats(uint64_t ulib, uint64_t unode, uint64_t unode_size)
+ * arguments), which get the fields up to loop_full and no more.  ulib_size
+ * likewise for struct ptl_lib_stats: 0 gets the fields up to tx_carried. */
+static int stats(uint64_t ulib, uint64_t unode, uint64_t unode_size, uint64_t ulib_size)
 {
     size_t node_len = unode_size ? unode_size : offsetof(struct tern_ptl_node_stats, loop_by_ref);
     if (node_len > sizeof(struct tern_ptl_node_stats))
         node_len = sizeof(struct tern_ptl_node_stats);
+    size_t lib_len = ulib_size ? ulib_size : offsetof(struct ptl_lib_stats, acks_alone_time);
+    if (lib_len > sizeof(struct ptl_lib_stats))
+        lib_len = sizeof(struct ptl_lib_stats);
     struct ptl_lib_stats lib;
     struct tern_ptl_node_stats node;
     struct netdev_stats nd;
     struct kmem_stats km;
-    if ((ulib && !user_ok(ulib, sizeof lib)) || (unode && !user_ok(unode, node_len)))
+    if ((ulib && !user_ok(ulib, lib_len)) || (unode && !user_ok(unode, node_len)))
         return BAD;
     memset(&lib, 0, sizeof lib);
     ptl_lib_get_stats(my_iface(), &lib);
@@ -439,7 +443,7 @@ static int stats(uint64_t ulib, uint64_t unode, uint64_t unode_size)
                                         loop_frames, loop_full, loop_by_ref,
                                         calls_made(), nd.tx_doorbells};
     if (ulib)
-        copy_to_user(ulib, &lib, sizeof lib);
+        copy_to_user(ulib, &lib, lib_len);
     if (unode)
         copy_to_user(unode, &node, node_len);
     return PTL_OK;
@@ -471,7 +475,7 @@ static bool spans_ok(uint64_t op, const ptl_args_t a)
 #define TPO(name) static int tpo_##name(const ptl_args_t a)
 
 TPO(nop) { (void)a; return PTL_OK; }
-TPO(stats) { return stats(a[0], a[1], a[2]); }
+TPO(stats) { return stats(a[0], a[1], a[2], a[3]); }
 
 TPO(init)
 {

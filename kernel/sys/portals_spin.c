@@ -69,7 +69,7 @@ void portals_spin_after(uint64_t op, const uint64_t *a, int rc)
         run_start = now;
     }
     if (now - run_start >= SPIN_NS) {
-        ptl_lib_send_held();       /* it sends nothing while halted */
+        ptl_lib_send_held(PTL_HELD_WAIT); /* it sends nothing while halted */
         uint64_t d = ptl_lib_next_deadline();
         if (d > now + NAP_NS)
             d = now + NAP_NS;

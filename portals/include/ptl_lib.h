@@ -56,10 +56,18 @@ bool ptl_lib_iovec_in_use(uint32_t h, const void *iov);
  * caller inside its own memory checks per operation. */
 bool ptl_lib_md_whole(uint32_t md);
 
-/* The caller will not send for a while (it is about to halt, or it took
- * frames in while the program computes): ACKs held for the program's next
- * message (ack_hold_ns) go now, standalone. */
-void ptl_lib_send_held(void);
+/* Why an ACK held for the program's next message (ack_hold_ns) went
+ * alone before its hold ran out; each is counted (struct ptl_lib_stats). */
+enum ptl_held_release {
+    PTL_HELD_WAIT = 1,  /* the program waits: it sends nothing meanwhile */
+    PTL_HELD_FRAME,     /* a frame came in that asked for an ack, or while the program computes */
+    PTL_HELD_DUE,       /* the peer's acknowledgement was due (ack_delay_ns) */
+};
+
+/* The caller will not send for a while (it is about to halt: PTL_HELD_WAIT,
+ * or it took frames in while the program computes: PTL_HELD_FRAME): ACKs
+ * held for the program's next message go now, standalone. */
+void ptl_lib_send_held(enum ptl_held_release why);
 
 /* Earliest time ptl_lib_progress has work to do; UINT64_MAX if none. */
 uint64_t ptl_lib_next_deadline(void);
@@ -104,6 +112,15 @@ struct ptl_lib_stats {
     uint64_t rx_dup_unchecked; /* of rx_dup: known copies, dropped before the checksum */
     uint64_t peers_reclaimed; /* the table was full: an old peer made room */
     uint64_t tx_carried;     /* ACKs sent in another frame's header (PTL_WF_ACKIN), not in tx_frames */
+    /* ACKs held for the program's next message that went alone instead:
+     * the hold ran out (the program answered later than ack_hold_ns, or the
+     * peer's acknowledgement was due first), or it was released early
+     * (enum ptl_held_release).  On a slow host the first two grow with the
+     * program's delays and the peer's resends; a release with no cause of
+     * these kinds would cost a frame for nothing. */
+    uint64_t acks_alone_time;
+    uint64_t acks_alone_wait;
+    uint64_t acks_alone_frame;
 };
 int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out);
 

@@ -45,21 +45,21 @@ void ptl_lib_progress(void)
 
 /* Called before every halt and on every frame taken in while a program
  * computes: without a hold begun since the last call, it looks at no peer. */
-static void send_held_locked(void)
+static void send_held_locked(enum ptl_held_release why)
 {
     if (!ptl_g.acks_held)
         return;
     ptl_g.acks_held = false;    /* released below: nothing stays held */
     struct ptl_ni *ni;
     for (unsigned i = 0; (ni = ptl_ni_next_live(&i));)
-        ptl_rel_send_held(ni);
+        ptl_rel_send_held(ni, why);
 }
 
-void ptl_lib_send_held(void)
+void ptl_lib_send_held(enum ptl_held_release why)
 {
     ptl_host_lock();
     if (ptl_api_ready())
-        send_held_locked();
+        send_held_locked(why);
     ptl_host_unlock();
 }
 
@@ -119,7 +119,7 @@ int ptl_wait(ptl_cond_fn cond, void *arg, uint64_t deadline)
             return PTL_WAIT_TIMEOUT;
         }
         /* Halting: the program sends nothing meanwhile. */
-        send_held_locked();
+        send_held_locked(PTL_HELD_WAIT);
         uint64_t d = deadline_locked();
         if (d > deadline)
             d = deadline;

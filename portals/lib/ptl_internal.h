@@ -262,7 +262,9 @@ struct ptl_peer {
     uint32_t ack_pending;
     uint64_t ack_due;
     /* An ACK of ours to it waits (ack_hold_ns) to ride in the header of our
-     * program's next message to it: until then (0: none waits). */
+     * program's next message to it: until then (0: none waits; a hold
+     * released early ends at its enum ptl_held_release, before any time the
+     * clock gives). */
     uint64_t hold_until;
     uint32_t resp_waiting;  /* our ops awaiting ACK/REPLY from this peer */
     uint32_t resp_queued;   /* our ACK/REPLY messages to it not yet acked */
@@ -540,7 +542,7 @@ uint64_t ptl_rel_grain_up(uint64_t t);
  * going away answers for what it took in, or the peers would resend it and
  * linger in PtlNIFini for an answer that never comes. */
 void ptl_rel_send_owed_acks(struct ptl_ni *ni);
-void ptl_rel_send_held(struct ptl_ni *ni);
+void ptl_rel_send_held(struct ptl_ni *ni, enum ptl_held_release why);
 void ptl_rel_fail_peer(struct ptl_ni *ni, struct ptl_peer *p);
 struct ptl_txmsg *ptl_resp_alloc(struct ptl_ni *ni, struct ptl_peer *p);
 bool ptl_resp_available(struct ptl_ni *ni, struct ptl_peer *p);

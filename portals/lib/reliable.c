@@ -190,19 +190,32 @@ static void send_frag(struct ptl_ni *ni, struct ptl_peer *p, uint32_t seq,
 }
 
 /* An ACK p holds for the program's next message goes now (ptl_rel_push
- * takes a hold that ended at 1 as over). */
-static void release_held(struct ptl_ni *ni, struct ptl_peer *p)
+ * takes a hold that ended at a time before any the clock gives, its
+ * reason, as over). */
+static void release_held(struct ptl_ni *ni, struct ptl_peer *p, enum ptl_held_release why)
 {
-    p->hold_until = 1;
+    p->hold_until = why;
     ptl_rel_push(ni, p);
 }
 
-static void send_rack(struct ptl_ni *ni, struct ptl_peer *p)
+/* An ACK held for an answer goes alone after all: why, from its hold. */
+static void count_alone(struct ptl_ni *ni, uint64_t hold)
+{
+    struct ptl_lib_stats *st = &ptl_g.stats[ni->iface];
+    if (hold == PTL_HELD_WAIT)
+        st->acks_alone_wait++;
+    else if (hold == PTL_HELD_FRAME)
+        st->acks_alone_frame++;
+    else
+        st->acks_alone_time++;
+}
+
+static void send_rack(struct ptl_ni *ni, struct ptl_peer *p, enum ptl_held_release why)
 {
     /* An ACK held for the program's next message carries the ack: it goes
      * now instead, unless the window is full. */
     if (p->hold_until) {
-        release_held(ni, p);
+        release_held(ni, p, why);
         if (!p->ack_pending)
             return;
     }
@@ -400,7 +413,8 @@ void ptl_rel_push(struct ptl_ni *ni, struct ptl_peer *p)
                     ptl_g.exact_due = hold;
                 break;
             }
-            ride = false;   /* held long enough: alone */
+            ride = false;   /* held long enough, or released: alone */
+            count_alone(ni, hold);
         }
         if (ride) {
             /* Taken off the queue's sending turn (started, nothing left to
@@ -689,7 +703,7 @@ void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now)
         p->rto_gate = now + f->rto;
     }
     if (p->ack_pending && now >= p->ack_due)
-        send_rack(ni, p);
+        send_rack(ni, p, PTL_HELD_DUE);
     /* A sender silent mid-message will not finish it: release what
      * the half-received message holds (entry, unexpected header) and
      * retire its session, so that if it does come back its frames are
@@ -768,7 +782,7 @@ static unsigned ack_owed(struct ptl_ni *ni, struct ptl_peer *p)
 static void want_ack(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
 {
     if (now_ || ack_owed(ni, p) >= 16)
-        send_rack(ni, p);
+        send_rack(ni, p, PTL_HELD_FRAME);
 }
 
 /* want_ack for a frame placed in order; an ack wanted at once is only
@@ -784,19 +798,20 @@ static bool ack_later(struct ptl_ni *ni, struct ptl_peer *p, bool now_)
     return true;
 }
 
-void ptl_rel_send_held(struct ptl_ni *ni)
+void ptl_rel_send_held(struct ptl_ni *ni, enum ptl_held_release why)
 {
     for (struct ptl_peer *p = ptl_peer_walk_first(ni); p; p = ptl_peer_walk_next(ni))
         if (p->hold_until)
-            release_held(ni, p);
+            release_held(ni, p, why);
 }
 
+/* The NI goes away: its program sends nothing more, as in a wait. */
 void ptl_rel_send_owed_acks(struct ptl_ni *ni)
 {
-    ptl_rel_send_held(ni);
+    ptl_rel_send_held(ni, PTL_HELD_WAIT);
     for (struct ptl_peer *p = ni->peer_list; p; p = p->next)
         if (p->ack_pending)
-            send_rack(ni, p);
+            send_rack(ni, p, PTL_HELD_WAIT);
 }
 
 bool ptl_rel_rx_dup(struct ptl_ni *ni, const struct ptl_wire_hdr *h)
@@ -961,5 +976,5 @@ void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
     ptl_rel_push(ni, p);
     /* An ACK held for the program's answer carries it, within ack_hold_ns. */
     if (ack_now && p->ack_pending && !p->hold_until)
-        send_rack(ni, p);
+        send_rack(ni, p, PTL_HELD_FRAME);
 }

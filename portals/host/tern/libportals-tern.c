@@ -250,7 +250,7 @@ int ptl_tern_nop(void) { return CALL(TPO_NOP, 0); }
 
 int ptl_tern_stats(struct ptl_lib_stats *lib, struct tern_ptl_node_stats *node)
 {
-    return CALL(TPO_STATS, P(lib), P(node), sizeof *node);
+    return CALL(TPO_STATS, P(lib), P(node), sizeof *node, sizeof *lib);
 }
 
 int ptl_tern_trace(int cmd, uint64_t a, uint64_t b, size_t max, struct tern_trace_info *info)
