@@ -84,18 +84,31 @@ int alloc_request(void *reqp, size_t len, uint16_t type, struct tern_reply *rep,
     to.phys.pid = TERN_ALLOC_PID;
     pending_reply = rep;
     reply_arrived = false;
-    PtlPut(md, 0, len, PTL_NO_ACK_REQ, to, TERN_PT_SERVICE, 0, 0, NULL, 0);
+    /* The request's ACK says whether it reached the allocator: a dead one's
+     * host takes no frame for it, and the library gives up on it after its
+     * silence (giveup_ns, 5 s).  Without it yod waited out the whole 15 s
+     * for an answer, e.g. at every job's end while allocd was down.  An
+     * ACK held for allocd's answer rides in it and is taken in just after
+     * it (on_ack ignores this tag: no rank). */
+    void *tag = op_tag(OP_ALLOC, -1);
+    bool acked = false;
+    PtlPut(md, 0, len, PTL_ACK_REQ, to, TERN_PT_SERVICE, 0, 0, tag, 0);
     double end = now_s() + 15.0;
-    while (!reply_arrived && now_s() < end) {
+    while ((!reply_arrived || !acked) && now_s() < end) {
         ptl_event_t ev;
         unsigned which;
         int rc = PtlEQPoll(&Y.eq, 1, 100, &ev, &which);
         if (rc != PTL_OK && rc != PTL_EQ_DROPPED)
             continue;
-        if (ev.type == PTL_EVENT_PUT && ev.user_ptr == &pending_reply)
+        if (ev.type == PTL_EVENT_PUT && ev.user_ptr == &pending_reply) {
             reply_arrived = true;
-        else
+        } else if (ev.type == PTL_EVENT_ACK && ev.user_ptr == tag) {
+            acked = true;
+            if (ev.ni_fail_type == PTL_NI_UNDELIVERABLE)
+                break;
+        } else {
             handle_event(&ev);
+        }
     }
     PtlMDRelease(md);
     if (!reply_arrived) {

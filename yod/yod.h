@@ -121,7 +121,7 @@ void send_ctl_all(uint32_t type, uint32_t arg);
 void send_ctl(int rank, uint32_t type, uint32_t arg);
 extern int ctl_unacked;            /* control messages not yet acknowledged */
 int count_state(enum rank_state s);
-enum { OP_DESC = 1, OP_CTL = 2, OP_HEARTBEAT = 3, OP_STDIN = 4, OP_PAUSE = 5 };
+enum { OP_DESC = 1, OP_CTL = 2, OP_HEARTBEAT = 3, OP_STDIN = 4, OP_PAUSE = 5, OP_ALLOC = 6 };
 void *op_tag(int kind, int rank);
 
 /* monitor.c: runs the job to its end; returns yod's exit status. */
