@@ -74,7 +74,7 @@ def test_a_forged_load_descriptor_is_refused(c3):
 def test_puts_and_gets_into_another_users_job_are_refused(c3):
     """Row 2, and a Get aimed at another job's memory: nobody's job puts a
     message to root's running job as its "rank 0" and reads its memory."""
-    victim = yod_bg(c3, "-list", "1", INTRUDER, "victim", "15")
+    victim = yod_bg(c3, "-list", "1", INTRUDER, "victim", "15", "2")
     try:
         wait_for(victim, "victim ready")
         r = yod(c3, "-list", "2", INTRUDER, "inject", "1", pre=NOBODY)
@@ -99,7 +99,7 @@ def test_a_flood_of_refused_puts_leaves_both_nodes_working(c3):
     for ever (tests/portals/test_refused_put.c).  Now every put is answered,
     the victim's job gets nothing, and the intruder's node takes the next
     job."""
-    victim = yod_bg(c3, "-list", "1", INTRUDER, "victim", "20")
+    victim = yod_bg(c3, "-list", "1", INTRUDER, "victim", "20", "20")
     try:
         wait_for(victim, "victim ready")
         r = yod(c3, "-list", "2", INTRUDER, "flood", "1", "20", pre=NOBODY, timeout=180)

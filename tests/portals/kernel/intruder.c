@@ -2,10 +2,11 @@
  * a program can send with the Portals calls every Tern program has.
  *
  *   intruder wait S              sleeps S seconds (a job to kill or release)
- *   intruder victim S            a logical NI over TERN_MAP: a put entry on
+ *   intruder victim S [N]        a logical NI over TERN_MAP: a put entry on
  *                                PT 5 and a get entry over a secret on PT 6;
  *                                prints every put that arrives in S seconds
- *                                and the NI's count of refused requests
+ *                                (or until N requests were refused) and the
+ *                                NI's count of refused requests
  *   intruder inject NID          as "rank 0" of a map {itself, NID}: puts a
  *                                message into rank 1's PT 5, Gets its PT 6
  *   intruder flood NID N         the same map: N puts of 1 MiB into rank 1's
@@ -128,7 +129,11 @@ static int put_and_tell(const char *what, void *buf, uint64_t len, ptl_process_t
     return fail;
 }
 
-static int victim(double secs)
+/* Ends after secs, or once `enough` requests were refused (0: never): an
+ * intruder's requests are each answered, so by then the last has come and
+ * gone, and one that got in was printed before.  A request that gets in
+ * keeps the count below `enough`, and the victim listens for all of secs. */
+static int victim(double secs, unsigned long enough)
 {
     open_ni(PTL_NI_LOGICAL);
     const char *m = getenv("TERN_MAP");
@@ -151,8 +156,13 @@ static int victim(double secs)
     double end = now_s() + secs;
     int got = 0;
     ptl_event_t ev;
-    while (now_s() < end)
-        if (next_event(&ev, end - now_s(), PTL_EVENT_PUT, PTL_EVENT_GET)) {
+    ptl_sr_value_t refused = 0;
+    while (now_s() < end) {
+        PtlNIStatus(ni, PTL_SR_PERMISSIONS_VIOLATIONS, &refused);
+        if (enough && (unsigned long)refused >= enough)
+            break;
+        double left = end - now_s();
+        if (next_event(&ev, left < 0.2 ? left : 0.2, PTL_EVENT_PUT, PTL_EVENT_GET)) {
             if (ev.type == PTL_EVENT_PUT)
                 printf("victim: got from rank %u: %.*s\n", ev.initiator.rank, (int)ev.mlength,
                        (char *)ev.start);
@@ -161,7 +171,7 @@ static int victim(double secs)
             fflush(stdout);
             got++;
         }
-    ptl_sr_value_t refused = 0;
+    }
     PtlNIStatus(ni, PTL_SR_PERMISSIONS_VIOLATIONS, &refused);
     printf("victim: %d arrived, %lu refused\n", got, (unsigned long)refused);
     return 0;
@@ -333,8 +343,8 @@ int main(int argc, char **argv)
         sleep((unsigned)atoi(argv[2]));
         return 0;
     }
-    if (argc == 3 && !strcmp(argv[1], "victim"))
-        return victim(atof(argv[2]));
+    if ((argc == 3 || argc == 4) && !strcmp(argv[1], "victim"))
+        return victim(atof(argv[2]), argc == 4 ? strtoul(argv[3], NULL, 10) : 0);
     if (argc == 3 && !strcmp(argv[1], "inject"))
         return inject((uint32_t)atoi(argv[2]));
     if (argc == 4 && !strcmp(argv[1], "flood"))
