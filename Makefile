@@ -39,8 +39,7 @@ test:
 	$(MAKE) all
 	python3 -m pytest -q tests
 
-# Also the parts marked run_slow (tests/conftest.py): the Linux side of the
-# OpenMP triad (tests/test_bench_stream.py).
+# Also the parts marked run_slow (tests/conftest.py; none today).
 test-slow:
 	@tools/install-deps
 	$(MAKE) all

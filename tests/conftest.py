@@ -6,9 +6,8 @@ tests/nodes.py.  Markers (pytest -m):
   slow     a part that takes long: a 16-node cluster, PXE boots, Linux
            nodes, the benchmark smoke run, tests that wait for a node or
            yod to be given up on
-  run_slow longer still (the Linux side of the OpenMP triad,
-           test_bench_stream.py): skipped unless --run-slow or TERN_SLOW=1
-           (`make test-slow`)
+  run_slow longer still (nothing today): skipped unless --run-slow or
+           TERN_SLOW=1 (`make test-slow`)
 Running times: tests/README.md."""
 import os
 import shutil

@@ -2,9 +2,9 @@
 bench/stream_omp.py, issue 17) keeps working: on a Tern node of 4 CPUs with
 OMP_NUM_THREADS 1, 2 and 4 it says every element is right and ends with 0,
 on a Linux node of 4 CPUs it says the same, and the bench script writes
-its CSV with both systems (those two boot Linux nodes: run_slow, `make
-test-slow`, to keep `make test` within its time).  Small arrays; no figure
-is judged."""
+its CSV with both systems (those two boot a Linux node each, about 5 s: in
+`make test` since 2026-11-30, run_slow before).  Small arrays; no figure is
+judged."""
 import csv
 import os
 import subprocess
@@ -49,7 +49,6 @@ needs_linux = pytest.mark.skipif(not linuxnode.debian_kernel(),
 
 
 @pytest.mark.slow
-@pytest.mark.run_slow
 @needs_linux
 def test_triad_on_a_four_cpu_linux_node_gets_the_team_from_the_environment():
     """2 of 4 CPUs: libgomp's default would be a team of 4."""
@@ -60,7 +59,6 @@ def test_triad_on_a_four_cpu_linux_node_gets_the_team_from_the_environment():
 
 
 @pytest.mark.slow
-@pytest.mark.run_slow
 @needs_linux
 def test_bench_script_writes_both_systems_and_the_host_load(tmp_path):
     r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "stream_omp.py"),
