@@ -110,6 +110,35 @@ def test_more_ranks_per_node_than_cores_is_refused(c2):
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 
+def test_list_places_k_ranks_on_each_listed_node(c2):
+    """-ppn K -list L: K ranks on each node of L, in its order (before, yod
+    refused -ppn with -list)."""
+    r = yod(c2, "-ppn", "2", "-list", "2,1", program("percore-musl"), "hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = hellos(r.stdout)
+    assert sorted(got) == [0, 1, 2, 3], r.stdout
+    assert got[0][5] == "2:16,2:17,1:16,1:17", r.stdout
+    assert [got[k][2] for k in range(4)] == [0, 1, 0, 1], r.stdout   # a core each
+    # -sz: the last node fewer
+    r = yod(c2, "-sz", "3", "-ppn", "2", "-list", "1..2", program("percore-musl"), "hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert hellos(r.stdout)[0][5] == "1:16,1:17,2:16", r.stdout
+    assert wait_free(c2, [1, 2]) == [1, 2]
+
+
+def test_list_that_does_not_fit_ppn_is_refused(c2):
+    for args, why in [(["-sz", "2", "-ppn", "2", "-list", "1..2"],
+                       "-sz 2 -ppn 2 needs 1 node, but -list names 2"),
+                      (["-sz", "5", "-ppn", "2", "-list", "1..2"],
+                       "-sz 5 -ppn 2 needs 3 nodes, but -list names 2")]:
+        r = yod(c2, *args, program("percore-musl"), "hello")
+        assert r.returncode == 2 and r.stdout == "", r.stdout + r.stderr
+        assert r.stderr == f"yod: command line: {why}\n", r.stderr
+    r = yod(c2, "-ppn", "2", "-F", "/dev/null")
+    assert r.returncode == 2 and "yod: -ppn with -F is not built" in r.stderr, r.stderr
+    assert wait_free(c2, [1, 2]) == [1, 2]
+
+
 def test_exits_stdin_and_sigint_per_rank(c2):
     r = yod(c2, "-sz", "4", "-ppn", "2", RANKS, "exit", "3", "7")
     assert r.returncode == 1

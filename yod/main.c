@@ -34,10 +34,11 @@ static const char usage_text[] =
     "  -sz N            run N ranks (default 1)\n"
     "  -n N, -np N      the same, as mpiexec spells it\n"
     "  -ppn K           K ranks on each node, one per core, each in memory of its own\n"
-    "                   (ceil(N/K) nodes; not with -list or -F; at most 31 per node\n"
-    "                   for programs that use Portals).  Default: a rank per core of\n"
-    "                   the nodes (up to 31) for a program that starts no threads, one per\n"
-    "                   node for one that may (-v says which; docs/yod.md)\n"
+    "                   (ceil(N/K) nodes, or those of -list; not with -F; at most\n"
+    "                   31 per node for programs that use Portals).  Default: a rank\n"
+    "                   per core of the nodes (up to 31) for a program that starts no\n"
+    "                   threads, one per node for one that may (-v says which;\n"
+    "                   docs/yod.md)\n"
     "  -list L          on exactly these nodes, e.g. 3..7,12\n"
     "  -heap SIZE       heap of each rank (e.g. 256M); default: all memory left\n"
     "  -stack SIZE      stack of each rank (e.g. 8M); default: the node's\n"
@@ -142,9 +143,19 @@ static int parse_group(char **w, int n, int sz, const char *list, const char *wh
         g->nlist = parse_node_list(list, g->list, YOD_MAX_RANKS, err, sizeof err);
         if (g->nlist < 0)
             return fail(2, "%s: -list %s: %s", where, list, err);
-        if (sz && sz != g->nlist && sz != 1)
-            return fail(2, "%s: -sz %d but -list names %d nodes", where, sz, g->nlist);
-        g->count = g->nlist;
+        if (Y.opt.ppn > 1) {
+            /* -ppn K -list L: K ranks on each listed node (-sz N: the last
+             * node fewer), so N must need exactly the nodes listed. */
+            int k = Y.opt.ppn, ranks = sz ? sz : g->nlist * k, need = (ranks + k - 1) / k;
+            if (need != g->nlist)
+                return fail(2, "%s: -sz %d -ppn %d needs %d node%s, but -list names %d", where,
+                            ranks, k, need, need == 1 ? "" : "s", g->nlist);
+            g->count = ranks;
+        } else {
+            if (sz && sz != g->nlist && sz != 1)
+                return fail(2, "%s: -sz %d but -list names %d nodes", where, sz, g->nlist);
+            g->count = g->nlist;
+        }
     }
     if (g->count == 0)
         g->count = 1;
@@ -463,8 +474,9 @@ static int parse_options(int argc, char **argv, struct cmdline *c)
         }
     }
     c->first_word = i;
-    if (Y.opt.ppn > 1 && (Y.opt.list || Y.opt.loadfile))
-        return fail(2, "-ppn with -list or -F is not built: give -sz and -ppn");
+    if (Y.opt.ppn > 1 && Y.opt.loadfile)
+        return fail(2, "-ppn with -F is not built: give one program with -sz (or -list) and "
+                    "-ppn");
     return -1;
 }
 
@@ -482,7 +494,7 @@ static int read_programs(int argc, char **argv, const struct cmdline *c)
     } else {
         if (i >= argc)
             return fail(2, "no program given (yod -help)");
-        if ((rc = parse_group(&argv[i], argc - i, c->sz, Y.opt.list, "yod")))
+        if ((rc = parse_group(&argv[i], argc - i, c->sz, Y.opt.list, "command line")))
             return rc;
     }
     for (int g = 0; g < Y.ngroups; g++) {
