@@ -112,6 +112,13 @@ static bool is_size_opt(const char *o)
     return !strcmp(o, "-sz") || !strcmp(o, "-n") || !strcmp(o, "-np");
 }
 
+/* The nodes `ranks` ranks take, Y.opt.ppn (at least 1) on each. */
+static int nodes_for(int ranks)
+{
+    int k = Y.opt.ppn > 1 ? Y.opt.ppn : 1;
+    return (ranks + k - 1) / k;
+}
+
 /* One group (a program and its ranks) from words: [-sz N] [-list L] prog args. */
 static int parse_group(char **w, int n, int sz, const char *list, const char *where)
 {
@@ -146,7 +153,7 @@ static int parse_group(char **w, int n, int sz, const char *list, const char *wh
         if (Y.opt.ppn > 1) {
             /* -ppn K -list L: K ranks on each listed node (-sz N: the last
              * node fewer), so N must need exactly the nodes listed. */
-            int k = Y.opt.ppn, ranks = sz ? sz : g->nlist * k, need = (ranks + k - 1) / k;
+            int k = Y.opt.ppn, ranks = sz ? sz : g->nlist * k, need = nodes_for(ranks);
             if (need != g->nlist)
                 return fail(2, "%s: -sz %d -ppn %d needs %d node%s, but -list names %d", where,
                             ranks, k, need, need == 1 ? "" : "s", g->nlist);
@@ -353,7 +360,7 @@ static int allocate(void)
     int rc;
     if (!Y.opt.ppn && (rc = choose_ppn()))
         return rc;
-    int nodes = (Y.size + Y.opt.ppn - 1) / Y.opt.ppn;
+    int nodes = nodes_for(Y.size);
     memset(&a, 0, sizeof a);
     bool any_list = false, all_list = true;
     for (int g = 0; g < Y.ngroups; g++) {
