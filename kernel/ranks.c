@@ -13,8 +13,9 @@
  *
  * Used by qemu/run-node (ranks=K: main.c) and by a job's node for yod -ppn
  * (kernel/job/loader.c, which reports each rank's end through the end
- * hook).  What is still the node's, not a rank's: the file table, the
- * interval timers (refused to ranks), the futex queue (keyed by address:
+ * hook).  Each rank has its own interval timers, ringing on its own core
+ * (sys/itimer.c).  What is still the node's, not a rank's: the file table,
+ * the futex queue (keyed by address:
  * ranks make no threads, so glibc's and musl's locks never wait there),
  * the Portals library and NIC (each rank its own interface: sys/portals.c)
  * and the serial lock (one rank's system call
@@ -30,6 +31,7 @@
 #include "smp.h"
 #include "spinlock.h"
 #include "thread.h"
+#include "time.h"
 
 static struct process *rank_proc[MAX_RANKS];
 static unsigned nranks;                /* 0 or 1: one process, as always */
@@ -222,6 +224,9 @@ bool ranks_end_one(enum end_kind *kind, int *code)
         return true;
     }
     rank_ended[r] = true;
+    /* Its interval timers ring no more (their alarm is on its own core,
+     * sys/itimer.c): their signal would be for a rank that is gone. */
+    time_user_alarm(r, NULL, 0);
     /* Counted here once: ranks ending together (after a last barrier) each
      * see their own count, and only the last carries the node's end.  Read
      * again after the hook, two saw 0 and both ended the node. */

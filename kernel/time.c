@@ -153,27 +153,23 @@ bool time_timer_need(uint64_t deadline)
     return true;
 }
 
-static void (*alarm_fn)(struct regs *);
-static uint64_t alarm_at;
-
 static uint64_t (*halt_hook)(uint64_t deadline);
 static void (*slice_fn)(struct regs *);
 
 void time_set_halt_hook(uint64_t (*fn)(uint64_t)) { halt_hook = fn; }
 void time_set_slice_hook(void (*fn)(struct regs *)) { slice_fn = fn; }
 
-/* This CPU's next deadline while the program runs: on CPU 0 its tick and
- * its alarm, on any CPU the end of a shared core's time slice (thread.c). */
+/* This CPU's next deadline while the program runs: on CPU 0 the job's
+ * tick, on any CPU the alarm it holds and the end of a shared core's time
+ * slice (thread.c). */
 static void arm_for_user(void)
 {
     uint64_t at = UINT64_MAX;
     struct percpu *c = this_cpu();
-    if (c->index == 0) {
-        if (user_tick_fn)
-            at = user_tick_next < user_tick_extra ? user_tick_next : user_tick_extra;
-        if (alarm_fn && alarm_at < at)
-            at = alarm_at;
-    }
+    if (c->index == 0 && user_tick_fn)
+        at = user_tick_next < user_tick_extra ? user_tick_next : user_tick_extra;
+    if (c->alarm_fn && c->alarm_at < at)
+        at = c->alarm_at;
     if (c->slice_end && c->slice_end < at)
         at = c->slice_end;
     if (at != UINT64_MAX)
@@ -188,14 +184,16 @@ void time_arm_user(void)
         arm_for_user();
 }
 
-/* The alarm, once it is due; r: the interrupted program, or NULL. */
-static void alarm_check(struct regs *r)
+/* CPU c's alarm, once it is due; r: the interrupted program, or NULL.
+ * Taken by one caller only: c's own timer interrupt and a wait on another
+ * core (time_alarm_poll) may both find it due. */
+static void alarm_check(struct percpu *c, struct regs *r)
 {
-    if (alarm_fn && time_monotonic_ns() >= alarm_at) {
-        void (*fn)(struct regs *) = alarm_fn;
-        alarm_fn = NULL;
+    void (*fn)(struct regs *) = __atomic_load_n(&c->alarm_fn, __ATOMIC_ACQUIRE);
+    if (fn && time_monotonic_ns() >= c->alarm_at &&
+        __atomic_compare_exchange_n(&c->alarm_fn, &fn, NULL, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED))
         fn(r);                       /* may set the next one */
-    }
 }
 
 /* The timer interrupts a running program sees: the job's tick (once a
@@ -207,8 +205,7 @@ static void lapic_timer_irq(struct regs *r)
     struct percpu *c = this_cpu();
     c->timer_at = 0;                 /* it has rung */
     bool user = (r->cs & 3) == 3;
-    if (c->index == 0)
-        alarm_check(user ? r : NULL);
+    alarm_check(c, user ? r : NULL);
     uint64_t now = time_monotonic_ns();
     /* Rung in a kernel wait, the extra call is not owed: the wait does the
      * tick's work itself. */
@@ -237,13 +234,6 @@ void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns)
     arm_for_user();
 }
 
-/* Set on another core (a thread's setitimer): CPU 0's timer, which rings
- * the alarm, is re-armed there.  Halted, CPU 0 takes the new deadline when
- * the wake ends its halt; in user mode, the wake's hook arms it (else a
- * program computing on CPU 0 heard its alarm only at the next tick, or,
- * with no job, never). */
-static volatile bool alarm_moved;
-
 void time_user_tick_by(uint64_t deadline_ns)
 {
     if (this_cpu()->index != 0 || !user_tick_fn || deadline_ns >= user_tick_extra)
@@ -252,28 +242,45 @@ void time_user_tick_by(uint64_t deadline_ns)
     arm_for_user();
 }
 
+/* An alarm set from another core (a thread's setitimer, on a core that is
+ * not its process's home): the alarm's CPU re-arms its timer.  Halted, it
+ * takes the new deadline when the wake ends its halt; in user mode, the
+ * wake's hook arms it (else a program computing there heard its alarm only
+ * at the next tick, or, with no job, never). */
 static void alarm_rearm_hook(struct regs *r)
 {
     (void)r;
-    if (this_cpu()->index == 0 && alarm_moved) {
-        alarm_moved = false;
+    struct percpu *c = this_cpu();
+    if (c->alarm_moved) {
+        c->alarm_moved = false;
         arm_for_user();
     }
 }
 
-void time_user_alarm(void (*fn)(struct regs *), uint64_t deadline_ns)
+void time_user_alarm(unsigned cpu, void (*fn)(struct regs *), uint64_t deadline_ns)
 {
-    alarm_fn = lapic_mult ? fn : NULL;
-    alarm_at = deadline_ns;
-    if (lapic_regs)
-        arm_for_user();
-    if (this_cpu()->index != 0) {
-        alarm_moved = true;
-        cpu_wake(0);
+    struct percpu *c = cpu < MAX_CPUS ? cpus[cpu] : NULL;
+    if (!c || (!fn && !c->alarm_fn))
+        return;                      /* no such CPU, or nothing to cancel */
+    /* The deadline before the function: a CPU that sees the new function
+     * compares it with the new deadline. */
+    __atomic_store_n(&c->alarm_fn, NULL, __ATOMIC_RELEASE);
+    c->alarm_at = deadline_ns;
+    __atomic_store_n(&c->alarm_fn, lapic_mult ? fn : NULL, __ATOMIC_RELEASE);
+    if (c == this_cpu()) {
+        if (lapic_regs)
+            arm_for_user();
+    } else {
+        c->alarm_moved = true;
+        cpu_wake(cpu);
     }
 }
 
-void time_alarm_poll(void) { alarm_check(NULL); }
+void time_alarm_poll(unsigned cpu)
+{
+    if (cpu < MAX_CPUS && cpus[cpu])
+        alarm_check(cpus[cpu], NULL);
+}
 
 void time_init(void)
 {
@@ -314,12 +321,11 @@ void time_calibration(uint64_t *tries, uint64_t *slack_ppm) { *tries = cal_tries
  * caller looks again when this returns. */
 void time_halt_until(uint64_t deadline)
 {
-    bool cpu0 = this_cpu()->index == 0;
-    if (cpu0) {
-        alarm_check(NULL);
-        if (alarm_fn && alarm_at < deadline)
-            deadline = alarm_at;     /* the program's alarm rings on time */
-    }
+    struct percpu *c = this_cpu();
+    bool cpu0 = c->index == 0;
+    alarm_check(c, NULL);
+    if (c->alarm_fn && c->alarm_at < deadline)
+        deadline = c->alarm_at;      /* the program's alarm rings on time */
     if (halt_hook && !(deadline = halt_hook(deadline))) {
         arm_for_user();              /* switched out and back */
         return;

@@ -139,6 +139,29 @@ def test_list_that_does_not_fit_ppn_is_refused(c2):
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 
+def test_each_rank_has_interval_timers_of_its_own(c2):
+    """setitimer and alarm in a -ppn job: each rank's timer rings for it alone
+    (its SIGALRMs at its own period), one rank's alarm with no handler ends
+    that rank, and an alarm left armed by a job never rings in the next."""
+    from test_ranks_per_core import alarm_counts
+    r = yod(c2, "-sz", "4", "-ppn", "2", program("percore-musl"), "timers")
+    assert r.returncode == 0, r.stdout + r.stderr
+    alarm_counts(r.stdout, range(4))
+    r = yod(c2, "-sz", "4", "-ppn", "2", program("percore-glibc"), "alarmkill", "1")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == ["rank 0: after", "rank 2: after",
+                                             "rank 3: after"], r.stdout
+    assert re.search(r"yod: rank 1 \(nid \d\): killed by SIGALRM", r.stderr), r.stderr
+    # Each rank leaves alarm(1) armed as it exits; the next job, on the same
+    # nodes, runs for 2 s with no handler for SIGALRM.
+    r = yod(c2, "-sz", "4", "-ppn", "2", program("percore-musl"), "signals")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = yod(c2, "-sz", "4", "-ppn", "2", program("percore-musl"), "alarmkill", "9")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(r.stdout.splitlines()) == 4, r.stdout
+    assert wait_free(c2, [1, 2]) == [1, 2]
+
+
 def test_exits_stdin_and_sigint_per_rank(c2):
     r = yod(c2, "-sz", "4", "-ppn", "2", RANKS, "exit", "3", "7")
     assert r.returncode == 1

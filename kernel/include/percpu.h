@@ -76,6 +76,14 @@ struct percpu {
      * clock); 0: not set, or it has rung. */
     uint64_t timer_at;
 
+    /* The program's alarm on this CPU (time.c, time_user_alarm): the
+     * interval timers of the process whose home this CPU is (sys/itimer.c),
+     * and whether another CPU moved it while this one ran (re-armed at the
+     * wake). */
+    void (*alarm_fn)(struct regs *);
+    uint64_t alarm_at;
+    volatile bool alarm_moved;
+
     uint64_t gdt[9] __attribute__((aligned(16)));
     struct tss tss __attribute__((aligned(16)));
 };

@@ -76,6 +76,7 @@ SYSCALL(sched_setaffinity); SYSCALL(getcpu);
 SYSCALL(getitimer); SYSCALL(setitimer); SYSCALL(alarm);
 uint64_t itimer_next_ns(void);     /* when the first armed timer rings; 0: none */
 void itimer_reset(void);
+void itimer_poll(void);            /* runs the calling process's due timers (a wait, any core) */
 /* sys/sigwait.c */
 SYSCALL(pause); SYSCALL(rt_sigsuspend); SYSCALL(rt_sigpending); SYSCALL(rt_sigtimedwait);
 /* Waits until the monotonic deadline (-ETIMEDOUT; WAIT_FOREVER: none) or a

@@ -40,9 +40,12 @@ void time_user_tick(void (*fn)(struct regs *), uint64_t period_ns);
 /* The tick once more by deadline_ns, if the program still runs in user mode
  * then (CPU 0, where the tick runs; a ring in a kernel wait cancels it). */
 void time_user_tick_by(uint64_t deadline_ns);
-/* Calls fn once at deadline_ns, from the timer interrupt (r: the running
- * program's registers) or from a kernel wait (r NULL); NULL cancels. */
-void time_user_alarm(void (*fn)(struct regs *), uint64_t deadline_ns);
-/* Runs an alarm that is due now (a wait that may have spun past it). */
-void time_alarm_poll(void);
+/* Calls fn once at deadline_ns on CPU cpu, from its timer interrupt (r: the
+ * running program's registers) or from a kernel wait (r NULL); NULL
+ * cancels.  One alarm per CPU: the interval timers of the process whose
+ * home it is (sys/itimer.c). */
+void time_user_alarm(unsigned cpu, void (*fn)(struct regs *), uint64_t deadline_ns);
+/* Runs CPU cpu's alarm if it is due now (a wait, on any core, that may
+ * have spun past it). */
+void time_alarm_poll(unsigned cpu);
 #endif

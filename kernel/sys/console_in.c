@@ -29,7 +29,7 @@ long console_in_wait(uint64_t deadline)
     uint64_t backoff = POLL_MIN_NS, since = time_monotonic_ns();
     bool progress;
     while (!hostlink_stdin_ready(&progress)) {
-        time_alarm_poll();
+        itimer_poll();
         if (signal_wakes(0))
             return -EINTR;
         uint64_t now = time_monotonic_ns();

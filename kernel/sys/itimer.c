@@ -1,8 +1,11 @@
-/* Interval timers: alarm, setitimer, getitimer.  One one-shot local-APIC
- * timer serves them all (time.c's program alarm): it is set for whichever
- * timer is due first.  ITIMER_VIRTUAL and ITIMER_PROF count real time like
- * ITIMER_REAL: the program owns its CPU, the view CLOCK_PROCESS_CPUTIME_ID
- * takes too (sys/time.c). */
+/* Interval timers: alarm, setitimer, getitimer.  Each process has its three
+ * (ranks per core: each rank its own, ranks.c), and one one-shot local-APIC
+ * timer serves them (time.c's program alarm): that of the process's home
+ * CPU, where its first thread runs (CPU 0; rank r's CPU r), set for
+ * whichever of its timers is due first.  The signal goes to that process.
+ * ITIMER_VIRTUAL and ITIMER_PROF count real time like ITIMER_REAL: the
+ * program owns its CPU, the view CLOCK_PROCESS_CPUTIME_ID takes too
+ * (sys/time.c). */
 #include "kernel.h"
 #include "process.h"
 #include "ranks.h"
@@ -14,7 +17,8 @@
 #define NS 1000000000ULL
 #define NTIMERS 3
 
-static struct { uint64_t next_ns, interval_ns; } timers[NTIMERS];   /* next 0: off */
+/* By process index (process.h): rank r's are timers[r]. */
+static struct { uint64_t next_ns, interval_ns; } timers[MAX_RANKS][NTIMERS];   /* next 0: off */
 static const int timer_signal[NTIMERS] = {SIGALRM, SIGVTALRM, SIGPROF};
 
 struct timeval64 { int64_t sec, usec; };
@@ -22,43 +26,51 @@ struct itimerval64 { struct timeval64 interval, value; };
 
 static void fire(struct regs *r);
 
-static void rearm(void)
+/* The calling CPU's process's index, which is also its home CPU's. */
+static unsigned home(void) { return proc.index < MAX_RANKS ? proc.index : 0; }
+
+uint64_t itimer_next_ns(void)
 {
     uint64_t first = 0;
-    for (int i = 0; i < NTIMERS; i++)
-        if (timers[i].next_ns && (!first || timers[i].next_ns < first))
-            first = timers[i].next_ns;
-    time_user_alarm(first ? fire : NULL, first);
+    for (int i = 0; i < NTIMERS; i++) {
+        uint64_t at = timers[home()][i].next_ns;
+        if (at && (!first || at < first))
+            first = at;
+    }
+    return first;
 }
 
+static void rearm(void)
+{
+    uint64_t first = itimer_next_ns();
+    time_user_alarm(home(), first ? fire : NULL, first);
+}
+
+/* On the home CPU's timer interrupt, or in a wait of one of the process's
+ * threads on any core: `proc` is the process either way. */
 static void fire(struct regs *r)
 {
     uint64_t now = time_monotonic_ns();
     for (int i = 0; i < NTIMERS; i++) {
-        if (!timers[i].next_ns || now < timers[i].next_ns)
+        uint64_t *next = &timers[home()][i].next_ns, interval = timers[home()][i].interval_ns;
+        if (!*next || now < *next)
             continue;
         signal_raise(timer_signal[i]);
         /* Periods missed while the signal was pending are one signal, as
          * on Linux. */
-        timers[i].next_ns = timers[i].interval_ns ? now + timers[i].interval_ns : 0;
+        *next = interval ? now + interval : 0;
     }
     rearm();
     (void)r;        /* delivered on the interrupt's way back (signal_interrupted) */
 }
 
-uint64_t itimer_next_ns(void)
-{
-    uint64_t first = 0;
-    for (int i = 0; i < NTIMERS; i++)
-        if (timers[i].next_ns && (!first || timers[i].next_ns < first))
-            first = timers[i].next_ns;
-    return first;
-}
+void itimer_poll(void) { time_alarm_poll(home()); }
 
 void itimer_reset(void)
 {
     memset(timers, 0, sizeof timers);
-    time_user_alarm(NULL, 0);
+    for (unsigned c = 0; c < MAX_RANKS; c++)
+        time_user_alarm(c, NULL, 0);
 }
 
 static uint64_t tv_ns(struct timeval64 tv) { return (uint64_t)tv.sec * NS + (uint64_t)tv.usec * 1000; }
@@ -71,11 +83,12 @@ static struct timeval64 ns_tv(uint64_t ns)
 
 static struct itimerval64 current(int which)
 {
-    struct itimerval64 v = {ns_tv(timers[which].interval_ns), {0, 0}};
-    if (timers[which].next_ns) {
+    uint64_t next = timers[home()][which].next_ns;
+    struct itimerval64 v = {ns_tv(timers[home()][which].interval_ns), {0, 0}};
+    if (next) {
         uint64_t now = time_monotonic_ns();
         /* Due but not yet rung: still a moment left. */
-        v.value = ns_tv(timers[which].next_ns > now ? timers[which].next_ns - now : 1000);
+        v.value = ns_tv(next > now ? next - now : 1000);
     }
     return v;
 }
@@ -89,8 +102,8 @@ static long set(int which, const struct itimerval64 *v, struct itimerval64 *old)
 {
     *old = current(which);
     uint64_t value = tv_ns(v->value);
-    timers[which].interval_ns = value ? tv_ns(v->interval) : 0;
-    timers[which].next_ns = value ? time_monotonic_ns() + value : 0;
+    timers[home()][which].interval_ns = value ? tv_ns(v->interval) : 0;
+    timers[home()][which].next_ns = value ? time_monotonic_ns() + value : 0;
     rearm();
     return 0;
 }
@@ -104,28 +117,11 @@ SYSCALL(getitimer)
     return copy_to_user(a1, &v, sizeof v);
 }
 
-/* The timers are the node's, and their signal goes to CPU 0's process:
- * with ranks per core (ranks.c) that would be rank 0 whichever rank set
- * it, so they are refused there, said once on the console. */
-static bool refused_for_ranks(void)
-{
-    static bool said;
-    if (!ranks_active())
-        return false;
-    if (!said)
-        kprintf("itimer: rank %u set an interval timer (alarm, setitimer): not with ranks "
-                "per core (ENOSYS)\n", ranks_number(&proc));
-    said = true;
-    return true;
-}
-
 SYSCALL(setitimer)
 {
     UNUSED_ARGS();
     if (a0 >= NTIMERS)
         return -EINVAL;
-    if (refused_for_ranks())
-        return -ENOSYS;
     struct itimerval64 v = {{0, 0}, {0, 0}}, old;
     if (a1 && copy_from_user(&v, a1, sizeof v))
         return -EFAULT;           /* NULL: disarm, as Linux takes it */
@@ -140,8 +136,6 @@ SYSCALL(setitimer)
 SYSCALL(alarm)
 {
     UNUSED_ARGS();
-    if (refused_for_ranks())
-        return -ENOSYS;
     struct itimerval64 v = {{0, 0}, {(int64_t)(a0 & 0xFFFFFFFF), 0}}, old;
     set(0, &v, &old);
     /* Seconds that were left, rounded to the nearest, never 0 for some. */

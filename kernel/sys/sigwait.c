@@ -24,7 +24,7 @@ long wait_until_done(uint64_t deadline, uint64_t also, bool job_may_signal, cons
     for (;;) {
         if (done && __atomic_load_n(done, __ATOMIC_ACQUIRE))
             return 0;
-        time_alarm_poll();
+        itimer_poll();
         if (signal_wakes(also))
             return -EINTR;
         uint64_t now = time_monotonic_ns();

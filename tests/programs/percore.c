@@ -12,6 +12,12 @@
  *   signals      raises SIGUSR1 at itself (a handler prints it), sends
  *                SIGTERM to the next rank's pid (kill) and thread id (tkill),
  *                sets an alarm: prints what each did
+ *   timers       each rank its own periodic ITIMER_REAL, every (rank + 1) *
+ *                50 ms, for 1.5 s: even ranks compute meanwhile, odd ones
+ *                wait in sigsuspend; prints how many SIGALRMs it took and
+ *                the interval getitimer reads back
+ *   alarmkill A  rank A sets alarm(1) with no handler and pauses (SIGALRM
+ *                ends it); the others sleep 2 s and print
  * The rank comes from TERN_RANK, the size from TERN_SIZE. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +30,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,8 +53,16 @@ static void sleep_ms(long ms)
 
 static void *nothing(void *arg) { return arg; }
 
-static volatile sig_atomic_t got_usr1;
+static volatile sig_atomic_t got_usr1, alarms;
 static void on_usr1(int sig) { (void)sig; got_usr1 = 1; }
+static void on_alarm(int sig) { (void)sig; alarms++; }
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 int main(int argc, char **argv)
 {
@@ -119,13 +134,54 @@ int main(int argc, char **argv)
         int k = kill(next, SIGTERM), ke = errno;
         int t = (int)syscall(SYS_tkill, next, SIGTERM), te = errno;   /* its thread id */
         errno = 0;
-        alarm(5);
+        alarm(1);          /* left armed: it must not ring in a next job */
         int ae = errno;
         printf("rank %d: SIGUSR1 %s; kill(%d, SIGTERM): %s; tkill: %s; alarm: %s\n", rank,
                got_usr1 ? "taken" : "LOST", next, k ? strerror(ke) : "sent",
                t ? strerror(te) : "sent", ae ? strerror(ae) : "set");
         return 0;
     }
-    fprintf(stderr, "usage: percore hello | isolate RANK | thread | abort RANK | signals\n");
+    if (!strcmp(mode, "timers")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm;
+        sigaction(SIGALRM, &sa, NULL);
+        long us = (rank + 1) * 50000L;
+        struct itimerval it = {{us / 1000000, us % 1000000}, {us / 1000000, us % 1000000}}, cur;
+        if (setitimer(ITIMER_REAL, &it, NULL)) {
+            printf("rank %d: setitimer: %s\n", rank, strerror(errno));
+            return 1;
+        }
+        double end = now_s() + 1.5;
+        volatile uint64_t spin = 0;
+        sigset_t none;
+        sigemptyset(&none);
+        while (now_s() < end) {
+            if (rank % 2)
+                sigsuspend(&none);
+            else
+                spin++;
+        }
+        getitimer(ITIMER_REAL, &cur);
+        it = (struct itimerval){{0, 0}, {0, 0}};
+        setitimer(ITIMER_REAL, &it, NULL);
+        printf("rank %d: every %ld ms, %s: %d alarms; getitimer interval %ld ms\n", rank,
+               us / 1000, rank % 2 ? "waiting" : "computing", (int)alarms,
+               (long)(cur.it_interval.tv_sec * 1000 + cur.it_interval.tv_usec / 1000));
+        return 0;
+    }
+    if (!strcmp(mode, "alarmkill") && argc > 2) {
+        if (rank == atoi(argv[2])) {
+            alarm(1);
+            pause();
+            printf("rank %d: pause returned\n", rank);
+            return 1;
+        }
+        sleep_ms(2000);
+        printf("rank %d: after\n", rank);
+        return 0;
+    }
+    fprintf(stderr, "usage: percore hello | isolate RANK | thread | abort RANK | signals | "
+            "timers | alarmkill RANK\n");
     return 2;
 }
