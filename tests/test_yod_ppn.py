@@ -134,8 +134,38 @@ def test_list_that_does_not_fit_ppn_is_refused(c2):
         r = yod(c2, *args, program("percore-musl"), "hello")
         assert r.returncode == 2 and r.stdout == "", r.stdout + r.stderr
         assert r.stderr == f"yod: command line: {why}\n", r.stderr
-    r = yod(c2, "-ppn", "2", "-F", "/dev/null")
-    assert r.returncode == 2 and "yod: -ppn with -F is not built" in r.stderr, r.stderr
+    assert wait_free(c2, [1, 2]) == [1, 2]
+
+
+def test_load_file_places_k_ranks_per_node_for_each_program(c2, tmp_path):
+    """-ppn K -F FILE: each line's ranks K to a node, on nodes of their own (a
+    node runs one program); before, yod refused -ppn with -F."""
+    lf = tmp_path / "job.load"
+    lf.write_text(f"-sz 2 {program('percore-musl')} hello\n"
+                  f"-sz 1 {program('percore-glibc')} hello\n")
+    r = yod(c2, "-ppn", "2", "-F", str(lf))
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = hellos(r.stdout)
+    assert sorted(got) == [0, 1, 2], r.stdout
+    entries = [e.split(":") for e in got[0][5].split(",")]
+    assert [pid for _, pid in entries] == ["16", "17", "16"], got[0][5]
+    assert entries[0][0] == entries[1][0] != entries[2][0], got[0][5]
+    assert [got[k][2:4] for k in range(3)] == [(0, 1), (1, 1), (0, 2)], r.stdout
+    # With -list on each line: K ranks on each listed node, in the file's order.
+    lf.write_text(f"-sz 1 -list 2 {program('percore-musl')} hello\n"
+                  f"-list 1 {program('percore-glibc')} hello\n")
+    r = yod(c2, "-ppn", "2", "-F", str(lf))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert hellos(r.stdout)[0][5] == "2:16,1:16,1:17", r.stdout
+    # Messages between two programs' ranks, on one node and across.
+    lf.write_text(f"-sz 1 {os.path.join(NX, 'ring')}\n-sz 2 {os.path.join(NX, 'ring')}\n")
+    r = yod(c2, "-ppn", "2", "-F", str(lf))
+    assert r.returncode == 0 and "ring ok" in r.stdout, r.stdout + r.stderr
+    # A line whose ranks its nodes cannot hold says which line.
+    lf.write_text(f"-sz 3 -list 1 {program('percore-musl')} hello\n")
+    r = yod(c2, "-ppn", "2", "-F", str(lf))
+    assert r.returncode == 2 and r.stdout == "", r.stdout + r.stderr
+    assert r.stderr == f"yod: {lf}:1: -sz 3 -ppn 2 needs 2 nodes, but -list names 1\n", r.stderr
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 

@@ -35,23 +35,20 @@ static int serve_programs(void)
     return 0;
 }
 
-/* The parent of a rank in its group's tree: -1 = yod.  With -ppn (one
- * group) the tree is the nodes', each named by its first rank. */
+/* The parent of a rank in its group's tree: -1 = yod.  The tree is the
+ * group's nodes', each named by its first rank (with -ppn 1, every rank);
+ * every node of a group but its last runs Y.opt.ppn ranks. */
 static int parent_of(int r)
 {
     const struct group *g = &Y.groups[Y.ranks[r].group];
-    int k = Y.opt.fanout, p = Y.opt.ppn;
-    if (p > 1) {
-        int node = r / p;
-        return node < k ? -1 : (node / k - 1) * p;
-    }
-    int i = r - g->first_rank;
-    return i < k ? -1 : g->first_rank + i / k - 1;
+    int k = Y.opt.fanout, p = Y.opt.ppn > 1 ? Y.opt.ppn : 1;
+    int node = Y.ranks[r].node - Y.ranks[g->first_rank].node;   /* within the group */
+    return node < k ? -1 : g->first_rank + (node / k - 1) * p;
 }
 
 /* The rank a node's descriptor and control messages are addressed by: its
  * first (every rank with -ppn 1). */
-static bool node_leader(int r) { return r % Y.opt.ppn == 0; }
+static bool node_leader(int r) { return Y.ranks[r].local == 0; }
 
 static size_t env_strings(char *out)
 {
@@ -123,7 +120,7 @@ static int build_descriptor(int r, char *err, size_t errlen)
     }
     s += env_strings(s);
     d->files_len = (uint32_t)files_len;
-    d->nlocal = Y.opt.ppn > 1 ? (uint32_t)(Y.size - r < Y.opt.ppn ? Y.size - r : Y.opt.ppn) : 0;
+    d->nlocal = Y.opt.ppn > 1 ? (uint32_t)rk->nlocal : 0;
     struct yod_files fh = {YOD_FILES_MAGIC, YOD_FILES_VERSION, (uint32_t)files_len,
                            (uint32_t)Y.nmounts, Y.umask, (uint32_t)strlen(Y.cwd) + 1};
     memcpy(s, &fh, sizeof fh);
@@ -205,7 +202,7 @@ void send_ctl_all(uint32_t type, uint32_t arg)
          * goes once, by its first rank still alive (heartbeats go by each:
          * each rank learns of its node's loss by its own). */
         bool first = true;
-        for (int q = r - r % Y.opt.ppn; q < r && first; q++)
+        for (int q = r - Y.ranks[r].local; q < r && first; q++)
             first = !alive(q);
         if (first || type == YOD_HEARTBEAT)
             send_ctl(r, type, arg);

@@ -34,8 +34,9 @@ static const char usage_text[] =
     "  -sz N            run N ranks (default 1)\n"
     "  -n N, -np N      the same, as mpiexec spells it\n"
     "  -ppn K           K ranks on each node, one per core, each in memory of its own\n"
-    "                   (ceil(N/K) nodes, or those of -list; not with -F; at most\n"
-    "                   31 per node for programs that use Portals).  Default: a rank\n"
+    "                   (ceil(N/K) nodes, or those of -list; with -F, each line's\n"
+    "                   ranks on nodes of their own; at most 31 per node for\n"
+    "                   programs that use Portals).  Default: a rank\n"
     "                   per core of the nodes (up to 31) for a program that starts no\n"
     "                   threads, one per node for one that may (-v says which;\n"
     "                   docs/yod.md)\n"
@@ -117,6 +118,24 @@ static int nodes_for(int ranks)
 {
     int k = Y.opt.ppn > 1 ? Y.opt.ppn : 1;
     return (ranks + k - 1) / k;
+}
+
+/* Each group's ranks onto nodes of their own, Y.opt.ppn on each (a group's
+ * last node fewer): a node runs one program.  The job's node count. */
+static int place_ranks(void)
+{
+    int k = Y.opt.ppn > 1 ? Y.opt.ppn : 1, node = 0;
+    for (int g = 0; g < Y.ngroups; g++) {
+        const struct group *gr = &Y.groups[g];
+        for (int i = 0; i < gr->count; i++) {
+            struct rank *rk = &Y.ranks[gr->first_rank + i];
+            rk->node = node + i / k;
+            rk->local = i % k;
+            rk->nlocal = gr->count - (i - i % k) < k ? gr->count - (i - i % k) : k;
+        }
+        node += nodes_for(gr->count);
+    }
+    return node;
 }
 
 /* One group (a program and its ranks) from words: [-sz N] [-list L] prog args. */
@@ -304,7 +323,7 @@ static int check_cores(void)
         release_nodes(true);
         return fail(2, "%s", err);
     }
-    for (int r = 0; r < Y.size; r += Y.opt.ppn)
+    for (int r = 0; r < Y.size; r += Y.ranks[r].nlocal)
         for (uint32_t i = 0; i < st.n; i++)
             if (st.u.nodes[i].nid == Y.ranks[r].nid && st.u.nodes[i].cores &&
                 st.u.nodes[i].cores < Y.opt.ppn) {
@@ -360,7 +379,7 @@ static int allocate(void)
     int rc;
     if (!Y.opt.ppn && (rc = choose_ppn()))
         return rc;
-    int nodes = nodes_for(Y.size);
+    int nodes = place_ranks();
     memset(&a, 0, sizeof a);
     bool any_list = false, all_list = true;
     for (int g = 0; g < Y.ngroups; g++) {
@@ -409,7 +428,7 @@ static int allocate(void)
     Y.job = rep.job;
     memcpy(Y.job_key, rep.key, sizeof Y.job_key);
     for (int r = 0; r < Y.size; r++)
-        Y.ranks[r].nid = rep.u.nids[r / Y.opt.ppn];
+        Y.ranks[r].nid = rep.u.nids[Y.ranks[r].node];
     if (Y.opt.ppn > 1 && (rc = check_cores()))
         return rc;
     /* Before the load: a program outside the job (a Linux process that
@@ -481,9 +500,6 @@ static int parse_options(int argc, char **argv, struct cmdline *c)
         }
     }
     c->first_word = i;
-    if (Y.opt.ppn > 1 && Y.opt.loadfile)
-        return fail(2, "-ppn with -F is not built: give one program with -sz (or -list) and "
-                    "-ppn");
     return -1;
 }
 

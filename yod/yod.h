@@ -47,6 +47,10 @@ struct line_buf {
 struct rank {
     uint32_t nid;
     int group;
+    /* Where it runs (place_ranks): the job's node index (the allocator's
+     * nids in order), its place among that node's ranks and how many the
+     * node runs.  A node runs one group's ranks, -ppn of them at most. */
+    int node, local, nlocal;
     enum rank_state state;
     int status, signal;
     char message[224];
