@@ -148,6 +148,12 @@ def test_pxe_boot_e1000(name):
     up(name, "--boot", "pxe", "--nic", "e1000")
     log = open(f"/tmp/tern-clusters/{name}/dnsmasq.log").read()
     assert log.count("DHCPACK") >= 4  # iPXE and the node's own udhcpc, on both nodes
+    # The kernel and initramfs by HTTP (by TFTP, 1432-byte blocks one round
+    # trip each, the 20 MB initramfs was most of a minute).
+    http = open(f"/tmp/tern-clusters/{name}/httpd.out").read()
+    for f in ("vmlinuz", "initramfs.cpio.gz"):
+        assert sorted(re.findall(rf"^(10\.77\.0\.\d+) .*\"GET /{re.escape(f)} HTTP", http,
+                                 re.M)) == ["10.77.0.101", "10.77.0.102"], http
     out = mpiexec(name, "-n", "2", os.path.join(ROOT, "build", "linux-node", "bin", "mpi-hello"))
     assert sorted(re.findall(r"on (nid\d)", out)) == ["nid1", "nid2"], out
     cluster(name, "down")

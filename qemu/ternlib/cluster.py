@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 from . import accel, munge
@@ -25,6 +26,10 @@ RUN_BASE = os.environ.get("TERN_RUN_BASE", "/tmp/tern-clusters")
 KEEP_LOGS = os.environ.get("TERN_KEEP_LOGS")
 SERVICE_IP = "10.77.0.1"
 SERVICE_IFACE = "svc0"
+# The service node's IPv6 prefix on a PXE cluster's fabric, advertised so that
+# iPXE does not wait for a router (boot/mkdnsmasq --ra-prefix).
+RA_PREFIX = "fd74:6572:6e::"
+HTTP_PORT = 8080                   # the boot images' HTTP server (_httpd), in the cluster's netns
 BRIDGE = "br0"
 # What a node prints on its serial console once it is up, by node OS.
 # A Tern node is ready once the allocator has registered it.
@@ -137,6 +142,8 @@ class Cluster:
             self.save(state)
             if boot == "pxe":
                 state["pids"].append(self._dnsmasq(nodes, node_os, options))
+                self.save(state)
+                state["pids"].append(self._httpd())
                 self.save(state)
             if node_os == "tern":
                 state["pids"].append(munge.start(self.dir, self.in_ns))
@@ -277,9 +284,12 @@ LOG {{
         with open(node_file, "w") as f:
             for node in nodes:
                 f.write(f"{node['nid']} {node['mac']}\n")
+        sh(*self.in_ns("ip", "-6", "addr", "add", f"{RA_PREFIX}1/64", "dev", SERVICE_IFACE,
+                       "nodad"))
         sh(os.path.join(ROOT, "boot", "mkdnsmasq"), "--iface", SERVICE_IFACE,
            "--server-ip", SERVICE_IP, "--tftp-root", tftp, "--run-dir", self.dir,
-           "--nodes", node_file, *(["--os", "linux"] if node_os == "linux" else []),
+           "--nodes", node_file, "--http", str(HTTP_PORT), "--ra-prefix", RA_PREFIX,
+           *(["--os", "linux"] if node_os == "linux" else []),
            *(["--cmdline", cmdline] if cmdline else []))
         os.chmod(self.dir, 0o755)
         out = open(os.path.join(self.dir, "dnsmasq.out"), "w")
@@ -291,6 +301,25 @@ LOG {{
         if p.poll() is not None:
             raise RuntimeError("dnsmasq did not start: " +
                                open(os.path.join(self.dir, "dnsmasq.out")).read())
+        return p.pid
+
+    def _httpd(self):
+        """The boot images by HTTP (boot/mkdnsmasq --http): iPXE fetches them
+        from here; TFTP brings it only the scripts.  Read-only, the TFTP root
+        alone, on the cluster's own network."""
+        tftp = os.path.join(self.dir, "tftp")
+        out = open(os.path.join(self.dir, "httpd.out"), "w")
+        p = subprocess.Popen(self.in_ns(sys.executable, "-u", "-m", "http.server", "--bind", SERVICE_IP,
+                                        "--directory", tftp, str(HTTP_PORT)),
+                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 10
+        while "Serving HTTP" not in open(os.path.join(self.dir, "httpd.out")).read():
+            if p.poll() is not None or time.monotonic() > deadline:
+                kill_group(p.pid, signal.SIGKILL)
+                p.wait()
+                raise RuntimeError("the boot images' HTTP server did not start: " +
+                                   open(os.path.join(self.dir, "httpd.out")).read())
+            time.sleep(0.1)
         return p.pid
 
     def munge_socket(self):
