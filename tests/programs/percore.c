@@ -16,14 +16,15 @@
  *                50 ms, for 1.5 s: even ranks compute meanwhile, odd ones
  *                wait in sigsuspend; prints how many SIGALRMs it took and
  *                the interval getitimer reads back
- *   alarmkill A  rank A sets alarm(1) with no handler and pauses (SIGALRM
- *                ends it); the others sleep 2 s and print
+ *   alarmkill A  as abort, but rank A sets alarm(1) with no handler and
+ *                pauses (SIGALRM ends it), and the others sleep 2 s
  * The rank comes from TERN_RANK, the size from TERN_SIZE. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,13 +118,20 @@ int main(int argc, char **argv)
             pthread_join(t, NULL);
         return 0;
     }
-    if (!strcmp(mode, "abort") && argc > 2) {
+    bool by_alarm = !strcmp(mode, "alarmkill");
+    if ((!strcmp(mode, "abort") || by_alarm) && argc > 2) {
         if (rank == atoi(argv[2])) {
+            if (by_alarm) {
+                alarm(1);                   /* no handler: SIGALRM ends the rank */
+                pause();
+                printf("rank %d: pause returned\n", rank);
+                return 1;
+            }
             sleep_ms(200);
             abort();
         }
         printf("rank %d: before\n", rank);
-        sleep_ms(1000);
+        sleep_ms(by_alarm ? 2000 : 1000);
         printf("rank %d: after\n", rank);
         return 0;
     }
@@ -168,17 +176,6 @@ int main(int argc, char **argv)
         printf("rank %d: every %ld ms, %s: %d alarms; getitimer interval %ld ms\n", rank,
                us / 1000, rank % 2 ? "waiting" : "computing", (int)alarms,
                (long)(cur.it_interval.tv_sec * 1000 + cur.it_interval.tv_usec / 1000));
-        return 0;
-    }
-    if (!strcmp(mode, "alarmkill") && argc > 2) {
-        if (rank == atoi(argv[2])) {
-            alarm(1);
-            pause();
-            printf("rank %d: pause returned\n", rank);
-            return 1;
-        }
-        sleep_ms(2000);
-        printf("rank %d: after\n", rank);
         return 0;
     }
     fprintf(stderr, "usage: percore hello | isolate RANK | thread | abort RANK | signals | "
