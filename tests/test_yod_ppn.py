@@ -192,6 +192,24 @@ def test_each_rank_has_interval_timers_of_its_own(c2):
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 
+def test_openmp_with_ppn_gets_one_thread_a_rank_and_a_warning_when_it_asks_for_more(c2):
+    """An OpenMP program under -ppn 2 sizes its team by the rank's one core;
+    told by OMP_NUM_THREADS to start more, libgomp cannot, and yod has said
+    why before the load."""
+    triad = os.path.join(ROOT, "build", "bench", "stream_triad")
+    r = yod(c2, "-sz", "2", "-ppn", "2", triad, "65536", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("triad check ok: 65536 elements, 1 threads") == 2, r.stdout
+    assert "warning" not in r.stderr, r.stderr
+    r = yod(c2, "-sz", "2", "-ppn", "2", triad, "65536", "2", env={"OMP_NUM_THREADS": "2"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stderr.startswith("yod: warning: OMP_NUM_THREADS=2, but with -ppn 2 a rank has one "
+                               "core and one thread: stream_triad may fail to start its threads"
+                               " (-ppn 1: a node for each rank)\n"), r.stderr
+    assert "Thread creation failed" in r.stderr, r.stderr
+    assert wait_free(c2, [1, 2]) == [1, 2]
+
+
 def test_exits_stdin_and_sigint_per_rank(c2):
     r = yod(c2, "-sz", "4", "-ppn", "2", RANKS, "exit", "3", "7")
     assert r.returncode == 1

@@ -372,6 +372,28 @@ static int choose_ppn(void)
     return 0;
 }
 
+/* -ppn K > 1 gives each rank one core and one thread (docs/yod.md).  An
+ * OpenMP program sizes its team by the rank's one core, unless
+ * OMP_NUM_THREADS asks for more: then libgomp fails to start them ("Thread
+ * creation failed") and the rank ends.  Said before the load, so that the
+ * failure has its reason beside it; not refused, as a program may carry a
+ * thread starter it never calls. */
+static void warn_threads_with_ppn(void)
+{
+    const char *omp = getenv("OMP_NUM_THREADS");
+    if (Y.opt.ppn <= 1 || Y.opt.quiet || !omp || atoi(omp) <= 1)
+        return;
+    for (int g = 0; g < Y.ngroups; g++) {
+        const char *why, *path = Y.groups[g].prog.path, *base = strrchr(path, '/');
+        if (program_may_start_threads(&Y.groups[g].prog, &why)) {
+            fprintf(stderr, "yod: warning: OMP_NUM_THREADS=%s, but with -ppn %d a rank has one "
+                    "core and one thread: %s may fail to start its threads (-ppn 1: a node "
+                    "for each rank)\n", omp, Y.opt.ppn, base ? base + 1 : path);
+            return;
+        }
+    }
+}
+
 static int allocate(void)
 {
     static struct tern_alloc a;
@@ -379,6 +401,7 @@ static int allocate(void)
     int rc;
     if (!Y.opt.ppn && (rc = choose_ppn()))
         return rc;
+    warn_threads_with_ppn();
     int nodes = place_ranks();
     memset(&a, 0, sizeof a);
     bool any_list = false, all_list = true;
