@@ -92,6 +92,17 @@ def test_signals_stay_in_their_rank():
         "tkill: No such process; alarm: set" for i in range(2)], r.stdout
 
 
+def test_a_futex_wake_reaches_only_its_own_ranks_waiters():
+    """The futex queue was keyed by address alone, the same in every rank:
+    rank 0's wake of its own word woke rank 1's wait on its word at the
+    same address (and counted it)."""
+    r = run_node(program("percore-glibc"), "futex", extra=["--smp", "2", "--ranks", "2", "-v"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [
+        "rank 0: futex wake woke 0",
+        "rank 1: futex wait Connection timed out after more than 1.5 s"], r.stdout
+
+
 def alarm_counts(out, ranks, secs=1.5):
     """percore timers: each rank's SIGALRMs, checked against its own period
     ((rank + 1) * 50 ms): at most one more than its period allows (another

@@ -9,9 +9,11 @@
  * one else can ever wake a waiter, so a WAIT ends by its timeout or a
  * signal only - and one with neither would wait for ever: sigwait.c ends
  * that program with a report (a deadlock) rather than hang the node.  Keys
- * are user addresses: one address space, so private and shared futexes are
- * the same. */
+ * are user addresses in the calling process (ranks per core: each rank's
+ * own address space, the same addresses in every rank); private and shared
+ * futexes are the same. */
 #include "kernel.h"
+#include "process.h"
 #include "signal.h"
 #include "spinlock.h"
 #include "syscall.h"
@@ -43,7 +45,8 @@
 /* ---- the wait queue --------------------------------------------------------- */
 
 struct futex_waiter {
-    uint64_t key;                  /* the word's address */
+    uint64_t key;                  /* the word's address ... */
+    const struct process *space;   /* ... in this process */
     uint32_t bitset;
     volatile bool woken;
     struct thread *thread;
@@ -68,7 +71,7 @@ static long wake(uint64_t key, uint32_t bits, int64_t n)
     uint64_t f = spin_lock_irqsave(&queue_lock);
     for (struct futex_waiter **p = &queue; *p && woken < n;) {
         struct futex_waiter *w = *p;
-        if (w->key == key && (w->bitset & bits)) {
+        if (w->key == key && w->space == &proc && (w->bitset & bits)) {
             *p = w->next;
             struct thread *t = w->thread;
             __atomic_store_n(&w->woken, true, __ATOMIC_RELEASE);  /* w may go now */
@@ -91,7 +94,7 @@ static long requeue(uint64_t key, uint64_t key2, int64_t n)
     long moved = 0;
     uint64_t f = spin_lock_irqsave(&queue_lock);
     for (struct futex_waiter *w = queue; w && moved < n; w = w->next)
-        if (w->key == key) {
+        if (w->key == key && w->space == &proc) {
             w->key = key2;
             moved++;
         }
@@ -104,7 +107,7 @@ static long requeue(uint64_t key, uint64_t key2, int64_t n)
 static long block(uint64_t uaddr, volatile uint32_t *word, uint32_t val, uint32_t bitset,
                   uint64_t deadline)
 {
-    struct futex_waiter me = {uaddr, bitset, false, thread_current(), NULL};
+    struct futex_waiter me = {uaddr, &proc, bitset, false, thread_current(), NULL};
     uint64_t f = spin_lock_irqsave(&queue_lock);
     if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != val) {
         spin_unlock_irqrestore(&queue_lock, f);

@@ -12,6 +12,9 @@
  *   signals      raises SIGUSR1 at itself (a handler prints it), sends
  *                SIGTERM to the next rank's pid (kill) and thread id (tkill),
  *                sets an alarm: prints what each did
+ *   futex        rank 1 waits 2 s on a futex word; rank 0 wakes the word
+ *                at the same address in its own memory after 0.3 s: prints
+ *                how many it woke and how rank 1's wait ended
  *   timers       each rank its own periodic ITIMER_REAL, every (rank + 1) *
  *                50 ms, for 1.5 s: even ranks compute meanwhile, odd ones
  *                wait in sigsuspend; prints how many SIGALRMs it took and
@@ -34,6 +37,9 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#define FUTEX_WAIT 0             /* linux/futex.h (not in musl's headers) */
+#define FUTEX_WAKE 1
 
 extern const char __executable_start[], etext[];
 static unsigned char data[1 << 20];
@@ -147,6 +153,22 @@ int main(int argc, char **argv)
         printf("rank %d: SIGUSR1 %s; kill(%d, SIGTERM): %s; tkill: %s; alarm: %s\n", rank,
                got_usr1 ? "taken" : "LOST", next, k ? strerror(ke) : "sent",
                t ? strerror(te) : "sent", ae ? strerror(ae) : "set");
+        return 0;
+    }
+    if (!strcmp(mode, "futex")) {
+        static uint32_t word;          /* the same address in every rank */
+        if (rank == 0) {
+            sleep_ms(300);
+            long n = syscall(SYS_futex, &word, FUTEX_WAKE, 1, NULL, NULL, 0);
+            printf("rank 0: futex wake woke %ld\n", n);
+        } else if (rank == 1) {
+            struct timespec t = {2, 0};
+            double t0 = now_s();
+            long r = syscall(SYS_futex, &word, FUTEX_WAIT, 0, &t, NULL, 0);
+            int e = errno;
+            printf("rank 1: futex wait %s after %s 1.5 s\n", r ? strerror(e) : "woken",
+                   now_s() - t0 >= 1.5 ? "more than" : "less than");
+        }
         return 0;
     }
     if (!strcmp(mode, "timers")) {
