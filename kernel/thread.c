@@ -149,6 +149,14 @@ struct thread *thread_by_tid(uint32_t tid)
     return NULL;
 }
 
+bool threads_others_in_process(void)
+{
+    for (unsigned i = 0; i < max_threads; i++)
+        if (mine(&table[i]) && &table[i] != this_cpu()->current)
+            return true;
+    return false;
+}
+
 uint64_t threads_blocked_by_all(void)
 {
     uint64_t all = ~0ULL;

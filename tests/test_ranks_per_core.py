@@ -103,6 +103,19 @@ def test_a_futex_wake_reaches_only_its_own_ranks_waiters():
         "rank 1: futex wait Connection timed out after more than 1.5 s"], r.stdout
 
 
+def test_a_rank_that_would_wait_for_ever_is_ended_alone():
+    """A single thread's wait that nothing can end is a deadlock the kernel
+    ends with a report (never a hang).  It counted the node's threads, the
+    other ranks' too, which cannot wake it: the rank waited for ever."""
+    r = run_node(program("percore-musl"), "deadlock", "1",
+                 extra=["--smp", "2", "--ranks", "2", "-v"], timeout=60)
+    assert r.returncode == 128 + 9, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == ["rank 0: after", "rank 0: before"], r.stdout
+    assert "would wait for ever in a futex wait: no other thread, no timer and nothing else " \
+        "can end it (deadlock); ended" in r.stderr, r.stderr
+    assert "rank 1 (CPU 1) killed by signal 9 (SIGKILL); 1 rank still running" in r.stderr
+
+
 def alarm_counts(out, ranks, secs=1.5):
     """percore timers: each rank's SIGALRMs, checked against its own period
     ((rank + 1) * 50 ms): at most one more than its period allows (another

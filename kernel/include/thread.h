@@ -64,6 +64,9 @@ struct thread *thread_current(void);   /* NULL on an idle core */
 extern volatile uint32_t threads_alive_count;
 static inline unsigned threads_alive(void) { return threads_alive_count; }   /* 1 until clone */
 static inline bool threads_many(void) { return threads_alive_count > 1; }
+/* Whether the calling thread's process has another live thread (one that
+ * could wake it): the node's count above also holds the other ranks'. */
+bool threads_others_in_process(void);
 
 /* clone(2) for a thread: r holds the parent's registers at the call; the
  * new thread's tid is written at set_tid1 and set_tid2 (0: not) before it

@@ -31,10 +31,11 @@ long wait_until_done(uint64_t deadline, uint64_t also, bool job_may_signal, cons
         if (now >= deadline)
             return -ETIMEDOUT;
         uint64_t wake = deadline, alarm = itimer_next_ns();
-        /* Threads count (and then done again: the last other thread may
-         * have woken this one just before it ended). */
+        /* Threads of this process count, not the other ranks' (they cannot
+         * wake it); and then done again: the last other thread may have
+         * woken this one just before it ended. */
         if (deadline == WAIT_FOREVER && !alarm && !(job_may_signal && wait_hooked()) &&
-            !threads_many() && !(done && __atomic_load_n(done, __ATOMIC_ACQUIRE)))
+            !threads_others_in_process() && !(done && __atomic_load_n(done, __ATOMIC_ACQUIRE)))
             program_killed(SIGKILL, "*** %s would wait for ever in %s: no other thread, no timer "
                            "and nothing else can end it (deadlock); ended", proc.name, what);
         if (alarm && alarm < wake)

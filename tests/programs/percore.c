@@ -21,6 +21,8 @@
  *                the interval getitimer reads back
  *   alarmkill A  as abort, but rank A sets alarm(1) with no handler and
  *                pauses (SIGALRM ends it), and the others sleep 2 s
+ *   deadlock A   as abort, but rank A waits on a futex with no time-out,
+ *                which nothing in its process can wake
  * The rank comes from TERN_RANK, the size from TERN_SIZE. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -124,9 +126,15 @@ int main(int argc, char **argv)
             pthread_join(t, NULL);
         return 0;
     }
-    bool by_alarm = !strcmp(mode, "alarmkill");
-    if ((!strcmp(mode, "abort") || by_alarm) && argc > 2) {
+    bool by_alarm = !strcmp(mode, "alarmkill"), by_futex = !strcmp(mode, "deadlock");
+    if ((!strcmp(mode, "abort") || by_alarm || by_futex) && argc > 2) {
         if (rank == atoi(argv[2])) {
+            if (by_futex) {
+                static uint32_t never;     /* nothing in this rank can wake it */
+                syscall(SYS_futex, &never, FUTEX_WAIT, 0, NULL, NULL, 0);
+                printf("rank %d: futex wait returned\n", rank);
+                return 1;
+            }
             if (by_alarm) {
                 alarm(1);                   /* no handler: SIGALRM ends the rank */
                 pause();
