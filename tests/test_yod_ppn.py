@@ -210,6 +210,19 @@ def test_openmp_with_ppn_gets_one_thread_a_rank_and_a_warning_when_it_asks_for_m
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 
+def test_each_rank_has_descriptors_and_a_directory_of_its_own(c2, tmp_path):
+    """The file table and the working directory were the node's: rank 1's
+    close(3) closed the file rank 0 had opened (its write then failed) and
+    its chdir moved rank 0 too."""
+    os.chmod(tmp_path, 0o777)
+    r = yod(c2, "-sz", "2", "-ppn", "2", program("percore-musl"), "fds", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [
+        "rank 0: fd 3, its write after rank 1's close: written, cwd /tmp -> /tmp",
+        "rank 1: close(3): Bad file descriptor, chdir: done"], r.stdout
+    assert (tmp_path / "r0").read_text() == "rank 0\n"
+
+
 def test_exits_stdin_and_sigint_per_rank(c2):
     r = yod(c2, "-sz", "4", "-ppn", "2", RANKS, "exit", "3", "7")
     assert r.returncode == 1

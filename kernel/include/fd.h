@@ -26,12 +26,15 @@ struct fd {
     struct ofile *of;              /* FD_FILE */
 };
 
+/* The calling CPU's process gets the three console descriptors, and
+ * nothing else. */
 void fd_init(void);
 struct fd *fd_get(uint64_t fd);    /* NULL if not open */
 /* Installs a new file at the lowest free descriptor: the descriptor, or
  * -EMFILE (the file is not released). */
 long fd_install(struct ofile *of, uint32_t flags, bool cloexec);
 bool fd_any_free(void);
-/* Forgets every descriptor (the job is over: no server is told). */
+/* Forgets every descriptor of every process (the job is over: no server is
+ * told). */
 void fd_reset(void);
 #endif

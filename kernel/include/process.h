@@ -6,6 +6,7 @@
 #define TERN_PROCESS_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "fd.h"
 #include "percpu.h"
 #include "ranges.h"
 #include "signal.h"
@@ -58,6 +59,11 @@ struct process {
     int nice;
     uint32_t membarrier_registered;
     struct signal_state sig;
+    /* Its descriptors (sys/io.c) and, in a job, its working directory
+     * (job/files.c): with ranks per core each rank has its own, as
+     * processes do. */
+    struct fd fds[MAX_FDS];
+    char cwd[4096];                /* FILES_PATH_MAX */
     /* A job's view of this process (kernel/job/): bytes of stdout [1] and
      * stderr [2] yod has taken, the first line of its fault report, and
      * whether yod has been told how it ended. */

@@ -34,7 +34,10 @@ static struct mount {
 } mounts[YOD_MOUNTS_MAX];
 static int nmounts;
 
-static char cwd[FILES_PATH_MAX] = "/";
+/* The working directory is the calling process's (process.h: each rank its
+ * own). */
+_Static_assert(sizeof(((struct process *)0)->cwd) == FILES_PATH_MAX,
+               "process.h's cwd holds a path");
 uint32_t files_umask = 022;
 static uint32_t seq;
 
@@ -72,7 +75,7 @@ const char *files_job_setup(const void *sec, uint64_t len, uint32_t rank, uint32
     nservers = 0;
     nmounts = 0;
     servers[nservers++] = (struct server){yod_nid, yod_pid, false, false};
-    strlcpy(cwd, "/", sizeof cwd);
+    strlcpy(proc.cwd, "/", sizeof proc.cwd);
     files_umask = 022;
     seq = 0;
     if (len == 0)
@@ -126,14 +129,14 @@ const char *files_job_setup(const void *sec, uint64_t len, uint32_t rank, uint32
     const char *c = p + h.nmounts * sizeof(struct yod_mount);
     if (c[h.cwd_len - 1] != 0 || strlen(c) + 1 != h.cwd_len || c[0] != '/')
         return "file section: bad working directory";
-    if (files_normalise("/", c, cwd))
+    if (files_normalise("/", c, proc.cwd))
         return "file section: working directory too long";
     files_umask = h.umask & 0777;
     return NULL;
 }
 
-const char *files_cwd(void) { return cwd; }
-void files_set_cwd(const char *abs) { strlcpy(cwd, abs, sizeof cwd); }
+const char *files_cwd(void) { return proc.cwd[0] ? proc.cwd : "/"; }
+void files_set_cwd(const char *abs) { strlcpy(proc.cwd, abs, sizeof proc.cwd); }
 
 long files_normalise(const char *base, const char *path, char *out)
 {
@@ -497,6 +500,6 @@ void files_reset(void)
     memset(servers, 0, sizeof servers);
     memset(mounts, 0, sizeof mounts);
     nservers = nmounts = 0;
-    strlcpy(cwd, "/", sizeof cwd);
+    strlcpy(proc.cwd, "/", sizeof proc.cwd);
     files_umask = 022;
 }

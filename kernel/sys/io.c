@@ -8,6 +8,8 @@
 #include "job.h"
 #include "kernel.h"
 #include "kmalloc.h"
+#include "process.h"
+#include "ranks.h"
 #include "serial.h"
 #include "syscall.h"
 #include "uaccess.h"
@@ -18,30 +20,35 @@
 #define O_CLOEXEC 02000000
 #define MAX_RW 0x7FFFF000ULL       /* Linux caps one transfer at this */
 
-static struct fd fds[MAX_FDS];
+/* The descriptors are each process's (process.h): a rank's are its own. */
+static void forget_all(struct fd *t)
+{
+    for (int i = 0; i < MAX_FDS; i++)
+        if (t[i].kind == FD_FILE && --t[i].of->refs == 0) {
+            kfree(t[i].of->path);
+            kfree(t[i].of);
+        }
+    memset(t, 0, MAX_FDS * sizeof *t);
+}
 
 void fd_reset(void)
 {
-    for (int i = 0; i < MAX_FDS; i++)
-        if (fds[i].kind == FD_FILE && --fds[i].of->refs == 0) {
-            kfree(fds[i].of->path);
-            kfree(fds[i].of);
-        }
-    memset(fds, 0, sizeof fds);
+    for (unsigned r = 0; r < ranks_count(); r++)
+        forget_all(ranks_process(r)->fds);
 }
 
 void fd_init(void)
 {
-    fd_reset();
-    fds[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR, NULL};
-    fds[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR, NULL};
-    fds[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR, NULL};
+    forget_all(proc.fds);
+    proc.fds[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR, NULL};
+    proc.fds[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR, NULL};
+    proc.fds[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR, NULL};
 }
 
 bool fd_any_free(void)
 {
     for (int i = 0; i < MAX_FDS; i++)
-        if (fds[i].kind == FD_NONE)
+        if (proc.fds[i].kind == FD_NONE)
             return true;
     return false;
 }
@@ -49,8 +56,8 @@ bool fd_any_free(void)
 long fd_install(struct ofile *of, uint32_t flags, bool cloexec)
 {
     for (int i = 0; i < MAX_FDS; i++)
-        if (fds[i].kind == FD_NONE) {
-            fds[i] = (struct fd){FD_FILE, cloexec, flags, of};
+        if (proc.fds[i].kind == FD_NONE) {
+            proc.fds[i] = (struct fd){FD_FILE, cloexec, flags, of};
             return i;
         }
     return -EMFILE;
@@ -67,9 +74,9 @@ static void fd_drop(struct fd *f)
 
 struct fd *fd_get(uint64_t fd)
 {
-    if (fd >= MAX_FDS || fds[fd].kind == FD_NONE)
+    if (fd >= MAX_FDS || proc.fds[fd].kind == FD_NONE)
         return NULL;
-    return &fds[fd];
+    return &proc.fds[fd];
 }
 
 void console_write(const struct fd *f, const void *buf, uint64_t len)
@@ -243,9 +250,9 @@ static long dup_to(uint64_t old, uint64_t newfd, bool cloexec)
     struct fd copy = *f;
     if (copy.kind == FD_FILE)
         copy.of->refs++;
-    fd_drop(&fds[newfd]);
-    fds[newfd] = copy;
-    fds[newfd].cloexec = cloexec;
+    fd_drop(&proc.fds[newfd]);
+    proc.fds[newfd] = copy;
+    proc.fds[newfd].cloexec = cloexec;
     return (long)newfd;
 }
 
@@ -254,7 +261,7 @@ static long dup_lowest(uint64_t old, uint64_t min, bool cloexec)
     if (!fd_get(old))
         return -EBADF;
     for (uint64_t i = min; i < MAX_FDS; i++)
-        if (fds[i].kind == FD_NONE)
+        if (proc.fds[i].kind == FD_NONE)
             return dup_to(old, i, cloexec);
     return -EMFILE;
 }

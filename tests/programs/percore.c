@@ -15,6 +15,9 @@
  *   futex        rank 1 waits 2 s on a futex word; rank 0 wakes the word
  *                at the same address in its own memory after 0.3 s: prints
  *                how many it woke and how rank 1's wait ended
+ *   fds DIR      (under yod) rank 0 opens DIR/r0 and writes to it 0.5 s later;
+ *                rank 1 meanwhile closes descriptor 3 and changes directory
+ *                to DIR: prints what each saw
  *   timers       each rank its own periodic ITIMER_REAL, every (rank + 1) *
  *                50 ms, for 1.5 s: even ranks compute meanwhile, odd ones
  *                wait in sigsuspend; prints how many SIGALRMs it took and
@@ -26,6 +29,7 @@
  * The rank comes from TERN_RANK, the size from TERN_SIZE. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -176,6 +180,29 @@ int main(int argc, char **argv)
             int e = errno;
             printf("rank 1: futex wait %s after %s 1.5 s\n", r ? strerror(e) : "woken",
                    now_s() - t0 >= 1.5 ? "more than" : "less than");
+        }
+        return 0;
+    }
+    if (!strcmp(mode, "fds") && argc > 2) {
+        char path[4096], before[4096], after[4096];
+        if (rank == 0) {
+            snprintf(path, sizeof path, "%s/r0", argv[2]);
+            int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+            if (!getcwd(before, sizeof before))
+                strcpy(before, "?");
+            sleep_ms(500);
+            long w = write(fd, "rank 0\n", 7);
+            int e = errno;
+            if (!getcwd(after, sizeof after))
+                strcpy(after, "?");
+            printf("rank 0: fd %d, its write after rank 1's close: %s, cwd %s -> %s\n", fd,
+                   w == 7 ? "written" : strerror(e), before, after);
+        } else if (rank == 1) {
+            sleep_ms(200);
+            int c = close(3), e = errno;
+            int d = chdir(argv[2]);
+            printf("rank 1: close(3): %s, chdir: %s\n", c ? strerror(e) : "closed",
+                   d ? strerror(errno) : "done");
         }
         return 0;
     }
