@@ -16,9 +16,10 @@
  * hook).  Each rank has its own interval timers, ringing on its own core
  * (sys/itimer.c), its own futexes (sys/futex.c keys them by process), and
  * its own descriptors and working directory (process.h).  What is still
- * the node's, not a rank's: the Portals library and NIC (each rank its own interface: sys/portals.c) and the
- * serial lock (one rank's system call at a time but those that touch only
- * the calling thread): docs/kernel.md, "Ranks per core". */
+ * the node's, not a rank's: the Portals library and NIC (each rank its own
+ * interface: sys/portals.c) and the serial lock (one rank's system call at
+ * a time but those that touch only the calling thread): docs/kernel.md,
+ * "Ranks per core". */
 #include "boot.h"
 #include "kernel.h"
 #include "mem.h"
