@@ -293,11 +293,17 @@ class TernCluster:
         import time
         end = time.monotonic() + secs
         while time.monotonic() < end:
+            # Whether yod has ended, before its output is read: a yod that
+            # printed the id and ended between a read and the look at its
+            # end was taken for one that never had a job (a Tern rank that
+            # needs nothing of the Linux one, as test_init's, can end that
+            # soon), and the Linux rank was never started.
+            ended = p.poll() is not None
             p.output.seek(0)
             m = re.search(rb"yod: job (\d+): \d+ nodes allocated", p.output.read())
             if m:
                 return int(m.group(1))
-            if p.poll() is not None:
+            if ended:
                 return None
             time.sleep(0.02)
         return None

@@ -209,6 +209,27 @@ def test_table_names_every_program():
     assert set(LONG) <= set(PROGRAMS)
 
 
+def test_a_yod_that_names_its_job_and_ends_at_once_still_has_it():
+    """The Linux rank of a Linux + Tern pair joins the job `yod -v` names.  A
+    yod that printed it and ended between the harness's read of its output
+    and its look at yod's end was taken for one with no job, and the Linux
+    rank was never started (a fresh clone's run, test_init: its Tern rank
+    needs nothing of the Linux one and ends in a few ms)."""
+    import io
+
+    class Yod:
+        def __init__(self, says):
+            self.output, self.says = io.BytesIO(), says
+
+        def poll(self):                  # it prints and ends just now
+            self.output.seek(0, io.SEEK_END)
+            self.output.write(self.says)
+            return 0
+
+    assert ptlref.TernCluster._job_id(Yod(b"yod: job 24: 1 nodes allocated\n"), secs=5) == 24
+    assert ptlref.TernCluster._job_id(Yod(b"yod: cannot have the nodes\n"), secs=5) is None
+
+
 def check(name, mode, results):
     """results[name]: (outcome, [(status, output)] of the ranks)."""
     got, ranks = results[name]
