@@ -102,11 +102,6 @@ void kmain(uint32_t magic, uint64_t info_phys)
     if (options.smptest)
         smp_selftest();
     fd_init();
-    for (unsigned r = 1; r < ranks_count(); r++) {    /* each rank its own descriptors */
-        process_activate(ranks_process(r));
-        fd_init();
-        process_activate(&proc_main);
-    }
     if (options.ranks > 1) {
         time_mark_app_start();
         netdev_user_rx(program_rx);

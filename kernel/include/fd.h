@@ -26,8 +26,8 @@ struct fd {
     struct ofile *of;              /* FD_FILE */
 };
 
-/* The calling CPU's process gets the three console descriptors, and
- * nothing else. */
+/* Every process of the node (each rank: ranks.c) gets the three console
+ * descriptors, and nothing else. */
 void fd_init(void);
 struct fd *fd_get(uint64_t fd);    /* NULL if not open */
 /* Installs a new file at the lowest free descriptor: the descriptor, or

@@ -487,12 +487,8 @@ static void run_job(struct load_slot *s)
         /* Each rank its own descriptors, and the job's working directory
          * (files_job_setup set rank 0's) to start from. */
         fd_init();
-        for (unsigned i = 1; i < nlocal; i++) {
-            process_activate(ranks_process(i));
-            fd_init();
-            strlcpy(proc.cwd, proc_main.cwd, sizeof proc.cwd);
-            process_activate(&proc_main);
-        }
+        for (unsigned i = 1; i < nlocal; i++)
+            strlcpy(ranks_process(i)->cwd, proc_main.cwd, sizeof proc_main.cwd);
         for (unsigned i = 0; i < nlocal; i++) {
             snprintf(rank_var, sizeof rank_var, "TERN_RANK=%u", d->rank + i);
             snprintf(pid_var, sizeof pid_var, "TERN_PID=%u", TERN_APP_PID + i);

@@ -39,10 +39,13 @@ void fd_reset(void)
 
 void fd_init(void)
 {
-    forget_all(proc.fds);
-    proc.fds[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR, NULL};
-    proc.fds[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR, NULL};
-    proc.fds[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR, NULL};
+    for (unsigned r = 0; r < ranks_count(); r++) {
+        struct fd *t = ranks_process(r)->fds;
+        forget_all(t);
+        t[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR, NULL};
+        t[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR, NULL};
+        t[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR, NULL};
+    }
 }
 
 bool fd_any_free(void)
