@@ -39,13 +39,13 @@ demo:
 test:
 	@tools/install-deps
 	$(MAKE) -j$(JOBS) all
-	python3 -m pytest -q tests
+	python3 tests/run_suite.py $(TEST_ARGS)
 
 # Also the parts marked run_slow (tests/conftest.py; none today).
 test-slow:
 	@tools/install-deps
 	$(MAKE) -j$(JOBS) all
-	python3 -m pytest -q --run-slow tests
+	python3 tests/run_suite.py --run-slow $(TEST_ARGS)
 
 # Issue 8's benchmarks, Tern against Linux + MPICH (bench/run_all.py, docs/performance.md).
 # BENCH_ARGS: e.g. --smoke, --reps 3, --only network.

@@ -11,12 +11,12 @@ tests/nodes.py.  Markers (pytest -m):
 Running times: tests/README.md."""
 import os
 import shutil
-import subprocess
 import tempfile
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from nodes import make
+
 
 
 def pytest_configure(config):
@@ -30,7 +30,7 @@ def pytest_configure(config):
 @pytest.fixture(scope="session", autouse=True)
 def built():
     """Everything the tests use, built once (a no-op after `make`)."""
-    subprocess.run(["make", "-s", "-C", ROOT, "all"], check=True)
+    make("all")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,4 +1,5 @@
-"""Helpers for tests that run programs on Tern nodes."""
+"""Helpers for tests that run programs on Tern nodes, and the build lock."""
+import fcntl
 import os
 import signal
 import subprocess
@@ -6,6 +7,20 @@ import subprocess
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_NODE = os.path.join(ROOT, "qemu", "run-node")
 KERNEL = os.path.join(ROOT, "build", "tern.elf")
+
+
+def make(*args, timeout=900):
+    """Runs `make ARGS` in the repository under the suite's build lock and
+    fails the test if make does: tests of several workers
+    (tests/run_suite.py) may build the same target (linux-node, portals) at
+    once, and two makes writing one file break it."""
+    os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+    with open(os.path.join(ROOT, "build", ".make-lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = subprocess.run(["make", "-s", "-C", ROOT, *args], capture_output=True, text=True,
+                           timeout=timeout)
+    assert r.returncode == 0, f"make {' '.join(args)}: {r.returncode}\n{r.stdout[-3000:]}{r.stderr[-3000:]}"
+    return r
 
 
 def stop_group(p, grace=10):

@@ -7,15 +7,14 @@ import subprocess
 
 import pytest
 
-from nodes import ROOT, run_node
+from nodes import ROOT, make, run_node
 
 PROG = os.path.join(ROOT, "build", "bench", "memcpy_bw")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def memcpy_bw():
-    subprocess.run(["make", "-s", "build/bench/memcpy_bw"], cwd=ROOT, check=True,
-                   capture_output=True, timeout=120)
+    make("build/bench/memcpy_bw", timeout=120)
 
 
 def test_small_samples_print_every_size_on_a_tern_node():

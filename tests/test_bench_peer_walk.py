@@ -6,7 +6,7 @@ import csv
 import os
 import subprocess
 
-from nodes import ROOT
+from nodes import ROOT, make
 
 
 def test_peer_walk_writes_a_row_per_call_and_peer_count(tmp_path):
@@ -24,6 +24,6 @@ def test_peer_walk_writes_a_row_per_call_and_peer_count(tmp_path):
 
 def test_peerwalk_without_its_arguments_prints_its_usage():
     exe = os.path.join(ROOT, "build", "bench-host", "peerwalk")
-    subprocess.run(["make", "-s", "-C", ROOT, "build/bench-host/peerwalk"], check=True)
+    make("build/bench-host/peerwalk")
     r = subprocess.run([exe, "2"], capture_output=True, text=True)
     assert r.returncode == 2 and "usage: peerwalk K CALLS" in r.stderr

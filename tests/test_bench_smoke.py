@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from nodes import ROOT
+from nodes import ROOT, make
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, taps)")]
@@ -38,11 +38,10 @@ def run_bench(argv, timeout):
 def test_smoke_run_writes_csvs_and_summary():
     # Always: the nodes' initramfs carries the MPI programs, and an older one
     # lacks the benchmark programs added since (fileio) or the NFS modules.
-    subprocess.run(["make", "-s", "linux-node"], cwd=ROOT, check=True, timeout=900)
-    subprocess.run(["make", "-s", "build/bench-host/floorping", "build/nx-tern/nxhello",
-                    "build/nx-mpi/nxhello", "build/nx-tern/nxbench", "build/nx-mpi/nxbench",
-                    "build/programs/fileio-musl", "build/bin/fyod", "build/mpi-tern/mpibench"],
-                   cwd=ROOT, check=True, timeout=300)
+    make("linux-node")
+    make("build/bench-host/floorping", "build/nx-tern/nxhello", "build/nx-mpi/nxhello",
+         "build/nx-tern/nxbench", "build/nx-mpi/nxbench", "build/programs/fileio-musl",
+         "build/bin/fyod", "build/mpi-tern/mpibench", timeout=300)
     r = run_bench(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--smoke", "--out", OUT],
                   timeout=420)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -100,9 +99,8 @@ def test_frames_experiment_counts_a_ping_pong_message_on_the_bridge(tmp_path):
     a short job (their difference leaves the jobs' start and end out).  One
     frame when the ACK rides in the answer's header; with every ACK alone it
     would be two.  On Linux, MPICH's TCP: its acks ride too."""
-    subprocess.run(["make", "-s", "linux-node", "build/nx-tern/nxbench", "build/nx-mpi/nxbench",
-                    "build/nx-tern/nxhello", "build/nx-mpi/nxhello"],
-                   cwd=ROOT, check=True, timeout=900)
+    make("linux-node", "build/nx-tern/nxbench", "build/nx-mpi/nxbench", "build/nx-tern/nxhello",
+         "build/nx-mpi/nxhello")
     r = run_bench(["python3", os.path.join(ROOT, "bench", "run_all.py"), "--only", "frames",
                    "--reps", "1", "--out", str(tmp_path)], timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr

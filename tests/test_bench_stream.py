@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from nodes import ROOT, run_node
+from nodes import ROOT, make, run_node
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from ternbench import linuxnode  # noqa: E402
@@ -22,8 +22,7 @@ PROG = os.path.join(ROOT, "build", "bench", "stream_triad")
 
 @pytest.fixture(scope="module", autouse=True)
 def triad():
-    subprocess.run(["make", "-s", "build/bench/stream_triad"], cwd=ROOT, check=True,
-                   capture_output=True, timeout=120)
+    make("build/bench/stream_triad", timeout=120)
 
 
 @pytest.mark.parametrize("threads", ["1", "2", "4"])

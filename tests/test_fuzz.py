@@ -4,10 +4,11 @@ server, allocd's and yod's message handling), and every input that once
 crashed one (tests/fuzz/regress/NAME/) replayed.  A harness that crashes
 fails its test with libFuzzer's report.  `make fuzz` is the long run."""
 import os
-import subprocess
 import sys
 
 import pytest
+
+from nodes import make
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fuzz"))
@@ -27,9 +28,7 @@ BUILD = os.path.join(ROOT, "build", "fuzz")
 
 @pytest.fixture(scope="module")
 def built():
-    p = subprocess.run(["make", "-s", "-j2", "fuzz-build"], cwd=ROOT, capture_output=True,
-                       text=True)
-    assert p.returncode == 0, p.stdout + p.stderr
+    make("-j2", "fuzz-build")
     return BUILD
 
 

@@ -13,7 +13,7 @@ import zlib
 import pytest
 
 from clusters import CLUSTER, NOTHING, cluster, leftovers, named
-from nodes import ROOT
+from nodes import ROOT, make
 
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow,
@@ -22,9 +22,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow,
 
 @pytest.fixture(scope="module", autouse=True)
 def linux_node():
-    r = subprocess.run(["make", "-C", ROOT, "linux-node"], capture_output=True, text=True,
-                       timeout=900)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    make("linux-node")
 
 
 

@@ -14,14 +14,13 @@ Without the node's fix 6 of the 9 jobs hung, so four jobs will most likely
 still show its loss, though not certainly."""
 import os
 import re
-import subprocess
 import sys
 import time
 
 import pytest
 
 import clusters
-from nodes import ROOT
+from nodes import ROOT, make
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from ternbench import npb  # noqa: E402
@@ -71,9 +70,7 @@ LINUX_4NODE = ["cg", "ft", "is"]
 
 
 def test_the_same_sources_with_mpich_on_linux_nodes(tmp_path_factory):
-    r = subprocess.run(["make", "-C", ROOT, "linux-node"], capture_output=True, text=True,
-                       timeout=900)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    make("linux-node")
     scratch = str(tmp_path_factory.mktemp("npbl"))
     bindir, _ = npb.build(SRC, scratch, "linux", LINUX_4NODE + ["dt"], "S", jobs=2)
     with clusters.named("l") as name:

@@ -16,6 +16,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "portals" / "linux"))
+from nodes import make  # noqa: E402
 from netns import Pair, parse_kv, read_until, sh  # noqa: E402
 
 NODE = str(ROOT / "build" / "portals" / "linux" / "ptlnode")
@@ -30,8 +31,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0,
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    subprocess.run(["make", "-s", "portals"], cwd=ROOT, check=True,
-                   timeout=600)
+    make("portals", timeout=600)
 
 
 @pytest.fixture

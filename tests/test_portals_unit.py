@@ -10,6 +10,8 @@ import subprocess
 
 import pytest
 
+from nodes import make
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "portals"
 TESTS = sorted(p.stem for p in (ROOT / "tests" / "portals").glob("test_*.c"))
@@ -27,8 +29,7 @@ def built():
     targets += [f"build/portals/kcheck/{s.stem}.o" for s in LIB_SRCS]
     targets += [f"build/portals/tests/{t}" for t in TESTS]
     targets += [f"build/portals/tests/san/{t}" for t in TESTS]
-    subprocess.run(["make", "-s"] + targets, cwd=ROOT, check=True,
-                   timeout=600)
+    make(*targets, timeout=600)
 
 
 @pytest.mark.parametrize("variant", ["plain", "sanitized"])
