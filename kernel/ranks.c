@@ -1,19 +1,23 @@
 /* Ranks per core: K copies of one program on one node, each a process of
  * its own (process.h: its own physically contiguous part of the application
- * region, its own page tables) on a core of its own, for the whole run.
+ * region, its own page tables) on cores of its own, for the whole run.
  *
  * The region is cut in K parts of equal size (2 MiB multiples, so every
- * rank keeps 2 MiB pages); rank r gets part r and runs on CPU r.  A rank
- * reaches no memory but its own part: its page tables map nothing else, so
- * an address past its own memory faults, whatever lies there physically.
- * Each rank is one thread of the node's thread table (thread.c), tied to
- * its process: a core that switches to it loads its page tables.  A rank's
- * end (exit, a fault, a fatal signal) ends that rank alone; the node's run
- * ends with the last one, with the first failed rank's end as its own.
+ * rank keeps 2 MiB pages); rank r gets part r.  The node's C cores are
+ * shared out the same way: rank r has cores [r * C/K, (r + 1) * C/K), one
+ * each when K = C.  A rank reaches no memory but its own part: its page
+ * tables map nothing else, so an address past its own memory faults,
+ * whatever lies there physically.  A rank's threads are threads of the
+ * node's thread table (thread.c), tied to its process: a core that switches
+ * to one loads its page tables.  The threads a rank makes (pthreads,
+ * OpenMP) go to its other cores and, past them, share its last one, never
+ * another rank's.  A rank's end (exit, a fault, a fatal signal) ends that
+ * rank alone, its threads with it; the node's run ends with the last rank,
+ * with the first failed rank's end as its own.
  *
  * Used by qemu/run-node (ranks=K: main.c) and by a job's node for yod -ppn
  * (kernel/job/loader.c, which reports each rank's end through the end
- * hook).  Each rank has its own interval timers, ringing on its own core
+ * hook).  Each rank has its own interval timers, ringing on its first core
  * (sys/itimer.c), its own futexes (sys/futex.c keys them by process), and
  * its own descriptors and working directory (process.h).  What is still
  * the node's, not a rank's: the Portals library and NIC (each rank its own
@@ -119,12 +123,24 @@ void ranks_run(void)
         load_error("ranks=%u: only %u CPUs started", nranks, smp_ncpus());
     process_activate(&proc_main);
     threads_start(proc_main.pid);
+    /* The node's cores shared out: rank r has cores [r * per, (r + 1) * per),
+     * its first thread on the first; the threads it makes go to the others
+     * and, past them, share its last (thread.c).  What a division leaves
+     * over stays idle: no rank gets more than another. */
+    unsigned per = smp_ncpus() / nranks;
+    for (unsigned r = 0; r < nranks; r++) {
+        rank_proc[r]->cpu_first = r * per;
+        rank_proc[r]->cpu_count = per;
+    }
     for (unsigned r = 1; r < nranks; r++)
-        if (thread_start_rank(rank_proc[r], r, stub[r], rank_proc[r]->stack_start) < 0)
+        if (thread_start_rank(rank_proc[r], r * per, stub[r], rank_proc[r]->stack_start) < 0)
             load_error("ranks=%u: no thread for rank %u", nranks, r);
     uint64_t part = proc_main.region_end - proc_main.region_pa;
-    kprintf("starting %s as %u ranks, one per core: %lu KiB each, image %lu KiB, stack %lu KiB\n",
-            proc.name, nranks, part >> 10, (proc.image_end - proc.map_lo) >> 10,
+    char cores[24] = "one per core";
+    if (per > 1)
+        snprintf(cores, sizeof cores, "%u cores each", per);
+    kprintf("starting %s as %u ranks, %s: %lu KiB each, image %lu KiB, stack %lu KiB\n",
+            proc.name, nranks, cores, part >> 10, (proc.image_end - proc.map_lo) >> 10,
             (proc.vend - proc.stack_lo) >> 10);
     process_start();
 }
@@ -223,9 +239,12 @@ bool ranks_end_one(enum end_kind *kind, int *code)
         return true;
     }
     rank_ended[r] = true;
-    /* Its interval timers ring no more (their alarm is on its own core,
+    /* Its interval timers ring no more (their alarm is on its home core,
      * sys/itimer.c): their signal would be for a rank that is gone. */
-    time_user_alarm(r, NULL, 0);
+    time_user_alarm(proc.cpu_first, NULL, 0);
+    /* Its other threads end with it, each on its own core (a second end
+     * of this rank: thread_leave above); the other ranks' run on. */
+    threads_kill_others_in_process();
     /* Counted here once: ranks ending together (after a last barrier) each
      * see their own count, and only the last carries the node's end.  Read
      * again after the hook, two saw 0 and both ended the node. */

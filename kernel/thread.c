@@ -16,7 +16,7 @@
 #include "mem.h"
 #include "percpu.h"
 #include "process.h"
-#include "ranks.h"
+#include "signal.h"
 #include "smp.h"
 #include "spinlock.h"
 #include "syscall.h"
@@ -39,7 +39,6 @@ static unsigned max_threads = 1;
 static spinlock_t table_lock = SPINLOCK_INIT;
 volatile uint32_t threads_alive_count;   /* thread.h */
 static uint32_t next_tid;
-static unsigned shared_cpu;
 static bool had_many;                  /* the program created a thread */
 static volatile int ender = -1;        /* the CPU ending the program */
 static volatile bool cpu0_ending;
@@ -103,7 +102,6 @@ static void cores_reset(void)
     for (unsigned i = 0; i < MAX_THREADS; i++)
         table[i].state = TS_FREE, table[i].on_cpu = false;
     threads_alive_count = 0;
-    shared_cpu = n - 1;
     had_many = false;
     paging_set_shared(false);
     ender = -1;
@@ -127,6 +125,8 @@ void threads_start(uint32_t pid)
     cpus[0]->nthreads = 1;
     threads_alive_count = 1;
     next_tid = pid + 1;
+    proc.cpu_first = 0;                /* the whole node; ranks.c shares it out */
+    proc.cpu_count = smp_ncpus();
 }
 
 void threads_reset(void) { cores_reset(); }
@@ -171,6 +171,17 @@ void threads_kick_all(void)
     for (unsigned i = 0; i < max_threads; i++)
         if (mine(&table[i]) && &table[i] != this_cpu()->current)
             thread_kick(&table[i]);
+}
+
+void threads_kill_others_in_process(void)
+{
+    uint64_t f = spin_lock_irqsave(&table_lock);
+    for (unsigned i = 0; i < max_threads; i++)
+        if (mine(&table[i]) && &table[i] != this_cpu()->current) {
+            __atomic_fetch_or(&table[i].sig_pending, 1ULL << (SIGKILL - 1), __ATOMIC_SEQ_CST);
+            thread_kick(&table[i]);
+        }
+    spin_unlock_irqrestore(&table_lock, f);
 }
 
 /* ---- switching ------------------------------------------------------------ */
@@ -317,14 +328,18 @@ static void placed(unsigned cpu, bool was_empty)
         smp_call_async(cpu, slice_here, NULL);
 }
 
-/* The core for a new thread: one of its own, else the shared core. */
+/* The core for a new thread: one of its process's cores with no thread
+ * (the node's, or its rank's share), else the last of them, which the
+ * process's extra threads share. */
 static unsigned place(void)
 {
-    unsigned n = smp_ncpus();
-    for (unsigned i = 1; i < n; i++)
+    unsigned first = proc.cpu_first, end = first + proc.cpu_count;
+    if (!proc.cpu_count || end > smp_ncpus())
+        first = 0, end = smp_ncpus();
+    for (unsigned i = first; i < end; i++)
         if (cpus[i]->nthreads == 0)
             return i;
-    return shared_cpu;
+    return end - 1;
 }
 
 long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t clear_tid,
@@ -332,7 +347,14 @@ long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t 
 {
     uint64_t f = spin_lock_irqsave(&table_lock);
     struct thread *t = NULL;
-    for (unsigned i = 1; i < max_threads && !t; i++)
+    /* With ranks per core a rank has its share of the table, as of the
+     * cores: one rank's thread storm leaves the others theirs. */
+    unsigned n = smp_ncpus(), share = max_threads, have = 0;
+    if (proc.cpu_count && proc.cpu_count < n)
+        share = max_threads * proc.cpu_count / n;
+    for (unsigned i = 0; i < max_threads; i++)
+        have += mine(&table[i]);
+    for (unsigned i = 1; i < max_threads && !t && have < share; i++)
         if (table[i].state == TS_FREE || (table[i].state == TS_DEAD && !table[i].on_cpu))
             t = &table[i];
     if (!t) {
@@ -435,12 +457,15 @@ void thread_exit(int code)
             futex_wake_word(me->clear_child_tid, 1);
         me->clear_child_tid = 0;
     }
-    if (ranks_active())
-        node_end(END_EXIT, code);      /* a rank's only thread: the rank's end */
     uint64_t f = spin_lock_irqsave(&table_lock);
-    if (!me || threads_alive_count <= 1) {
+    bool others = false;
+    for (unsigned i = 0; i < max_threads && me && !others; i++)
+        others = mine(&table[i]) && &table[i] != me;
+    if (!others) {
         spin_unlock_irqrestore(&table_lock, f);
-        node_end(END_EXIT, code);      /* the last thread: the program's status */
+        /* The process's last thread: the program's status, or with ranks
+         * per core its rank's (ranks.c). */
+        node_end(END_EXIT, code);
     }
     leave_locked(f);
 }
@@ -483,6 +508,10 @@ long thread_start_rank(struct process *p, unsigned cpu, uint64_t rip, uint64_t r
     t->slot = slot;
     t->tid = p->pid;
     t->process = p;
+    /* Thread ids follow every rank's pid: a thread whose tid were a pid
+     * would pass for its process's first thread (gettid() == getpid()). */
+    if (next_tid <= p->pid)
+        next_tid = p->pid + 1;
     t->kstack_top = slot_stack_top(slot);
     t->fpu = slot_fpu(slot);
     fpu_save_area(t->fpu);             /* user_start clears what a program sees */

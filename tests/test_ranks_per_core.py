@@ -72,12 +72,75 @@ def test_more_ranks_than_cores_is_refused():
             in r.stderr)
 
 
-def test_a_rank_cannot_make_threads():
-    r = run_node(program("percore-glibc"), "thread", extra=["--smp", "2", "--ranks", "2", "-v"])
-    assert r.returncode == 0, r.stderr
+@pytest.mark.parametrize("libc,cpus,ranks,threads,want", [
+    # The node's cores shared out: 2 ranks of 2 cores each, a thread on each.
+    ("musl", 4, 2, 2, ["0,1", "2,3"]),
+    # A rank's threads past its cores take turns on its last one.
+    ("glibc", 5, 2, 3, ["0,1", "2,3"]),
+    # One core a rank: its threads share it.
+    ("glibc", 2, 2, 3, ["0", "1"]),
+])
+def test_a_ranks_threads_run_on_its_own_cores(libc, cpus, ranks, threads, want):
+    """A rank's threads (pthreads, OpenMP) run on the rank's share of the
+    node's cores (C/K each; what a division leaves over stays idle) and never
+    on another rank's, and the affinity mask says which.  Before, a rank's
+    pthread_create failed with EAGAIN."""
+    r = run_node(program(f"percore-{libc}"), "team", str(threads),
+                 extra=["--smp", str(cpus), "--ranks", str(ranks), "-v"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    per = cpus // ranks
     assert sorted(r.stdout.splitlines()) == [
-        f"rank {i}: pthread_create: Resource temporarily unavailable" for i in range(2)]
-    assert "ranks per core have one thread each (EAGAIN)" in r.stderr
+        f"rank {i}: {threads} threads on cpus {want[i]}, affinity {per}, sum ok"
+        for i in range(ranks)], r.stdout
+    assert f"as {ranks} ranks, " + ("one per core" if per == 1 else f"{per} cores each") \
+        in r.stderr
+
+
+def ticks_after(out, line):
+    lines = out.splitlines()
+    assert line in lines, out
+    return lines[lines.index(line):]
+
+
+def test_a_ranks_end_ends_its_threads_and_no_other_rank():
+    """exit() in a rank ends its other threads too (a thread ticking on the
+    rank's second core stops), while the other rank runs to its end; the
+    node's status is the failed rank's."""
+    r = run_node(program("percore-musl"), "teamend", "1", "exit",
+                 extra=["--smp", "4", "--ranks", "2", "-v"], timeout=60)
+    assert r.returncode == 3, r.stdout + r.stderr
+    after = ticks_after(r.stdout, "rank 1: exiting with 3")
+    # One tick may be on its way as exit begins; a ticking thread left
+    # running would print 40 more before rank 0 is done.
+    assert after.count("rank 1: tick") <= 1 and "rank 0: done" in after, r.stdout
+    assert "rank 1 (CPU 2) exited with status 3; 1 rank still running" in r.stderr, r.stderr
+
+
+def test_a_fault_in_a_ranks_thread_ends_the_rank_and_its_other_thread():
+    """A thread of rank 0 faults while the rank's first thread ticks on
+    another core: the fault ends rank 0, the ticking thread with it, and
+    rank 1 runs on to its end."""
+    r = run_node(program("percore-glibc"), "teamend", "0", "fault",
+                 extra=["--smp", "4", "--ranks", "2", "-v"], timeout=60)
+    assert r.returncode == 128 + 11, r.stdout + r.stderr
+    after = ticks_after(r.stdout, "rank 0: faulting")
+    assert after.count("rank 0: tick") <= 1 and "rank 1: done" in after, r.stdout
+    assert "application fault in" in r.stderr and "(rank 0, on CPU 1)" in r.stderr, r.stderr
+    assert "rank 0 (CPU 1) killed by signal 11 (SIGSEGV); 1 rank still running" in r.stderr, \
+        r.stderr
+
+
+def test_a_ranks_thread_storm_leaves_the_other_ranks_their_threads():
+    """The node's 64 threads are shared out as its cores are: a rank that
+    makes threads until it can make no more stops at its share (32 with 2
+    ranks of 2 cores: its first and 31 more), and the other rank can still
+    make its own.  One rank could take the whole table."""
+    r = run_node(program("percore-glibc"), "storm",
+                 extra=["--smp", "4", "--ranks", "2", "-v"], timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [
+        "rank 0: made 31 threads, then: Resource temporarily unavailable",
+        "rank 1: made 1 thread"], r.stdout
 
 
 def test_signals_stay_in_their_rank():
@@ -137,13 +200,16 @@ def alarm_counts(out, ranks, secs=1.5):
     return got
 
 
-def test_each_rank_has_interval_timers_of_its_own():
-    """Each rank's periodic timer rings for it alone, on its own core, while
-    it computes and while it waits in sigsuspend.  The timers were the
-    node's: setitimer said ENOSYS to a rank."""
-    r = run_node(program("percore-musl"), "timers", extra=["--smp", "3", "--ranks", "3", "-v"])
+@pytest.mark.parametrize("cpus,ranks", [(3, 3), (4, 2)])
+def test_each_rank_has_interval_timers_of_its_own(cpus, ranks):
+    """Each rank's periodic timer rings for it alone, on its first core,
+    while it computes and while it waits in sigsuspend (with 2 cores a rank,
+    rank 1's first is CPU 2).  The timers were the node's: setitimer said
+    ENOSYS to a rank."""
+    r = run_node(program("percore-musl"), "timers",
+                 extra=["--smp", str(cpus), "--ranks", str(ranks), "-v"])
     assert r.returncode == 0, r.stdout + r.stderr
-    alarm_counts(r.stdout, range(3))
+    alarm_counts(r.stdout, range(ranks))
 
 
 def test_an_alarm_with_no_handler_ends_its_rank_alone():

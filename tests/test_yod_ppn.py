@@ -192,21 +192,25 @@ def test_each_rank_has_interval_timers_of_its_own(c2):
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 
-def test_openmp_with_ppn_gets_one_thread_a_rank_and_a_warning_when_it_asks_for_more(c2):
-    """An OpenMP program under -ppn 2 sizes its team by the rank's one core;
-    told by OMP_NUM_THREADS to start more, libgomp cannot, and yod has said
-    why before the load."""
-    triad = os.path.join(ROOT, "build", "bench", "stream_triad")
-    r = yod(c2, "-sz", "2", "-ppn", "2", triad, "65536", "2")
+TRIAD = os.path.join(ROOT, "build", "bench", "stream_triad")
+
+
+def test_openmp_with_ppn_sizes_its_team_by_the_ranks_core_and_is_warned_past_it(c2):
+    """-ppn 2 on 2-core nodes: a rank has one core.  An OpenMP program sizes
+    its team by it; told by OMP_NUM_THREADS to start 2, its threads take
+    turns on the rank's core, and yod has said so before the load.  Before,
+    libgomp could not start them ("Thread creation failed") and the rank
+    ended."""
+    r = yod(c2, "-sz", "2", "-ppn", "2", TRIAD, "65536", "2")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("triad check ok: 65536 elements, 1 threads") == 2, r.stdout
     assert "warning" not in r.stderr, r.stderr
-    r = yod(c2, "-sz", "2", "-ppn", "2", triad, "65536", "2", env={"OMP_NUM_THREADS": "2"})
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert r.stderr.startswith("yod: warning: OMP_NUM_THREADS=2, but with -ppn 2 a rank has one "
-                               "core and one thread: stream_triad may fail to start its threads"
-                               " (-ppn 1: a node for each rank)\n"), r.stderr
-    assert "Thread creation failed" in r.stderr, r.stderr
+    r = yod(c2, "-sz", "2", "-ppn", "2", TRIAD, "65536", "2", env={"OMP_NUM_THREADS": "2"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("triad check ok: 65536 elements, 2 threads") == 2, r.stdout
+    assert re.match(r"yod: warning: OMP_NUM_THREADS=2, but a rank of stream_triad on nid \d+ has "
+                    r"1 core \(2 ranks on 2 cores\): its threads past 1 will take turns on its "
+                    r"last core\n", r.stderr), r.stderr
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 
@@ -333,14 +337,15 @@ def test_ranks_on_a_4_cpu_node(c4, ppn):
     assert r.returncode == 0, r.stdout + r.stderr
     got = hellos(r.stdout)
     assert sorted(got) == list(range(ppn))
+    per = 4 // ppn                   # the node's cores shared out
     for rank, (size, pid, cpu, affinity, tern_pid, m) in got.items():
-        assert (cpu, affinity, tern_pid, pid) == (rank, 1, 16 + rank, rank + 1), r.stdout
+        assert (cpu, affinity, tern_pid, pid) == (rank * per, per, 16 + rank, rank + 1), r.stdout
         assert m == ",".join(f"{m.split(':')[0]}:{16 + i}" for i in range(ppn))
     r = yod(c4, "-sz", str(ppn), "-ppn", str(ppn), program("percore-musl"), "isolate",
             str(ppn - 1))
     assert r.returncode == 1
     assert r.stdout.count(": intact") == ppn - 1, r.stdout
-    assert f"(rank {ppn - 1}, on CPU {ppn - 1}): page fault: write to unmapped" in r.stderr
+    assert f"(rank {ppn - 1}, on CPU {(ppn - 1) * per}): page fault: write to unmapped" in r.stderr
 
 
 def test_nx_and_mpi_with_four_ranks_on_a_4_cpu_node(c4):
@@ -348,3 +353,40 @@ def test_nx_and_mpi_with_four_ranks_on_a_4_cpu_node(c4):
     assert r.returncode == 0 and "reduce ok on 4 nodes" in r.stdout, r.stdout + r.stderr
     r = yod(c4, "-timeout", "100", "-sz", "4", "-ppn", "4", os.path.join(MPI, "coll"))
     assert r.returncode == 0 and "coll ok on 4 ranks" in r.stdout, r.stdout + r.stderr
+
+
+def test_ranks_share_out_a_nodes_cores_to_their_threads(c4):
+    """-ppn 2 on a 4-core node: each rank has 2 cores, for itself and the
+    threads it makes (hybrid MPI + OpenMP), and never another rank's."""
+    r = yod(c4, "-sz", "2", "-ppn", "2", program("percore-musl"), "team", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [
+        "rank 0: 2 threads on cpus 0,1, affinity 2, sum ok",
+        "rank 1: 2 threads on cpus 2,3, affinity 2, sum ok"], r.stdout
+    # OpenMP sizes its team by the rank's cores ...
+    r = yod(c4, "-sz", "2", "-ppn", "2", TRIAD, "65536", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("triad check ok: 65536 elements, 2 threads") == 2, r.stdout
+    assert "warning" not in r.stderr, r.stderr
+    # ... and past them is warned.
+    r = yod(c4, "-sz", "2", "-ppn", "2", TRIAD, "65536", "2", env={"OMP_NUM_THREADS": "3"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("triad check ok: 65536 elements, 3 threads") == 2, r.stdout
+    assert "has 2 cores (2 ranks on 4 cores): its threads past 2 will take turns" in r.stderr
+    assert wait_free(c4, [1]) == [1]
+
+
+def test_a_ranks_exit_ends_its_threads_and_the_next_job_has_the_cores(c4):
+    r = yod(c4, "-sz", "2", "-ppn", "2", program("percore-musl"), "teamend", "1", "exit")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.search(r"yod: rank 1 \(nid \d+\): exited with status 3", r.stderr), r.stderr
+    lines = r.stdout.splitlines()
+    after = lines[lines.index("rank 1: exiting with 3"):]
+    assert after.count("rank 1: tick") <= 1, r.stdout     # its ticking thread stopped
+    assert "rank 0: done" in lines, r.stdout
+    assert wait_free(c4, [1]) == [1]
+    r = yod(c4, "-sz", "2", "-ppn", "2", program("percore-musl"), "team", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [
+        "rank 0: 2 threads on cpus 0,1, affinity 2, sum ok",
+        "rank 1: 2 threads on cpus 2,3, affinity 2, sum ok"], r.stdout

@@ -313,10 +313,31 @@ static void release_nodes(bool before_load)
 
 static void release(void) { release_nodes(false); }
 
+/* With -ppn K a node's C cores are shared out, C/K to a rank: its first
+ * thread's and the threads it makes (docs/yod.md).  An OpenMP program sizes
+ * its team by them, unless OMP_NUM_THREADS asks for more: then the extra
+ * threads take turns on the rank's last core, and the program runs slower
+ * than it would with a core for each.  Said before the load; not refused (a
+ * program may carry a thread starter it never calls, or want it so). */
+static bool warn_threads_past_cores(uint32_t nid, unsigned cores, int nlocal, int group)
+{
+    const char *omp = getenv("OMP_NUM_THREADS");
+    const char *why, *path = Y.groups[group].prog.path, *base = strrchr(path, '/');
+    unsigned per = cores / (unsigned)nlocal;
+    if (Y.opt.quiet || !omp || atoi(omp) <= (int)per ||
+        !program_may_start_threads(&Y.groups[group].prog, &why))
+        return false;
+    fprintf(stderr, "yod: warning: OMP_NUM_THREADS=%s, but a rank of %s on nid %u has %u core%s "
+            "(%d ranks on %u cores): its threads past %u will take turns on its last core\n",
+            omp, base ? base + 1 : path, nid, per, per == 1 ? "" : "s", nlocal, cores, per);
+    return true;
+}
+
 /* -ppn K: every node of the job must have K cores (as registered); a node
  * that did not say how many is left to refuse the load itself. */
 static int check_cores(void)
 {
+    bool warned = false;
     char err[512];
     static struct tern_reply st;
     if (node_status(&st, err, sizeof err)) {
@@ -331,6 +352,11 @@ static int check_cores(void)
                 release_nodes(true);
                 return fail(2, "-ppn %d: node nid %u has %u core%s, and a rank needs a core of "
                             "its own", Y.opt.ppn, Y.ranks[r].nid, c, c == 1 ? "" : "s");
+            } else if (st.u.nodes[i].nid == Y.ranks[r].nid && st.u.nodes[i].cores &&
+                       Y.ranks[r].nlocal > 1 && !warned) {
+                /* Once, for the first node where it applies. */
+                warned = warn_threads_past_cores(Y.ranks[r].nid, st.u.nodes[i].cores,
+                                                 Y.ranks[r].nlocal, Y.ranks[r].group);
             }
     return 0;
 }
@@ -372,28 +398,6 @@ static int choose_ppn(void)
     return 0;
 }
 
-/* -ppn K > 1 gives each rank one core and one thread (docs/yod.md).  An
- * OpenMP program sizes its team by the rank's one core, unless
- * OMP_NUM_THREADS asks for more: then libgomp fails to start them ("Thread
- * creation failed") and the rank ends.  Said before the load, so that the
- * failure has its reason beside it; not refused, as a program may carry a
- * thread starter it never calls. */
-static void warn_threads_with_ppn(void)
-{
-    const char *omp = getenv("OMP_NUM_THREADS");
-    if (Y.opt.ppn <= 1 || Y.opt.quiet || !omp || atoi(omp) <= 1)
-        return;
-    for (int g = 0; g < Y.ngroups; g++) {
-        const char *why, *path = Y.groups[g].prog.path, *base = strrchr(path, '/');
-        if (program_may_start_threads(&Y.groups[g].prog, &why)) {
-            fprintf(stderr, "yod: warning: OMP_NUM_THREADS=%s, but with -ppn %d a rank has one "
-                    "core and one thread: %s may fail to start its threads (-ppn 1: a node "
-                    "for each rank)\n", omp, Y.opt.ppn, base ? base + 1 : path);
-            return;
-        }
-    }
-}
-
 static int allocate(void)
 {
     static struct tern_alloc a;
@@ -401,7 +405,6 @@ static int allocate(void)
     int rc;
     if (!Y.opt.ppn && (rc = choose_ppn()))
         return rc;
-    warn_threads_with_ppn();
     int nodes = place_ranks();
     memset(&a, 0, sizeof a);
     bool any_list = false, all_list = true;

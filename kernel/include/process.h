@@ -30,6 +30,10 @@ struct process {
     uint64_t region_pa, region_end;
     uint64_t *pml4;                /* its kernel address */
     unsigned index;                /* 0: the node's first (or only) process */
+    /* Its cores, [cpu_first, cpu_first + cpu_count): the node's all, or a
+     * rank's share (ranks.c).  Its threads go there (thread.c), the first
+     * is its home: its first thread's and its interval timers' core. */
+    unsigned cpu_first, cpu_count;
 
     /* Virtual layout.  [vbase, vend) maps linearly onto the physical region;
      * [map_lo, guard) and [stack_lo, vend) are mapped, the guard page is not. */

@@ -1,6 +1,6 @@
 /* Ranks per core on one node (kernel/ranks.c): K copies of the program, each
- * its own process (own physically contiguous region, own page tables) on a
- * core of its own.  Started with the kernel option ranks=K (qemu/run-node
+ * its own process (own physically contiguous region, own page tables) on
+ * cores of its own (C/K of the node's C, its threads' too).  Started with the kernel option ranks=K (qemu/run-node
  * --ranks K); docs/kernel.md, "Ranks per core". */
 #ifndef TERN_RANKS_H
 #define TERN_RANKS_H

@@ -1,13 +1,15 @@
 /* The program's threads and the cores they run on (kernel/thread.c).
  *
- * Policy: one thread per core.  The program's first thread runs on CPU 0;
- * each new thread gets a core of its own, the lowest that has none.  Once
- * every core has a thread, new threads go to the node's shared core (its
- * last CPU; CPU 0 on a one-CPU node), whose threads take turns: a switch
+ * Policy: one thread per core, within its process's cores (the node's, or
+ * with ranks per core its rank's share: process.h cpu_first, cpu_count).
+ * The first thread runs on the first of them (CPU 0 without ranks); each
+ * new thread gets a core of its own, the lowest that has none.  Once every
+ * one has a thread, new threads go to the process's last core (CPU 0 on a
+ * one-CPU node), whose threads take turns: a switch
  * when one blocks or yields, or after a time slice, timed by that core's
  * own one-shot timer, armed only while it holds more than one thread.  No
  * other core ever gets a timer interrupt for sharing.  sched_setaffinity
- * moves a thread to the first core of the mask it gives.
+ * moves a thread to the first of its process's cores in the mask it gives.
  *
  * Threads never migrate by themselves.  Every thread has its own kernel
  * stack (the first uses the boot stack); a thread that waits in the kernel
@@ -67,6 +69,9 @@ static inline bool threads_many(void) { return threads_alive_count > 1; }
 /* Whether the calling thread's process has another live thread (one that
  * could wake it): the node's count above also holds the other ranks'. */
 bool threads_others_in_process(void);
+/* A rank's end (ranks.c) ends its other threads: SIGKILL to each, which it
+ * takes on its way back to user mode or out of a wait, and leaves. */
+void threads_kill_others_in_process(void);
 
 /* clone(2) for a thread: r holds the parent's registers at the call; the
  * new thread's tid is written at set_tid1 and set_tid2 (0: not) before it
@@ -75,8 +80,8 @@ long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t 
                    uint64_t set_tid1, uint64_t set_tid2);
 /* The calling thread ends (exit(2)); the last one ends the program. */
 __attribute__((noreturn)) void thread_exit(int code);
-/* A rank's only thread (ranks.c), on core cpu, in process p, entering user
- * mode at rip with stack rsp; its tid (p's pid), or -EAGAIN. */
+/* A rank's first thread (ranks.c), on core cpu, in process p, entering
+ * user mode at rip with stack rsp; its tid (p's pid), or -EAGAIN. */
 long thread_start_rank(struct process *p, unsigned cpu, uint64_t rip, uint64_t rsp);
 /* The calling thread leaves its core for good, the program going on
  * (thread_exit's end for a thread that is not the last; a rank's end). */

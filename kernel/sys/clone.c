@@ -6,7 +6,6 @@
 #include "kernel.h"
 #include "percpu.h"
 #include "process.h"
-#include "ranks.h"
 #include "smp.h"
 #include "syscall.h"
 #include "thread.h"
@@ -46,16 +45,6 @@ static long do_clone(uint64_t nr, uint64_t flags, uint64_t stack, uint64_t ptid,
     if (((flags & CLONE_PARENT_SETTID) && !user_ok(ptid, 4)) ||
         ((flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)) && !user_ok(ctid, 4)))
         return -EFAULT;
-    if (ranks_active()) {
-        /* A rank is one thread on its own core (ranks.c): sharing a core
-         * between ranks' threads is not built. */
-        static bool said;
-        if (!said)
-            kprintf("clone: rank %u asked for a thread; ranks per core have one thread "
-                    "each (EAGAIN)\n", ranks_number(&proc));
-        said = true;
-        return -EAGAIN;
-    }
     return thread_create(syscall_regs, stack, (flags & CLONE_SETTLS) ? tls : 0,
                          (flags & CLONE_CHILD_CLEARTID) ? ctid : 0,
                          (flags & CLONE_PARENT_SETTID) ? ptid : 0,
@@ -116,9 +105,10 @@ SYSCALL(sched_yield)
     return 0;
 }
 
-/* A thread may run on any core of the node: what the mask says (a program
- * sizes its thread pool from it: libgomp, Go).  Where each thread does run
- * is getcpu's answer. */
+/* A thread may run on any core of its process: the node's, or with ranks
+ * per core its rank's share (ranks.c).  That is what the mask says (a
+ * program sizes its thread pool from it: libgomp, Go); where each thread
+ * does run is getcpu's answer. */
 static bool known_task(uint64_t pid)
 {
     return pid == 0 || pid == proc.pid || thread_by_tid((uint32_t)pid);
@@ -134,14 +124,14 @@ SYSCALL(sched_getaffinity)
     if (a1 < bytes || (a1 & 7))
         return -EINVAL;
     uint64_t mask[MAX_CPUS / 64] = {0};
-    for (unsigned i = 0; i < n; i++)
-        if (!ranks_active() || i == this_cpu()->index)   /* a rank has its own core only */
-            mask[i / 64] |= 1ULL << (i % 64);
+    for (unsigned i = proc.cpu_first; i < proc.cpu_first + proc.cpu_count && i < n; i++)
+        mask[i / 64] |= 1ULL << (i % 64);
     return copy_to_user(a2, mask, bytes) ? -EFAULT : (long)bytes;
 }
 
-/* Moves the calling thread to the first core of the mask if it is not on
- * one of them already.  The first thread stays on CPU 0, the job's core. */
+/* Moves the calling thread to the first of its process's cores in the mask
+ * if it is not on one of them already.  The first thread stays on its home
+ * core (CPU 0, the job's core; a rank's first). */
 SYSCALL(sched_setaffinity)
 {
     UNUSED_ARGS();
@@ -155,15 +145,18 @@ SYSCALL(sched_setaffinity)
     uint64_t mask[MAX_CPUS / 64] = {0};
     if (!user_ok(a2, a1) || copy_from_user(mask, a2, a1 < sizeof mask ? a1 : sizeof mask))
         return -EFAULT;
-    unsigned n = smp_ncpus(), first = n, here = this_cpu()->index;
-    for (unsigned i = n; i-- > 0;)
+    unsigned lo = proc.cpu_first, end = lo + proc.cpu_count, here = this_cpu()->index;
+    if (end > smp_ncpus())
+        end = smp_ncpus();
+    unsigned first = end;
+    for (unsigned i = end; i-- > lo;)
         if (mask[i / 64] >> (i % 64) & 1)
             first = i;
-    if (first == n)
-        return -EINVAL;                 /* names no core the node has */
+    if (first == end)
+        return -EINVAL;                 /* names none of its process's cores */
     if (mask[here / 64] >> (here % 64) & 1)
         return 0;
-    if (!me || me->slot == 0)
+    if (!me || me->tid == proc.pid)
         return -EINVAL;
     return thread_move(first);
 }

@@ -1,7 +1,7 @@
 /* Interval timers: alarm, setitimer, getitimer.  Each process has its three
  * (ranks per core: each rank its own, ranks.c), and one one-shot local-APIC
  * timer serves them (time.c's program alarm): that of the process's home
- * CPU, where its first thread runs (CPU 0; rank r's CPU r), set for
+ * CPU, where its first thread runs (CPU 0; a rank's first core), set for
  * whichever of its timers is due first.  The signal goes to that process.
  * ITIMER_VIRTUAL and ITIMER_PROF count real time like ITIMER_REAL: the
  * program owns its CPU, the view CLOCK_PROCESS_CPUTIME_ID takes too
@@ -26,8 +26,9 @@ struct itimerval64 { struct timeval64 interval, value; };
 
 static void fire(struct regs *r);
 
-/* The calling CPU's process's index, which is also its home CPU's. */
+/* The calling CPU's process's index (its timers), and its home CPU. */
 static unsigned home(void) { return proc.index < MAX_RANKS ? proc.index : 0; }
+static unsigned home_cpu(void) { return proc.cpu_first; }
 
 uint64_t itimer_next_ns(void)
 {
@@ -43,7 +44,7 @@ uint64_t itimer_next_ns(void)
 static void rearm(void)
 {
     uint64_t first = itimer_next_ns();
-    time_user_alarm(home(), first ? fire : NULL, first);
+    time_user_alarm(home_cpu(), first ? fire : NULL, first);
 }
 
 /* On the home CPU's timer interrupt, or in a wait of one of the process's
@@ -64,12 +65,12 @@ static void fire(struct regs *r)
     (void)r;        /* delivered on the interrupt's way back (signal_interrupted) */
 }
 
-void itimer_poll(void) { time_alarm_poll(home()); }
+void itimer_poll(void) { time_alarm_poll(home_cpu()); }
 
 void itimer_reset(void)
 {
     memset(timers, 0, sizeof timers);
-    for (unsigned c = 0; c < MAX_RANKS; c++)
+    for (unsigned c = 0; c < MAX_CPUS; c++)     /* any rank's home, however many cores each */
         time_user_alarm(c, NULL, 0);
 }
 

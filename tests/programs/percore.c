@@ -6,7 +6,18 @@
  *                next rank's region lies physically (and faults); every
  *                other rank prints a checksum of its text and of 1 MiB of
  *                its data before, waits 1.5 s, and prints them again.
- *   thread       tries to make a thread: prints what clone said
+ *   team N       each rank sums an array with N threads of its own (itself
+ *                and N - 1 pthreads, each computing 0.3 s so that all run at
+ *                once): prints the cores they ran on, its affinity and the
+ *                sum, "rank R: N threads on cpus C,D..., affinity A, sum ok"
+ *   teamend A HOW  one thread of rank A prints "rank A: tick" every 20 ms,
+ *                and after 0.2 s the rank ends: HOW exit (the ticker is a
+ *                second thread, the first calls exit(3)) or fault (the
+ *                first thread ticks, a second writes to address 0).  The
+ *                others print, sleep 1 s, print again
+ *   storm        rank 0 makes threads (that wait for ever) until
+ *                pthread_create fails, and ends 1.5 s later (its exit ends
+ *                them); rank 1 makes one 1 s in: prints what each got
  *   abort A      rank A calls abort() (SIGABRT, delivered with the kernel's
  *                serial lock held); the others print, sleep, print again
  *   signals      raises SIGUSR1 at itself (a handler prints it), sends
@@ -64,7 +75,65 @@ static void sleep_ms(long ms)
     nanosleep(&t, NULL);
 }
 
-static void *nothing(void *arg) { return arg; }
+/* team: each thread sums its share of an array and notes where it ran. */
+#define TEAM_MAX 64
+#define TEAM_LEN (1 << 16)
+static uint32_t team_data[TEAM_LEN];
+static struct member { int index, n, cpu; uint64_t sum; } members[TEAM_MAX];
+
+static void *team_member(void *arg)
+{
+    struct member *m = arg;
+    double end = 0;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    end = (double)t.tv_sec + (double)t.tv_nsec / 1e9 + 0.3;
+    uint64_t sum = 0;
+    do {                           /* computes long enough for all to run at once */
+        sum = 0;
+        for (int i = m->index; i < TEAM_LEN; i += m->n)
+            sum += team_data[i];
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((double)t.tv_sec + (double)t.tv_nsec / 1e9 < end);
+    m->sum = sum;
+    m->cpu = sched_getcpu();
+    return NULL;
+}
+
+/* write(2), not stdio: exit() holds stdout's lock while it flushes, and a
+ * ticker waiting for it would stop for that reason alone. */
+static volatile int ticking_rank;
+static void say(const char *what)
+{
+    char line[64];
+    int n = snprintf(line, sizeof line, "rank %d: %s\n", ticking_rank, what);
+    if (write(1, line, (size_t)n) != n)
+        _exit(1);
+}
+
+static void *ticker(void *arg)
+{
+    for (;;) {
+        say("tick");
+        sleep_ms(20);
+    }
+    return arg;
+}
+
+static void *sleeper(void *arg)
+{
+    for (;;)
+        pause();
+    return arg;
+}
+
+static void *faulter(void *arg)
+{
+    sleep_ms(200);
+    say("faulting");
+    *(volatile int *)0 = 1;
+    return arg;
+}
 
 static volatile sig_atomic_t got_usr1, alarms;
 static void on_usr1(int sig) { (void)sig; got_usr1 = 1; }
@@ -122,12 +191,82 @@ int main(int argc, char **argv)
                (unsigned long long)d1, t0 == t1 && d0 == d1 ? "intact" : "CHANGED");
         return t0 == t1 && d0 == d1 ? 0 : 1;
     }
-    if (!strcmp(mode, "thread")) {
+    if (!strcmp(mode, "team") && argc > 2) {
+        int n = atoi(argv[2]);
+        if (n < 1 || n > TEAM_MAX)
+            return 2;
+        uint64_t want = 0;
+        for (int i = 0; i < TEAM_LEN; i++)
+            want += team_data[i] = (uint32_t)(i * 2654435761u + (unsigned)rank);
+        pthread_t t[TEAM_MAX];
+        for (int i = 0; i < n; i++)
+            members[i] = (struct member){i, n, -1, 0};
+        for (int i = 1; i < n; i++) {
+            int e = pthread_create(&t[i], NULL, team_member, &members[i]);
+            if (e) {
+                printf("rank %d: pthread_create: %s\n", rank, strerror(e));
+                return 1;
+            }
+        }
+        team_member(&members[0]);
+        uint64_t sum = members[0].sum;
+        for (int i = 1; i < n; i++) {
+            pthread_join(t[i], NULL);
+            sum += members[i].sum;
+        }
+        /* The cores, each once, in order. */
+        char cpus[512] = "";
+        size_t len = 0;
+        for (int c = 0; c < 256; c++)
+            for (int i = 0; i < n; i++)
+                if (members[i].cpu == c) {
+                    len += (size_t)snprintf(cpus + len, sizeof cpus - len, "%s%d", len ? "," : "", c);
+                    break;
+                }
+        cpu_set_t set;
+        int a = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+        printf("rank %d: %d threads on cpus %s, affinity %d, sum %s\n", rank, n, cpus, a,
+               sum == want ? "ok" : "WRONG");
+        return sum == want ? 0 : 1;
+    }
+    if (!strcmp(mode, "storm")) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 64 << 10);
         pthread_t t;
-        int e = pthread_create(&t, NULL, nothing, NULL);
-        printf("rank %d: pthread_create: %s\n", rank, e ? strerror(e) : "made a thread");
-        if (!e)
-            pthread_join(t, NULL);
+        int made = 0, e = 0;
+        if (rank == 0)
+            while (made < 1000 && !(e = pthread_create(&t, &attr, sleeper, NULL)))
+                made++;
+        else {
+            sleep_ms(1000);
+            if (!(e = pthread_create(&t, &attr, sleeper, NULL)))
+                made++;
+        }
+        printf("rank %d: made %d thread%s%s%s\n", rank, made, made == 1 ? "" : "s",
+               e ? ", then: " : "", e ? strerror(e) : "");
+        if (rank == 0)
+            sleep_ms(1500);
+        exit(0);                   /* its threads end with it */
+    }
+    if (!strcmp(mode, "teamend") && argc > 3) {
+        bool fault = !strcmp(argv[3], "fault");
+        if (rank == atoi(argv[2])) {
+            pthread_t t;
+            ticking_rank = rank;
+            if (pthread_create(&t, NULL, fault ? faulter : ticker, NULL)) {
+                printf("rank %d: pthread_create failed\n", rank);
+                return 1;
+            }
+            if (fault)
+                ticker(NULL);
+            sleep_ms(200);
+            printf("rank %d: exiting with 3\n", rank);
+            exit(3);
+        }
+        printf("rank %d: running\n", rank);
+        sleep_ms(1000);
+        printf("rank %d: done\n", rank);
         return 0;
     }
     bool by_alarm = !strcmp(mode, "alarmkill"), by_futex = !strcmp(mode, "deadlock");
@@ -235,7 +374,7 @@ int main(int argc, char **argv)
                (long)(cur.it_interval.tv_sec * 1000 + cur.it_interval.tv_usec / 1000));
         return 0;
     }
-    fprintf(stderr, "usage: percore hello | isolate RANK | thread | abort RANK | signals | "
-            "timers | alarmkill RANK\n");
+    fprintf(stderr, "usage: percore hello | isolate RANK | team N | teamend RANK exit|fault | "
+            "abort RANK | signals | futex | fds DIR | timers | alarmkill RANK | deadlock RANK\n");
     return 2;
 }
