@@ -127,6 +127,7 @@ void threads_start(uint32_t pid)
     next_tid = pid + 1;
     proc.cpu_first = 0;                /* the whole node; ranks.c shares it out */
     proc.cpu_count = smp_ncpus();
+    proc.threads_ending = false;
 }
 
 void threads_reset(void) { cores_reset(); }
@@ -176,6 +177,7 @@ void threads_kick_all(void)
 void threads_kill_others_in_process(void)
 {
     uint64_t f = spin_lock_irqsave(&table_lock);
+    proc.threads_ending = true;        /* thread_create looks under the same lock */
     for (unsigned i = 0; i < max_threads; i++)
         if (mine(&table[i]) && &table[i] != this_cpu()->current) {
             __atomic_fetch_or(&table[i].sig_pending, 1ULL << (SIGKILL - 1), __ATOMIC_SEQ_CST);
@@ -354,7 +356,7 @@ long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t 
         share = max_threads * proc.cpu_count / n;
     for (unsigned i = 0; i < max_threads; i++)
         have += mine(&table[i]);
-    for (unsigned i = 1; i < max_threads && !t && have < share; i++)
+    for (unsigned i = 1; i < max_threads && !t && have < share && !proc.threads_ending; i++)
         if (table[i].state == TS_FREE || (table[i].state == TS_DEAD && !table[i].on_cpu))
             t = &table[i];
     if (!t) {

@@ -34,6 +34,9 @@ struct process {
      * rank's share (ranks.c).  Its threads go there (thread.c), the first
      * is its home: its first thread's and its interval timers' core. */
     unsigned cpu_first, cpu_count;
+    /* Its threads are being ended (a rank's end: thread.c): it makes no
+     * more, or one made as the others were told would run on. */
+    bool threads_ending;
 
     /* Virtual layout.  [vbase, vend) maps linearly onto the physical region;
      * [map_lo, guard) and [stack_lo, vend) are mapped, the guard page is not. */
