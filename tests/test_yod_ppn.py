@@ -195,22 +195,28 @@ def test_each_rank_has_interval_timers_of_its_own(c2):
 TRIAD = os.path.join(ROOT, "build", "bench", "stream_triad")
 
 
+def triad_team(name, threads, omp=None):
+    """The OpenMP triad as 2 ranks on a node: each must say it ran with
+    `threads` threads; yod's stderr back."""
+    r = yod(name, "-sz", "2", "-ppn", "2", TRIAD, "65536", "2",
+            env={"OMP_NUM_THREADS": str(omp)} if omp else {})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count(f"triad check ok: 65536 elements, {threads} threads") == 2, r.stdout
+    return r.stderr
+
+
 def test_openmp_with_ppn_sizes_its_team_by_the_ranks_core_and_is_warned_past_it(c2):
     """-ppn 2 on 2-core nodes: a rank has one core.  An OpenMP program sizes
     its team by it; told by OMP_NUM_THREADS to start 2, its threads take
     turns on the rank's core, and yod has said so before the load.  Before,
     libgomp could not start them ("Thread creation failed") and the rank
     ended."""
-    r = yod(c2, "-sz", "2", "-ppn", "2", TRIAD, "65536", "2")
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("triad check ok: 65536 elements, 1 threads") == 2, r.stdout
-    assert "warning" not in r.stderr, r.stderr
-    r = yod(c2, "-sz", "2", "-ppn", "2", TRIAD, "65536", "2", env={"OMP_NUM_THREADS": "2"})
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("triad check ok: 65536 elements, 2 threads") == 2, r.stdout
+    err = triad_team(c2, 1)
+    assert "warning" not in err, err
+    err = triad_team(c2, 2, omp=2)
     assert re.match(r"yod: warning: OMP_NUM_THREADS=2, but a rank of stream_triad on nid \d+ has "
                     r"1 core \(2 ranks on 2 cores\): its threads past 1 will take turns on its "
-                    r"last core\n", r.stderr), r.stderr
+                    r"last core\n", err), err
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 
@@ -364,15 +370,11 @@ def test_ranks_share_out_a_nodes_cores_to_their_threads(c4):
         "rank 0: 2 threads on cpus 0,1, affinity 2, sum ok",
         "rank 1: 2 threads on cpus 2,3, affinity 2, sum ok"], r.stdout
     # OpenMP sizes its team by the rank's cores ...
-    r = yod(c4, "-sz", "2", "-ppn", "2", TRIAD, "65536", "2")
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("triad check ok: 65536 elements, 2 threads") == 2, r.stdout
-    assert "warning" not in r.stderr, r.stderr
+    err = triad_team(c4, 2)
+    assert "warning" not in err, err
     # ... and past them is warned.
-    r = yod(c4, "-sz", "2", "-ppn", "2", TRIAD, "65536", "2", env={"OMP_NUM_THREADS": "3"})
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("triad check ok: 65536 elements, 3 threads") == 2, r.stdout
-    assert "has 2 cores (2 ranks on 4 cores): its threads past 2 will take turns" in r.stderr
+    err = triad_team(c4, 3, omp=3)
+    assert "has 2 cores (2 ranks on 4 cores): its threads past 2 will take turns" in err, err
     assert wait_free(c4, [1]) == [1]
 
 
