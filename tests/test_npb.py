@@ -33,12 +33,13 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def tern_npb(tmp_path_factory):
-    """The nine built for Tern, and a 5-node cluster."""
+    """The nine built for Tern, and a 5-node cluster of 2-CPU nodes (one
+    rank a node, or two with -ppn 2)."""
     scratch = str(tmp_path_factory.mktemp("npb"))
     # Two at once: each build is one compiler at a time.
     bindir, secs = npb.build(SRC, scratch, "tern", npb.EIGHT + ["dt"], "S", jobs=2)
     print(f"\nNPB class S built for Tern in {secs:.0f} s")
-    with clusters.up("n", "-n", "5", "--boot", "direct", "--mem", "256M") as name:
+    with clusters.up("n", "-n", "5", "--smp", "2", "--boot", "direct", "--mem", "256M") as name:
         yield name, bindir
 
 
@@ -53,6 +54,19 @@ def test_class_s_verifies_on_4_tern_nodes(tern_npb, bench):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     res = npb.parse(r.stdout)
     assert res["verified"] and res["time"] is not None, r.stdout[-3000:]
+    assert re.search(r"Total processes =\s+4\n", r.stdout), r.stdout[-3000:]
+
+
+@pytest.mark.parametrize("bench", ["cg", "ep", "is", "mg"])
+def test_class_s_verifies_with_two_ranks_a_node(tern_npb, bench):
+    """Ranks per core (yod -ppn 2): 4 ranks on 2 nodes, each rank a process
+    of its own beside another on its node, messages between them through
+    the node's loop, to the others through the NIC."""
+    name, bindir = tern_npb
+    r = clusters.yod(name, "-timeout", "400", "-sz", "4", "-ppn", "2",
+                     os.path.join(bindir, f"{bench}.S.x"), timeout=500)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert npb.parse(r.stdout)["verified"], r.stdout[-3000:]
     assert re.search(r"Total processes =\s+4\n", r.stdout), r.stdout[-3000:]
 
 
