@@ -10,6 +10,7 @@ other's handles or memory not its own gets an error."""
 import os
 import re
 import signal
+import subprocess
 import time
 
 import pytest
@@ -392,3 +393,21 @@ def test_a_ranks_exit_ends_its_threads_and_the_next_job_has_the_cores(c4):
     assert sorted(r.stdout.splitlines()) == [
         "rank 0: 2 threads on cpus 0,1, affinity 2, sum ok",
         "rank 1: 2 threads on cpus 2,3, affinity 2, sum ok"], r.stdout
+
+
+def test_hybrid_mpi_and_openmp_built_with_tern_mpicc(c4, tmp_path):
+    """An MPI + OpenMP program as users build it (`tern-mpicc -fopenmp`: the
+    link failed with musl, libgomp being glibc's) runs with a team on each
+    rank's share of the node's cores and the right answer."""
+    exe = str(tmp_path / "hybrid")
+    b = subprocess.run([os.path.join(ROOT, "build", "bin", "tern-mpicc"), "-O2", "-Wall",
+                        "-Werror", "-fopenmp", "-o", exe,
+                        os.path.join(ROOT, "tests", "mpi", "omp", "hybrid.c")],
+                       capture_output=True, text=True)
+    assert b.returncode == 0, b.stderr
+    for ppn, teams in [(2, ["0,1", "2,3"]), (4, ["0", "1", "2", "3"])]:
+        r = yod(c4, "-sz", str(ppn), "-ppn", str(ppn), exe)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert sorted(r.stdout.splitlines()) == sorted(
+            [f"rank {i} of {ppn}: thread level 1, team {4 // ppn}, cpus {cpus}"
+             for i, cpus in enumerate(teams)] + ["total 999000000: ok"]), r.stdout
