@@ -143,6 +143,16 @@ def test_a_ranks_thread_storm_leaves_the_other_ranks_their_threads():
         "rank 1: made 1 thread"], r.stdout
 
 
+def test_a_ranks_thread_cannot_move_to_another_ranks_core():
+    """sched_setaffinity moves a rank's thread among its own cores only: to
+    the next rank's first core it says EINVAL and the thread stays."""
+    r = run_node(program("percore-glibc"), "pin", extra=["--smp", "6", "--ranks", "2"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == [
+        "rank 0: cpu 3: Invalid argument, on cpu 1; cpu 2: moved, on cpu 2",
+        "rank 1: cpu 0: Invalid argument, on cpu 4; cpu 5: moved, on cpu 5"], r.stdout
+
+
 def test_signals_stay_in_their_rank():
     r = run_node(program("percore-musl"), "signals", extra=["--smp", "2", "--ranks", "2", "-v"])
     assert r.returncode == 0, r.stdout + r.stderr

@@ -15,6 +15,9 @@
  *                second thread, the first calls exit(3)) or fault (the
  *                first thread ticks, a second writes to address 0).  The
  *                others print, sleep 1 s, print again
+ *   pin          a thread of each rank asks sched_setaffinity for the next
+ *                rank's first core, then for its own rank's last: prints
+ *                what each said and where the thread then runs
  *   storm        rank 0 makes threads (that wait for ever) until
  *                pthread_create fails, and ends 1.5 s later (its exit ends
  *                them); rank 1 makes one 1 s in: prints what each got
@@ -127,6 +130,22 @@ static void *sleeper(void *arg)
     return arg;
 }
 
+static void *pinner(void *arg)
+{
+    int *cores = arg;              /* [0] another rank's core, [1] its own rank's last */
+    char out[2][64];
+    for (int i = 0; i < 2; i++) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cores[i], &set);
+        int e = sched_setaffinity(0, sizeof set, &set) ? errno : 0;
+        snprintf(out[i], sizeof out[i], "cpu %d: %s, on cpu %d", cores[i],
+                 e ? strerror(e) : "moved", sched_getcpu());
+    }
+    printf("rank %d: %s; %s\n", ticking_rank, out[0], out[1]);
+    return NULL;
+}
+
 static void *faulter(void *arg)
 {
     sleep_ms(200);
@@ -228,6 +247,16 @@ int main(int argc, char **argv)
         printf("rank %d: %d threads on cpus %s, affinity %d, sum %s\n", rank, n, cpus, a,
                sum == want ? "ok" : "WRONG");
         return sum == want ? 0 : 1;
+    }
+    if (!strcmp(mode, "pin")) {
+        cpu_set_t set;
+        sched_getaffinity(0, sizeof set, &set);
+        int per = CPU_COUNT(&set), cores[2] = {((rank + 1) % size) * per, rank * per + per - 1};
+        pthread_t t;
+        ticking_rank = rank;
+        if (pthread_create(&t, NULL, pinner, cores) || pthread_join(t, NULL))
+            return 1;
+        return 0;
     }
     if (!strcmp(mode, "storm")) {
         pthread_attr_t attr;
