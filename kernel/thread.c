@@ -207,6 +207,17 @@ static struct thread *pick(struct percpu *c, const struct thread *after, bool an
     return NULL;
 }
 
+/* from's registers are saved: another core may run it now.  A thread that
+ * moved away (thread_move) was passed over by its new core while they were
+ * still live here (pick: on_cpu), and that core may have gone back to halt:
+ * it is woken to look again.  (An idle context never moves.) */
+static void switched_out(struct thread *from)
+{
+    __atomic_store_n(&from->on_cpu, false, __ATOMIC_SEQ_CST);
+    if (from->cpu != this_cpu()->index && from->state != TS_DEAD)
+        cpu_wake(from->cpu);
+}
+
 static void switch_to(struct thread *prev, struct thread *next)
 {
     struct percpu *c = this_cpu();
@@ -227,14 +238,14 @@ static void switch_to(struct thread *prev, struct thread *next)
     }
     c->slice_end = c->current && c->nthreads > 1 ? time_monotonic_ns() + THREAD_SLICE_NS : 0;
     struct thread *from = thread_switch(&prev->ksp, next->ksp, prev);
-    from->on_cpu = false;
+    switched_out(from);
 }
 
 /* A new thread's first moments, from thread_first (arch/entry.S). */
 void thread_started(struct thread *from);
 void thread_started(struct thread *from)
 {
-    from->on_cpu = false;
+    switched_out(from);
     time_arm_user();
 }
 
@@ -436,6 +447,25 @@ long thread_move(unsigned cpu)
     switch_to(me, next);
     time_arm_user();
     return 0;
+}
+
+long thread_set_core(struct thread *t, unsigned cpu)
+{
+    if (t == this_cpu()->current)
+        return thread_move(cpu);
+    __atomic_store_n(&t->move_to, cpu + 1, __ATOMIC_SEQ_CST);
+    thread_kick(t);
+    return 0;
+}
+
+void thread_move_if_asked(void)
+{
+    struct thread *me = this_cpu()->current;
+    if (!me || !me->move_to)
+        return;
+    uint32_t to = __atomic_exchange_n(&me->move_to, 0, __ATOMIC_SEQ_CST);
+    if (to)
+        thread_move(to - 1);
 }
 
 __attribute__((noreturn)) static void leave_locked(uint64_t f);

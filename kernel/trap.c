@@ -170,6 +170,8 @@ void trap_handler(struct regs *f)
     }
     if (irq_handlers[f->vector])
         irq_handlers[f->vector](f);   /* spurious or unexpected: nothing to acknowledge */
-    if ((f->cs & 3) == 3)
+    if ((f->cs & 3) == 3) {
         signal_interrupted(f);        /* a signal sent here from another core, a timer's */
+        thread_move_if_asked();       /* another thread's sched_setaffinity (its kick) */
+    }
 }

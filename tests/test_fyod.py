@@ -155,13 +155,19 @@ def test_errors(fc):
 @pytest.mark.parametrize("prog", [FILEIO, FILEIO_GLIBC], ids=["musl", "glibc"])
 def test_cpu_count_is_the_nodes_not_the_service_nodes(fc, prog):
     """glibc's get_nprocs reads /sys/devices/system/cpu/online: the node answers it
-    (1-CPU nodes here), where forwarding it gave the service node's count."""
+    (1-CPU nodes here), where forwarding it gave the service node's count.  Its
+    cpuN/topology is there too (OpenMP's OMP_PLACES=cores reads it); it was
+    not, and libgomp said "Error reading core/socket topology"."""
     name, _, _ = fc
     r = yod(name, prog, "cpus")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == [
-        "nprocs 1 conf 1", "online 0", "entries online possible present",
-        "write online: EACCES", "cpu0: ENOENT"], r.stdout + r.stderr
+        "nprocs 1 conf 1", "online 0", "entries cpu0 online possible present",
+        "write online: EACCES", "cpu0: directory",
+        "cpu0 topology: thread_siblings_list 0 core_siblings_list 0",
+        "cpu0/topology entries core_cpus_list core_id core_siblings_list package_cpus_list "
+        "physical_package_id thread_siblings_list",
+        "cpu1: ENOENT"], r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("prog", [FILEIO, FILEIO_GLIBC], ids=["musl", "glibc"])

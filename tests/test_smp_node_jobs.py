@@ -77,3 +77,17 @@ def test_a_signal_from_yod_reaches_a_worker_computing_on_the_second_core(c2, lib
         "yod: every computing thread saw the handler's flag: yes",
         "handler ran 1 time(s), in a worker",
         "registers and flags kept: yes"], out + err
+
+
+def test_openmp_places_read_the_nodes_topology(c2):
+    """OMP_PLACES=cores (or sockets) has libgomp read each CPU's
+    /sys/devices/system/cpu/cpuN/topology, which the node now answers: a
+    team of 2 bound to the node's 2 cores, without libgomp's "Error reading
+    core/socket topology" on stderr."""
+    triad = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build",
+                         "bench", "stream_triad")
+    for places in ("cores", "sockets"):
+        r = yod(c2, triad, "65536", "2", env={"OMP_PLACES": places, "OMP_PROC_BIND": "close"})
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "triad check ok: 65536 elements, 2 threads" in r.stdout, r.stdout
+        assert "libgomp" not in r.stderr, r.stderr

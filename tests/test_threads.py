@@ -105,6 +105,21 @@ def test_thread_table_full_is_eagain_and_sleepers_do_not_block_the_rest():
     assert r.stdout == "created 63 threads, then: Resource temporarily unavailable\n"
 
 
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_a_thread_is_placed_by_another_threads_setaffinity(libc):
+    """pthread_create with an affinity attribute (glibc: sched_setaffinity of
+    the new thread's id; libgomp does it for OMP_PROC_BIND and OMP_PLACES)
+    and pthread_setaffinity_np of a thread computing on another core.  It
+    said EINVAL (a thread could place only itself; libgomp: "Thread
+    creation failed"), and a thread moved by an interrupt could be left
+    unrun: its new core had looked while its registers were still live and
+    gone back to halt.  Three runs each."""
+    for _ in range(3):
+        r = run_node(program(f"threads-{libc}"), "attrpin", extra=["--smp", "4"], timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout == "made on cpu 3: ran on 3; moved to cpu 2 (ok): ran on 2\n", r.stdout
+
+
 @pytest.mark.parametrize("smp", ["1", "2"])
 def test_the_first_thread_may_exit_before_the_others(smp):
     r = run_node(program("threads-glibc"), "mainexit", extra=["--smp", smp])

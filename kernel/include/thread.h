@@ -51,6 +51,9 @@ struct thread {
      * restore once a handler has run. */
     uint64_t sig_blocked, sig_pending, sig_saved_mask;
     bool sig_has_saved_mask;
+    /* Another thread's sched_setaffinity for this one: the core it moves to
+     * on its next way back to user mode, plus 1 (0: none). */
+    volatile uint32_t move_to;
 };
 
 /* Boot: the table and every thread's kernel stack, taken off the top of the
@@ -93,6 +96,12 @@ void thread_kick(struct thread *t);     /* ends t's wait (futex wake) */
 void thread_yield(void);
 /* Moves the calling thread to cpu (sched_setaffinity). */
 long thread_move(unsigned cpu);
+/* Moves thread t to cpu: the caller itself at once, another thread on its
+ * next way back to user mode (a system call's end, an interrupt: it is
+ * kicked), where it calls thread_move_if_asked.  pthread_create with an
+ * affinity (libgomp's OMP_PROC_BIND) sets the new thread's so. */
+long thread_set_core(struct thread *t, unsigned cpu);
+void thread_move_if_asked(void);
 struct thread *thread_by_tid(uint32_t tid);
 /* The AND of the live threads' signal masks; every live thread kicked (a
  * process signal arrived: the ones that may take it look). */

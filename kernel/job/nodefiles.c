@@ -13,11 +13,16 @@
  * is EACCES.  /dev/null and /dev/zero are here too: every program may write
  * to them, and forwarded, each write was a round trip to yod (an MPI code
  * that points its other ranks' stdout at /dev/null paid it per line); they
- * behave as Linux's character devices 1:3 and 1:5. */
+ * behave as Linux's character devices 1:3 and 1:5.  Each running CPU N has
+ * cpuN/topology: OpenMP runtimes read it for OMP_PLACES=cores or sockets
+ * (libgomp: thread_siblings_list, core_siblings_list; missing, it printed
+ * "Error reading core/socket topology" in every rank).  A node's CPUs are
+ * one package of single-thread cores, as QEMU gives them. */
 #include "errno.h"
 #include "files.h"
 #include "kernel.h"
 #include "procinfo.h"
+#include "smp.h"
 #include "uaccess.h"
 
 #define O_ACCMODE 3
@@ -39,16 +44,85 @@ static const char *const paths[N_ENTRIES] = {
 };
 /* The character devices: writable, no content, st_rdev as Linux's (mem 1:N). */
 #define IS_DEVICE(e) ((e) == E_NULL || (e) == E_ZERO)
-#define DIR_FIRST E_ONLINE       /* the directory's entries: E_ONLINE .. E_PRESENT */
+#define DIR_FIRST E_ONLINE       /* the directory's files: E_ONLINE .. E_PRESENT */
 #define DIR_END E_CPUINFO
 
+/* CPU N's entries: TOPO_BASE + N * T_KINDS + kind; cpuN and cpuN/topology
+ * are directories, the rest that directory's files. */
+enum { T_CPU_DIR, T_TOPO_DIR, T_THREAD_SIBS, T_CORE_SIBS, T_CORE_CPUS, T_PACKAGE_CPUS, T_CORE_ID,
+       T_PACKAGE_ID, T_KINDS };
+static const char *const topo_names[T_KINDS] = {
+    "", "topology", "thread_siblings_list", "core_siblings_list", "core_cpus_list",
+    "package_cpus_list", "core_id", "physical_package_id",
+};
+#define TOPO_BASE 64
+#define TOPO_CPU(e) (((e) - TOPO_BASE) / T_KINDS)
+#define TOPO_KIND(e) (((e) - TOPO_BASE) % T_KINDS)
+#define IS_TOPO(e) ((e) >= TOPO_BASE)
+#define IS_DIR(e) ((e) == E_DIR || (IS_TOPO(e) && TOPO_KIND(e) <= T_TOPO_DIR))
+
 static struct handle { bool used; int entry; int64_t pos; } open_files[MAX_OPEN];
+
+/* CPU_DIR "/cpuN[/topology[/FILE]]" of a running CPU N, else -1. */
+static int topo_entry_of(const char *path)
+{
+    size_t n = sizeof CPU_DIR - 1;
+    if (strncmp(path, CPU_DIR "/cpu", n + 4))
+        return -1;
+    const char *p = path + n + 4;
+    const char *num = p;
+    int cpu = 0;
+    while (*p >= '0' && *p <= '9' && p - num < 4)
+        cpu = cpu * 10 + (*p++ - '0');
+    /* "cpu01" is no name sysfs has: no leading zeros */
+    if (p == num || (p - num > 1 && *num == '0') || cpu >= (int)smp_ncpus())
+        return -1;
+    int base = TOPO_BASE + cpu * T_KINDS;
+    if (!*p)
+        return base + T_CPU_DIR;
+    if (strncmp(p, "/topology", 9))
+        return -1;
+    p += 9;
+    if (!*p)
+        return base + T_TOPO_DIR;
+    for (int k = T_THREAD_SIBS; k < T_KINDS; k++)
+        if (*p == '/' && !strcmp(p + 1, topo_names[k]))
+            return base + k;
+    return -1;
+}
 
 static int entry_of(const char *path)
 {
     for (int e = 0; e < N_ENTRIES; e++)
         if (!strcmp(path, paths[e]))
             return e;
+    return topo_entry_of(path);
+}
+
+/* Directory d's i-th entry (after "." and ".."): its name in name[32], its
+ * entry; -1 past the last. */
+static int child(int d, int64_t i, char name[32])
+{
+    if (d == E_DIR) {
+        if (i < DIR_END - DIR_FIRST) {
+            strlcpy(name, paths[DIR_FIRST + i] + sizeof CPU_DIR, 32);
+            return DIR_FIRST + (int)i;
+        }
+        i -= DIR_END - DIR_FIRST;
+        if (i >= (int64_t)smp_ncpus())
+            return -1;
+        snprintf(name, 32, "cpu%u", (unsigned)i);
+        return TOPO_BASE + (int)i * T_KINDS + T_CPU_DIR;
+    }
+    int kind = TOPO_KIND(d), first = TOPO_BASE + TOPO_CPU(d) * T_KINDS;
+    if (kind == T_CPU_DIR && i == 0) {
+        strlcpy(name, topo_names[T_TOPO_DIR], 32);
+        return first + T_TOPO_DIR;
+    }
+    if (kind == T_TOPO_DIR && i < T_KINDS - T_THREAD_SIBS) {
+        strlcpy(name, topo_names[T_THREAD_SIBS + i], 32);
+        return first + T_THREAD_SIBS + (int)i;
+    }
     return -1;
 }
 
@@ -63,6 +137,23 @@ bool nodefiles_owns(const char *abs)
 /* An entry's text (o->ubuf 0: only its size, in o->pos). */
 static void content(int entry, struct text_out *o)
 {
+    if (IS_TOPO(entry)) {
+        unsigned cpu = (unsigned)TOPO_CPU(entry);
+        switch (TOPO_KIND(entry)) {
+        case T_THREAD_SIBS: case T_CORE_CPUS: case T_CORE_ID:
+            text_printf(o, "%u\n", cpu);      /* a core of one thread */
+            break;
+        case T_CORE_SIBS: case T_PACKAGE_CPUS:
+            procinfo_cpulist(o, true);        /* one package: every running CPU */
+            break;
+        case T_PACKAGE_ID:
+            text_printf(o, "0\n");
+            break;
+        default:
+            break;
+        }
+        return;
+    }
     switch (entry) {
     case E_ONLINE: procinfo_cpulist(o, true); break;
     case E_POSSIBLE:
@@ -86,7 +177,7 @@ static void stat_of(int entry, struct fio_stat *st)
     st->dev = NODE_DEV;
     st->ino = 1 + (uint64_t)entry;
     st->blksize = 4096;
-    if (entry == E_DIR) {
+    if (IS_DIR(entry)) {
         st->mode = 040755;
         st->nlink = 2;
     } else if (IS_DEVICE(entry)) {
@@ -97,7 +188,7 @@ static void stat_of(int entry, struct fio_stat *st)
         st->mode = 0100444;
         st->nlink = 1;
         /* What sysfs says of every attribute; procfs says 0 */
-        st->size = entry < DIR_END ? 4096 : 0;
+        st->size = entry < DIR_END || IS_TOPO(entry) ? 4096 : 0;
     }
 }
 
@@ -116,13 +207,13 @@ static long do_open(const struct fio_req *req, int entry, struct fio_reply *rep)
         return -EACCES;
     if (entry < 0)
         return -ENOENT;
-    if (entry != E_DIR && (req->flags & O_DIRECTORY))
+    if (!IS_DIR(entry) && (req->flags & O_DIRECTORY))
         return -ENOTDIR;
     for (int i = 0; i < MAX_OPEN; i++)
         if (!open_files[i].used) {
             open_files[i] = (struct handle){true, entry, 0};
             rep->handle = (uint64_t)i + 1;
-            rep->is_dir = entry == E_DIR;
+            rep->is_dir = IS_DIR(entry);
             return 0;
         }
     return -ENFILE;
@@ -149,7 +240,12 @@ static long do_lseek(struct handle *h, const struct fio_req *req)
 {
     if (IS_DEVICE(h->entry))
         return h->pos = 0;      /* as Linux's: every seek succeeds, to 0 */
-    int64_t size = h->entry == E_DIR ? DIR_END - DIR_FIRST + 2 : (int64_t)size_of(h->entry);
+    int64_t size = 0;
+    char name[32];
+    if (IS_DIR(h->entry))
+        while (child(h->entry, size, name) >= 0)
+            size++;
+    size = IS_DIR(h->entry) ? size + 2 : (int64_t)size_of(h->entry);
     int64_t to;
     switch (req->flags) {
     case 0: to = req->offset; break;
@@ -169,17 +265,15 @@ static long do_getdents(struct handle *h, const struct fio_req *req, uint64_t ub
 {
     uint64_t used = 0;
     for (;; h->pos++) {
-        const char *name;
-        uint64_t ino;
+        char name[32];
+        uint64_t ino = 1 + (uint64_t)h->entry;
+        int e = h->entry;
         if (h->pos == 0) {
-            name = ".";
-            ino = 1;
+            strlcpy(name, ".", sizeof name);
         } else if (h->pos == 1) {
-            name = "..";
+            strlcpy(name, "..", sizeof name);
             ino = 1;  /* what lies above is not ours to number */
-        } else if (h->pos - 2 + DIR_FIRST < DIR_END) {
-            int e = (int)(h->pos - 2) + DIR_FIRST;
-            name = paths[e] + sizeof CPU_DIR;     /* past the directory and its '/' */
+        } else if ((e = child(h->entry, h->pos - 2, name)) >= 0) {
             ino = 1 + (uint64_t)e;
         } else {
             break;
@@ -188,14 +282,14 @@ static long do_getdents(struct handle *h, const struct fio_req *req, uint64_t ub
         uint64_t reclen = (19 + nlen + 1 + 7) & ~7ULL;
         if (used + reclen > req->len)
             return used ? (long)used : -EINVAL;
-        uint8_t rec[40];
+        uint8_t rec[64];
         memset(rec, 0, sizeof rec);
         int64_t next = h->pos + 1;
         uint16_t rl = (uint16_t)reclen;
         memcpy(rec, &ino, 8);
         memcpy(rec + 8, &next, 8);
         memcpy(rec + 16, &rl, 2);
-        rec[18] = h->pos < 2 ? 4 /* DT_DIR */ : 8 /* DT_REG */;
+        rec[18] = h->pos < 2 || IS_DIR(e) ? 4 /* DT_DIR */ : 8 /* DT_REG */;
         memcpy(rec + 19, name, nlen);
         if (copy_to_user(ubuf + used, rec, reclen))
             return -EFAULT;
@@ -227,7 +321,7 @@ long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
             return -ENOENT;
         return req->mode & W_OK && !IS_DEVICE(entry) ? -EACCES : 0;
     case FIO_CHDIR:
-        return entry < 0 ? -ENOENT : entry == E_DIR ? 0 : -ENOTDIR;
+        return entry < 0 ? -ENOENT : IS_DIR(entry) ? 0 : -ENOTDIR;
     case FIO_READLINK:
         return entry < 0 ? -ENOENT : -EINVAL;
     case FIO_UNLINK:
@@ -255,7 +349,7 @@ long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
         stat_of(h->entry, &rep->st);
         return 0;
     case FIO_GETDENTS:
-        return h->entry == E_DIR ? do_getdents(h, req, ubuf) : -ENOTDIR;
+        return IS_DIR(h->entry) ? do_getdents(h, req, ubuf) : -ENOTDIR;
     case FIO_SETFL:
         return 0;
     case FIO_FSYNC:

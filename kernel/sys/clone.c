@@ -138,8 +138,9 @@ SYSCALL(sched_setaffinity)
     struct thread *me = thread_current();
     if (!known_task(a0))
         return -ESRCH;
-    if (a0 != 0 && me && a0 != me->tid)
-        return -EINVAL;                 /* only a thread's own placement */
+    /* The thread to place: the caller, or another of its process (what
+     * glibc's pthread_create does with an attribute's affinity). */
+    struct thread *t = a0 == 0 || (me && a0 == me->tid) ? me : thread_by_tid((uint32_t)a0);
     if (a1 == 0)
         return -EINVAL;
     uint64_t mask[MAX_CPUS / 64] = {0};
@@ -154,11 +155,13 @@ SYSCALL(sched_setaffinity)
             first = i;
     if (first == end)
         return -EINVAL;                 /* names none of its process's cores */
+    if (t && t != me)
+        here = t->cpu;
     if (mask[here / 64] >> (here % 64) & 1)
         return 0;
-    if (!me || me->tid == proc.pid)
+    if (!t || t->tid == proc.pid)
         return -EINVAL;
-    return thread_move(first);
+    return thread_set_core(t, first);
 }
 
 SYSCALL(getcpu)

@@ -106,5 +106,6 @@ int syscall_dispatch(struct regs *r)
     }
     if (serial)
         serial_unlock();
+    thread_move_if_asked();          /* another thread's sched_setaffinity for this one */
     return full;
 }

@@ -423,7 +423,37 @@ static int cpus(void)
     printf("write online: %s\n",
            ename(open("/sys/devices/system/cpu/online", O_WRONLY) < 0 ? errno : 0));
     struct stat st;
-    printf("cpu0: %s\n", ename(stat("/sys/devices/system/cpu/cpu0", &st) < 0 ? errno : 0));
+    int e = stat("/sys/devices/system/cpu/cpu0", &st) < 0 ? errno : 0;
+    printf("cpu0: %s\n", e ? ename(e) : S_ISDIR(st.st_mode) ? "directory" : "not a directory");
+    /* What OpenMP runtimes read for OMP_PLACES=cores and sockets. */
+    const char *files[] = {"thread_siblings_list", "core_siblings_list"};
+    printf("cpu0 topology:");
+    for (int i = 0; i < 2; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/cpu0/topology/%s", dir, files[i]);
+        FILE *f = fopen(path, "r");
+        char line[64] = "";
+        if (!f || !fgets(line, sizeof line, f))
+            snprintf(line, sizeof line, "%s", ename(errno));
+        line[strcspn(line, "\n")] = 0;
+        printf(" %s %s", files[i], line);
+        if (f)
+            fclose(f);
+    }
+    printf("\n");
+    k = 0;
+    d = opendir("/sys/devices/system/cpu/cpu0/topology");
+    for (struct dirent *e2; d && k < 64 && (e2 = readdir(d));)
+        if (e2->d_name[0] != '.')
+            names[k++] = strdup(e2->d_name);
+    if (d)
+        closedir(d);
+    qsort(names, (size_t)k, sizeof names[0], cmp_str);
+    printf("cpu0/topology entries");
+    for (int i = 0; i < k; i++)
+        printf(" %s", names[i]);
+    printf("\n");
+    printf("cpu1: %s\n", ename(stat("/sys/devices/system/cpu/cpu1", &st) < 0 ? errno : 0));
     return 0;
 }
 

@@ -287,6 +287,58 @@ static int maps(long n)
     return failed != 0;
 }
 
+/* attrpin: a thread made with an affinity attribute (glibc sets it with
+ * sched_setaffinity of the new thread's id, from the creator; musl has no
+ * such attribute: set just after), and one moved by another thread's
+ * pthread_setaffinity_np while it computes. */
+static volatile int pin_go;
+static void *report_cpu(void *arg)
+{
+    int *cpu = arg;
+    while (!pin_go)
+        ;                               /* computing in user mode */
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);               /* a way back from the kernel */
+    *cpu = sched_getcpu();
+    return NULL;
+}
+
+static int attrpin(void)
+{
+    int n = (int)sysconf(_SC_NPROCESSORS_ONLN), cpu[2] = {-1, -1}, want[2] = {n - 1, n - 2};
+    cpu_set_t set;
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    CPU_ZERO(&set);
+    CPU_SET(want[0], &set);
+#ifdef __GLIBC__
+    pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    pin_go = 1;
+    int e = pthread_create(&t, &attr, report_cpu, &cpu[0]);
+#else
+    /* musl has no affinity attribute: the same call right after */
+    int e = pthread_create(&t, &attr, report_cpu, &cpu[0]);
+    if (!e)
+        e = pthread_setaffinity_np(t, sizeof set, &set);
+    pin_go = 1;
+#endif
+    if (e || pthread_join(t, NULL)) {
+        printf("pthread_create with an affinity: %s\n", strerror(e));
+        return 1;
+    }
+    pin_go = 0;
+    pthread_create(&t, NULL, report_cpu, &cpu[1]);
+    CPU_ZERO(&set);
+    CPU_SET(want[1], &set);
+    e = pthread_setaffinity_np(t, sizeof set, &set);
+    pin_go = 1;
+    pthread_join(t, NULL);
+    printf("made on cpu %d: ran on %d; moved to cpu %d (%s): ran on %d\n", want[0], cpu[0],
+           want[1], e ? strerror(e) : "ok", cpu[1]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -327,6 +379,8 @@ int main(int argc, char **argv)
         printf("created %d threads, then: %s\n", n, n < 1000 ? strerror(e) : "stopped");
         exit(0);
     }
+    if (!strcmp(mode, "attrpin"))
+        return attrpin();
     if (!strcmp(mode, "mainexit")) {
         pthread_t t;
         pthread_create(&t, NULL, late, "two");
