@@ -393,6 +393,24 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* "WHAT name name ...": a directory's entries but . and .., sorted. */
+static void list_dir(const char *what, const char *path)
+{
+    char *names[64];
+    int k = 0;
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && k < 64 && (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            names[k++] = strdup(e->d_name);
+    if (d)
+        closedir(d);
+    qsort(names, (size_t)k, sizeof names[0], cmp_str);
+    printf("%s", what);
+    for (int i = 0; i < k; i++)
+        printf(" %s", names[i]);
+    printf("\n");
+}
+
 /* The CPU files are the node's own, never a file server's (the service
  * node's count would size a program's thread pool wrongly). */
 static int cpus(void)
@@ -407,19 +425,7 @@ static int cpus(void)
     printf("online %s\n", n > 0 ? buf : ename(errno));
     if (fd >= 0)
         close(fd);
-    char *names[64];
-    int k = 0;
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && k < 64 && (e = readdir(d));)
-        if (e->d_name[0] != '.')
-            names[k++] = strdup(e->d_name);
-    if (d)
-        closedir(d);
-    qsort(names, (size_t)k, sizeof names[0], cmp_str);
-    printf("entries");
-    for (int i = 0; i < k; i++)
-        printf(" %s", names[i]);
-    printf("\n");
+    list_dir("entries", dir);
     printf("write online: %s\n",
            ename(open("/sys/devices/system/cpu/online", O_WRONLY) < 0 ? errno : 0));
     struct stat st;
@@ -441,18 +447,7 @@ static int cpus(void)
             fclose(f);
     }
     printf("\n");
-    k = 0;
-    d = opendir("/sys/devices/system/cpu/cpu0/topology");
-    for (struct dirent *e2; d && k < 64 && (e2 = readdir(d));)
-        if (e2->d_name[0] != '.')
-            names[k++] = strdup(e2->d_name);
-    if (d)
-        closedir(d);
-    qsort(names, (size_t)k, sizeof names[0], cmp_str);
-    printf("cpu0/topology entries");
-    for (int i = 0; i < k; i++)
-        printf(" %s", names[i]);
-    printf("\n");
+    list_dir("cpu0/topology entries", "/sys/devices/system/cpu/cpu0/topology");
     printf("cpu1: %s\n", ename(stat("/sys/devices/system/cpu/cpu1", &st) < 0 ? errno : 0));
     return 0;
 }
