@@ -398,15 +398,20 @@ def test_a_ranks_exit_ends_its_threads_and_the_next_job_has_the_cores(c4):
 def test_hybrid_mpi_and_openmp_built_with_tern_mpicc(c4, tmp_path):
     """An MPI + OpenMP program as users build it (`tern-mpicc -fopenmp`: the
     link failed with musl, libgomp being glibc's) runs with a team on each
-    rank's share of the node's cores and the right answer."""
+    rank's share of the node's cores and the right answer, also with its
+    threads bound (OMP_PROC_BIND)."""
     exe = str(tmp_path / "hybrid")
     b = subprocess.run([os.path.join(ROOT, "build", "bin", "tern-mpicc"), "-O2", "-Wall",
                         "-Werror", "-fopenmp", "-o", exe,
                         os.path.join(ROOT, "tests", "mpi", "omp", "hybrid.c")],
                        capture_output=True, text=True)
     assert b.returncode == 0, b.stderr
-    for ppn, teams in [(2, ["0,1", "2,3"]), (4, ["0", "1", "2", "3"])]:
-        r = yod(c4, "-sz", str(ppn), "-ppn", str(ppn), exe)
+    # The last: each rank's team bound to places of its own cores (libgomp
+    # places each thread with sched_setaffinity of its id).
+    bound = {"OMP_PLACES": "cores", "OMP_PROC_BIND": "spread"}
+    for ppn, teams, env in [(2, ["0,1", "2,3"], None), (4, ["0", "1", "2", "3"], None),
+                            (2, ["0,1", "2,3"], bound)]:
+        r = yod(c4, "-sz", str(ppn), "-ppn", str(ppn), exe, env=env)
         assert r.returncode == 0, r.stdout + r.stderr
         assert sorted(r.stdout.splitlines()) == sorted(
             [f"rank {i} of {ppn}: thread level 1, team {4 // ppn}, cpus {cpus}"
