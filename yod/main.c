@@ -334,7 +334,8 @@ static bool warn_threads_past_cores(uint32_t nid, unsigned cores, int nlocal, in
 }
 
 /* -ppn K: every node of the job must have K cores (as registered); a node
- * that did not say how many is left to refuse the load itself. */
+ * that did not say how many is left to refuse the load itself.  Warns, once,
+ * where OMP_NUM_THREADS asks a rank for more threads than it has cores. */
 static int check_cores(void)
 {
     bool warned = false;
