@@ -174,15 +174,20 @@ void threads_kick_all(void)
             thread_kick(&table[i]);
 }
 
+void thread_signal(struct thread *t, int sig)
+{
+    __atomic_fetch_or(&t->sig_pending, 1ULL << (sig - 1), __ATOMIC_SEQ_CST);
+    if (t != this_cpu()->current)
+        thread_kick(t);
+}
+
 void threads_kill_others_in_process(void)
 {
     uint64_t f = spin_lock_irqsave(&table_lock);
     proc.threads_ending = true;        /* thread_create looks under the same lock */
     for (unsigned i = 0; i < max_threads; i++)
-        if (mine(&table[i]) && &table[i] != this_cpu()->current) {
-            __atomic_fetch_or(&table[i].sig_pending, 1ULL << (SIGKILL - 1), __ATOMIC_SEQ_CST);
-            thread_kick(&table[i]);
-        }
+        if (mine(&table[i]) && &table[i] != this_cpu()->current)
+            thread_signal(&table[i], SIGKILL);
     spin_unlock_irqrestore(&table_lock, f);
 }
 
@@ -458,11 +463,9 @@ long thread_set_core(struct thread *t, unsigned cpu)
     return 0;
 }
 
-void thread_move_if_asked(void)
+void thread_move_asked(void)
 {
     struct thread *me = this_cpu()->current;
-    if (!me || !me->move_to)
-        return;
     uint32_t to = __atomic_exchange_n(&me->move_to, 0, __ATOMIC_SEQ_CST);
     if (to)
         thread_move(to - 1);

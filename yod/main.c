@@ -346,19 +346,19 @@ static int check_cores(void)
         return fail(2, "%s", err);
     }
     for (int r = 0; r < Y.size; r += Y.ranks[r].nlocal)
-        for (uint32_t i = 0; i < st.n; i++)
-            if (st.u.nodes[i].nid == Y.ranks[r].nid && st.u.nodes[i].cores &&
-                st.u.nodes[i].cores < Y.opt.ppn) {
-                unsigned c = st.u.nodes[i].cores;
+        for (uint32_t i = 0; i < st.n; i++) {
+            unsigned c = st.u.nodes[i].cores;
+            if (st.u.nodes[i].nid != Y.ranks[r].nid || !c)
+                continue;
+            if (c < (unsigned)Y.opt.ppn) {
                 release_nodes(true);
                 return fail(2, "-ppn %d: node nid %u has %u core%s, and a rank needs a core of "
                             "its own", Y.opt.ppn, Y.ranks[r].nid, c, c == 1 ? "" : "s");
-            } else if (st.u.nodes[i].nid == Y.ranks[r].nid && st.u.nodes[i].cores &&
-                       Y.ranks[r].nlocal > 1 && !warned) {
-                /* Once, for the first node where it applies. */
-                warned = warn_threads_past_cores(Y.ranks[r].nid, st.u.nodes[i].cores,
-                                                 Y.ranks[r].nlocal, Y.ranks[r].group);
             }
+            if (Y.ranks[r].nlocal > 1 && !warned)       /* once: the first node it applies to */
+                warned = warn_threads_past_cores(Y.ranks[r].nid, c, Y.ranks[r].nlocal,
+                                                 Y.ranks[r].group);
+        }
     return 0;
 }
 

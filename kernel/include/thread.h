@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "cpu.h"
+#include "percpu.h"
 
 #define MAX_THREADS 64
 #define THREAD_SLICE_NS 10000000ULL        /* on the shared core */
@@ -75,6 +76,9 @@ bool threads_others_in_process(void);
 /* A rank's end (ranks.c) ends its other threads: SIGKILL to each, which it
  * takes on its way back to user mode or out of a wait, and leaves. */
 void threads_kill_others_in_process(void);
+/* Signal sig pending for thread t alone (tkill); t kicked if it is not the
+ * caller: a wait ends, a core computing takes an IPI. */
+void thread_signal(struct thread *t, int sig);
 
 /* clone(2) for a thread: r holds the parent's registers at the call; the
  * new thread's tid is written at set_tid1 and set_tid2 (0: not) before it
@@ -101,7 +105,15 @@ long thread_move(unsigned cpu);
  * kicked), where it calls thread_move_if_asked.  pthread_create with an
  * affinity (libgomp's OMP_PROC_BIND) sets the new thread's so. */
 long thread_set_core(struct thread *t, unsigned cpu);
-void thread_move_if_asked(void);
+void thread_move_asked(void);
+/* On every system call's and user-mode interrupt's way out: a load and a
+ * test, and the move only when one was asked for. */
+static inline void thread_move_if_asked(void)
+{
+    struct thread *me = this_cpu()->current;
+    if (me && me->move_to)
+        thread_move_asked();
+}
 struct thread *thread_by_tid(uint32_t tid);
 /* The AND of the live threads' signal masks; every live thread kicked (a
  * process signal arrived: the ones that may take it look). */

@@ -237,11 +237,8 @@ static long send_to_thread(int64_t tid, uint64_t sig)
     struct thread *t = tid > 0 && tid <= 0x7FFFFFFF ? thread_by_tid((uint32_t)tid) : NULL;
     if (!t)
         return -ESRCH;
-    if (sig) {
-        pend(&t->sig_pending, (int)sig);
-        if (t != thread_current())      /* on another core: an IPI (signal_interrupted) */
-            thread_kick(t);
-    }
+    if (sig)
+        thread_signal(t, (int)sig);     /* on another core: an IPI (signal_interrupted) */
     return 0;
 }
 
