@@ -131,6 +131,63 @@ void smp_set_idle_hook(void (*fn)(void)) { idle_hook = fn; }
 
 void smp_stop_others(void) { smp_send_ipi_others(IPI_STOP_VECTOR); }
 
+/* Where a CPU that does not answer is: an NMI, which interrupts off do not
+ * hold back, notes its frame (nmi_irq), and the CPU that waits for it
+ * prints that, with the kernel addresses on its stack (addr2line -e
+ * build/tern.elf).  A hang of the node is then a console line that names
+ * the code, not a silence. */
+struct stuck_note {
+    volatile uint32_t seq;
+    uint64_t rip, rflags, rsp, calls[8];
+    unsigned ncalls;
+};
+static struct stuck_note stuck[MAX_CPUS];
+extern char _kernel_start[], _load_end[];
+
+static void nmi_irq(struct regs *r)
+{
+    struct percpu *c = this_cpu();
+    struct stuck_note *n = &stuck[c->index];
+    n->rip = r->rip;
+    n->rflags = r->rflags;
+    n->rsp = r->rsp;
+    n->ncalls = 0;
+    if ((r->cs & 3) == 0) {
+        /* Return addresses among the words above its stack pointer: up to
+         * the top of this CPU's stack, or a page's worth on a thread's
+         * (kernel memory either way). */
+        const uint64_t *sp = (const uint64_t *)(r->rsp & ~7ull);
+        unsigned words = 512;
+        if (r->rsp < c->stack_top && c->stack_top - r->rsp < KERNEL_STACK_SIZE)
+            words = (unsigned)((c->stack_top - (uint64_t)sp) / 8);
+        for (unsigned i = 0; i < words && n->ncalls < 8; i++)
+            if (sp[i] >= (uint64_t)_kernel_start && sp[i] < (uint64_t)_load_end)
+                n->calls[n->ncalls++] = sp[i];
+    }
+    __atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELEASE);
+}
+
+static void report_stuck(struct percpu *t)
+{
+    struct stuck_note *n = &stuck[t->index];
+    uint32_t seq = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
+    lapic_send_icr(t->apic_id, ICR_NMI);
+    uint64_t until = time_monotonic_ns() + 100000000ull;
+    while (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == seq && time_monotonic_ns() < until)
+        cpu_relax();
+    if (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == seq) {
+        kprintf("smp: CPU %u does not take an NMI either\n", t->index);
+        return;
+    }
+    char calls[8 * 20 + 1];
+    size_t len = 0;
+    calls[0] = 0;
+    for (unsigned i = 0; i < n->ncalls; i++)
+        len += (size_t)snprintf(calls + len, sizeof calls - len, " %lx", n->calls[i]);
+    kprintf("smp: CPU %u is at rip %lx, rflags %lx, rsp %lx; on its stack:%s\n", t->index,
+            n->rip, n->rflags, n->rsp, n->ncalls ? calls : " nothing of the kernel's");
+}
+
 /* Takes t's call slot and posts fn there; returns the call's number.
  * Interrupts are off.  irq_only: see run_posted_call. */
 static uint32_t post(struct percpu *t, void (*fn)(void *), void *arg, bool irq_only)
@@ -146,6 +203,7 @@ static uint32_t post(struct percpu *t, void (*fn)(void *), void *arg, bool irq_o
             kprintf("smp: CPU %u has waited 1 s for CPU %u's call slot (call %u, %s)\n",
                     me->index, t->index, t->call_seq,
                     t->call_taken == t->call_seq ? "taken" : "not taken");
+            report_stuck(t);
             warn = 0;
         }
     }
@@ -166,8 +224,10 @@ static void wait_for(struct percpu *t, volatile uint32_t *counter, uint32_t seq)
         run_posted_call(me, false);
         cpu_relax();
         if (warn && time_monotonic_ns() > warn) {
-            kprintf("smp: CPU %u has not answered a call for 1 s (interrupts off there?)\n",
-                    t->index);
+            kprintf("smp: CPU %u has not answered CPU %u's call (%p%s) for 1 s "
+                    "(interrupts off there?)\n", t->index, me->index, (void *)t->call_fn,
+                    t->call_irq_only ? ", by interrupt only" : "");
+            report_stuck(t);
             warn = 0;
         }
     }
@@ -397,6 +457,7 @@ void smp_init(void)
     irq_set_handler(IPI_CALL_VECTOR, ipi_call_irq);
     irq_set_handler(IPI_WAKE_VECTOR, ipi_wake_irq);
     irq_set_handler(IPI_STOP_VECTOR, ipi_stop_irq);
+    irq_set_handler(2, nmi_irq);
 
     const char *why = acpi_find_cpus(map_phys, NULL, &madt);
     if (why) {

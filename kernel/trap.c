@@ -163,6 +163,10 @@ static __attribute__((noinline, noreturn)) void exception(struct regs *f)
 
 void trap_handler(struct regs *f)
 {
+    if (f->vector == 2 && irq_handlers[2]) {
+        irq_handlers[2](f);           /* an NMI: smp.c's question where this CPU is */
+        return;
+    }
     if (f->vector < 32) {
         if (!syscall_without_kernel_mode(f))
             exception(f);

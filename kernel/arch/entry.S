@@ -97,7 +97,8 @@ trap_stubs:
  * mode).  An exception in kernel mode may not: one raised by the return to
  * user mode itself comes after the swapgs, so its GS base is looked at (a
  * kernel address is negative).  Such exceptions are fatal, so nothing needs
- * undoing on the way out. */
+ * undoing on the way out, but for an NMI (kernel/smp.c asks a CPU that does
+ * not answer where it is), which returns: its swap is undone. */
 trap_common:
 	cld
 	testb $3, 24(%rsp)
@@ -114,12 +115,22 @@ trap_common:
 	popq %rcx
 	popq %rax
 	js 2f
+	cmpq $2, (%rsp)
+	jne 1f
+	movq $1, 8(%rsp)                /* an NMI (smp.c's question) returns: note the swap */
 1:	swapgs
 2:	PUSH_GPRS
 	movq %rsp, %rdi
 	call trap_handler
 	POP_GPRS
-	addq $16, %rsp
+	cmpq $2, (%rsp)
+	jne 4f
+	testb $3, 24(%rsp)
+	jnz 4f
+	cmpq $1, 8(%rsp)
+	jne 4f
+	swapgs                          /* taken between a swapgs and its iretq: the user's GS back */
+4:	addq $16, %rsp
 	testb $3, 8(%rsp)
 	jz 3f
 	swapgs

@@ -12,7 +12,7 @@ enum {
 };
 /* Interrupt command register, low word. */
 enum {
-    ICR_FIXED = 0x000, ICR_INIT = 0x500, ICR_STARTUP = 0x600,
+    ICR_FIXED = 0x000, ICR_NMI = 0x400, ICR_INIT = 0x500, ICR_STARTUP = 0x600,
     ICR_BUSY = 1u << 12, ICR_ASSERT = 1u << 14, ICR_ALL_BUT_SELF = 3u << 18,
 };
 #define LVT_MASKED (1u << 16)
