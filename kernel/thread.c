@@ -42,6 +42,7 @@ static uint32_t next_tid;
 static bool had_many;                  /* the program created a thread */
 static volatile int ender = -1;        /* the CPU ending the program */
 static volatile bool cpu0_ending;
+static volatile bool cpu0_forwarded;   /* CPU 0 runs an end another CPU handed it */
 static void (*volatile fwd_rest)(void *);
 static void *volatile fwd_arg;
 
@@ -106,6 +107,7 @@ static void cores_reset(void)
     paging_set_shared(false);
     ender = -1;
     cpu0_ending = false;
+    cpu0_forwarded = false;
     serial_owner = NULL;
     serial_waiters = 0;
 }
@@ -593,8 +595,10 @@ static void park_here(void *arg)
 static void run_rest(void *arg)
 {
     (void)arg;
-    if (!cpu0_ending)
+    if (!cpu0_ending) {
+        cpu0_forwarded = true;
         fwd_rest(fwd_arg);
+    }
 }
 
 void threads_end_begin(void (*rest)(void *), void *arg)
@@ -605,9 +609,16 @@ void threads_end_begin(void (*rest)(void *), void *arg)
     if (c->index == 0) {
         if (cpu0_ending)
             return;
+        /* Ours unless another CPU's end got here first.  That one leaves
+         * ender at 0 once it has handed its end over (run_rest): only the
+         * handed-over end itself may take that 0 for its own.  CPU 0's own
+         * end took it too, and parked the other CPU with interrupts off
+         * while that CPU, interrupts off, waited for CPU 0 to take its
+         * end: the node hung (two threads calling exit_group at once,
+         * or a rank's last exit and its killed thread). */
         int expect = -1;
         if (!__atomic_compare_exchange_n(&ender, &expect, 0, false, __ATOMIC_SEQ_CST,
-                                         __ATOMIC_SEQ_CST) && expect != 0)
+                                         __ATOMIC_SEQ_CST) && !(expect == 0 && cpu0_forwarded))
             for (;;)                   /* another CPU's end is on its way here */
                 __asm__ volatile("sti; hlt; cli" ::: "memory");
         cpu0_ending = true;

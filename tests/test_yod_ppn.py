@@ -395,6 +395,29 @@ def test_a_ranks_exit_ends_its_threads_and_the_next_job_has_the_cores(c4):
         "rank 1: 2 threads on cpus 2,3, affinity 2, sum ok"], r.stdout
 
 
+def test_threads_on_every_core_calling_exit_group_at_once(c4):
+    """The node's end is carried once, on CPU 0: a thread ending the program
+    elsewhere hands it over (kernel/thread.c, threads_end_begin).  When a
+    thread on another core got there first, CPU 0's own end took the mark
+    that handover leaves for its own, and each CPU waited, interrupts off,
+    for the other: the node stopped answering (seen with hybrid MPI +
+    OpenMP jobs, a rank's last exit meeting its killed thread, about one job
+    in 400).  `threads exitrace`: a thread on every core, all calling
+    exit_group at one moment; before, a fresh 4-CPU node hung at its 2nd,
+    8th and 24th job (three tries by hand).  Also as two ranks of two
+    threads."""
+    for i in range(40):
+        r = yod(c4, "-sz", "1", program("threads-musl" if i % 2 else "threads-glibc"),
+                "exitrace")
+        assert r.returncode == 0, f"job {i}: " + r.stdout + r.stderr
+        assert "4 threads call exit_group at once" in r.stdout, r.stdout
+    for i in range(8):
+        r = yod(c4, "-sz", "2", "-ppn", "2", program("threads-musl"), "exitrace")
+        assert r.returncode == 0, f"job {i}: " + r.stdout + r.stderr
+        assert r.stdout.count("2 threads call exit_group at once") == 2, r.stdout
+    assert wait_free(c4, [1]) == [1]
+
+
 def test_hybrid_mpi_and_openmp_built_with_tern_mpicc(c4, tmp_path):
     """An MPI + OpenMP program as users build it (`tern-mpicc -fopenmp`: the
     link failed with musl, libgomp being glibc's) runs with a team on each

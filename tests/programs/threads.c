@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -339,6 +340,35 @@ static int attrpin(void)
     return 0;
 }
 
+/* exitrace: a thread on every core, and at one moment all of them call
+ * exit_group: the node's end must be carried once, whichever core wins. */
+static volatile int race_ready;
+
+static void *race_exit(void *arg)
+{
+    (void)arg;
+    __atomic_fetch_add(&race_ready, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&race_ready, __ATOMIC_SEQ_CST) < nthreads)
+        ;
+    syscall(SYS_exit_group, 0);
+    return NULL;
+}
+
+static int exitrace(void)
+{
+    nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    printf("%d threads call exit_group at once\n", nthreads);
+    for (int i = 1; i < nthreads; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, race_exit, NULL)) {
+            printf("pthread_create failed\n");
+            return 1;
+        }
+    }
+    race_exit(NULL);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -381,6 +411,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "attrpin"))
         return attrpin();
+    if (!strcmp(mode, "exitrace"))
+        return exitrace();
     if (!strcmp(mode, "mainexit")) {
         pthread_t t;
         pthread_create(&t, NULL, late, "two");
