@@ -374,13 +374,13 @@ static void print_stats(void)
         fprintf(stderr,
                 "portals stats node %ld: tx=%llu retransmits=%llu timeouts=%llu "
                 "no_resources=%llu ooo_dropped=%llu dup=%llu acks_sent=%llu carried=%llu "
-                "alone_time=%llu alone_wait=%llu alone_frame=%llu\n",
+                "alone_time=%llu alone_wait=%llu alone_frame=%llu unparked=%llu\n",
                 eng.rank, (unsigned long long)st.tx_frames, (unsigned long long)st.tx_retransmits,
                 (unsigned long long)st.tx_timeouts, (unsigned long long)st.rx_no_resources,
                 (unsigned long long)st.rx_ooo_dropped, (unsigned long long)st.rx_dup,
                 (unsigned long long)st.acks_sent, (unsigned long long)st.tx_carried,
                 (unsigned long long)st.acks_alone_time, (unsigned long long)st.acks_alone_wait,
-                (unsigned long long)st.acks_alone_frame);
+                (unsigned long long)st.acks_alone_frame, (unsigned long long)st.rx_unparked);
     if (eng.verbose > 2 && lib_stats(&st)) {
         const uint64_t *v = (const uint64_t *)&st;
         fprintf(stderr, "portals raw node %ld:", eng.rank);

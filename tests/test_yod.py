@@ -317,6 +317,32 @@ def test_an_ack_does_not_wait_for_a_target_that_computes(c4):
     assert ack < 1000, r.stdout
 
 
+def test_a_put_to_a_rank_that_starts_late_arrives_the_first_time(c4):
+    """A job's ranks start apart.  A put that reached a node before its
+    program had made an NI was dropped, and arrived only by a retransmission
+    after the program was ready: the sender's timer backs off (10, 30, 70,
+    150, 310 ms after the put), so that could be up to twice the gap late
+    (the start-up barrier of a job began 10 ms late and sent a frame twice).
+    Now the node keeps it and hands it to the NI at the program's first wait
+    (portals/lib/park.c).  latestart: rank 1 sleeps 400 ms before PtlInit;
+    rank 0 puts once at once.  Its node hands the kept frame over; before, it
+    handed over none and the ACK came after 334 ms for a 200 ms sleep (now
+    200-206 ms).  A resend that reaches the NI first (a host stall between
+    its creation and its first wait) leaves nothing to hand over: up to three
+    jobs."""
+    prog = os.path.join(ROOT, "build", "portals", "kernel", "latestart-musl")
+    for _ in range(3):
+        r = yod(c4, "-sz", "2", prog, "400")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert re.search(r"rank 0: ACK after \d+ ms, fail 0\b", r.stdout), r.stdout + r.stderr
+        m = re.search(r'rank 1: put "late" arrived, kept frames handed over (\d+)', r.stdout)
+        assert m, r.stdout + r.stderr
+        print(r.stdout)
+        if int(m[1]) >= 1:
+            break
+    assert int(m[1]) >= 1, r.stdout
+
+
 @pytest.mark.slow
 def test_lost_node_ends_job():
     name = start("y", "-n", "2", "--boot", "direct")

@@ -121,6 +121,10 @@ struct ptl_lib_stats {
     uint64_t acks_alone_time;
     uint64_t acks_alone_wait;
     uint64_t acks_alone_frame;
+    /* Frames that came before the NI they address, kept (tunables'
+     * park_frames) and then handed to it once made. */
+    uint64_t rx_parked;
+    uint64_t rx_unparked;
 };
 int ptl_lib_get_stats(unsigned iface, struct ptl_lib_stats *out);
 
@@ -138,6 +142,12 @@ struct ptl_lib_tunables {
      * peer, to ride in its header (PTL_WF_ACKIN); 0: sent at once.  Held
      * only while nothing else waits on it: ptl_lib_send_held. */
     uint64_t ack_hold_ns;
+    /* How many frames (8 at most, 256 payload bytes each) that come before
+     * the NI they address are kept for it, to be handed over once it is
+     * made; 0: dropped, as frames to no NI.  For a host whose programs'
+     * NIs appear after their peers may send (a Tern node).  A Linux
+     * process, which sees its node's other processes' frames, keeps none. */
+    uint64_t park_frames;
 };
 void ptl_lib_get_tunables(struct ptl_lib_tunables *t);
 void ptl_lib_set_tunables(const struct ptl_lib_tunables *t);

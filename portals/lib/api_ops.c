@@ -35,6 +35,7 @@ static int issue(struct ptl_op_args *a, ptl_handle_md_t put,
     int rc = resolve(a, put, get, &ni);
     if (rc != PTL_OK)
         API_RETURN(rc);
+    ptl_ni_receiving(ni);
     /* The operation's frame goes out first, the timers' walk after it:
      * the walk then overlaps the frame's way to its target. */
     rc = ptl_op_issue(ni, a);

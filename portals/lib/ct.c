@@ -71,8 +71,10 @@ int PtlCTCancelTriggered(ptl_handle_ct_t h)
 int PtlCTGet(ptl_handle_ct_t h, ptl_ct_event_t *ev)
 {
     API_ENTER();
+    struct ptl_ni *ni = NULL;
+    struct ptl_ct *ct = ptl_ct_get(h, &ni);
+    ptl_ni_receiving(ct ? ni : NULL);
     ptl_progress_locked();
-    struct ptl_ct *ct = ptl_ct_get(h, NULL);
     API_CHECK(ct && ev);
     *ev = ct->v;
     API_EXIT(PTL_OK);
@@ -194,9 +196,11 @@ static int ctpoll_cond(void *p)
 {
     struct ctpoll_arg *a = p;
     for (unsigned i = 0; i < a->n; i++) {
-        struct ptl_ct *ct = ptl_ct_get(a->h[i], NULL);
+        struct ptl_ni *ni;
+        struct ptl_ct *ct = ptl_ct_get(a->h[i], &ni);
         if (!ct)
             return PTL_ARG_INVALID;
+        ptl_ni_receiving(ni);
         bool noted = i < a->w->n;
         if (noted ? a->w->hit && a->w->which == i
                   : ct->v.success + ct->v.failure >= a->tests[i]) {

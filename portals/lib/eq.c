@@ -94,8 +94,10 @@ bool ptl_lib_eq_pending(uint32_t h)
 int PtlEQGet(ptl_handle_eq_t h, ptl_event_t *ev)
 {
     API_ENTER();
+    struct ptl_ni *ni = NULL;
+    struct ptl_eq *eq = ptl_eq_get(h, &ni);
+    ptl_ni_receiving(eq ? ni : NULL);
     ptl_progress_locked();
-    struct ptl_eq *eq = ptl_eq_get(h, NULL);
     API_CHECK(eq && ev);
     API_EXIT(eq_take(eq, ev));
 }
@@ -112,9 +114,11 @@ static int poll_cond(void *p)
     struct poll_arg *a = p;
     for (unsigned k = 0; k < a->n; k++) {
         unsigned i = (a->start + k) % a->n;
-        struct ptl_eq *eq = ptl_eq_get(a->h[i], NULL);
+        struct ptl_ni *ni;
+        struct ptl_eq *eq = ptl_eq_get(a->h[i], &ni);
         if (!eq)
             return PTL_ARG_INVALID;
+        ptl_ni_receiving(ni);
         int rc = eq_take(eq, a->ev);
         if (rc != PTL_EQ_EMPTY) {
             if (a->which)

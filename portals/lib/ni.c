@@ -13,6 +13,7 @@ static const struct ptl_lib_tunables default_tun = {
     /* A Tern node's ACK waits for its program's answer (reliable.c); a
      * Linux process's goes at once: yod and fyod do not answer puts. */
     .ack_hold_ns = PTL_ACK_LAZY ? 200000 : 0,
+    .park_frames = PTL_PARK_EARLY ? PTL_PARK_MAX : 0,
 };
 
 int PtlInit(void)
@@ -276,6 +277,7 @@ void ptl_lib_iface_reset(unsigned iface)
     for (unsigned k = iface * 4; k < iface * 4 + 4; k++)
         if (ptl_g.nis[k].in_use)
             ni_release(&ptl_g.nis[k]);
+    ptl_park_drop_iface(iface);
     ptl_host_unlock();
 }
 

@@ -8,6 +8,12 @@
 void ptl_progress_locked(void)
 {
     ptl_acks_later_take_locked();
+    /* Frames that came before their NI, once it is ready (park.c). */
+    if (ptl_g.park_new_ni) {
+        ptl_g.park_new_ni = false;
+        if (ptl_g.n_parked)
+            ptl_park_hand_over_locked();
+    }
     uint64_t now = ptl_host_now_ns();
     struct ptl_ni *ni;
     for (unsigned i = 0; (ni = ptl_ni_next_live(&i));) {

@@ -24,12 +24,21 @@
 #ifndef PTL_ACK_LAZY
 #define PTL_ACK_LAZY 0
 #endif
+/* Whether frames that come before their NI are kept for it by default
+ * (park.c); the Tern kernel builds with 1. */
+#ifndef PTL_PARK_EARLY
+#define PTL_PARK_EARLY 0
+#endif
 
 /* Interfaces: a host's NICs, or (the Tern kernel) its own interface and one
  * per rank of a node's ranks per core.  32 at most: ptl_lib_restrict's mask. */
 #define PTL_MAX_IFACES 32
 /* Carried ACKs noted for later before they are taken in at once. */
 #define PTL_ACKS_LATER_MAX 8
+/* Frames kept for an NI not made yet (park.c): how many at most, and how
+ * much payload each may have (start-up's control puts have none). */
+#define PTL_PARK_MAX 8
+#define PTL_PARK_PAYLOAD_MAX 256
 #define PTL_MAX_NIS (PTL_MAX_IFACES * 4)
 #define PTL_REL_WIN 64          /* frames in flight per peer = SACK width */
 #define PTL_PEER_SLOTS 4096    /* hash slots; peers allocated on demand */
@@ -314,6 +323,9 @@ struct ptl_ni {
     ptl_jid_t jid;
     uint32_t frame_max;
     bool link_checks_payload; /* ptl_host_iface_info: send PTL_WF_LINKCRC frames */
+    /* The program has moved data or looked for events with it: its portal
+     * table entries are set up, and frames kept for it may come (park.c). */
+    bool receiving;
     ptl_ni_limits_t lim;
     ptl_sr_value_t sr[PTL_SR_LAST];
 
@@ -376,6 +388,11 @@ struct ptl_lib {
         struct ptl_wire_ackrec a;
     } acks_later[PTL_ACKS_LATER_MAX];
     unsigned n_acks_later;
+    /* Frames kept for an NI not made yet (park.c), and whether an NI
+     * became ready for them since the progress step last handed them over
+     * (ptl_ni_receiving). */
+    unsigned n_parked;
+    bool park_new_ni;
 };
 extern struct ptl_lib ptl_g;
 
@@ -532,6 +549,30 @@ bool ptl_rel_rx_dup(struct ptl_ni *ni, const struct ptl_wire_hdr *h);
 /* A checked frame; ack: the ACK its header carries (PTL_WF_ACKIN), or NULL. */
 void ptl_rel_rx(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
                 const struct ptl_wire_ackrec *ack, const uint8_t *payload);
+/* The NI a frame's header addresses on iface, or NULL (rx.c). */
+struct ptl_ni *ptl_rx_find_ni(unsigned iface, const struct ptl_wire_hdr *h);
+/* A frame checked but for what needs its NI (its limits), to that NI;
+ * false if those refuse it. */
+bool ptl_rx_deliver(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
+                    const struct ptl_wire_ackrec *ack, const uint8_t *payload);
+/* A checked frame whose NI is not there (park.c): true if kept for it. */
+bool ptl_park(unsigned iface, const struct ptl_wire_hdr *h, const struct ptl_wire_ackrec *ack,
+              const uint8_t *payload);
+/* The program's first put, get, atomic or look at an event queue or
+ * counter of ni: what the park waits for, rather than PtlNIInit, after
+ * which the program still sets up its portal table (on a Tern node any
+ * interrupt may run the progress step in between). */
+static inline void ptl_ni_receiving(struct ptl_ni *ni)
+{
+    if (ni && !ni->receiving) {
+        ni->receiving = true;
+        ptl_g.park_new_ni = true;
+    }
+}
+/* Kept frames to the NIs ready for them (ptl_ni_receiving), oldest first. */
+void ptl_park_hand_over_locked(void);
+/* Forget the frames kept on iface (its job has ended). */
+void ptl_park_drop_iface(unsigned iface);
 /* p's retransmission, ack and give-up timers. */
 void ptl_rel_peer_timers(struct ptl_ni *ni, struct ptl_peer *p, uint64_t now);
 /* Also lowers *exact_min to the soonest acknowledgement due (unrounded). */

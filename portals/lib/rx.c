@@ -22,7 +22,7 @@ static bool atomic_hdr_ok(const struct ptl_ni *ni, const struct ptl_wire_hdr *h)
            h->msg_len <= max;
 }
 
-static struct ptl_ni *find_ni(unsigned iface, const struct ptl_wire_hdr *h)
+struct ptl_ni *ptl_rx_find_ni(unsigned iface, const struct ptl_wire_hdr *h)
 {
     if (h->ni_type & ~(PTL_WNI_MATCHING | PTL_WNI_LOGICAL))
         return NULL;
@@ -72,7 +72,7 @@ static size_t rx_one(unsigned iface, const uint8_t *f, const uint8_t *payload,
     /* A copy of a frame already delivered is known by its header: drop it
      * before paying for the checksum (ptl_rel_rx_dup).  What follows it in
      * the link frame is checked on its own. */
-    struct ptl_ni *ni = find_ni(iface, &h);
+    struct ptl_ni *ni = ptl_rx_find_ni(iface, &h);
     if (ni && ptl_rel_rx_dup(ni, &h))
         return rest;
     if (h.flags & PTL_WF_LINKCRC) {
@@ -124,21 +124,30 @@ static size_t rx_one(unsigned iface, const uint8_t *f, const uint8_t *payload,
         return 0;
     }
     if (!ni) {
+        /* Its NI may be only a moment away (park.c); if not, dropped. */
+        if (ptl_park(iface, &h, rec_len ? &ack : NULL, payload))
+            return rest;
         st->rx_not_for_us++;
         return 0;
     }
-    bool request = h.op >= PTL_WOP_PUT && h.op <= PTL_WOP_SWAP;
-    if (h.msg_len > ni->lim.max_msg_size ||
-        (request && h.pt_index > (uint32_t)ni->lim.max_pt_index) ||
-        (h.op == PTL_WOP_GET && h.frag_len) ||
-        (request && h.op != PTL_WOP_PUT && h.op != PTL_WOP_GET &&
-         !atomic_hdr_ok(ni, &h))) {
-        st->rx_bad_field++;
-        return 0;
+    return ptl_rx_deliver(ni, &h, rec_len ? &ack : NULL, payload) ? rest : 0;
+}
+
+bool ptl_rx_deliver(struct ptl_ni *ni, const struct ptl_wire_hdr *h,
+                    const struct ptl_wire_ackrec *ack, const uint8_t *payload)
+{
+    bool request = h->op >= PTL_WOP_PUT && h->op <= PTL_WOP_SWAP;
+    if (h->msg_len > ni->lim.max_msg_size ||
+        (request && h->pt_index > (uint32_t)ni->lim.max_pt_index) ||
+        (h->op == PTL_WOP_GET && h->frag_len) ||
+        (request && h->op != PTL_WOP_PUT && h->op != PTL_WOP_GET &&
+         !atomic_hdr_ok(ni, h))) {
+        ptl_g.stats[ni->iface].rx_bad_field++;
+        return false;
     }
     PTL_TRACE(TP_RX_CHECKED);
-    ptl_rel_rx(ni, &h, rec_len ? &ack : NULL, payload);
-    return rest;
+    ptl_rel_rx(ni, h, ack, payload);
+    return true;
 }
 
 /* A link frame: the first header (hlen bytes, PTL_WIRE_HDR_LEN in a whole

@@ -25,6 +25,7 @@ static struct {
     struct ptl_test_wire w;
     struct ptl_test_wire_stats st;
     bool dead[MAX_IF];
+    uint32_t jid[MAX_IF];      /* 0: PTL_TEST_JID */
     bool payload_crc;
     struct frame *q; /* sorted by arrival time */
     int lock_depth;
@@ -99,6 +100,7 @@ void ptl_test_set_stall(unsigned i, uint64_t from_ns, uint64_t until_ns)
 }
 
 void ptl_test_set_dead(unsigned i, bool dead) { if (i < MAX_IF) H.dead[i] = dead; }
+void ptl_test_set_jid(unsigned i, uint32_t jid) { if (i < MAX_IF) H.jid[i] = jid; }
 void ptl_test_set_payload_crc(bool on) { H.payload_crc = on; }
 uint64_t ptl_test_now(void) { return H.now; }
 void ptl_test_wire_stats(struct ptl_test_wire_stats *s) { *s = H.st; }
@@ -149,7 +151,7 @@ int ptl_host_iface_info(unsigned i, struct ptl_host_iface_info *info)
     info->nid = PTL_TEST_NID(i);
     info->pid = PTL_TEST_PID;
     info->uid = PTL_TEST_UID;
-    info->jid = PTL_TEST_JID;
+    info->jid = H.jid[i] ? H.jid[i] : PTL_TEST_JID;
     info->frame_max = H.frame_max;
     /* A wire that flips bytes is a link without an FCS: payloads need the
      * library's own checksum.  Set the wire before PtlNIInit. */

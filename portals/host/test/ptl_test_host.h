@@ -54,6 +54,8 @@ void ptl_test_set_rx_cost(unsigned iface, uint64_t ns_per_frame, unsigned queue)
 void ptl_test_set_stall(unsigned iface, uint64_t from_ns, uint64_t until_ns);
 /* A dead node neither receives nor sends frames. */
 void ptl_test_set_dead(unsigned iface, bool dead);
+/* The job id interface iface's NIs take from now on (another job's node). */
+void ptl_test_set_jid(unsigned iface, uint32_t jid);
 /* Frames sent by NIs initialised from now on checksum their payloads too
  * (link_checks_payload 0), as on a wire with corrupt_pct > 0. */
 void ptl_test_set_payload_crc(bool on);
