@@ -262,8 +262,11 @@ def test_a_sleeping_sender_and_a_computing_receiver_send_nothing_twice(nx):
     # Before, every job sent a frame again (node 1 each time; with the
     # waits' fix alone, node 0).  Now most send none.  Not all: a job's
     # start and end resend a frame now and then on a busy host (about one
-    # job in four with no message at all, on the old kernel too), and node
-    # 1's tick, on its 4 ms grain, sometimes loses to node 0's timer.  On an
+    # job in four with no message at all, on the old kernel too: frames
+    # whose ack a peer the host descheduled sent 1-7 ms late, past their
+    # 1-4 ms RTO; docs/performance.md, "Frames that come before their NI"),
+    # and node 1's tick, on its 4 ms grain, sometimes loses to node 0's
+    # timer.  On an
     # idle host about 6 jobs in 10 are clean; a fresh clone's suite once saw
     # 8 resend in a row (2026-11-30).  So up to 24 jobs, until one is clean.
     while len(jobs) < 24 and not any(j[0] == 0 and j[1] == 0 for j in jobs):
