@@ -115,6 +115,30 @@ def test_a_flood_of_refused_puts_leaves_both_nodes_working(c3):
     assert r.returncode == 0 and "waiting" in r.stdout, r.stdout + r.stderr
 
 
+def test_a_put_sent_before_a_job_starts_never_reaches_it(c3):
+    """A node keeps the frames that come before their NI is made and hands
+    them to it when its program first uses it (portals/lib/park.c).  nobody's
+    job puts into node 1 while node 1 has no job: the frame is kept there.
+    Then root's job starts on node 1 with the pid the frame names.  The kept
+    frame is not delivered into it, nor are the intruder's resends and get:
+    all refused."""
+    intruder = yod_bg(c3, "-list", "2", INTRUDER, "inject", "1", pre=NOBODY)
+    try:
+        time.sleep(1.5)               # its put is out, resent with backoff
+        assert intruder.poll() is None, intruder.communicate()
+        r = yod(c3, "-list", "1", INTRUDER, "victim", "15", "2")
+        out, err = intruder.communicate(timeout=60)
+    finally:
+        if intruder.poll() is None:
+            intruder.kill()
+            intruder.communicate()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "INJECTED" not in r.stdout and "read the secret" not in r.stdout, r.stdout
+    assert "victim: 0 arrived, 2 refused" in r.stdout, r.stdout + r.stderr
+    assert f"inject: put fail={REFUSED}" in out, out + err
+    assert f"get: fail={REFUSED} got ''" in out, out + err
+
+
 def test_a_forged_end_notice_is_refused(c3):
     """A job's program sends another user's node the allocator's notice that
     its job's yod is gone (TERN_REVOKE): refused, and the job runs to its end."""
