@@ -85,6 +85,20 @@ def up(prefix, *up_args):
         yield name
 
 
+@contextlib.contextmanager
+def stopped(*procs):
+    """The processes (yod_bg's), for the length of the `with`; those still
+    running at its end are killed and reaped, so a failing test leaves none
+    behind.  Yields the one process, or the tuple."""
+    try:
+        yield procs[0] if len(procs) == 1 else procs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+
+
 def _yod_argv(name, args, pre, env):
     pre = [*(["env", *(f"{k}={v}" for k, v in env.items())] if env else []), *pre]
     return [CLUSTER, "--name", name, "exec", *pre, "yod", *args]

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from clusters import allocd_kill, allocd_start, cluster, up, yod, yod_bg
+from clusters import allocd_kill, allocd_start, cluster, stopped, up, yod, yod_bg
 from nodes import ROOT
 
 INTRUDER = os.path.join(ROOT, "build", "portals", "kernel", "intruder-musl")
@@ -74,15 +74,10 @@ def test_a_forged_load_descriptor_is_refused(c3):
 def test_puts_and_gets_into_another_users_job_are_refused(c3):
     """Row 2, and a Get aimed at another job's memory: nobody's job puts a
     message to root's running job as its "rank 0" and reads its memory."""
-    victim = yod_bg(c3, "-list", "1", INTRUDER, "victim", "15", "2")
-    try:
+    with stopped(yod_bg(c3, "-list", "1", INTRUDER, "victim", "15", "2")) as victim:
         wait_for(victim, "victim ready")
         r = yod(c3, "-list", "2", INTRUDER, "inject", "1", pre=NOBODY)
         out, err = victim.communicate(timeout=60)
-    finally:
-        if victim.poll() is None:
-            victim.kill()
-            victim.communicate()
     assert f"inject: put fail={REFUSED}" in r.stdout, r.stdout + r.stderr
     assert f"get: fail={REFUSED} got ''" in r.stdout, r.stdout + r.stderr
     assert "INJECTED" not in out and "read the secret" not in out, out
@@ -99,15 +94,10 @@ def test_a_flood_of_refused_puts_leaves_both_nodes_working(c3):
     for ever (tests/portals/test_refused_put.c).  Now every put is answered,
     the victim's job gets nothing, and the intruder's node takes the next
     job."""
-    victim = yod_bg(c3, "-list", "1", INTRUDER, "victim", "20", "20")
-    try:
+    with stopped(yod_bg(c3, "-list", "1", INTRUDER, "victim", "20", "20")) as victim:
         wait_for(victim, "victim ready")
         r = yod(c3, "-list", "2", INTRUDER, "flood", "1", "20", pre=NOBODY, timeout=180)
         out, err = victim.communicate(timeout=60)
-    finally:
-        if victim.poll() is None:
-            victim.kill()
-            victim.communicate()
     assert r.returncode == 0, r.stdout + r.stderr
     assert "flood: 20 puts, 20 refused, 0 otherwise, 0 no answer" in r.stdout, r.stdout + r.stderr
     assert "victim: 0 arrived, 20 refused" in out, out + err
@@ -122,16 +112,11 @@ def test_a_put_sent_before_a_job_starts_never_reaches_it(c3):
     Then root's job starts on node 1 with the pid the frame names.  The kept
     frame is not delivered into it, nor are the intruder's resends and get:
     all refused."""
-    intruder = yod_bg(c3, "-list", "2", INTRUDER, "inject", "1", pre=NOBODY)
-    try:
+    with stopped(yod_bg(c3, "-list", "2", INTRUDER, "inject", "1", pre=NOBODY)) as intruder:
         time.sleep(1.5)               # its put is out, resent with backoff
         assert intruder.poll() is None, intruder.communicate()
         r = yod(c3, "-list", "1", INTRUDER, "victim", "15", "2")
         out, err = intruder.communicate(timeout=60)
-    finally:
-        if intruder.poll() is None:
-            intruder.kill()
-            intruder.communicate()
     assert r.returncode == 0, r.stdout + r.stderr
     assert "INJECTED" not in r.stdout and "read the secret" not in r.stdout, r.stdout
     assert "victim: 0 arrived, 2 refused" in r.stdout, r.stdout + r.stderr
@@ -142,16 +127,11 @@ def test_a_put_sent_before_a_job_starts_never_reaches_it(c3):
 def test_a_forged_end_notice_is_refused(c3):
     """A job's program sends another user's node the allocator's notice that
     its job's yod is gone (TERN_REVOKE): refused, and the job runs to its end."""
-    victim = yod_bg(c3, "-list", "1", INTRUDER, "wait", "8")
-    try:
+    with stopped(yod_bg(c3, "-list", "1", INTRUDER, "wait", "8")) as victim:
         wait_for(victim, "waiting")
         job = show(c3)[1][1]
         r = yod(c3, "-list", "2", INTRUDER, "forge-revoke", "1", job, pre=NOBODY)
         out, err = victim.communicate(timeout=60)
-    finally:
-        if victim.poll() is None:
-            victim.kill()
-            victim.communicate()
     assert f"forge-revoke: put fail={REFUSED}" in r.stdout, r.stdout + r.stderr
     assert victim.returncode == 0, out + err
     assert "is gone" not in console(c3, 1), console(c3, 1)[-1500:]
@@ -170,9 +150,9 @@ def test_register_from_a_job_is_refused(c3):
 def test_only_the_owner_or_root_ends_a_job(c3):
     """Row 8: nobody cannot kill or release root's job (nor name a job id
     itself); it can kill its own; root can kill anyone's."""
-    root_job = yod_bg(c3, "-list", "1", INTRUDER, "wait", "120")
-    own_job = yod_bg(c3, "-list", "2", INTRUDER, "wait", "120", pre=NOBODY)
-    try:
+    jobs = (yod_bg(c3, "-list", "1", INTRUDER, "wait", "120"),
+            yod_bg(c3, "-list", "2", INTRUDER, "wait", "120", pre=NOBODY))
+    with stopped(*jobs) as (root_job, own_job):
         wait_for(root_job, "waiting")
         wait_for(own_job, "waiting")
         jobs = show(c3)
@@ -192,11 +172,6 @@ def test_only_the_owner_or_root_ends_a_job(c3):
         assert r.returncode == 0, r.stderr
         out, err = root_job.communicate(timeout=60)
         assert root_job.returncode == 1 and "killed by yod -kill" in err, err
-    finally:
-        for p in (root_job, own_job):
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
 
 
 def test_a_restarted_allocator_still_knows_whose_job_it_is():

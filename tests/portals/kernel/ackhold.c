@@ -10,6 +10,7 @@
 #include <time.h>
 #include "portals4.h"
 #include "test_check.h"
+#include "test_pair.h"
 #include "test_clock.h"
 
 static ptl_event_t wait_for(ptl_handle_eq_t eq, ptl_event_kind_t kind)
@@ -33,38 +34,14 @@ int main(int argc, char **argv)
     }
     int rank = getenv("TERN_RANK") ? atoi(getenv("TERN_RANK")) : 0;
     double ms = atof(argv[1]);
-    ptl_handle_ni_t ni;
-    ptl_handle_eq_t eq;
-    ptl_pt_index_t pt;
-    CHECK(PtlInit());
-    CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PTL_PID_ANY, NULL, NULL,
-                    &ni));
-    CHECK(PtlEQAlloc(ni, 64, &eq));
-    CHECK(PtlPTAlloc(ni, 0, eq, 0, &pt));
     static char buf[64], msg[8] = "ping";
-    ptl_me_t me = {.start = buf, .length = sizeof buf, .ct_handle = PTL_CT_NONE,
-                   .uid = PTL_UID_ANY,
-                   .options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_USE_ONCE,
-                   .match_id.phys = {PTL_NID_ANY, PTL_PID_ANY}, .match_bits = 7};
-    ptl_handle_me_t h;
-    CHECK(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, NULL, &h));
-    ptl_md_t md = {.start = msg, .length = sizeof msg, .eq_handle = eq,
-                   .ct_handle = PTL_CT_NONE};
-    ptl_handle_md_t mdh;
-    CHECK(PtlMDBind(ni, &md, &mdh));
-    /* The other rank's nid and pid: TERN_MAP, rank order, "nid" or
-     * "nid:pid" each (docs/job-interface.md); a bare nid has our pid. */
-    const char *map = getenv("TERN_MAP");
-    if (!map || !strchr(map, ',')) {
-        printf("no TERN_MAP of two ranks\n");
-        return 1;
-    }
-    const char *other = rank == 0 ? strchr(map, ',') + 1 : map;
-    char *end;
-    ptl_process_t me_id, peer;
-    CHECK(PtlGetPhysId(ni, &me_id));
-    peer.phys.nid = (ptl_nid_t)strtoul(other, &end, 10);
-    peer.phys.pid = *end == ':' ? (ptl_pid_t)strtoul(end + 1, NULL, 10) : me_id.phys.pid;
+    struct pair p;
+    pair_setup(&p, rank, buf, sizeof buf, msg, sizeof msg);
+    ptl_handle_ni_t ni = p.ni;
+    ptl_handle_eq_t eq = p.eq;
+    ptl_pt_index_t pt = p.pt;
+    ptl_handle_md_t mdh = p.md;
+    ptl_process_t peer = p.peer;
     if (rank == 0) {
         double t0 = now_s();
         /* Resent until rank 1's entry is there: it may start later. */
@@ -95,7 +72,8 @@ int main(int argc, char **argv)
             for (int i = 0; i < 100000; i++)
                 spins++;
         static char done[8] = "done";
-        md.start = done;
+        ptl_md_t md = {.start = done, .length = sizeof done, .eq_handle = eq,
+                       .ct_handle = PTL_CT_NONE};
         CHECK(PtlMDBind(ni, &md, &mdh));
         CHECK(PtlPut(mdh, 0, sizeof done, PTL_NO_ACK_REQ, peer, pt, 7, 0, NULL, 0));
         wait_for(eq, PTL_EVENT_SEND);

@@ -17,6 +17,7 @@
 #include "ptl_lib.h"
 #include "ptl_tern.h"
 #include "test_check.h"
+#include "test_pair.h"
 #include "test_clock.h"
 
 static uint64_t unparked(void)
@@ -41,52 +42,25 @@ int main(int argc, char **argv)
             ;
     }
     double t0 = now_s();
-    ptl_handle_ni_t ni;
-    ptl_handle_eq_t eq;
-    ptl_pt_index_t pt;
-    CHECK(PtlInit());
-    CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PTL_PID_ANY, NULL, NULL,
-                    &ni));
-    CHECK(PtlEQAlloc(ni, 64, &eq));
-    CHECK(PtlPTAlloc(ni, 0, eq, 0, &pt));
     static char buf[64], msg[8] = "late";
-    ptl_me_t me = {.start = buf, .length = sizeof buf, .ct_handle = PTL_CT_NONE,
-                   .uid = PTL_UID_ANY,
-                   .options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_USE_ONCE,
-                   .match_id.phys = {PTL_NID_ANY, PTL_PID_ANY}, .match_bits = 7};
-    ptl_handle_me_t h;
-    CHECK(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, NULL, &h));
-    ptl_md_t md = {.start = msg, .length = sizeof msg, .eq_handle = eq,
-                   .ct_handle = PTL_CT_NONE};
-    ptl_handle_md_t mdh;
-    CHECK(PtlMDBind(ni, &md, &mdh));
-    const char *map = getenv("TERN_MAP");
-    if (!map || !strchr(map, ',')) {
-        printf("no TERN_MAP of two ranks\n");
-        return 1;
-    }
-    const char *other = rank == 0 ? strchr(map, ',') + 1 : map;
-    char *end;
-    ptl_process_t me_id, peer;
-    CHECK(PtlGetPhysId(ni, &me_id));
-    peer.phys.nid = (ptl_nid_t)strtoul(other, &end, 10);
-    peer.phys.pid = *end == ':' ? (ptl_pid_t)strtoul(end + 1, NULL, 10) : me_id.phys.pid;
+    struct pair p;
+    pair_setup(&p, rank, buf, sizeof buf, msg, sizeof msg);
     ptl_event_t ev;
     if (rank == 0) {
-        CHECK(PtlPut(mdh, 0, sizeof msg, PTL_ACK_REQ, peer, pt, 7, 0, NULL, 0));
+        CHECK(PtlPut(p.md, 0, sizeof msg, PTL_ACK_REQ, p.peer, p.pt, 7, 0, NULL, 0));
         do
-            CHECK(PtlEQWait(eq, &ev));
+            CHECK(PtlEQWait(p.eq, &ev));
         while (ev.type != PTL_EVENT_ACK);
         printf("rank 0: ACK after %.0f ms, fail %d\n", (now_s() - t0) * 1000,
                (int)ev.ni_fail_type);
     } else {
         do
-            CHECK(PtlEQWait(eq, &ev));
+            CHECK(PtlEQWait(p.eq, &ev));
         while (ev.type != PTL_EVENT_PUT);
         printf("rank 1: put \"%s\" arrived, kept frames handed over %llu\n", buf,
                (unsigned long long)(unparked() - unparked0));
     }
-    PtlNIFini(ni);
+    PtlNIFini(p.ni);
     PtlFini();
     return 0;
 }
