@@ -2,7 +2,8 @@
  * the boot CPU (cpu_init) and each application processor (cpu_init_ap).
  * Each CPU has its own GDT and TSS in its per-CPU area (percpu.h): the TSS's
  * RSP0 is that CPU's kernel stack, and IST 1 a separate stack for double
- * faults so a blown kernel stack still gets a report.  The IDT is shared. */
+ * faults so a blown kernel stack still gets a report (and for NMIs).  The
+ * IDT is shared. */
 #include "cpu.h"
 #include "kernel.h"
 #include "percpu.h"
@@ -71,7 +72,10 @@ static void idt_init(void)
     for (int v = 0; v < 256; v++) {
         uint64_t a = trap_stubs[v];
         idt[v] = (struct idt_entry){
-            .off_lo = a & 0xFFFF, .sel = KERNEL_CS, .ist = v == 8 ? 1 : 0,
+            /* An NMI (smp.c asks a stuck CPU where it is) may come in the
+             * system call entry before the kernel stack is loaded: it runs
+             * on the double-fault stack too, never on a user's. */
+            .off_lo = a & 0xFFFF, .sel = KERNEL_CS, .ist = v == 8 || v == 2 ? 1 : 0,
             .type = 0x8E, /* present, DPL 0, interrupt gate */
             .off_mid = (a >> 16) & 0xFFFF, .off_hi = a >> 32,
         };
