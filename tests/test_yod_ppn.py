@@ -404,13 +404,24 @@ def test_threads_on_every_core_calling_exit_group_at_once(c4):
     OpenMP jobs, a rank's last exit meeting its killed thread, about one job
     in 400).  `threads exitrace`: a thread on every core, all calling
     exit_group at one moment; before, a fresh 4-CPU node hung at its 2nd,
-    8th and 24th job (three tries by hand).  Also as two ranks of two
-    threads."""
+    8th and 24th job (three tries by hand).  The same when each thread
+    faults (`exitrace fault`: hung at the 2nd job), or half of them (`mixed`,
+    where an exit_group may end the program first).  Also as two ranks of
+    two threads."""
     for i in range(40):
         r = yod(c4, "-sz", "1", program("threads-musl" if i % 2 else "threads-glibc"),
                 "exitrace")
         assert r.returncode == 0, f"job {i}: " + r.stdout + r.stderr
         assert "4 threads call exit_group at once" in r.stdout, r.stdout
+    for i in range(16):
+        how = "fault" if i % 2 else "mixed"
+        r = yod(c4, "-sz", "1", program("threads-musl"), "exitrace", how)
+        assert "stopped answering" not in r.stderr, f"job {i}: " + r.stderr
+        if how == "fault" or r.returncode:
+            assert r.returncode == 1 and "page fault: write to NULL pointer" in r.stderr, \
+                f"job {i} ({how}): " + r.stdout + r.stderr
+        else:
+            assert r.returncode == 0, f"job {i}: " + r.stdout + r.stderr
     for i in range(8):
         r = yod(c4, "-sz", "2", "-ppn", "2", program("threads-musl"), "exitrace")
         assert r.returncode == 0, f"job {i}: " + r.stdout + r.stderr

@@ -344,23 +344,36 @@ static int attrpin(void)
  * exit_group: the node's end must be carried once, whichever core wins. */
 static volatile int race_ready;
 
+static volatile int race_how;          /* 0 exit_group, 1 a fault, 2 alternate, 3 spin */
+
 static void *race_exit(void *arg)
 {
-    (void)arg;
+    int i = (int)(intptr_t)arg;
     __atomic_fetch_add(&race_ready, 1, __ATOMIC_SEQ_CST);
     while (__atomic_load_n(&race_ready, __ATOMIC_SEQ_CST) < nthreads)
         ;
+    while (race_how == 3)
+        ;                                 /* until a signal ends the program */
+    if (race_how == 1 || (race_how == 2 && i % 2)) {
+        volatile int *volatile bad = (int *)8;
+        *bad = i;                         /* SIGSEGV */
+    }
     syscall(SYS_exit_group, 0);
     return NULL;
 }
 
-static int exitrace(void)
+/* exitrace [fault|mixed|spin]: the program ends on every core at once, by
+ * exit_group, by a fault on each, or half of each; or they all compute
+ * until a signal (yod's, sent on) ends them. */
+static int exitrace(const char *how)
 {
     nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    printf("%d threads call exit_group at once\n", nthreads);
+    race_how = !how ? 0 : !strcmp(how, "fault") ? 1 : !strcmp(how, "mixed") ? 2 : 3;
+    static const char *const what[] = {"call exit_group", "fault", "fault or exit", "spin"};
+    printf("%d threads %s at once\n", nthreads, what[race_how]);
     for (int i = 1; i < nthreads; i++) {
         pthread_t t;
-        if (pthread_create(&t, NULL, race_exit, NULL)) {
+        if (pthread_create(&t, NULL, race_exit, (void *)(intptr_t)i)) {
             printf("pthread_create failed\n");
             return 1;
         }
@@ -412,7 +425,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "attrpin"))
         return attrpin();
     if (!strcmp(mode, "exitrace"))
-        return exitrace();
+        return exitrace(argc > 2 ? argv[2] : NULL);
     if (!strcmp(mode, "mainexit")) {
         pthread_t t;
         pthread_create(&t, NULL, late, "two");
