@@ -25,6 +25,8 @@ int PtlInit(void)
         memset(ptl_g.live, 0, sizeof(ptl_g.live));
         ptl_g.n_acks_later = 0;
         ptl_g.exact_due = UINT64_MAX;
+        for (unsigned i = 0; i < PTL_MAX_IFACES; i++)
+            ptl_park_drop_iface(i);     /* kept by a library since finished */
         memset(ptl_g.stats, 0, sizeof(ptl_g.stats));
         if (!ptl_g.tun.rto_init_ns)
             ptl_g.tun = default_tun;

@@ -1,25 +1,25 @@
 /* Frames that arrive before the NI they address.
  *
- * The ranks of a job start a few milliseconds apart (each node's kernel
- * starts its program when its load ends), and a rank that starts first
- * sends at once: the start-up barrier's first put reached a node whose
- * program had not yet made its NI, was dropped, and went again only when
- * the sender's first retransmission timer ran out (10 ms, before a round
- * trip is measured).  Then every such job began 10 ms late and sent a frame
- * twice (docs/performance.md, "Frames that come before their NI").
+ * The ranks of a job start apart (each node's kernel starts its program
+ * when its load ends), and a rank that starts first sends at once: its put
+ * (libnx's start-up barrier) reached a node whose program had not yet made
+ * its NI, was dropped, and came again only by the sender's retransmission
+ * after that program was ready.  Before a round trip is measured that timer
+ * is 10 ms and backs off, so the put came up to twice the gap late
+ * (docs/performance.md, "Frames that come before their NI").
  *
  * So a host whose application NIs appear after their peers may send (a
  * Tern node) keeps a few of those frames, checked as any other, and the
  * progress step hands them to the NI in the order they came once the
  * program has first put, got or looked for an event or count with it
- * (ptl_ni_receiving): by then its portal table entries are set up.  Not
- * at PtlNIInit: a put handed over before its portal exists is refused, and
- * libmsg tries again 2 ms later.  Small frames only, and a fixed few: when the park is full the
- * oldest goes, and the sender's timer covers whatever was not kept, as it
- * did before.  A frame of another job (a late one of the job before) is
- * dropped at the hand-over, where it would have been refused.  A Linux
- * process sees the frames to its node's other processes: it keeps none
- * (tunables.park_frames 0). */
+ * (ptl_ni_receiving): by then its portal table entries are set up.  Not at
+ * PtlNIInit: a put handed over before its portal exists is refused (libnx
+ * then tries again 2 ms later).  Small frames only, and a fixed few: when
+ * the park is full the oldest goes, and the sender's timer covers whatever
+ * was not kept, as it did before.  A frame of another job (a late one of
+ * the job before) is dropped at the hand-over, where it would have been
+ * refused.  A Linux process sees the frames to its node's other processes:
+ * it keeps none (tunables.park_frames 0). */
 #include "ptl_internal.h"
 
 struct ptl_parked {
