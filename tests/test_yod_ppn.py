@@ -400,11 +400,12 @@ def test_threads_on_every_core_calling_exit_group_at_once(c4):
     elsewhere hands it over (kernel/thread.c, threads_end_begin).  When a
     thread on another core got there first, CPU 0's own end took the mark
     that handover leaves for its own, and each CPU waited, interrupts off,
-    for the other: the node stopped answering (seen with hybrid MPI +
-    OpenMP jobs, a rank's last exit meeting its killed thread, about one job
-    in 400).  `threads exitrace`: a thread on every core, all calling
+    for the other: the node stopped answering (seen twice in runs of hybrid
+    MPI + OpenMP jobs, once at the 392nd: a rank's last exit meeting its
+    killed thread).  `threads exitrace`: a thread on every core, all calling
     exit_group at one moment; before, a fresh 4-CPU node hung at its 2nd,
-    8th and 24th job (three tries by hand).  The same when each thread
+    8th, 2nd, 24th and 9th job (two tries by hand, three runs of this
+    test).  The same when each thread
     faults (`exitrace fault`: hung at the 2nd job), or half of them (`mixed`,
     where an exit_group may end the program first).  Also as two ranks of
     two threads."""
