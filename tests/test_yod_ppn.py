@@ -403,9 +403,9 @@ def test_threads_on_every_core_calling_exit_group_at_once(c4):
     for the other: the node stopped answering (seen twice in runs of hybrid
     MPI + OpenMP jobs, once at the 392nd: a rank's last exit meeting its
     killed thread).  `threads exitrace`: a thread on every core, all calling
-    exit_group at one moment; before, a fresh 4-CPU node hung at its 2nd,
-    8th, 2nd, 24th and 9th job (two tries by hand, three runs of this
-    test).  The same when each thread
+    exit_group at one moment; before, a fresh 4-CPU node hung at its 2nd
+    and 8th job by hand, and this test failed at its 2nd, 24th and 10th (a
+    first version of 16 jobs passed once).  The same when each thread
     faults (`exitrace fault`: hung at the 2nd job), or half of them (`mixed`,
     where an exit_group may end the program first).  Also as two ranks of
     two threads."""
