@@ -73,7 +73,7 @@ int PtlCTGet(ptl_handle_ct_t h, ptl_ct_event_t *ev)
     API_ENTER();
     struct ptl_ni *ni = NULL;
     struct ptl_ct *ct = ptl_ct_get(h, &ni);
-    ptl_ni_receiving(ct ? ni : NULL);
+    ptl_ni_receiving(ni);             /* NULL for a bad handle */
     ptl_progress_locked();
     API_CHECK(ct && ev);
     *ev = ct->v;

@@ -96,7 +96,7 @@ int PtlEQGet(ptl_handle_eq_t h, ptl_event_t *ev)
     API_ENTER();
     struct ptl_ni *ni = NULL;
     struct ptl_eq *eq = ptl_eq_get(h, &ni);
-    ptl_ni_receiving(eq ? ni : NULL);
+    ptl_ni_receiving(ni);             /* NULL for a bad handle */
     ptl_progress_locked();
     API_CHECK(eq && ev);
     API_EXIT(eq_take(eq, ev));
