@@ -642,6 +642,8 @@ void smp_start(void)
             tsc_ok ? "in step" : "NOT in step", bound_ns, worst_call / 1000);
 }
 
+static __attribute__((noreturn)) void ap_idle(void);
+
 /* An AP, from the trampoline: on its own stack, still on the trampoline's
  * page tables. */
 void smp_ap_main(struct percpu *c)
@@ -654,9 +656,25 @@ void smp_ap_main(struct percpu *c)
     lapic_init_ap();
     __atomic_store_n(&c->state, CPU_ONLINE, __ATOMIC_RELEASE);
     tsc_answer();
+    ap_idle();
+}
+
+/* An AP's idle loop: run what is placed here, else halt. */
+static void ap_idle(void)
+{
     for (;;) {
         if (idle_hook)
             idle_hook();
         cpu_halt_until(UINT64_MAX);
     }
+}
+
+void smp_idle_again(void)
+{
+    struct percpu *c = this_cpu();
+    write_cr3(kernel_cr3);
+    cpu_set_kernel_stack(c->stack_top);
+    __asm__ volatile("cli; mov %0, %%rsp; xor %%ebp, %%ebp; call *%1; ud2"
+                     :: "r"(c->stack_top), "r"(ap_idle) : "memory");
+    __builtin_unreachable();
 }

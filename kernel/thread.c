@@ -38,6 +38,7 @@ static uint64_t slots_pa;              /* kernel stacks and vector-register area
 static unsigned max_threads = 1;
 static spinlock_t table_lock = SPINLOCK_INIT;
 volatile uint32_t threads_alive_count;   /* thread.h */
+volatile uint32_t threads_gen;           /* thread.h */
 static uint32_t next_tid;
 static bool had_many;                  /* the program created a thread */
 static volatile int ender = -1;        /* the CPU ending the program */
@@ -99,6 +100,7 @@ static void cores_reset(void)
     unsigned n = smp_ncpus();
     for (unsigned i = 0; i < MAX_THREADS; i++)
         table[i].state = TS_FREE, table[i].on_cpu = false;
+    threads_gen++;                     /* a thread still running anywhere is a stray */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (unsigned i = 0; i < n; i++) {
         idle_ctx[i].kstack_top = cpus[i]->stack_top;
@@ -109,6 +111,10 @@ static void cores_reset(void)
         cpus[i]->slice_end = 0;
         __atomic_store_n(&cpus[i]->parked, false, __ATOMIC_RELEASE);
     }
+    /* A stray thread (thread.h) still in user mode is stopped now, not at
+     * whatever interrupt comes next. */
+    for (unsigned i = 1; i < n; i++)
+        cpu_wake(i);
     threads_alive_count = 0;
     had_many = false;
     paging_set_shared(false);
@@ -125,12 +131,14 @@ void threads_start(uint32_t pid)
     struct thread *t = &table[0];
     memset(t, 0, sizeof *t);
     t->tid = pid;
+    t->gen = threads_gen;
     t->process = &proc;
     t->state = TS_RUN;
     t->on_cpu = true;
     t->kstack_top = (uint64_t)boot_stack_top;
     t->fpu = slots_pa ? slot_fpu(0) : NULL;
     cpus[0]->current = t;
+    cpus[0]->current_gen = t->gen;
     cpus[0]->nthreads = 1;
     threads_alive_count = 1;
     next_tid = pid + 1;
@@ -242,6 +250,7 @@ static void switch_to(struct thread *prev, struct thread *next)
     next->on_cpu = true;
     next->kicked = false;
     c->current = next == c->idle ? NULL : next;
+    c->current_gen = next->gen;
     cpu_set_kernel_stack(next->kstack_top);
     if (c->current) {
         process_activate(next->process);   /* a rank's own page tables (ranks.c) */
@@ -392,6 +401,7 @@ long thread_create(const struct regs *r, uint64_t stack, uint64_t tls, uint64_t 
     memset(t, 0, sizeof *t);
     t->slot = slot;
     t->tid = next_tid++;
+    t->gen = threads_gen;
     t->kstack_top = slot_stack_top(slot);
     t->fpu = slot_fpu(slot);
     fpu_save_area(t->fpu);             /* a copy of the creator's, as on Linux */
@@ -551,6 +561,7 @@ long thread_start_rank(struct process *p, unsigned cpu, uint64_t rip, uint64_t r
     memset(t, 0, sizeof *t);
     t->slot = slot;
     t->tid = p->pid;
+    t->gen = threads_gen;
     t->process = p;
     /* Thread ids follow every rank's pid: a thread whose tid were a pid
      * would pass for its process's first thread (gettid() == getpid()). */
@@ -585,6 +596,28 @@ long thread_start_rank(struct process *p, unsigned cpu, uint64_t rip, uint64_t r
     return t->tid;
 }
 
+/* ---- a thread no program has ---------------------------------------------- */
+
+static __attribute__((noreturn)) void stray_leave(struct percpu *c)
+{
+    c->current = NULL;
+    c->slice_end = 0;
+    time_arm_user();                   /* no slice timer for it */
+    smp_idle_again();
+}
+
+void thread_stray_stop(const struct regs *r)
+{
+    struct percpu *c = this_cpu();
+    if (r->vector < 0)
+        kprintf("CPU %u: a thread that belongs to no program made system call %lu at rip 0x%lx; "
+                "stopped it\n", c->index, r->rax, r->rip);
+    else
+        kprintf("CPU %u: a thread that belongs to no program took vector %ld at rip 0x%lx; "
+                "stopped it\n", c->index, r->vector, r->rip);
+    stray_leave(c);
+}
+
 /* ---- ending the program ------------------------------------------------- */
 
 /* Stops this core's thread for good (the program is ending). */
@@ -594,8 +627,14 @@ static void park_here(void *arg)
     struct percpu *c = this_cpu();
     c->parked = true;
     c->slice_end = 0;
-    if (c->current)
+    if (c->current) {
         switch_to(c->current, c->idle);   /* the idle loop halts from now on */
+        /* Back here: a core ran the thread again after its program's end,
+         * a stray (thread.h) that would go on in the kernel, where no way
+         * in from user mode would see it (an ending thread's halt below). */
+        kprintf("CPU %u: a thread of an ended program ran again; stopped it\n", c->index);
+        stray_leave(c);
+    }
     time_arm_user();
 }
 

@@ -168,6 +168,8 @@ void trap_handler(struct regs *f)
         return;
     }
     if (f->vector < 32) {
+        if ((f->cs & 3) == 3)
+            thread_stray_check(f);    /* not a fault of the program's */
         if (!syscall_without_kernel_mode(f))
             exception(f);
         return;
@@ -175,6 +177,7 @@ void trap_handler(struct regs *f)
     if (irq_handlers[f->vector])
         irq_handlers[f->vector](f);   /* spurious or unexpected: nothing to acknowledge */
     if ((f->cs & 3) == 3) {
+        thread_stray_check(f);        /* after the handler's EOI */
         signal_interrupted(f);        /* a signal sent here from another core, a timer's */
         thread_move_if_asked();       /* another thread's sched_setaffinity (its kick) */
     }

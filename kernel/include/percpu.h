@@ -67,6 +67,7 @@ struct percpu {
     struct process *process;       /* the process this CPU runs (process.h's `proc`) */
     struct regs *sys_regs;         /* the system call being handled (syscall.h) */
     struct thread *current;
+    uint32_t current_gen;          /* the program generation it was switched in for */
     struct thread *idle;
     volatile uint32_t nthreads;
     uint64_t slice_end;

@@ -75,6 +75,10 @@ void cpu_wake(unsigned cpu);
 /* What an idle CPU other than CPU 0 does each time it wakes (thread.c:
  * run a thread placed on it), before halting again. */
 void smp_set_idle_hook(void (*fn)(void));       /* ends cpu's halt */
+/* This AP leaves whatever it ran (a thread no program has any more:
+ * thread.c) for its idle loop, on its own stack and the kernel's page
+ * tables.  Never on CPU 0, whose stack is the job loop's. */
+__attribute__((noreturn)) void smp_idle_again(void);
 /* Run by a cpu_wake that interrupts the program in user mode (r): time.c
  * re-arms CPU 0's timer for an alarm another core set. */
 struct regs;

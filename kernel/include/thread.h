@@ -55,6 +55,7 @@ struct thread {
     /* Another thread's sched_setaffinity for this one: the core it moves to
      * on its next way back to user mode, plus 1 (0: none). */
     volatile uint32_t move_to;
+    uint32_t gen;                  /* threads_gen when it was made */
 };
 
 /* Boot: the table and every thread's kernel stack, taken off the top of the
@@ -119,6 +120,22 @@ struct thread *thread_by_tid(uint32_t tid);
  * process signal arrived: the ones that may take it look). */
 uint64_t threads_blocked_by_all(void);
 void threads_kick_all(void);
+
+/* On every way in from user mode (a system call, an exception, an
+ * interrupt): a core other than CPU 0 running a thread of a program that
+ * has ended (switched in before the clean-up that came after, whatever its
+ * slot holds now) goes back to its idle loop, with a line in the log.  Such a thread must not
+ * reach the end path: on a core other than 0 with no threads left that
+ * would run the node's clean-up a second time, beside CPU 0's, and start
+ * the job loop on CPU 0's stack.  A load and a test. */
+__attribute__((noreturn)) void thread_stray_stop(const struct regs *r);
+extern volatile uint32_t threads_gen;  /* one more at each clean-up and start */
+static inline void thread_stray_check(const struct regs *r)
+{
+    struct percpu *c = this_cpu();
+    if (c->index && (!c->current || c->current_gen != threads_gen))
+        thread_stray_stop(r);
+}
 
 /* The program ends (exit_group, a fault, a fatal signal): called first by
  * whatever ends it.  On CPU 0 it stops the other cores' threads and

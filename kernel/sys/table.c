@@ -72,6 +72,7 @@ static bool thread_safe(uint64_t nr)
 
 int syscall_dispatch(struct regs *r)
 {
+    thread_stray_check(r);
     syscall_regs = r;
     uint64_t nr = r->rax;
     bool serial = threads_many() && !thread_safe(nr);
