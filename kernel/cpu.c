@@ -1,9 +1,9 @@
 /* Descriptor tables, the system-call MSRs and the floating-point unit, for
  * the boot CPU (cpu_init) and each application processor (cpu_init_ap).
  * Each CPU has its own GDT and TSS in its per-CPU area (percpu.h): the TSS's
- * RSP0 is that CPU's kernel stack, and IST 1 a separate stack for double
- * faults so a blown kernel stack still gets a report (and for NMIs).  The
- * IDT is shared. */
+ * RSP0 is that CPU's kernel stack, IST 1 a separate stack for double
+ * faults so a blown kernel stack still gets a report, and IST 2 one for
+ * NMIs.  The IDT is shared. */
 #include "cpu.h"
 #include "kernel.h"
 #include "percpu.h"
@@ -25,11 +25,12 @@ struct __attribute__((packed)) dtr {
 
 static struct idt_entry idt[256] __attribute__((aligned(16)));
 static uint8_t double_fault_stack[4096] __attribute__((aligned(16)));   /* the boot CPU's */
+static uint8_t nmi_stack[4096] __attribute__((aligned(16)));            /* the boot CPU's */
 
 extern uint64_t trap_stubs[];          /* entry.S: stubs for vectors 0..255 */
 extern void syscall_entry(void);
 
-static void gdt_init(struct percpu *c, uint64_t double_fault_stack_top)
+static void gdt_init(struct percpu *c, uint64_t double_fault_stack_top, uint64_t nmi_stack_top)
 {
     uint64_t *gdt = c->gdt;
     struct tss *tss = &c->tss;
@@ -45,6 +46,8 @@ static void gdt_init(struct percpu *c, uint64_t double_fault_stack_top)
     gdt[7] = base >> 32;
     tss->iomap_base = sizeof *tss;
     tss->ist[0] = double_fault_stack_top;
+    tss->ist[1] = nmi_stack_top;
+    c->nmi_stack_top = nmi_stack_top;
     tss->rsp[0] = c->kernel_rsp;
 
     struct dtr d = {sizeof c->gdt - 1, (uint64_t)gdt};
@@ -74,8 +77,9 @@ static void idt_init(void)
         idt[v] = (struct idt_entry){
             /* An NMI (smp.c asks a stuck CPU where it is) may come in the
              * system call entry before the kernel stack is loaded: it runs
-             * on the double-fault stack too, never on a user's. */
-            .off_lo = a & 0xFFFF, .sel = KERNEL_CS, .ist = v == 8 || v == 2 ? 1 : 0,
+             * on a stack of its own, never on a user's, nor on the
+             * double-fault stack, whose frame it would overwrite. */
+            .off_lo = a & 0xFFFF, .sel = KERNEL_CS, .ist = v == 8 ? 1 : v == 2 ? 2 : 0,
             .type = 0x8E, /* present, DPL 0, interrupt gate */
             .off_mid = (a >> 16) & 0xFFFF, .off_hi = a >> 32,
         };
@@ -216,7 +220,8 @@ void cpu_init(void)
         kprintf("kernel mode runs in the hypervisor's instruction emulator (%lu TSC cycles "
                 "per loop iteration): the kernel keeps to plain instructions\n",
                 cpu.ring0_loop_cycles);
-    gdt_init(this_cpu(), (uint64_t)double_fault_stack + sizeof double_fault_stack);
+    gdt_init(this_cpu(), (uint64_t)double_fault_stack + sizeof double_fault_stack,
+             (uint64_t)nmi_stack + sizeof nmi_stack);
     idt_init();
     fpu_init();
     syscall_init();
@@ -227,9 +232,9 @@ void cpu_init(void)
 /* An application processor, on its own stack with GS at its area: the same
  * state as the boot CPU (CPUs of a node are taken to be alike; cpu_init has
  * read the features from the boot CPU). */
-void cpu_init_ap(struct percpu *c, uint64_t double_fault_stack_top)
+void cpu_init_ap(struct percpu *c, uint64_t double_fault_stack_top, uint64_t nmi_stack_top)
 {
-    gdt_init(c, double_fault_stack_top);
+    gdt_init(c, double_fault_stack_top, nmi_stack_top);
     idt_load();
     fpu_init();
     syscall_init();

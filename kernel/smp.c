@@ -1,8 +1,8 @@
 /* The CPUs of a node (docs/kernel.md, "CPUs").
  *
  * smp_init reads the ACPI MADT and sets memory aside for each application
- * processor (AP): a page for its struct percpu, a double-fault stack and a
- * kernel stack, cut off the top of the application region like the kernel
+ * processor (AP): a page for its struct percpu, an NMI stack, a double-fault
+ * stack and a kernel stack, cut off the top of the application region like the kernel
  * heap.  smp_start starts them with INIT-SIPI-SIPI through a real-mode
  * trampoline (arch/smp_trampoline.S) in a page below 1 MiB, one at a time:
  * each comes up in long mode on the kernel's page tables, loads its own GDT,
@@ -23,11 +23,13 @@
 #include "time.h"
 #include "x86.h"
 
-/* One AP's memory: [struct percpu][double-fault stack][kernel stack].  A
- * kernel stack that overflows runs into its own CPU's spare stack first. */
-#define AP_PERCPU   PAGE_SIZE
-#define AP_DF_STACK PAGE_SIZE
-#define AP_BLOCK    (AP_PERCPU + AP_DF_STACK + KERNEL_STACK_SIZE)
+/* One AP's memory: [struct percpu][NMI stack][double-fault stack][kernel
+ * stack].  A kernel stack that overflows runs into its own CPU's spare
+ * stack first. */
+#define AP_PERCPU    PAGE_SIZE
+#define AP_NMI_STACK PAGE_SIZE
+#define AP_DF_STACK  PAGE_SIZE
+#define AP_BLOCK     (AP_PERCPU + AP_NMI_STACK + AP_DF_STACK + KERNEL_STACK_SIZE)
 #define SIPI_GAP_NS 200000ULL           /* between the two SIPIs */
 #define INIT_WAIT_NS 10000000ULL        /* after INIT (Intel SDM, MP start-up) */
 #define START_TIMEOUT_NS 5000000000ULL  /* a loaded TCG host is slow to run a new vCPU */
@@ -140,6 +142,7 @@ struct stuck_note {
     volatile uint32_t seq;
     uint64_t rip, rflags, rsp, calls[8];
     unsigned ncalls;
+    uint64_t handler_sp;               /* where the NMI's own frame was (smptest) */
 };
 static struct stuck_note stuck[MAX_CPUS];
 extern char _kernel_start[], _load_end[];
@@ -152,6 +155,7 @@ static void nmi_irq(struct regs *r)
     n->rflags = r->rflags;
     n->rsp = r->rsp;
     n->ncalls = 0;
+    n->handler_sp = (uint64_t)__builtin_frame_address(0);
     if ((r->cs & 3) == 0) {
         /* Return addresses among the words above its stack pointer: up to
          * the top of this CPU's stack, or a page's worth on a thread's
@@ -167,7 +171,8 @@ static void nmi_irq(struct regs *r)
     __atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELEASE);
 }
 
-static void report_stuck(struct percpu *t)
+/* Sends t an NMI and waits up to 100 ms for its note. */
+static bool ask_where(struct percpu *t)
 {
     struct stuck_note *n = &stuck[t->index];
     uint32_t seq = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
@@ -175,7 +180,22 @@ static void report_stuck(struct percpu *t)
     uint64_t until = time_monotonic_ns() + 100000000ull;
     while (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == seq && time_monotonic_ns() < until)
         cpu_relax();
-    if (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == seq) {
+    return __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) != seq;
+}
+
+bool smp_nmi_probe(unsigned cpu, uint64_t *rip, uint64_t *handler_sp)
+{
+    if (cpu >= ncpus || cpu == this_cpu()->index || !ask_where(cpus[cpu]))
+        return false;
+    *rip = stuck[cpu].rip;
+    *handler_sp = stuck[cpu].handler_sp;
+    return true;
+}
+
+static void report_stuck(struct percpu *t)
+{
+    struct stuck_note *n = &stuck[t->index];
+    if (!ask_where(t)) {
         kprintf("smp: CPU %u does not take an NMI either\n", t->index);
         return;
     }
@@ -652,7 +672,8 @@ void smp_ap_main(struct percpu *c)
     write_cr0(boot_cr0);
     write_cr4(boot_cr4);
     percpu_load(c);
-    cpu_init_ap(c, (uint64_t)c + AP_PERCPU + AP_DF_STACK);
+    cpu_init_ap(c, (uint64_t)c + AP_PERCPU + AP_NMI_STACK + AP_DF_STACK,
+                (uint64_t)c + AP_PERCPU + AP_NMI_STACK);
     lapic_init_ap();
     __atomic_store_n(&c->state, CPU_ONLINE, __ATOMIC_RELEASE);
     tsc_answer();

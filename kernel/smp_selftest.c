@@ -318,6 +318,38 @@ static void noreturn_test(void)
     check(posted && nr_ran && !nr_ran_in_wait, "a call that may not return", d);
 }
 
+/* 7. A CPU with interrupts off still answers the NMI that asks where it is
+ * (a hang's report), on the NMI's own stack: not the double-fault stack,
+ * whose frame it would overwrite, nor the kernel stack it interrupted. */
+static volatile uint32_t nmi_spinning;
+
+static void nmi_spin(void *arg)
+{
+    (void)arg;                         /* an IPI's call: interrupts are off */
+    __atomic_store_n(&nmi_spinning, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&nmi_spinning, __ATOMIC_ACQUIRE) == 1)
+        cpu_relax();
+}
+
+static void nmi_test(void)
+{
+    unsigned last = smp_ncpus() - 1;
+    nmi_spinning = 0;
+    smp_call_async(last, nmi_spin, NULL);
+    bool spinning = wait_flag(&nmi_spinning, 5000 * MS);
+    uint64_t rip = 0, sp = 0;
+    bool answered = spinning && smp_nmi_probe(last, &rip, &sp);
+    __atomic_store_n(&nmi_spinning, 2, __ATOMIC_RELEASE);
+    uint64_t top = cpus[last]->nmi_stack_top;
+    bool own_stack = sp < top && sp >= top - PAGE_SIZE;
+    bool in_spin = rip >= (uint64_t)nmi_spin && rip < (uint64_t)nmi_spin + 256;
+    char d[128];
+    snprintf(d, sizeof d, "CPU %u, spinning with interrupts off, answered %s, %s", last,
+             !answered ? "NOT AT ALL" : in_spin ? "from its spin" : "FROM ELSEWHERE",
+             own_stack ? "on its NMI stack" : "NOT ON ITS NMI STACK");
+    check(answered && own_stack && in_spin, "NMI", d);
+}
+
 void smp_selftest(void)
 {
     unsigned n = smp_ncpus();
@@ -343,6 +375,7 @@ void smp_selftest(void)
         wait_tests();
         noreturn_test();
         idle_test();
+        nmi_test();
     }
     kprintf("smptest: %s\n", failed ? "FAILED" : "ok");
 }

@@ -67,6 +67,10 @@ def test_cpus_call_flush_wake_and_idle(tmp_path, cpus):
         assert (f"a call that may not return: ok, CPU {cpus - 1}'s call to CPU 0 ran after "
                 "CPU 0's own call") in log, log
         assert f"idle CPUs stay halted: ok, 0 wakeups on {cpus - 1} idle CPUs" in log
+        # The hang report's question: an NMI, which interrupts off do not
+        # hold back, answered on a stack of its own.
+        assert (f"NMI: ok, CPU {cpus - 1}, spinning with interrupts off, answered from its "
+                "spin, on its NMI stack") in log, log
     assert "argv[1]=smp" in log and "program exited with status 0" in log
 
 

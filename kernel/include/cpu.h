@@ -46,7 +46,7 @@ extern struct cpu_features cpu;
 
 void cpu_init(void);           /* GDT, TSS, IDT, syscall MSRs, FPU/SSE/AVX */
 struct percpu;
-void cpu_init_ap(struct percpu *c, uint64_t double_fault_stack_top);
+void cpu_init_ap(struct percpu *c, uint64_t double_fault_stack_top, uint64_t nmi_stack_top);
 void cpu_set_kernel_stack(uint64_t top);
 /* The vector registers' state, to or from a 64-byte aligned area of
  * cpu.xsave_size bytes: xsave where the kernel may use it, else fxsave (the

@@ -59,6 +59,7 @@ struct percpu {
     uint64_t halts;                /* halts begun by cpu_halt_until */
     uint64_t ptl_calls;            /* Portals system calls made here (sys/portals.c) */
     uint64_t stack_top;            /* this CPU's kernel stack */
+    uint64_t nmi_stack_top;        /* IST 2 (cpu.c) */
 
     /* The program's threads here (thread.c): the one running (NULL: idle),
      * the context the idle loop runs in, how many threads the core holds,

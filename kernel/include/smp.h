@@ -88,6 +88,9 @@ void smp_set_wake_hook(void (*fn)(struct regs *r));
 void smp_stop_others(void);
 
 /* smptest=1 (smp_selftest.c): exercise the above, log the results. */
+/* The question a CPU that waits too long asks the silent one (an NMI):
+ * where cpu was, and where the NMI's own frame was; false if no answer. */
+bool smp_nmi_probe(unsigned cpu, uint64_t *rip, uint64_t *handler_sp);
 void smp_selftest(void);
 #endif
 #endif
