@@ -239,6 +239,14 @@ def test_mpicc_and_mpif90_make_static_tern_binaries(tmp_path):
         assert "statically linked" in f and "x86-64" in f, f
     r = subprocess.run([MPICC, "-show", "x.c"], capture_output=True, text=True)
     assert r.returncode == 0 and "libmpi-tern.a" in r.stdout and "-static" in r.stdout
+    # The wrapper's own options anywhere, as MPICH's (a Makefile's
+    # `$(MPICC) $(CFLAGS) -show`), and an argument with a space kept whole.
+    r = subprocess.run([MPICC, "-O2", "-DMSG=a b", "-show", "--glibc", "x.c"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "libmpi.a" in r.stdout and "libmpi-tern.a" not in r.stdout, r.stdout
+    assert "-show" not in r.stdout and "--glibc" not in r.stdout, r.stdout
+    assert "-O2 -DMSG=a b x.c" in r.stdout, r.stdout
 
 
 def test_calls_tern_mpi_lacks_fail_at_link_time(tmp_path):
