@@ -16,8 +16,12 @@
  * handed to B's interface as frames.  ctl bit 0: recompute the CRC (else a
  * frame almost never gets past it); bit 1: set frag_len to the payload the
  * record carries; bit 2: let time pass and the wire deliver afterwards
- * (timers, retransmissions, responses).  TERN_FUZZ_SEEDS=DIR writes seed
- * inputs (well-formed frames of each kind) into DIR and exits. */
+ * (timers, retransmissions, responses); bit 3: B's program makes its
+ * fourth NI (non-matching, logical) now and uses it, so frames kept for it
+ * before (park.c: B keeps frames for an NI not yet made, as a Tern node
+ * does) are handed over.  The NI goes again at the input's end, with
+ * whatever is still kept.  TERN_FUZZ_SEEDS=DIR writes seed inputs
+ * (well-formed frames of each kind) into DIR and exits. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +30,12 @@
 #include "fuzz.h"
 #include "tp_craft.h"
 #include "ptl_host.h"
+#include "ptl_internal.h"             /* ptl_park_drop_iface: each input starts with none kept */
 
-static struct node A, B, Bn, Bl;
-static ptl_pt_index_t pt_b, pt_fc, pt_n, pt_l;
+static struct node A, B, Bn, Bl, Bp;
+static ptl_pt_index_t pt_b, pt_fc, pt_n, pt_l, pt_p;
+static bool bp_up;
+static void *bp_buf;
 static ptl_handle_ct_t ct_b;
 static ptl_handle_eq_t eq_small;
 
@@ -105,6 +112,10 @@ static void world_up(void)
 {
     ptl_test_host_init(2, 1500);
     OK(PtlInit());
+    struct ptl_lib_tunables t;
+    ptl_lib_get_tunables(&t);
+    t.park_frames = PTL_PARK_MAX;
+    ptl_lib_set_tunables(&t);
     node_up(&A, 0, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
     node_up(&B, 1, PTL_NI_MATCHING | PTL_NI_PHYSICAL);
     node_up(&Bn, 1, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL);
@@ -122,8 +133,49 @@ static void world_up(void)
         CHECK(post(&entries[i]));
 }
 
+/* B's late NI: made, given a portal and a 200-byte LE (a kept frame
+ * carries at most PTL_PARK_PAYLOAD_MAX), and used (an event queue looked
+ * at: ptl_ni_receiving), then progress hands the kept frames to it. */
+static void bp_make(void)
+{
+    if (bp_up)
+        return;
+    node_up(&Bp, 1, PTL_NI_NO_MATCHING | PTL_NI_LOGICAL);
+    ptl_process_t map[2] = {tp_phys(0), tp_phys(1)};
+    OK(PtlSetMap(Bp.ni, 2, map));
+    pt_p = tp_pt(&Bp, 0);
+    free(bp_buf);
+    bp_buf = calloc(1, 200);
+    if (!bp_buf)
+        abort();
+    ptl_le_t le;
+    memset(&le, 0, sizeof le);
+    le.start = bp_buf;
+    le.length = 200;
+    le.ct_handle = PTL_CT_NONE;
+    le.uid = PTL_UID_ANY;
+    le.options = PTL_LE_OP_PUT | PTL_LE_OP_GET;
+    ptl_handle_le_t h;
+    CHECK(PtlLEAppend(Bp.ni, pt_p, &le, PTL_PRIORITY_LIST, NULL, &h) == PTL_OK);
+    ptl_event_t ev;
+    PtlEQGet(Bp.eq, &ev);
+    bp_up = true;
+    ptl_lib_progress();
+}
+
+static void bp_gone(void)
+{
+    if (bp_up) {
+        ptl_test_drain();
+        PtlNIFini(Bp.ni);
+        bp_up = false;
+    }
+    ptl_park_drop_iface(1);
+}
+
 static void world_down(void)
 {
+    bp_gone();
     ptl_test_drain();
     PtlNIFini(Bl.ni);
     PtlNIFini(Bn.ni);
@@ -135,9 +187,9 @@ static void world_down(void)
 
 static void drain_eqs(void)
 {
-    ptl_handle_eq_t eqs[] = {A.eq, B.eq, Bn.eq, Bl.eq, eq_small};
+    ptl_handle_eq_t eqs[] = {A.eq, B.eq, Bn.eq, Bl.eq, eq_small, Bp.eq};
     ptl_event_t ev;
-    for (unsigned i = 0; i < sizeof eqs / sizeof eqs[0]; i++)
+    for (unsigned i = 0; i < sizeof eqs / sizeof eqs[0] - !bp_up; i++)
         for (int k = 0; k < 4096; k++) {
             int rc = PtlEQGet(eqs[i], &ev);
             if (rc != PTL_OK && rc != PTL_EQ_DROPPED)
@@ -170,6 +222,7 @@ static void reset(const uint32_t (*src)[2], int nsrc)
 {
     static unsigned inputs;
     bool ok = ++inputs % 256 != 0;
+    bp_gone();
     for (int i = 0; i < nsrc && ok; i++)
         ptl_lib_forget_peer(1, src[i][0], src[i][1]);
     PtlPTEnable(B.ni, pt_fc);
@@ -212,6 +265,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             src[nsrc++][1] = ptl_wire_src_pid(f);
         }
         ptl_lib_rx(1, f, len);
+        if (ctl & 8)
+            bp_make();
         if (ctl & 4)
             settle();
     }
@@ -305,4 +360,24 @@ static void fuzz_write_seeds(const char *dir)
     out[1] = (uint8_t)len;
     out[2] = (uint8_t)(len >> 8);
     fuzz_seed(dir, "put-ackin", out, 3 + len);
+
+    /* Two puts and a get to B's fourth NI before it is made (kept), then
+     * the NI made (a record of no frame, ctl bit 3), the kept frames handed
+     * over, and the get's reply and the puts' acks sent. */
+    size_t n = 0;
+    for (uint32_t s = 0; s < 3; s++) {
+        struct ptl_wire_hdr p = tp_put_hdr(&B, 0, PTL_TEST_NID(0), 0x400, 64, s * 64);
+        p.src_pid = PTL_TEST_PID;
+        p.ni_type = PTL_WNI_LOGICAL;
+        p.src_rank = 0;
+        p.seq = s;
+        p.msg_id = s + 1;
+        p.ack_req = PTL_ACK_REQ;
+        if (s == 2)
+            p.op = PTL_WOP_GET;
+        n += record(out + n, &p, pay, s == 2 ? 0 : 64, 1 | 2);
+    }
+    out[n] = 8 | 4;
+    out[n + 1] = out[n + 2] = 0;
+    fuzz_seed(dir, "park", out, n + 3);
 }
