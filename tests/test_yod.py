@@ -118,6 +118,18 @@ def test_load_errors_exit_2(c4, tmp_path):
     assert free_nodes(c4) == [1, 2, 3, 4]
 
 
+def test_option_errors_name_the_option(c4):
+    # An option of no meaning to yod, as the last word, was "-bogus wants a
+    # value"; one that wants a value and has none says so.
+    for args, want in ((["-bogus"], "unknown option -bogus"),
+                       (["-bogus", RANKS], "unknown option -bogus"),
+                       (["-sz"], "-sz wants a value"),
+                       (["-ppn"], "-ppn wants a value"),
+                       (["-sz", "0", RANKS], "-sz wants a number of nodes")):
+        r = yod(c4, *args)
+        assert r.returncode == 2 and want in r.stderr, (args, r.stderr)
+
+
 def test_loadfile_two_programs(c4, tmp_path):
     lf = tmp_path / "job.load"
     lf.write_text(f"# two programs, one job\n-sz 1 {PROG}/hello-musl first\n"

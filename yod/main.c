@@ -113,6 +113,17 @@ static bool is_size_opt(const char *o)
     return !strcmp(o, "-sz") || !strcmp(o, "-n") || !strcmp(o, "-np");
 }
 
+/* The options that take the next word as their value. */
+static bool takes_value(const char *o)
+{
+    static const char *const with[] = {"-ppn", "-list", "-heap", "-stack", "-timeout",
+                                       "-fanout", "-F", "-kill"};
+    for (size_t i = 0; i < sizeof with / sizeof with[0]; i++)
+        if (!strcmp(o, with[i]))
+            return true;
+    return is_size_opt(o);
+}
+
 /* The nodes `ranks` ranks take, Y.opt.ppn (at least 1) on each. */
 static int nodes_for(int ranks)
 {
@@ -492,6 +503,10 @@ static int parse_options(int argc, char **argv, struct cmdline *c)
         } else if (!strcmp(o, "-v")) {
             Y.opt.verbose = true;
         } else if (!v) {
+            /* The last word: an option of ours missing its value, or no
+             * option of ours at all. */
+            if (!takes_value(o))
+                return fail(2, "unknown option %s (yod -help)", o);
             return fail(2, "%s wants a value (yod -help)", o);
         } else if (is_size_opt(o)) {
             if (!parse_count(v, &c->sz))
