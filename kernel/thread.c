@@ -167,6 +167,14 @@ struct thread *thread_by_tid(uint32_t tid)
     return NULL;
 }
 
+unsigned threads_in_process(void)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < max_threads; i++)
+        n += mine(&table[i]);
+    return n ? n : 1;                  /* before threads_start: the one to come */
+}
+
 bool threads_others_in_process(void)
 {
     for (unsigned i = 0; i < max_threads; i++)

@@ -58,6 +58,33 @@ def test_proc_cpuinfo_and_meminfo_describe_the_node(c2, libc):
         f"sysconf phys pages {region_kib} kB"], r.stdout
 
 
+PROC_SELF = [
+    "status Pid is getpid(): yes",
+    "status Name is the program's: yes",
+    "status VmRSS and VmHWM: yes",
+    "/proc/PID/status is the same process: yes",
+    "status Threads 1, with a second 2",
+    "maps 3 or more lines ascending, none overlapping: yes",
+    "maps a local variable is in [stack]",
+    "maps main is in the program's line: yes",
+    "maps the break is in [heap]",
+    "pthread_getattr_np: the first thread's stack holds a local: yes"]
+
+
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_proc_self_describes_the_rank_not_yod(c2, libc):
+    """/proc/self/status and maps (and /proc/PID/) are the rank's, answered
+    by its node: forwarded, they were yod's on the service node, and glibc's
+    pthread_getattr_np found no line holding the first thread's stack."""
+    r = yod(c2, program(f"procself-{libc}"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == PROC_SELF, r.stdout
+    # Two ranks on the node: each reads its own process.
+    r = yod(c2, "-sz", "2", "-ppn", "2", program(f"procself-{libc}"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == sorted(PROC_SELF * 2), r.stdout
+
+
 @pytest.mark.parametrize("libc", ["glibc", "musl"])
 def test_a_signal_from_yod_reaches_a_worker_computing_on_the_second_core(c2, libc):
     """yod forwards its SIGUSR1; main blocks it and computes on CPU 0, the

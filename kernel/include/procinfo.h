@@ -28,4 +28,9 @@ void procinfo_cpuinfo(struct text_out *o);
  * parsers expect, with what a node without swap, page cache or huge-page
  * pool has there. */
 void procinfo_meminfo(struct text_out *o);
+/* The calling process (kernel/job/procself.c): /proc/self/status's fields
+ * programs read (Pid, VmRSS, VmHWM, Threads, Cpus_allowed_list, ...), and
+ * /proc/self/maps in Linux's format. */
+void procinfo_self_status(struct text_out *o);
+void procinfo_self_maps(struct text_out *o);
 #endif

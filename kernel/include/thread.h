@@ -74,6 +74,8 @@ static inline bool threads_many(void) { return threads_alive_count > 1; }
 /* Whether the calling thread's process has another live thread (one that
  * could wake it): the node's count above also holds the other ranks'. */
 bool threads_others_in_process(void);
+/* How many live threads the calling thread's process has (/proc/self/status). */
+unsigned threads_in_process(void);
 /* A rank's end (ranks.c) ends its other threads: SIGKILL to each, which it
  * takes on its way back to user mode or out of a wait, and leaves. */
 void threads_kill_others_in_process(void);

@@ -5,7 +5,9 @@
  * std::thread::hardware_concurrency) read its `online` and `possible`;
  * forwarded, a job on a 4-CPU node was told the service node's count.
  * /proc/cpuinfo and /proc/meminfo: what programs that count processors or
- * size themselves to memory parse (their text: procinfo.c); the rest of
+ * size themselves to memory parse (their text: procinfo.c).  /proc/self/
+ * status and maps (and /proc/PID/ with the caller's pid): the calling
+ * process's (procself.c); forwarded, they described yod.  The rest of
  * /proc is still yod's.  files_route sends these paths here
  * (FILES_SRV_NODE); fio_call answers with nodefiles_call what a server
  * would (fio_proto.h ops), so descriptors, stat and getdents work as for
@@ -22,6 +24,7 @@
 #include "files.h"
 #include "kernel.h"
 #include "procinfo.h"
+#include "process.h"
 #include "smp.h"
 #include "uaccess.h"
 
@@ -37,10 +40,11 @@
 
 /* The node's files by absolute path; [E_DIR] is the one directory, whose
  * entries are those named under it. */
-enum { E_DIR, E_ONLINE, E_POSSIBLE, E_PRESENT, E_CPUINFO, E_MEMINFO, E_NULL, E_ZERO, N_ENTRIES };
+enum { E_DIR, E_ONLINE, E_POSSIBLE, E_PRESENT, E_CPUINFO, E_MEMINFO, E_NULL, E_ZERO,
+       E_SELF_STATUS, E_SELF_MAPS, N_ENTRIES };
 static const char *const paths[N_ENTRIES] = {
     CPU_DIR, CPU_DIR "/online", CPU_DIR "/possible", CPU_DIR "/present", "/proc/cpuinfo",
-    "/proc/meminfo", "/dev/null", "/dev/zero",
+    "/proc/meminfo", "/dev/null", "/dev/zero", "/proc/self/status", "/proc/self/maps",
 };
 /* The character devices: writable, no content, st_rdev as Linux's (mem 1:N). */
 #define IS_DEVICE(e) ((e) == E_NULL || (e) == E_ZERO)
@@ -91,12 +95,31 @@ static int topo_entry_of(const char *path)
     return -1;
 }
 
+/* "/proc/PID/FILE" with the caller's own pid: as "/proc/self/FILE". */
+static int own_pid_entry_of(const char *path)
+{
+    if (strncmp(path, "/proc/", 6))
+        return -1;
+    const char *p = path + 6;
+    uint64_t pid = 0;
+    while (*p >= '0' && *p <= '9' && pid < 1u << 22)
+        pid = pid * 10 + (uint64_t)(*p++ - '0');
+    if (p == path + 6 || path[6] == '0' || pid != proc.pid || *p != '/')
+        return -1;
+    if (!strcmp(p, "/status"))
+        return E_SELF_STATUS;
+    if (!strcmp(p, "/maps"))
+        return E_SELF_MAPS;
+    return -1;
+}
+
 static int entry_of(const char *path)
 {
     for (int e = 0; e < N_ENTRIES; e++)
         if (!strcmp(path, paths[e]))
             return e;
-    return topo_entry_of(path);
+    int e = own_pid_entry_of(path);
+    return e >= 0 ? e : topo_entry_of(path);
 }
 
 /* Directory d's i-th entry (after "." and ".."): its name in name[32], its
@@ -160,6 +183,8 @@ static void content(int entry, struct text_out *o)
     case E_PRESENT: procinfo_cpulist(o, false); break;
     case E_CPUINFO: procinfo_cpuinfo(o); break;
     case E_MEMINFO: procinfo_meminfo(o); break;
+    case E_SELF_STATUS: procinfo_self_status(o); break;
+    case E_SELF_MAPS: procinfo_self_maps(o); break;
     default: break;
     }
 }
