@@ -40,6 +40,16 @@ def free_nodes(name):
                   if len(w) >= 3 and w[0].isdigit() and w[2] == "free")
 
 
+def test_each_node_has_its_own_host_name(c2):
+    """Codes find the ranks that share a node by host name: each node's is
+    its own, the name MPI_Get_processor_name gives (every node was "tern")."""
+    r = yod(c2, "-sz", "4", "-ppn", "2", RANKS, "host")
+    assert r.returncode == 0, r.stderr
+    want = [f"rank {i} on nid {i // 2 + 1}: gethostname nid{i // 2 + 1}, uname nodename "
+            f"nid{i // 2 + 1}" for i in range(4)]
+    assert sorted(r.stdout.splitlines()) == want, r.stdout
+
+
 def wait_free(name, want, secs=40):
     deadline = time.monotonic() + secs
     while time.monotonic() < deadline and free_nodes(name) != want:

@@ -4,6 +4,7 @@
 #include "fd.h"
 #include "kernel.h"
 #include "mem.h"
+#include "ptl_kernel.h"
 #include "random.h"
 #include "syscall.h"
 #include "uaccess.h"
@@ -24,7 +25,16 @@ SYSCALL(uname)
     static char u[6][65];
     memset(u, 0, sizeof u);
     strlcpy(u[0], "Linux", 65);
-    strlcpy(u[1], "tern", 65);
+    /* The node's name, the one MPI_Get_processor_name gives (libmpi):
+     * codes that find the ranks sharing a node by host name (a node-local
+     * communicator, a shared-memory path) group those of one node, and only
+     * those.  Every node was "tern".  Nid 0 is the service node's: a node
+     * with no network has no nid. */
+    uint32_t nid = ptl_kernel_nid();
+    if (nid)
+        snprintf(u[1], 65, "nid%u", nid);
+    else
+        strlcpy(u[1], "tern", 65);
     strlcpy(u[2], "6.1.0-tern", 65);
     strlcpy(u[3], "Tern light-weight kernel", 65);
     strlcpy(u[4], "x86_64", 65);

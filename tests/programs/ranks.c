@@ -1,6 +1,7 @@
 /* A program for yod tests that does something depending on its rank
  * (TERN_RANK): `ranks MODE [ARG...]`.
  *   hello              "rank R of S on nid N" (N from TERN_MAP)
+ *   host               "rank R on nid N: gethostname H, uname nodename U"
  *   exit R CODE        rank R exits with CODE, the others exit 0
  *   fault R            rank R dereferences NULL, the others exit 0
  *   spin [SECONDS]     print "spinning", compute until killed (or for SECONDS);
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -242,6 +244,14 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "hello";
     if (!strcmp(mode, "hello")) {
         printf("rank %d of %d on nid %u\n", rank, size, nid_of(rank));
+        return 0;
+    }
+    if (!strcmp(mode, "host")) {
+        char h[65] = "";
+        struct utsname u;
+        int e1 = gethostname(h, sizeof h), e2 = uname(&u);
+        printf("rank %d on nid %u: gethostname %s, uname nodename %s\n", rank, nid_of(rank),
+               e1 ? "FAILED" : h, e2 ? "FAILED" : u.nodename);
         return 0;
     }
     if (!strcmp(mode, "exit") && argc > 3)
