@@ -68,6 +68,7 @@ PROC_SELF = [
     "maps a local variable is in [stack]",
     "maps main is in the program's line: yes",
     "maps the break is in [heap]",
+    "/proc/self/exe is argv[0]: yes",
     "pthread_getattr_np: the first thread's stack holds a local: yes"]
 
 
@@ -75,7 +76,10 @@ PROC_SELF = [
 def test_proc_self_describes_the_rank_not_yod(c2, libc):
     """/proc/self/status and maps (and /proc/PID/) are the rank's, answered
     by its node: forwarded, they were yod's on the service node, and glibc's
-    pthread_getattr_np found no line holding the first thread's stack."""
+    pthread_getattr_np found no line holding the first thread's stack.  And
+    /proc/self/exe is the program's path (it was the working directory and
+    the program's base name)."""
+    assert os.path.dirname(program("procself-glibc")) != os.getcwd()
     r = yod(c2, program(f"procself-{libc}"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == PROC_SELF, r.stdout

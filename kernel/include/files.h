@@ -24,6 +24,10 @@ void files_reset(void);
 
 const char *files_cwd(void);
 void files_set_cwd(const char *abs);
+/* The program's absolute path (loader.c, from its argv[0] as yod was
+ * given it, against the working directory then); "" without a job. */
+void files_set_exe(const char *path);
+const char *files_exe(void);
 /* Joins path to base (an absolute directory) and normalises: "." and ".."
  * and repeated '/' removed.  0, or -ENAMETOOLONG. */
 long files_normalise(const char *base, const char *path, char *out);

@@ -138,6 +138,17 @@ const char *files_job_setup(const void *sec, uint64_t len, uint32_t rank, uint32
 const char *files_cwd(void) { return proc.cwd[0] ? proc.cwd : "/"; }
 void files_set_cwd(const char *abs) { strlcpy(proc.cwd, abs, sizeof proc.cwd); }
 
+/* /proc/self/exe: made once, at load, from the program's path as yod was
+ * given it and the job's first working directory (a chdir later does not
+ * move it, as on Linux). */
+static char exe_path[FILES_PATH_MAX];
+void files_set_exe(const char *path)
+{
+    if (files_normalise(files_cwd(), path, exe_path))
+        exe_path[0] = 0;
+}
+const char *files_exe(void) { return exe_path; }
+
 long files_normalise(const char *base, const char *path, char *out)
 {
     /* out is built component by component; ".." drops the last one. */
@@ -484,6 +495,7 @@ void files_job_end(void)
 
 void files_reset(void)
 {
+    exe_path[0] = 0;
     /* Nothing of the job's may stay posted over memory the next job gets. */
     uint64_t until = time_monotonic_ns() + 10 * 1000000000ULL;
     while (bulk_linked && PtlMEUnlink(bulk_me) != PTL_OK && time_monotonic_ns() < until)

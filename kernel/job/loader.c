@@ -478,6 +478,7 @@ static void run_job(struct load_slot *s)
 
     int envc;
     int argc = build_args(d, &envc);
+    files_set_exe(argc ? argv[0] : d->name);
     unsigned nlocal = d->nlocal ? d->nlocal : 1;
     if (nlocal > 1) {
         /* Ranks per core (yod -ppn): the region split nlocal ways, the

@@ -474,11 +474,15 @@ SYSCALL(rename) { UNUSED_ARGS(); return rename_at(AT_FDCWD, a0, AT_FDCWD, a1, 0)
 SYSCALL(renameat) { UNUSED_ARGS(); return rename_at((int64_t)a0, a1, (int64_t)a2, a3, 0); }
 SYSCALL(renameat2) { UNUSED_ARGS(); return rename_at((int64_t)a0, a1, (int64_t)a2, a3, a4); }
 
-/* /proc/self/exe names the program: its path as given, made absolute
- * against the working directory (a node has no /proc otherwise). */
+/* /proc/self/exe names the program: in a job its path as yod was given it,
+ * made absolute at load (files_exe; from its base name alone it named a
+ * file in the working directory, wherever the program was); without one
+ * its name under "/" (a node has no /proc otherwise). */
 static long self_exe(uint64_t buf, uint64_t len)
 {
-    if (files_normalise(job.running ? files_cwd() : "/", proc.name, abs2))
+    if (job.running && files_exe()[0])
+        strlcpy(abs2, files_exe(), sizeof abs2);
+    else if (files_normalise("/", proc.name, abs2))
         return -ENAMETOOLONG;
     uint64_t n = strlen(abs2) < len ? strlen(abs2) : len;
     return copy_to_user(buf, abs2, n) ? -EFAULT : (long)n;

@@ -129,8 +129,18 @@ SYSCALL(mremap)
         return -EINVAL;
     if (flags & MREMAP_FIXED)
         return -EINVAL;   /* not supported: callers fall back to mmap + copy */
-    if (old_len == 0 || !mapping_containing(old, old + old_len))
+    if (old_len == 0)
         return -EFAULT;
+    if (!mapping_containing(old, old + old_len)) {
+        /* The image, the break's heap and the stack are mapped for good:
+         * none of them grows where it is (Linux says ENOMEM for that).
+         * musl's pthread_getattr_np counts the first thread's stack pages
+         * by growing each in turn until that fails otherwise; with EFAULT
+         * here it found one page. */
+        bool fixed = (old >= proc.map_lo && old + old_len <= ALIGN_UP(proc.brk, PAGE_SIZE)) ||
+                     (old >= proc.stack_lo && old + old_len <= proc.vend);
+        return fixed && new_len > old_len ? -ENOMEM : -EFAULT;
+    }
     if (new_len <= old_len) {
         if (new_len < old_len)
             ranges_remove(heap_list(), old + new_len, old + old_len);

@@ -3,7 +3,7 @@
  * read them) and its memory map (the line holding a local variable is
  * [stack], the one holding main names the program, the break is in
  * [heap]), and glibc's pthread_getattr_np for the first thread, which reads
- * that map.  Each line says yes or no, the same on Linux; under yod they
+ * that map; /proc/self/exe against argv[0] (run it by its absolute path).  Each line says yes or no, the same on Linux; under yod they
  * describe the rank on its node, not yod on the service node. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -115,6 +115,14 @@ int main(int argc, char **argv)
     printf("maps a local variable is in %s\n", stack);
     printf("maps main is in the program's line: %s\n", yes(!strcmp(tb, base)));
     printf("maps the break is in %s\n", heap);
+
+    char exe[512];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    if (argv[0][0] == '/')
+        printf("/proc/self/exe is argv[0]: %s\n", yes(!strcmp(exe, argv[0])));
+    else
+        printf("/proc/self/exe: run me by my absolute path\n");
 
     pthread_attr_t a;
     void *lo;
