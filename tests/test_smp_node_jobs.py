@@ -63,6 +63,7 @@ PROC_SELF = [
     "status Name is the program's: yes",
     "status VmRSS and VmHWM: yes",
     "/proc/PID/status is the same process: yes",
+    "statm resident is status VmRSS: yes",
     "status Threads 1, with a second 2",
     "maps 3 or more lines ascending, none overlapping: yes",
     "maps a local variable is in [stack]",

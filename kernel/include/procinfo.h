@@ -29,8 +29,9 @@ void procinfo_cpuinfo(struct text_out *o);
  * pool has there. */
 void procinfo_meminfo(struct text_out *o);
 /* The calling process (kernel/job/procself.c): /proc/self/status's fields
- * programs read (Pid, VmRSS, VmHWM, Threads, Cpus_allowed_list, ...), and
- * /proc/self/maps in Linux's format. */
+ * programs read (Pid, VmRSS, VmHWM, Threads, Cpus_allowed_list, ...),
+ * statm, and /proc/self/maps in Linux's format. */
 void procinfo_self_status(struct text_out *o);
+void procinfo_self_statm(struct text_out *o);
 void procinfo_self_maps(struct text_out *o);
 #endif

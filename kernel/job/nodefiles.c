@@ -6,7 +6,7 @@
  * forwarded, a job on a 4-CPU node was told the service node's count.
  * /proc/cpuinfo and /proc/meminfo: what programs that count processors or
  * size themselves to memory parse (their text: procinfo.c).  /proc/self/
- * status and maps (and /proc/PID/ with the caller's pid): the calling
+ * status, statm and maps (and /proc/PID/ with the caller's pid): the calling
  * process's (procself.c); forwarded, they described yod.  The rest of
  * /proc is still yod's.  files_route sends these paths here
  * (FILES_SRV_NODE); fio_call answers with nodefiles_call what a server
@@ -41,10 +41,11 @@
 /* The node's files by absolute path; [E_DIR] is the one directory, whose
  * entries are those named under it. */
 enum { E_DIR, E_ONLINE, E_POSSIBLE, E_PRESENT, E_CPUINFO, E_MEMINFO, E_NULL, E_ZERO,
-       E_SELF_STATUS, E_SELF_MAPS, N_ENTRIES };
+       E_SELF_STATUS, E_SELF_STATM, E_SELF_MAPS, N_ENTRIES };
 static const char *const paths[N_ENTRIES] = {
     CPU_DIR, CPU_DIR "/online", CPU_DIR "/possible", CPU_DIR "/present", "/proc/cpuinfo",
-    "/proc/meminfo", "/dev/null", "/dev/zero", "/proc/self/status", "/proc/self/maps",
+    "/proc/meminfo", "/dev/null", "/dev/zero", "/proc/self/status", "/proc/self/statm",
+    "/proc/self/maps",
 };
 /* The character devices: writable, no content, st_rdev as Linux's (mem 1:N). */
 #define IS_DEVICE(e) ((e) == E_NULL || (e) == E_ZERO)
@@ -108,6 +109,8 @@ static int own_pid_entry_of(const char *path)
         return -1;
     if (!strcmp(p, "/status"))
         return E_SELF_STATUS;
+    if (!strcmp(p, "/statm"))
+        return E_SELF_STATM;
     if (!strcmp(p, "/maps"))
         return E_SELF_MAPS;
     return -1;
@@ -184,6 +187,7 @@ static void content(int entry, struct text_out *o)
     case E_CPUINFO: procinfo_cpuinfo(o); break;
     case E_MEMINFO: procinfo_meminfo(o); break;
     case E_SELF_STATUS: procinfo_self_status(o); break;
+    case E_SELF_STATM: procinfo_self_statm(o); break;
     case E_SELF_MAPS: procinfo_self_maps(o); break;
     default: break;
     }

@@ -1,4 +1,4 @@
-/* The text of /proc/self/status and /proc/self/maps (procinfo.h): the
+/* The text of /proc/self/status, statm and maps (procinfo.h): the
  * calling process on this node, not yod's process on the service node a
  * forwarded read described.  glibc's pthread_getattr_np finds the first
  * thread's stack in /proc/self/maps (it failed with ENOENT: yod's map has
@@ -62,6 +62,17 @@ void procinfo_self_status(struct text_out *o)
         text_printf(o, "Cpus_allowed_list:\t%u-%u\n", first, last);
     else
         text_printf(o, "Cpus_allowed_list:\t%u\n", first);
+}
+
+/* ---- /proc/self/statm ------------------------------------------------------ */
+
+/* size resident shared text lib data dt, in pages: what memory reporters
+ * that do not parse status read (PETSc's, among others). */
+void procinfo_self_statm(struct text_out *o)
+{
+    uint64_t region = (proc.vend - proc.vbase) / PAGE_SIZE;
+    uint64_t image = (ALIGN_UP(proc.image_end, PAGE_SIZE) - proc.map_lo) / PAGE_SIZE;
+    text_printf(o, "%lu %lu 0 %lu 0 %lu 0\n", region, region, image, region - image);
 }
 
 /* ---- /proc/self/maps ------------------------------------------------------- */

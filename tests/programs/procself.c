@@ -64,6 +64,17 @@ int main(int argc, char **argv)
     printf("status VmRSS and VmHWM: %s\n", yes(rss > 0 && hwm >= rss));
     printf("/proc/PID/status is the same process: %s\n",
            yes(field(path, "Pid", NULL, 0) == getpid()));
+    /* statm: the same memory in pages (size and resident first) */
+    long vsize = -1, res = -1;
+    FILE *sm = fopen("/proc/self/statm", "r");
+    if (!sm || fscanf(sm, "%ld %ld", &vsize, &res) != 2)
+        vsize = res = -1;
+    if (sm)
+        fclose(sm);
+    long page = sysconf(_SC_PAGESIZE);
+    long res_kb = res * (page / 1024);       /* Linux's may move between the reads */
+    printf("statm resident is status VmRSS: %s\n",
+           yes(vsize >= res && res > 0 && labs(res_kb - rss) <= rss / 10));
     printf("status Threads %ld", field("/proc/self/status", "Threads", NULL, 0));
     pthread_t t;
     pthread_barrier_init(&two, NULL, 2);
