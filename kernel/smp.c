@@ -2,9 +2,10 @@
  *
  * smp_init reads the ACPI MADT and sets memory aside for each application
  * processor (AP): a page for its struct percpu, an NMI stack, a double-fault
- * stack and a kernel stack, cut off the top of the application region like the kernel
- * heap.  smp_start starts them with INIT-SIPI-SIPI through a real-mode
- * trampoline (arch/smp_trampoline.S) in a page below 1 MiB, one at a time:
+ * stack and a kernel stack, cut off the top of the application region like
+ * the kernel heap.  smp_start starts them with INIT-SIPI-SIPI through a
+ * real-mode trampoline (arch/smp_trampoline.S) in a page below 1 MiB, one
+ * at a time:
  * each comes up in long mode on the kernel's page tables, loads its own GDT,
  * TSS and GS base, enables its local APIC, checks its TSC against CPU 0's
  * and halts.  An idle AP stays halted with interrupts on, its APIC timer

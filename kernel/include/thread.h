@@ -126,10 +126,11 @@ void threads_kick_all(void);
 /* On every way in from user mode (a system call, an exception, an
  * interrupt): a core other than CPU 0 running a thread of a program that
  * has ended (switched in before the clean-up that came after, whatever its
- * slot holds now) goes back to its idle loop, with a line in the log.  Such a thread must not
- * reach the end path: on a core other than 0 with no threads left that
- * would run the node's clean-up a second time, beside CPU 0's, and start
- * the job loop on CPU 0's stack.  A load and a test. */
+ * slot holds now) goes back to its idle loop, with a line in the log.
+ * Such a thread must not reach the end path: on a core other than 0 with
+ * no threads left that would run the node's clean-up a second time,
+ * beside CPU 0's, and start the job loop on CPU 0's stack.  A load and a
+ * test. */
 __attribute__((noreturn)) void thread_stray_stop(const struct regs *r);
 extern volatile uint32_t threads_gen;  /* one more at each clean-up and start */
 static inline void thread_stray_check(const struct regs *r)
