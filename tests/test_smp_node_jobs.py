@@ -69,7 +69,9 @@ PROC_SELF = [
     "maps a local variable is in [stack]",
     "maps main is in the program's line: yes",
     "maps the break is in [heap]",
-    "/proc/self/exe is argv[0]: yes",
+    "/proc/self/exe is argv[0]: yes, /proc/PID/exe too: yes",
+    "cmdline is argv: yes",
+    "environ is envp: yes",
     "pthread_getattr_np: the first thread's stack holds a local: yes"]
 
 
@@ -81,7 +83,7 @@ def test_proc_self_describes_the_rank_not_yod(c2, libc):
     /proc/self/exe is the program's path (it was the working directory and
     the program's base name)."""
     assert os.path.dirname(program("procself-glibc")) != os.getcwd()
-    r = yod(c2, program(f"procself-{libc}"))
+    r = yod(c2, program(f"procself-{libc}"), "an argument", "")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == PROC_SELF, r.stdout
     # Two ranks on the node: each reads its own process.

@@ -58,6 +58,9 @@ struct process {
     uint64_t entry, phdr_va, phnum;
     uint64_t fs_base;
     uint64_t stack_start;          /* initial RSP */
+    /* Where its argument and environment strings lie on its stack
+     * (/proc/self/cmdline and environ). */
+    uint64_t arg_start, arg_end, env_start, env_end;
     uint64_t robust_list;          /* set_robust_list */
     uint32_t pid;
     const char *name;              /* argv[0], for messages */

@@ -15,6 +15,8 @@ struct text_out {
     uint64_t pos;            /* bytes of text made so far (its size, at the end) */
 };
 void text_printf(struct text_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* len bytes as they are (NULs too). */
+void text_write(struct text_out *o, const void *bytes, uint64_t len);
 /* Bytes of [from, from + len) the text held. */
 uint64_t text_got(const struct text_out *o);
 
@@ -33,5 +35,9 @@ void procinfo_meminfo(struct text_out *o);
  * statm, and /proc/self/maps in Linux's format. */
 void procinfo_self_status(struct text_out *o);
 void procinfo_self_statm(struct text_out *o);
+/* Its argument and environment strings as they are in its memory now,
+ * each ended by a NUL (what Linux's cmdline and environ read). */
+void procinfo_self_cmdline(struct text_out *o);
+void procinfo_self_environ(struct text_out *o);
 void procinfo_self_maps(struct text_out *o);
 #endif

@@ -6,9 +6,9 @@
  * forwarded, a job on a 4-CPU node was told the service node's count.
  * /proc/cpuinfo and /proc/meminfo: what programs that count processors or
  * size themselves to memory parse (their text: procinfo.c).  /proc/self/
- * status, statm and maps (and /proc/PID/ with the caller's pid): the calling
- * process's (procself.c); forwarded, they described yod.  The rest of
- * /proc is still yod's.  files_route sends these paths here
+ * status, statm, maps, cmdline and environ (and /proc/PID/ with the
+ * caller's pid): the calling process's (procself.c); forwarded, they
+ * described yod.  The rest of /proc is still yod's.  files_route sends these paths here
  * (FILES_SRV_NODE); fio_call answers with nodefiles_call what a server
  * would (fio_proto.h ops), so descriptors, stat and getdents work as for
  * any file.  Read-only, as sysfs and procfs are to a program: every change
@@ -41,11 +41,11 @@
 /* The node's files by absolute path; [E_DIR] is the one directory, whose
  * entries are those named under it. */
 enum { E_DIR, E_ONLINE, E_POSSIBLE, E_PRESENT, E_CPUINFO, E_MEMINFO, E_NULL, E_ZERO,
-       E_SELF_STATUS, E_SELF_STATM, E_SELF_MAPS, N_ENTRIES };
+       E_SELF_STATUS, E_SELF_STATM, E_SELF_MAPS, E_SELF_CMDLINE, E_SELF_ENVIRON, N_ENTRIES };
 static const char *const paths[N_ENTRIES] = {
     CPU_DIR, CPU_DIR "/online", CPU_DIR "/possible", CPU_DIR "/present", "/proc/cpuinfo",
     "/proc/meminfo", "/dev/null", "/dev/zero", "/proc/self/status", "/proc/self/statm",
-    "/proc/self/maps",
+    "/proc/self/maps", "/proc/self/cmdline", "/proc/self/environ",
 };
 /* The character devices: writable, no content, st_rdev as Linux's (mem 1:N). */
 #define IS_DEVICE(e) ((e) == E_NULL || (e) == E_ZERO)
@@ -113,6 +113,10 @@ static int own_pid_entry_of(const char *path)
         return E_SELF_STATM;
     if (!strcmp(p, "/maps"))
         return E_SELF_MAPS;
+    if (!strcmp(p, "/cmdline"))
+        return E_SELF_CMDLINE;
+    if (!strcmp(p, "/environ"))
+        return E_SELF_ENVIRON;
     return -1;
 }
 
@@ -189,6 +193,8 @@ static void content(int entry, struct text_out *o)
     case E_SELF_STATUS: procinfo_self_status(o); break;
     case E_SELF_STATM: procinfo_self_statm(o); break;
     case E_SELF_MAPS: procinfo_self_maps(o); break;
+    case E_SELF_CMDLINE: procinfo_self_cmdline(o); break;
+    case E_SELF_ENVIRON: procinfo_self_environ(o); break;
     default: break;
     }
 }

@@ -31,14 +31,18 @@ void text_printf(struct text_out *o, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         return;
-    uint64_t len = (uint64_t)n < sizeof line ? (uint64_t)n : sizeof line - 1;
+    text_write(o, line, (uint64_t)n < sizeof line ? (uint64_t)n : sizeof line - 1);
+}
+
+void text_write(struct text_out *o, const void *bytes, uint64_t len)
+{
     uint64_t start = o->pos, end = o->pos + len;
     o->pos = end;
     uint64_t lo = start > o->from ? start : o->from;
     uint64_t hi = end < o->from + o->len ? end : o->from + o->len;
     if (!o->ubuf || lo >= hi)
         return;
-    memcpy((void *)(o->ubuf + (lo - o->from)), line + (lo - start), hi - lo);
+    memcpy((void *)(o->ubuf + (lo - o->from)), (const char *)bytes + (lo - start), hi - lo);
 }
 
 uint64_t text_got(const struct text_out *o)

@@ -1,4 +1,5 @@
-/* The text of /proc/self/status, statm and maps (procinfo.h): the
+/* The text of /proc/self/status, statm, maps, cmdline and environ
+ * (procinfo.h): the
  * calling process on this node, not yod's process on the service node a
  * forwarded read described.  glibc's pthread_getattr_np finds the first
  * thread's stack in /proc/self/maps (it failed with ENOENT: yod's map has
@@ -74,6 +75,19 @@ void procinfo_self_statm(struct text_out *o)
     uint64_t image = (ALIGN_UP(proc.image_end, PAGE_SIZE) - proc.map_lo) / PAGE_SIZE;
     text_printf(o, "%lu %lu 0 %lu 0 %lu 0\n", region, region, image, region - image);
 }
+
+/* ---- /proc/self/cmdline, environ -------------------------------------------- */
+
+/* [s, e) of its stack, as it is now (a program may rewrite its arguments,
+ * as setproctitle does; Linux shows that too). */
+static void stack_bytes(struct text_out *o, uint64_t s, uint64_t e)
+{
+    if (s >= proc.stack_lo && s <= e && e <= proc.vend)
+        text_write(o, (const void *)s, e - s);
+}
+
+void procinfo_self_cmdline(struct text_out *o) { stack_bytes(o, proc.arg_start, proc.arg_end); }
+void procinfo_self_environ(struct text_out *o) { stack_bytes(o, proc.env_start, proc.env_end); }
 
 /* ---- /proc/self/maps ------------------------------------------------------- */
 

@@ -493,8 +493,10 @@ static long readlink_at(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len
     long rc = string_from_user(upath, path, sizeof upath);
     if (rc < 0)
         return rc;
+    char own[32];                      /* a rank's pid is its own (ranks per core) */
+    snprintf(own, sizeof own, "/proc/%u/exe", proc.pid);
     bool exe = !strcmp(upath, "/proc/self/exe") || !strcmp(upath, "/proc/thread-self/exe") ||
-               !strcmp(upath, "/proc/1/exe");
+               !strcmp(upath, own);
     if ((int64_t)len <= 0 && (job.running || exe))
         return -EINVAL;
     if (exe)

@@ -3,7 +3,8 @@
  * read them) and its memory map (the line holding a local variable is
  * [stack], the one holding main names the program, the break is in
  * [heap]), and glibc's pthread_getattr_np for the first thread, which reads
- * that map; /proc/self/exe against argv[0] (run it by its absolute path).  Each line says yes or no, the same on Linux; under yod they
+ * that map; /proc/self/exe against argv[0] (run it by its absolute path),
+ * and cmdline and environ against argv and envp.  Each line says yes or no, the same on Linux; under yod they
  * describe the rank on its node, not yod on the service node. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -48,7 +49,22 @@ static void *second(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* Whether the file holds exactly the strings v[0..], each ended by a NUL. */
+static int holds(const char *path, char **v)
+{
+    static char got[65536], want[65536];
+    size_t n = 0, m = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    n = fread(got, 1, sizeof got, f);
+    fclose(f);
+    for (; *v && m + strlen(*v) + 1 <= sizeof want; v++)
+        m += (size_t)sprintf(want + m, "%s", *v) + 1;
+    return n == m && !memcmp(got, want, n);
+}
+
+int main(int argc, char **argv, char **envp)
 {
     (void)argc;
     int local = 0;
@@ -130,10 +146,18 @@ int main(int argc, char **argv)
     char exe[512];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
+    char byid[512], idpath[64];
+    snprintf(idpath, sizeof idpath, "/proc/%d/exe", (int)getpid());
+    n = readlink(idpath, byid, sizeof byid - 1);
+    byid[n > 0 ? n : 0] = 0;
     if (argv[0][0] == '/')
-        printf("/proc/self/exe is argv[0]: %s\n", yes(!strcmp(exe, argv[0])));
+        printf("/proc/self/exe is argv[0]: %s, /proc/PID/exe too: %s\n",
+               yes(!strcmp(exe, argv[0])), yes(!strcmp(byid, argv[0])));
     else
         printf("/proc/self/exe: run me by my absolute path\n");
+
+    printf("cmdline is argv: %s\n", yes(holds("/proc/self/cmdline", argv)));
+    printf("environ is envp: %s\n", yes(holds("/proc/self/environ", envp)));
 
     pthread_attr_t a;
     void *lo;
