@@ -100,6 +100,26 @@ def test_c_pthread_once_and_a_timed_condition_wait():
                                      "pthread_cond_timedwait: ETIMEDOUT"]
 
 
+PTIMER = [
+    "periodic: rang yes, SI_TIMER yes, its value yes",
+    "still ringing: yes",
+    "blocked 200 ms: one signal yes, si_overrun counts the rest yes, timer_getoverrun too yes",
+    "deleted: timer_gettime EINVAL yes",
+    "SIGEV_NONE: 1 s left after setting yes, nothing rang yes, disarmed after yes",
+    "TIMER_ABSTIME on CLOCK_REALTIME: rang once yes, not early yes",
+    "SIGEV_THREAD: made yes, its function ran with its value yes",
+    "EINVAL for signal 0 yes, clock 99 yes, timer 999 yes"]
+
+
+@pytest.mark.parametrize("libc,smp", [("glibc", 1), ("musl", 2)])
+def test_posix_timers_signal_with_their_value_and_overruns(libc, smp):
+    """timer_create and the rest (they were ENOSYS): the program's lines are
+    those it prints on Linux (tests/programs/ptimer.c)."""
+    r = run_node(program(f"ptimer-{libc}"), extra=["--smp", str(smp)])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == PTIMER, r.stdout
+
+
 def test_rust_catches_a_panic(tmp_path):
     rustc = compiler("rustc")
     if not rustc:

@@ -17,6 +17,7 @@
 #define MAX_MAPPINGS 1024
 #define MAX_RESERVED 256
 #define MAX_PIECES 1024
+#define PROCESS_POSIX_TIMERS 32
 
 /* Committed memory in reserved address space (kernel/mem/reserve.c):
  * [va, end) is mapped to physical [pa, pa + end - va). */
@@ -61,6 +62,17 @@ struct process {
     /* Where its argument and environment strings lie on its stack
      * (/proc/self/cmdline and environ). */
     uint64_t arg_start, arg_end, env_start, env_end;
+    /* Its POSIX timers (timer_create; sys/itimer.c): id = index. */
+    struct posix_timer {
+        bool used, pending;            /* pending: its signal not yet taken */
+        uint8_t notify;                /* SIGEV_NONE, SIGEV_SIGNAL, SIGEV_THREAD_ID */
+        uint8_t sig;
+        uint8_t clock;                 /* its clock id: TIMER_ABSTIME's times */
+        uint32_t tid;                  /* SIGEV_THREAD_ID: the thread told */
+        uint64_t value;                /* sigev_value, given back in siginfo */
+        uint64_t next_ns, interval_ns; /* monotonic; next 0: disarmed */
+        int32_t overrun, last_overrun; /* expiries while pending; as last taken */
+    } ptimers[PROCESS_POSIX_TIMERS];
     uint64_t robust_list;          /* set_robust_list */
     uint32_t pid;
     const char *name;              /* argv[0], for messages */

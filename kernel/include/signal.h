@@ -54,6 +54,14 @@ struct signal_state {
     uint64_t pending;
 };
 
+/* A POSIX timer's expiry, as siginfo tells it (si_code SI_TIMER). */
+struct timer_expiry {
+    int32_t id, overrun;
+    uint64_t value;
+};
+/* sys/itimer.c: sig, just taken, was a POSIX timer's: its expiry. */
+bool itimer_taken(int sig, struct timer_expiry *e);
+
 struct regs;
 const char *signal_name(int sig);
 /* Called on the way back to user mode: delivers a pending, unblocked signal

@@ -54,6 +54,9 @@ SYSCALL(mlockall);
 /* sys/time.c */
 SYSCALL(clock_gettime); SYSCALL(clock_getres); SYSCALL(gettimeofday); SYSCALL(time);
 SYSCALL(nanosleep); SYSCALL(clock_nanosleep); SYSCALL(times); SYSCALL(getrusage);
+/* Clock clk's time now (clock_gettime's answer), or -EINVAL for a clock
+ * the node does not have. */
+long clock_now(uint64_t clk, uint64_t *ns);
 /* sys/proc.c */
 SYSCALL(getpid); SYSCALL(getppid); SYSCALL(getuid);
 SYSCALL(getgid); SYSCALL(uname); SYSCALL(arch_prctl); SYSCALL(prlimit64); SYSCALL(getrlimit);
@@ -74,6 +77,8 @@ SYSCALL(set_tid_address); SYSCALL(sched_yield); SYSCALL(sched_getaffinity);
 SYSCALL(sched_setaffinity); SYSCALL(getcpu);
 /* sys/itimer.c */
 SYSCALL(getitimer); SYSCALL(setitimer); SYSCALL(alarm);
+SYSCALL(timer_create); SYSCALL(timer_settime); SYSCALL(timer_gettime); SYSCALL(timer_getoverrun);
+SYSCALL(timer_delete);
 uint64_t itimer_next_ns(void);     /* when the first armed timer rings; 0: none */
 void itimer_reset(void);
 void itimer_poll(void);            /* runs the calling process's due timers (a wait, any core) */

@@ -29,7 +29,6 @@ static const struct absent absent[] = {
     {283, "timerfd_create", "no timer file descriptors (setitimer and alarm are there)"},
     {284, "eventfd", "no event file descriptors"},
     {290, "eventfd2", "no event file descriptors"},
-    {222, "timer_create", "no POSIX per-process timers (setitimer and alarm are there)"},
     {116, "setgroups", "identity is the job owner's and does not change"},
     {334, "rseq", NULL},
 };

@@ -1,16 +1,23 @@
-/* Interval timers: alarm, setitimer, getitimer.  Each process has its three
- * (ranks per core: each rank its own, ranks.c), and one one-shot local-APIC
- * timer serves them (time.c's program alarm): that of the process's home
- * CPU, where its first thread runs (CPU 0; a rank's first core), set for
- * whichever of its timers is due first.  The signal goes to that process.
- * ITIMER_VIRTUAL and ITIMER_PROF count real time like ITIMER_REAL: the
- * program owns its CPU, the view CLOCK_PROCESS_CPUTIME_ID takes too
- * (sys/time.c). */
+/* Timers that signal: alarm, setitimer and getitimer, and the POSIX timers
+ * (timer_create, timer_settime, timer_gettime, timer_getoverrun,
+ * timer_delete).  Each process has its three interval timers and up to
+ * PROCESS_POSIX_TIMERS POSIX ones (ranks per core: each rank its own,
+ * ranks.c), and one one-shot local-APIC timer serves them all (time.c's
+ * program alarm): that of the process's home CPU, where its first thread
+ * runs (CPU 0; a rank's first core), set for whichever is due first.  The
+ * signal goes to that process, or to one of its threads (SIGEV_THREAD_ID,
+ * what glibc and musl build SIGEV_THREAD on).  ITIMER_VIRTUAL, ITIMER_PROF
+ * and the CPU-time clocks count real time: the program owns its CPU, the
+ * view CLOCK_PROCESS_CPUTIME_ID takes too (sys/time.c).  A POSIX timer that
+ * expires while its last signal is still pending counts an overrun, and
+ * the signal's siginfo says SI_TIMER, the timer's id and value, and the
+ * overruns (signal.c and sigwait.c ask itimer_taken). */
 #include "kernel.h"
 #include "process.h"
 #include "ranks.h"
 #include "signal.h"
 #include "syscall.h"
+#include "thread.h"
 #include "time.h"
 #include "uaccess.h"
 
@@ -38,7 +45,59 @@ uint64_t itimer_next_ns(void)
         if (at && (!first || at < first))
             first = at;
     }
+    for (int i = 0; i < PROCESS_POSIX_TIMERS; i++) {
+        uint64_t at = proc.ptimers[i].used ? proc.ptimers[i].next_ns : 0;
+        if (at && (!first || at < first))
+            first = at;
+    }
     return first;
+}
+
+#define SIGEV_SIGNAL 0
+#define SIGEV_NONE 1
+#define SIGEV_THREAD_ID 4
+
+/* POSIX timer t is due: its signal, or an overrun while the last one is
+ * still pending; the next expiry keeps the period's phase. */
+static void posix_fire(struct posix_timer *t, uint64_t now)
+{
+    uint64_t missed = 0;
+    if (t->interval_ns) {
+        missed = (now - t->next_ns) / t->interval_ns;
+        t->next_ns += (missed + 1) * t->interval_ns;
+    } else {
+        t->next_ns = 0;
+    }
+    if (t->notify == SIGEV_NONE)
+        return;
+    int32_t add = missed > INT32_MAX ? INT32_MAX : (int32_t)missed;
+    if (__atomic_exchange_n(&t->pending, true, __ATOMIC_SEQ_CST)) {
+        add = add < INT32_MAX ? add + 1 : add;
+        t->overrun = t->overrun > INT32_MAX - add ? INT32_MAX : t->overrun + add;
+        return;
+    }
+    t->overrun = add;
+    struct thread *to = t->notify == SIGEV_THREAD_ID ? thread_by_tid(t->tid) : NULL;
+    if (to && to->process == &proc)
+        thread_signal(to, t->sig);
+    else if (t->notify == SIGEV_THREAD_ID)
+        t->pending = false;            /* its thread is gone: nobody to tell */
+    else
+        signal_raise(t->sig);
+}
+
+bool itimer_taken(int sig, struct timer_expiry *e)
+{
+    for (int i = 0; i < PROCESS_POSIX_TIMERS; i++) {
+        struct posix_timer *t = &proc.ptimers[i];
+        if (t->used && t->sig == sig && __atomic_exchange_n(&t->pending, false, __ATOMIC_SEQ_CST)) {
+            t->last_overrun = t->overrun;
+            t->overrun = 0;
+            *e = (struct timer_expiry){i, t->last_overrun, t->value};
+            return true;
+        }
+    }
+    return false;
 }
 
 static void rearm(void)
@@ -60,6 +119,11 @@ static void fire(struct regs *r)
         /* Periods missed while the signal was pending are one signal, as
          * on Linux. */
         *next = interval ? now + interval : 0;
+    }
+    for (int i = 0; i < PROCESS_POSIX_TIMERS; i++) {
+        struct posix_timer *t = &proc.ptimers[i];
+        if (t->used && t->next_ns && now >= t->next_ns)
+            posix_fire(t, now);
     }
     rearm();
     (void)r;        /* delivered on the interrupt's way back (signal_interrupted) */
@@ -144,4 +208,131 @@ SYSCALL(alarm)
     if ((!secs && old.value.usec) || old.value.usec >= 500000)
         secs++;
     return (long)secs;
+}
+
+/* ---- POSIX timers ------------------------------------------------------------ */
+
+#define TIMER_ABSTIME 1
+
+struct sigevent64 {
+    uint64_t value;
+    int32_t signo, notify;
+    int32_t tid;                       /* SIGEV_THREAD_ID */
+    int32_t pad[11];
+};
+struct itimerspec64 { struct timespec64 interval, value; };
+
+static struct posix_timer *ptimer_of(uint64_t id)
+{
+    return id < PROCESS_POSIX_TIMERS && proc.ptimers[id].used ? &proc.ptimers[id] : NULL;
+}
+
+static bool valid_ts(struct timespec64 ts)
+{
+    return ts.sec >= 0 && ts.nsec >= 0 && ts.nsec < (int64_t)NS &&
+           (uint64_t)ts.sec < UINT64_MAX / NS / 4;
+}
+
+static uint64_t ts_ns(struct timespec64 ts) { return (uint64_t)ts.sec * NS + (uint64_t)ts.nsec; }
+static struct timespec64 ns_ts(uint64_t ns)
+{
+    return (struct timespec64){(int64_t)(ns / NS), (int64_t)(ns % NS)};
+}
+
+SYSCALL(timer_create)
+{
+    UNUSED_ARGS();
+    uint64_t now;
+    if (clock_now(a0, &now))
+        return -EINVAL;                /* a clock the node does not have */
+    int id = -1;
+    for (int i = 0; i < PROCESS_POSIX_TIMERS && id < 0; i++)
+        if (!proc.ptimers[i].used)
+            id = i;
+    struct sigevent64 ev = {.value = (uint64_t)(id < 0 ? 0 : id), .signo = SIGALRM,
+                            .notify = SIGEV_SIGNAL};
+    if (a1 && copy_from_user(&ev, a1, sizeof ev))
+        return -EFAULT;
+    if (ev.notify != SIGEV_SIGNAL && ev.notify != SIGEV_NONE && ev.notify != SIGEV_THREAD_ID)
+        return -EINVAL;                /* SIGEV_THREAD is the C library's, never the kernel's */
+    if (ev.notify != SIGEV_NONE && (ev.signo < 1 || ev.signo > NSIG))
+        return -EINVAL;
+    if (ev.notify == SIGEV_THREAD_ID) {
+        struct thread *to = thread_by_tid((uint32_t)ev.tid);
+        if (!to || to->process != &proc)
+            return -EINVAL;
+    }
+    if (!user_ok(a2, 4))
+        return -EFAULT;
+    if (id < 0)
+        return -EAGAIN;
+    proc.ptimers[id] = (struct posix_timer){
+        .used = true, .notify = (uint8_t)ev.notify, .sig = (uint8_t)ev.signo,
+        .clock = (uint8_t)a0, .tid = (uint32_t)ev.tid, .value = ev.value};
+    int32_t id32 = id;
+    return copy_to_user(a2, &id32, 4);
+}
+
+static struct itimerspec64 ptimer_current(const struct posix_timer *t)
+{
+    struct itimerspec64 v = {ns_ts(t->interval_ns), {0, 0}};
+    if (t->next_ns) {
+        uint64_t now = time_monotonic_ns();
+        v.value = ns_ts(t->next_ns > now ? t->next_ns - now : 1);   /* due, not yet rung */
+    }
+    return v;
+}
+
+SYSCALL(timer_settime)
+{
+    UNUSED_ARGS();
+    struct posix_timer *t = ptimer_of(a0);
+    if (!t)
+        return -EINVAL;
+    struct itimerspec64 v, old;
+    if (copy_from_user(&v, a2, sizeof v))
+        return -EFAULT;
+    if (!valid_ts(v.value) || !valid_ts(v.interval))
+        return -EINVAL;
+    if (a3 && !user_ok(a3, sizeof old))
+        return -EFAULT;
+    old = ptimer_current(t);
+    uint64_t value = ts_ns(v.value), mono = time_monotonic_ns(), at = mono + value;
+    if (value && (a1 & TIMER_ABSTIME)) {
+        uint64_t clock;                /* the time it names, on the timer's own clock */
+        clock_now(t->clock, &clock);
+        at = value > clock ? mono + (value - clock) : mono;
+    }
+    t->interval_ns = value ? ts_ns(v.interval) : 0;
+    t->next_ns = value ? (at ? at : 1) : 0;
+    rearm();
+    return a3 ? copy_to_user(a3, &old, sizeof old) : 0;
+}
+
+SYSCALL(timer_gettime)
+{
+    UNUSED_ARGS();
+    struct posix_timer *t = ptimer_of(a0);
+    if (!t)
+        return -EINVAL;
+    struct itimerspec64 v = ptimer_current(t);
+    return copy_to_user(a1, &v, sizeof v);
+}
+
+SYSCALL(timer_getoverrun)
+{
+    UNUSED_ARGS();
+    struct posix_timer *t = ptimer_of(a0);
+    return t ? t->last_overrun : -EINVAL;
+}
+
+SYSCALL(timer_delete)
+{
+    UNUSED_ARGS();
+    struct posix_timer *t = ptimer_of(a0);
+    if (!t)
+        return -EINVAL;
+    memset(t, 0, sizeof *t);
+    rearm();
+    return 0;
 }

@@ -305,7 +305,10 @@ static void kill_now(int sig)
     node_end(END_SIGNAL, sig);
 }
 
-static void build_frame(struct regs *r, int sig, const struct k_sigaction *act)
+#define SI_TIMER (-2)
+
+static void build_frame(struct regs *r, int sig, const struct k_sigaction *act,
+                        const struct timer_expiry *timer)
 {
     uint64_t sp = r->rsp - 128;                    /* skip the red zone */
     if ((act->flags & SA_ONSTACK) && thread_current()->altstack_size && !on_altstack(r->rsp))
@@ -337,6 +340,12 @@ static void build_frame(struct regs *r, int sig, const struct k_sigaction *act)
     f->info.code = 0;          /* SI_USER */
     f->info.pid = (int32_t)proc.pid;
     f->info.uid = (int32_t)options.uid;
+    if (timer) {               /* _timer: si_tid, si_overrun, si_value where pid, uid are */
+        f->info.code = SI_TIMER;
+        f->info.pid = timer->id;
+        f->info.uid = timer->overrun;
+        memcpy(f->info.rest, &timer->value, 8);
+    }
 
     r->rip = act->handler;
     r->rsp = frame;
@@ -355,13 +364,15 @@ int signal_deliver(struct regs *r)
         int sig = __builtin_ctzll(ready) + 1;
         signal_take(sig);
         ready &= ~BIT(sig);
+        struct timer_expiry te;
+        bool timer = itimer_taken(sig, &te);
         struct k_sigaction *act = &proc.sig.act[sig];
         if (ignored(sig))
             continue;
         if (act->handler == SIG_DFL)
             node_end(END_SIGNAL, sig);
         struct k_sigaction a = *act;
-        build_frame(r, sig, &a);
+        build_frame(r, sig, &a, timer ? &te : NULL);
         t->sig_blocked |= a.mask;
         if (!(a.flags & SA_NODEFER))
             t->sig_blocked |= BIT(sig);

@@ -118,8 +118,17 @@ SYSCALL(rt_sigtimedwait)
     }
     int sig = __builtin_ctzll(signal_pending_here() & set) + 1;
     signal_take(sig);
+    struct timer_expiry te;
+    bool timer = itimer_taken(sig, &te);
     if (a1) {
         int32_t info[32] = {sig, 0, 0, 0, (int32_t)proc.pid, 0};   /* SI_USER */
+        if (timer) {            /* SI_TIMER: si_tid, si_overrun, si_value (glibc and musl's
+                                 * SIGEV_THREAD helpers wait here for it) */
+            info[2] = -2;
+            info[4] = te.id;
+            info[5] = te.overrun;
+            memcpy(&info[6], &te.value, 8);
+        }
         if (copy_to_user(a1, info, sizeof info))
             return -EFAULT;
     }

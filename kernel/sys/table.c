@@ -38,6 +38,8 @@ static const syscall_fn table[] = {
     [158] = sys_arch_prctl, [160] = sys_setrlimit,
     [186] = sys_gettid, [200] = sys_tkill, [201] = sys_time, [202] = sys_futex,
     [203] = sys_sched_setaffinity, [204] = sys_sched_getaffinity, [218] = sys_set_tid_address,
+    [222] = sys_timer_create, [223] = sys_timer_settime, [224] = sys_timer_gettime,
+    [225] = sys_timer_getoverrun, [226] = sys_timer_delete,
     [228] = sys_clock_gettime,
     [229] = sys_clock_getres, [230] = sys_clock_nanosleep, [231] = sys_exit_group,
     [234] = sys_tgkill, [247] = sys_no_children /* waitid */, [257] = sys_openat,

@@ -20,7 +20,7 @@
 static uint64_t start_ns;
 void time_mark_app_start(void) { start_ns = time_monotonic_ns(); }
 
-static long clock_now(uint64_t clk, uint64_t *ns)
+long clock_now(uint64_t clk, uint64_t *ns)
 {
     switch (clk) {
     case CLOCK_REALTIME: case CLOCK_REALTIME_COARSE:
