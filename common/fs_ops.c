@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -279,6 +280,54 @@ static long op_setfl(const struct fs_call *c, struct fio_reply *rep)
     return fcntl(c->f->fd, F_SETFL, fl) ? -errno : 0;
 }
 
+/* Locks on the rank's open of the file: open file description locks
+ * (F_OFD_*) and flock, so ranks (each its own open) exclude each other and
+ * a rank's close, or its job's end, lets its locks go.  Never waits: a
+ * server blocked on one rank's lock would stop serving the others. */
+static long lock_of(const struct fio_req *r, struct flock *fl)
+{
+    int whence = (int)(r->flags >> 8);
+    memset(fl, 0, sizeof *fl);
+    fl->l_type = (short)r->mode;
+    fl->l_whence = (short)whence;
+    fl->l_start = (off_t)r->offset;
+    fl->l_len = (off_t)(int64_t)r->len;
+    if ((r->mode != F_RDLCK && r->mode != F_WRLCK && r->mode != F_UNLCK) ||
+        (whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END))
+        return -EINVAL;
+    return 0;
+}
+
+static long op_lock(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    const struct fio_req *r = c->r;
+    if ((r->flags & 0xff) == FIO_LOCK_FLOCK) {
+        if (r->mode != LOCK_SH && r->mode != LOCK_EX && r->mode != LOCK_UN)
+            return -EINVAL;
+        return flock(c->f->fd, (int)r->mode | LOCK_NB) ? -errno : 0;
+    }
+    struct flock fl;
+    long res = (r->flags & 0xff) == FIO_LOCK_RECORD ? lock_of(r, &fl) : -EINVAL;
+    if (res)
+        return res;
+    return fcntl(c->f->fd, F_OFD_SETLK, &fl) ? -errno : 0;
+}
+
+static long op_getlk(const struct fs_call *c, struct fio_reply *rep)
+{
+    struct flock fl;
+    long res = (c->r->flags & 0xff) == FIO_LOCK_RECORD ? lock_of(c->r, &fl) : -EINVAL;
+    if (res || fl.l_type == F_UNLCK)
+        return res ? res : -EINVAL;
+    if (fcntl(c->f->fd, F_OFD_GETLK, &fl))
+        return -errno;
+    struct fio_lock l = {fl.l_type, -1, (int64_t)fl.l_start, (int64_t)fl.l_len};
+    memcpy(rep->data, &l, sizeof l);
+    rep->data_len = sizeof l;
+    return 0;
+}
+
 static long op_unknown(const struct fs_call *c, struct fio_reply *rep)
 {
     (void)c, (void)rep;
@@ -308,6 +357,8 @@ static const struct fs_op table[] = {
     [FIO_READLINK] = {true, false, op_on_name_in_parent},
     [FIO_CHDIR] = {true, false, op_on_file_at_path},
     [FIO_SETFL] = {false, false, op_setfl},
+    [FIO_LOCK] = {false, false, op_lock},
+    [FIO_GETLK] = {false, false, op_getlk},
 };
 
 const struct fs_op *fs_op_of(uint16_t op)

@@ -332,3 +332,66 @@ def test_sendfile_from_a_forwarded_file(fc):
         f"position {len(data)}, from stdin EINVAL")
     for n in ("src", "dst"):
         os.unlink(os.path.join(dirs["scratch"], n))
+
+
+FILELOCK = [
+    "rank 0: ends holding a flock lock yes",
+    "rank 0: fcntl lock taken: yes",
+    "rank 0: fcntl: rank 1 tried yes, wrote yes",
+    "rank 0: flock lock taken: yes",
+    "rank 0: flock: rank 1 tried yes, wrote yes",
+    "rank 1: fcntl: busy while rank 0 holds it yes, F_GETLK names a write lock yes",
+    "rank 1: fcntl: has it after rank 0's write yes",
+    "rank 1: flock: busy while rank 0 holds it yes",
+    "rank 1: flock: has it after rank 0's write yes"]
+
+
+@pytest.mark.parametrize("where,libc", [("yod", "musl"), ("scratch", "glibc")])
+def test_file_locks_exclude_ranks_on_two_nodes(fc, where, libc):
+    """fcntl record locks and flock on a served file (they were EINVAL and
+    ENOSYS): rank 1's try fails while rank 0 holds the lock, its wait ends
+    when rank 0 lets go, after rank 0's write; a lock a rank still holds
+    when the job ends is gone after (the service node takes it)."""
+    import fcntl
+    name, dirs, _ = fc
+    served = dirs["yod"] if where == "yod" else "/scratch"
+    r = yod(name, "-sz", "2", os.path.join(PROG, f"filelock-{libc}"), served)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == FILELOCK, r.stdout
+    lock = [p for p in os.listdir(dirs[where]) if re.fullmatch(r"lock\.\d+", p)]
+    assert len(lock) == 1, os.listdir(dirs[where])
+    with open(os.path.join(dirs[where], lock[0]), "r+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)     # raises if still held
+    for p in os.listdir(dirs[where]):
+        if p.startswith("lock."):
+            os.unlink(os.path.join(dirs[where], p))
+
+
+def test_sqlite_ranks_on_two_nodes_write_one_database(fc, tmp_path):
+    """SQLite, linked static from Debian's libsqlite3: two ranks on two nodes
+    insert into one database on an fyod, each waiting for the other's
+    locks.  Before file locks were served, its first write failed ("disk
+    I/O error")."""
+    import sqlite3
+    lib = subprocess.run(["gcc", "-print-file-name=libsqlite3.a"], capture_output=True,
+                         text=True).stdout.strip()
+    if not os.path.isabs(lib):
+        pytest.skip("no static libsqlite3 (Debian's libsqlite3-dev)")
+    exe = str(tmp_path / "sqlite_ranks")
+    b = subprocess.run(["gcc", "-static", "-O2", "-o", exe,
+                        os.path.join(ROOT, "tests", "programs", "toolchains", "sqlite_ranks.c"),
+                        "-lsqlite3", "-lm"], capture_output=True, text=True, timeout=300)
+    assert b.returncode == 0, b.stderr
+    name, dirs, _ = fc
+    r = yod(name, "-sz", "2", exe, "/scratch/ranks.sqlite", "40")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.splitlines()) == ["rank 0: 40 rows in", "rank 1: 40 rows in"]
+    db = os.path.join(dirs["scratch"], "ranks.sqlite")
+    c = sqlite3.connect(db)
+    try:
+        assert c.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert c.execute("SELECT rank, count(*), count(DISTINCT i) FROM t GROUP BY rank "
+                         "ORDER BY rank").fetchall() == [(0, 40, 40), (1, 40, 40)]
+    finally:
+        c.close()
+        os.unlink(db)

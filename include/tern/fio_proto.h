@@ -71,6 +71,15 @@ enum fio_op {
     FIO_CHDIR = 20,      /* path: is it a directory this user may enter? */
     FIO_SETFL = 21,      /* handle, flags (O_APPEND, O_NONBLOCK) */
     FIO_CLOSE_ALL = 22,  /* the rank's job has ended: close all its files */
+    /* Locks, never waited for on the server (-EAGAIN while another holds
+     * one in the way; the node asks again): flags FIO_LOCK_RECORD with
+     * whence << 8 (fcntl's, taken as the server's open file description's:
+     * each rank's open its own) or FIO_LOCK_FLOCK; mode F_RDLCK, F_WRLCK or
+     * F_UNLCK, or LOCK_SH, LOCK_EX or LOCK_UN; offset and len l_start and
+     * l_len (len as the int64_t it is). */
+    FIO_LOCK = 23,       /* handle, flags, mode, offset, len */
+    FIO_GETLK = 24,      /* the same, record locks only -> data: struct fio_lock in the way
+                          * (type F_UNLCK: none) */
 };
 
 struct fio_req {
@@ -89,6 +98,14 @@ struct fio_req {
                                           * gid the allocator granted to this node */
 };
 #define FIO_REQ_MAX (sizeof(struct fio_req) + 2 * FIO_PATH_MAX)
+#define FIO_LOCK_RECORD 0
+#define FIO_LOCK_FLOCK 1
+
+/* FIO_GETLK's answer: the lock in the way, from the start of the file. */
+struct fio_lock {
+    int32_t type, pid;                   /* pid: -1, an open file's lock has no process */
+    int64_t start, len;
+};
 
 /* struct stat of Linux x86-64. */
 struct fio_stat {

@@ -41,12 +41,14 @@ SYSCALL(stat); SYSCALL(lstat); SYSCALL(statx); SYSCALL(open); SYSCALL(openat); S
 SYSCALL(access); SYSCALL(faccessat); SYSCALL(faccessat2); SYSCALL(getcwd); SYSCALL(chdir);
 SYSCALL(fchdir); SYSCALL(readlink); SYSCALL(readlinkat); SYSCALL(getdents64); SYSCALL(unlink);
 SYSCALL(unlinkat); SYSCALL(rmdir); SYSCALL(mkdir); SYSCALL(mkdirat); SYSCALL(rename);
-SYSCALL(renameat); SYSCALL(renameat2); SYSCALL(truncate); SYSCALL(ftruncate); SYSCALL(fsync);
+SYSCALL(renameat); SYSCALL(renameat2); SYSCALL(flock); SYSCALL(truncate); SYSCALL(ftruncate); SYSCALL(fsync);
 SYSCALL(fdatasync); SYSCALL(umask); SYSCALL(link_unsupported);
 long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing);
 /* file_rw for a kernel buffer (no user check): sendfile's bounce buffer. */
 long file_xfer(struct fd *f, void *buf, uint64_t len, int64_t off, bool writing);
 long file_setfl(struct fd *f, uint32_t flags);
+/* fcntl's lock commands (F_GETLK ... F_OFD_SETLKW) on f; arg: the struct flock. */
+long file_lock(struct fd *f, uint64_t cmd, uint64_t arg);
 /* sys/mem.c */
 SYSCALL(brk); SYSCALL(mmap); SYSCALL(munmap); SYSCALL(mremap); SYSCALL(mprotect);
 SYSCALL(madvise); SYSCALL(sysinfo); SYSCALL(msync); SYSCALL(mlock); SYSCALL(mlock2);

@@ -10,6 +10,7 @@
 #include "kernel.h"
 #include "kmalloc.h"
 #include "syscall.h"
+#include "time.h"
 #include "uaccess.h"
 
 #define O_ACCMODE 3
@@ -247,6 +248,113 @@ SYSCALL(truncate)
 long file_setfl(struct fd *f, uint32_t flags)
 {
     return file_op(f->of, FIO_SETFL, 0, 0, flags & (O_APPEND | O_NONBLOCK), 0, false);
+}
+
+/* ---- locks -------------------------------------------------------------------- */
+
+/* fcntl's record locks and flock on a served file (FIO_LOCK): the server
+ * takes them on its open of the file, an open file description's locks,
+ * so the ranks of a job on any nodes, each with an open of its own,
+ * exclude each other, and a close or the job's end lets them go.  The
+ * server never waits for one: a call that may (F_SETLKW, flock without
+ * LOCK_NB) asks again every LOCK_RETRY_NS until it has the lock or a
+ * signal ends its wait (EINTR), as a wait in the kernel would.  SQLite's
+ * fcntl locks got EINVAL here ("disk I/O error" on its first write). */
+#define F_GETLK 5
+#define F_SETLK 6
+#define F_SETLKW 7
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#define F_OFD_SETLKW 38
+#define F_UNLCK 2
+#define LOCK_NB 4
+#define LOCK_UN 8
+#define LOCK_RETRY_NS 20000000ULL
+
+struct linux_flock {
+    int16_t type, whence;
+    int32_t pad;
+    int64_t start, len;
+    int32_t pid, pad2;
+};
+
+static long lock_until_held(struct fd *f, uint32_t flags, uint32_t mode, int64_t start,
+                            int64_t len, bool wait)
+{
+    for (;;) {
+        struct fio_req r;
+        memset(&r, 0, sizeof r);
+        r.op = FIO_LOCK;
+        r.handle = f->of->handle;
+        r.flags = flags;
+        r.mode = mode;
+        r.offset = start;
+        r.len = (uint64_t)len;
+        long rc = fio_call(f->of->srv, &r, NULL, NULL, 0, false, &rep);
+        if (rc != -EAGAIN && rc != -EACCES)
+            return rc;
+        if (!wait)
+            return -EAGAIN;
+        if (wait_until(time_monotonic_ns() + LOCK_RETRY_NS, 0, true, "a file lock") == -EINTR)
+            return -EINTR;
+    }
+}
+
+long file_lock(struct fd *f, uint64_t cmd, uint64_t arg)
+{
+    struct linux_flock fl;
+    if (copy_from_user(&fl, arg, sizeof fl))
+        return -EFAULT;
+    bool ofd = cmd >= F_OFD_GETLK;
+    if (ofd && fl.pid)
+        return -EINVAL;                /* Linux asks l_pid 0 of the OFD calls */
+    if (f->kind != FD_FILE || f->of->dir)
+        return -EINVAL;
+    uint32_t flags = FIO_LOCK_RECORD | (uint32_t)(uint16_t)fl.whence << 8;
+    if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
+        struct fio_req r;
+        memset(&r, 0, sizeof r);
+        r.op = FIO_GETLK;
+        r.handle = f->of->handle;
+        r.flags = flags;
+        r.mode = (uint32_t)(uint16_t)fl.type;
+        r.offset = fl.start;
+        r.len = (uint64_t)fl.len;
+        long rc = fio_call(f->of->srv, &r, NULL, NULL, 0, false, &rep);
+        if (rc < 0)
+            return rc;
+        struct fio_lock l;
+        if (rep.data_len != sizeof l)
+            return -EIO;
+        memcpy(&l, rep.data, sizeof l);
+        fl.type = (int16_t)l.type;
+        if (l.type != F_UNLCK) {
+            fl.whence = 0;             /* SEEK_SET */
+            fl.start = l.start;
+            fl.len = l.len;
+            fl.pid = l.pid;
+        }
+        return copy_to_user(arg, &fl, sizeof fl);
+    }
+    /* A write lock wants the file open for writing, a read lock for
+     * reading: the server's open is the rank's, and checks that too. */
+    return lock_until_held(f, flags, (uint32_t)(uint16_t)fl.type, fl.start, fl.len,
+                           cmd == F_SETLKW || cmd == F_OFD_SETLKW);
+}
+
+SYSCALL(flock)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    uint32_t op = (uint32_t)a1 & ~(uint32_t)LOCK_NB;
+    if (op != 1 && op != 2 && op != LOCK_UN)     /* LOCK_SH, LOCK_EX, LOCK_UN */
+        return -EINVAL;
+    if (f->kind != FD_FILE || f->of->dir)
+        return -EINVAL;
+    long rc = lock_until_held(f, FIO_LOCK_FLOCK, op, 0, 0, !(a1 & LOCK_NB));
+    return rc == -EACCES ? -EAGAIN : rc;        /* flock says EWOULDBLOCK */
 }
 
 /* ---- status ----------------------------------------------------------------- */

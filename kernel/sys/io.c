@@ -313,6 +313,9 @@ SYSCALL(fcntl)
         f->flags = (f->flags & O_ACCMODE) | ((uint32_t)a2 & ~(uint32_t)O_ACCMODE);
         return 0;
     }
+    case 5: case 6: case 7:            /* F_GETLK, F_SETLK, F_SETLKW */
+    case 36: case 37: case 38:         /* F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW */
+        return file_lock(f, a1, a2);
     default: return -EINVAL;
     }
 }

@@ -24,7 +24,7 @@ static const syscall_fn table[] = {
     [332] = sys_statx, [32] = sys_dup, [33] = sys_dup2, [34] = sys_pause, [35] = sys_nanosleep,
     [36] = sys_getitimer, [37] = sys_alarm, [38] = sys_setitimer, [39] = sys_getpid,
     [40] = sys_sendfile, [60] = sys_exit, [61] = sys_no_children /* wait4 */, [62] = sys_kill,
-    [63] = sys_uname, [72] = sys_fcntl,
+    [63] = sys_uname, [72] = sys_fcntl, [73] = sys_flock,
     [79] = sys_getcwd, [89] = sys_readlink, [267] = sys_readlinkat, [96] = sys_gettimeofday,
     [97] = sys_getrlimit, [98] = sys_getrusage,
     [99] = sys_sysinfo, [100] = sys_times, [102] = sys_getuid, [104] = sys_getgid,
