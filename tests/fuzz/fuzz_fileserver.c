@@ -16,9 +16,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,6 +198,15 @@ static size_t request(uint8_t *out, uint16_t op, uint64_t handle, int64_t off, u
     return k + n;
 }
 
+/* A lock request: request()'s with mode the lock's type. */
+static size_t lock_request(uint8_t *out, uint16_t op, uint32_t flags, uint32_t type, int64_t off,
+                           uint64_t len)
+{
+    size_t n = request(out, op, ~0ull, off, len, flags, NULL, NULL);
+    memcpy(out + n - sizeof(struct fio_req) + offsetof(struct fio_req, mode), &type, 4);
+    return n;
+}
+
 static void fuzz_write_seeds(const char *dir)
 {
     static uint8_t out[65536];
@@ -228,4 +239,11 @@ static void fuzz_write_seeds(const char *dir)
     n += request(out + n, FIO_UNLINK, 0, 0, 0, 0, "d/g", NULL);
     n += request(out + n, FIO_CLOSE_ALL, 0, 0, 0, 0, NULL, NULL);
     fuzz_seed(dir, "changes", out, n);
+    n = request(out, FIO_OPEN, 0, 0, 0, O_RDWR, "f", NULL);
+    n += lock_request(out + n, FIO_LOCK, FIO_LOCK_RECORD, F_WRLCK, 0, 100);
+    n += lock_request(out + n, FIO_GETLK, FIO_LOCK_RECORD | SEEK_CUR << 8, F_RDLCK, 10, 0);
+    n += lock_request(out + n, FIO_LOCK, FIO_LOCK_RECORD, F_UNLCK, 0, 0);
+    n += lock_request(out + n, FIO_LOCK, FIO_LOCK_FLOCK, LOCK_EX, 0, 0);
+    n += lock_request(out + n, FIO_LOCK, FIO_LOCK_FLOCK, LOCK_UN, 0, 0);
+    fuzz_seed(dir, "locks", out, n);
 }
