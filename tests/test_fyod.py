@@ -395,3 +395,19 @@ def test_sqlite_ranks_on_two_nodes_write_one_database(fc, tmp_path):
     finally:
         c.close()
         os.unlink(db)
+
+
+@pytest.mark.parametrize("where,prog", [("yod", FILEIO), ("/scratch", FILEIO_GLIBC)])
+def test_mmap_of_a_file_is_a_copy_of_its_bytes(fc, where, prog):
+    """mmap of a served file (it was ENODEV): private and shared read-only
+    mappings hold the file's bytes, from any page; a shared writable one,
+    whose writes would have to reach the file, is still refused."""
+    name, dirs, _ = fc
+    d = dirs["yod"] if where == "yod" else where
+    r = yod(name, prog, "mmap", d + "/mapped")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "private: the file's bytes yes, zeros past its end yes",
+        "shared read-only: yes; from a page in: yes",
+        "a private mapping's writes stay out of the file: yes",
+        "shared writable: ENODEV"], r.stdout

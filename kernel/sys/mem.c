@@ -16,6 +16,9 @@
 #include "uaccess.h"
 
 #define PROT_NONE 0
+#define PROT_WRITE 2
+#define O_ACCMODE 3
+#define O_WRONLY 1
 #define MAP_SHARED 0x01
 #define MAP_PRIVATE 0x02
 #define MAP_FIXED 0x10
@@ -49,12 +52,51 @@ static uint64_t find_gap(uint64_t len)
     return ranges_find_gap(heap_list(), heap_low(), proc.heap_end, len, PAGE_SIZE, 0);
 }
 
+/* A file's mapping is a copy of its bytes, read in when it is made: what a
+ * private mapping is, and what a shared one nobody writes looks like to
+ * the program (input files read through mmap; glibc's fopen "m").  A
+ * shared writable one would have to reach the file again: ENODEV, as
+ * before for every file. */
+static long map_file(uint64_t fd, uint64_t prot, uint64_t flags, struct fd **out)
+{
+    struct fd *f = (int64_t)fd < 0 ? NULL : fd_get(fd);
+    if (!f)
+        return -EBADF;
+    if (f->kind != FD_FILE || f->of->dir || ((flags & MAP_SHARED) && (prot & PROT_WRITE)))
+        return -ENODEV;
+    if ((f->flags & O_ACCMODE) == O_WRONLY)
+        return -EACCES;                /* a mapping is read from the file */
+    *out = f;
+    return 0;
+}
+
+/* The file's bytes from off into the new mapping [start, start + len);
+ * past its end the mapping stays zero. */
+static long map_read(struct fd *f, uint64_t start, uint64_t len, uint64_t off)
+{
+    for (uint64_t done = 0; done < len;) {
+        long n = file_rw(f, start + done, len - done, (int64_t)(off + done), false);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            break;
+        done += (uint64_t)n;
+    }
+    return 0;
+}
+
 SYSCALL(mmap)
 {
     UNUSED_ARGS();
     uint64_t addr = a0, len = a1, prot = a2, flags = a3;
-    if (!(flags & MAP_ANONYMOUS))
-        return (int64_t)a4 < 0 || !fd_get(a4) ? -EBADF : -ENODEV;
+    struct fd *file = NULL;
+    if (!(flags & MAP_ANONYMOUS)) {
+        long r = map_file(a4, prot, flags, &file);
+        if (r)
+            return r;
+        if ((int64_t)a5 < 0)
+            return -EINVAL;
+    }
     if (a5 & (PAGE_SIZE - 1))
         return -EINVAL;
     if (len == 0 || (flags & (MAP_SHARED | MAP_PRIVATE)) == 0)
@@ -66,10 +108,20 @@ SYSCALL(mmap)
     if (fixed && (addr & (PAGE_SIZE - 1)))
         return -EINVAL;
     /* Outside the region, and every PROT_NONE mapping: address space only. */
-    if ((fixed && !in_window(addr, addr + len)) || (!fixed && prot == PROT_NONE))
-        return reserve_map(addr, len, prot != PROT_NONE,
-                           !fixed ? RESERVE_HINT
-                                  : (flags & MAP_FIXED_NOREPLACE) ? RESERVE_NOREPLACE : RESERVE_FIXED);
+    if ((fixed && !in_window(addr, addr + len)) || (!fixed && prot == PROT_NONE)) {
+        long at = reserve_map(addr, len, prot != PROT_NONE,
+                              !fixed ? RESERVE_HINT
+                                     : (flags & MAP_FIXED_NOREPLACE) ? RESERVE_NOREPLACE
+                                                                     : RESERVE_FIXED);
+        if (at >= 0 && file && prot != PROT_NONE) {
+            long r = map_read(file, (uint64_t)at, len, a5);
+            if (r) {
+                reserve_unmap((uint64_t)at, (uint64_t)at + len);
+                return r;
+            }
+        }
+        return at;
+    }
     uint64_t start;
     if (fixed) {
         if (addr < heap_low() || addr + len > proc.heap_end || addr + len < addr)
@@ -91,6 +143,10 @@ SYSCALL(mmap)
     if (r)
         return r;
     memset((void *)start, 0, len);
+    if (file && (r = map_read(file, start, len, a5))) {
+        ranges_remove(heap_list(), start, start + len);
+        return r;
+    }
     return (long)start;
 }
 

@@ -25,6 +25,11 @@
  *                               `>` does), stdout pointed there too; what
  *                               reads, seeks, fstat and sendfile of
  *                               /dev/null and /dev/zero give
+ *   fileio mmap PATH            maps a file it wrote (3 pages and 100 bytes):
+ *                               private and shared read-only, from 0 and from
+ *                               a page in; past the end zeros; a private
+ *                               mapping's writes stay out of the file;
+ *                               whether a shared writable one is made
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
@@ -35,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -58,6 +64,7 @@ static const char *ename(int e)
     case ELOOP: return "ELOOP";
     case EPERM: return "EPERM";
     case EINVAL: return "EINVAL";
+    case ENODEV: return "ENODEV";
     default: return "OTHER";
     }
 }
@@ -516,8 +523,51 @@ static int devnull(long n)
     return bad != 0;
 }
 
+static int map_file(const char *path)
+{
+    enum { LEN = 3 * 4096 + 100 };
+    static unsigned char pat[LEN];
+    for (int i = 0; i < LEN; i++)
+        pat[i] = (unsigned char)(i * 13 + i / 4096);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, pat, LEN) != LEN || close(fd))
+        return 1;
+    fd = open(path, O_RDONLY);
+    unsigned char *p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    unsigned char *s = mmap(NULL, LEN, PROT_READ, MAP_SHARED, fd, 0);
+    unsigned char *o = mmap(NULL, 2 * 4096, PROT_READ, MAP_PRIVATE, fd, 4096);
+    if (p == MAP_FAILED || s == MAP_FAILED || o == MAP_FAILED) {
+        printf("mmap: %s\n", ename(errno));
+        return 1;
+    }
+    int zeros = 1;
+    for (int i = LEN; i < 4 * 4096; i++)
+        zeros &= p[i] == 0;
+    printf("private: the file's bytes %s, zeros past its end %s\n",
+           memcmp(p, pat, LEN) ? "NO" : "yes", zeros ? "yes" : "NO");
+    printf("shared read-only: %s; from a page in: %s\n", memcmp(s, pat, LEN) ? "NO" : "yes",
+           memcmp(o, pat + 4096, 2 * 4096) ? "NO" : "yes");
+    memset(p, 0x5A, 4096);
+    munmap(p, 4 * 4096);
+    unsigned char first[16];
+    int same = pread(fd, first, 16, 0) == 16 && !memcmp(first, pat, 16);
+    printf("a private mapping's writes stay out of the file: %s\n", same ? "yes" : "NO");
+    munmap(s, LEN);
+    munmap(o, 2 * 4096);
+    close(fd);
+    /* Shared and writable: Linux's writes reach the file; a node's mapping
+     * is a copy, so it refuses (ENODEV). */
+    fd = open(path, O_RDWR);
+    unsigned char *w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    printf("shared writable: %s\n", w == MAP_FAILED ? ename(errno) : "mapped");
+    close(fd);
+    return unlink(path) != 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "mmap"))
+        return map_file(argv[2]);
     if (argc >= 2 && !strcmp(argv[1], "cpus"))
         return cpus();
     if (argc >= 3 && !strcmp(argv[1], "devnull"))
