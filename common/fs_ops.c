@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -328,6 +329,31 @@ static long op_getlk(const struct fs_call *c, struct fio_reply *rep)
     return 0;
 }
 
+static long op_fallocate(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    const struct fio_req *r = c->r;
+    return fallocate(c->f->fd, (int)r->flags, (off_t)r->offset, (off_t)r->len) ? -errno : 0;
+}
+
+/* The file system's sizes, for statfs (a path) and fstatfs (an open file). */
+static long op_statfs(const struct fs_call *c, struct fio_reply *rep)
+{
+    struct statfs s;
+    int fd = c->f ? c->f->fd : open_path(c->path, O_PATH, 0);
+    if (fd < 0)
+        return fd;
+    long res = fstatfs(fd, &s) ? -errno : 0;
+    if (!c->f)
+        close(fd);
+    if (res)
+        return res;
+    _Static_assert(sizeof s == 120, "Linux x86-64's struct statfs");
+    memcpy(rep->data, &s, sizeof s);
+    rep->data_len = sizeof s;
+    return 0;
+}
+
 static long op_unknown(const struct fs_call *c, struct fio_reply *rep)
 {
     (void)c, (void)rep;
@@ -359,6 +385,9 @@ static const struct fs_op table[] = {
     [FIO_SETFL] = {false, false, op_setfl},
     [FIO_LOCK] = {false, false, op_lock},
     [FIO_GETLK] = {false, false, op_getlk},
+    [FIO_FALLOCATE] = {false, false, op_fallocate},
+    [FIO_STATFS] = {true, false, op_statfs},
+    [FIO_FSTATFS] = {false, false, op_statfs},
 };
 
 const struct fs_op *fs_op_of(uint16_t op)

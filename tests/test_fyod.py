@@ -411,3 +411,21 @@ def test_mmap_of_a_file_is_a_copy_of_its_bytes(fc, where, prog):
         "shared read-only: yes; from a page in: yes",
         "a private mapping's writes stay out of the file: yes",
         "shared writable: ENODEV"], r.stdout
+
+
+@pytest.mark.parametrize("where", ["yod", "/scratch", "/tiny"])
+def test_fallocate_and_statfs_reach_the_serving_file_system(fc, where):
+    """posix_fallocate, fstatvfs and statvfs on served files (they were
+    ENOSYS): the sizes are those of the file system that serves the path
+    (a 1 MiB tmpfs for /tiny)."""
+    name, dirs, _ = fc
+    host = dirs["yod"] if where == "yod" else dirs[where.strip("/")]
+    d = dirs["yod"] if where == "yod" else where
+    size = 65536 if where == "/tiny" else 1 << 20
+    r = yod(name, FILEIO, "space", d + "/space", str(size))
+    assert r.returncode == 0, r.stdout + r.stderr
+    s = os.statvfs(host)
+    assert r.stdout.splitlines() == [
+        f"posix_fallocate: OK, size {size}",
+        f"fstatvfs: frsize {s.f_frsize} blocks {s.f_blocks}; "
+        f"statvfs: frsize {s.f_frsize} blocks {s.f_blocks}"], r.stdout

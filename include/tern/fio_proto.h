@@ -80,6 +80,9 @@ enum fio_op {
     FIO_LOCK = 23,       /* handle, flags, mode, offset, len */
     FIO_GETLK = 24,      /* the same, record locks only -> data: struct fio_lock in the way
                           * (type F_UNLCK: none) */
+    FIO_FALLOCATE = 25,  /* handle, flags (fallocate's mode), offset, len */
+    FIO_STATFS = 26,     /* path -> data: struct statfs of Linux x86-64 (120 bytes) */
+    FIO_FSTATFS = 27,    /* handle -> the same */
 };
 
 struct fio_req {

@@ -41,7 +41,8 @@ SYSCALL(stat); SYSCALL(lstat); SYSCALL(statx); SYSCALL(open); SYSCALL(openat); S
 SYSCALL(access); SYSCALL(faccessat); SYSCALL(faccessat2); SYSCALL(getcwd); SYSCALL(chdir);
 SYSCALL(fchdir); SYSCALL(readlink); SYSCALL(readlinkat); SYSCALL(getdents64); SYSCALL(unlink);
 SYSCALL(unlinkat); SYSCALL(rmdir); SYSCALL(mkdir); SYSCALL(mkdirat); SYSCALL(rename);
-SYSCALL(renameat); SYSCALL(renameat2); SYSCALL(flock); SYSCALL(truncate); SYSCALL(ftruncate); SYSCALL(fsync);
+SYSCALL(renameat); SYSCALL(renameat2); SYSCALL(flock); SYSCALL(fallocate); SYSCALL(statfs);
+SYSCALL(fstatfs); SYSCALL(truncate); SYSCALL(ftruncate); SYSCALL(fsync);
 SYSCALL(fdatasync); SYSCALL(umask); SYSCALL(link_unsupported);
 long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing);
 /* file_rw for a kernel buffer (no user check): sendfile's bounce buffer. */

@@ -357,6 +357,60 @@ SYSCALL(flock)
     return rc == -EACCES ? -EAGAIN : rc;        /* flock says EWOULDBLOCK */
 }
 
+/* ---- space --------------------------------------------------------------------- */
+
+/* fallocate on a served file: the server's file system does it (modes and
+ * errors are its own); posix_fallocate in glibc and musl calls it. */
+SYSCALL(fallocate)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    if ((int64_t)a2 < 0 || (int64_t)a3 <= 0)
+        return -EINVAL;
+    if (f->kind != FD_FILE || f->of->dir)
+        return f->kind == FD_FILE ? -EISDIR : -ESPIPE;
+    if ((f->flags & O_ACCMODE) == O_RDONLY)
+        return -EBADF;
+    return file_op(f->of, FIO_FALLOCATE, (int64_t)a2, a3, (uint32_t)a1, 0, false);
+}
+
+/* statfs and fstatfs: the serving file system's sizes (a node has none of
+ * its own).  Linux's struct statfs is 120 bytes. */
+static long statfs_out(long rc, uint64_t buf)
+{
+    if (rc < 0)
+        return rc;
+    if (rep.data_len != 120)
+        return -EIO;
+    return copy_to_user(buf, rep.data, 120);
+}
+
+SYSCALL(statfs)
+{
+    UNUSED_ARGS();
+    if (!job.running)
+        return no_fs_lookup(a0);
+    if (!user_ok(a1, 120))
+        return -EFAULT;
+    long rc = resolve(AT_FDCWD, a0, abs1, NULL);
+    return rc ? rc : statfs_out(path_op(FIO_STATFS, abs1, 0, 0), a1);
+}
+
+SYSCALL(fstatfs)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    if (!user_ok(a1, 120))
+        return -EFAULT;
+    if (f->kind != FD_FILE)
+        return -EINVAL;
+    return statfs_out(file_op(f->of, FIO_FSTATFS, 0, 0, 0, 0, false), a1);
+}
+
 /* ---- status ----------------------------------------------------------------- */
 
 /* The user's struct stat is fio_stat, Linux x86-64's layout (include/tern/fio_proto.h). */

@@ -246,4 +246,9 @@ static void fuzz_write_seeds(const char *dir)
     n += lock_request(out + n, FIO_LOCK, FIO_LOCK_FLOCK, LOCK_EX, 0, 0);
     n += lock_request(out + n, FIO_LOCK, FIO_LOCK_FLOCK, LOCK_UN, 0, 0);
     fuzz_seed(dir, "locks", out, n);
+    n = request(out, FIO_OPEN, 0, 0, 0, O_RDWR, "f", NULL);
+    n += request(out + n, FIO_FALLOCATE, ~0ull, 0, 8192, 0, NULL, NULL);
+    n += request(out + n, FIO_FSTATFS, ~0ull, 0, 0, 0, NULL, NULL);
+    n += request(out + n, FIO_STATFS, 0, 0, 0, 0, "d", NULL);
+    fuzz_seed(dir, "space", out, n);
 }

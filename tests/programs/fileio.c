@@ -30,6 +30,9 @@
  *                               a page in; past the end zeros; a private
  *                               mapping's writes stay out of the file;
  *                               whether a shared writable one is made
+ *   fileio space PATH [BYTES]   posix_fallocate of BYTES (1 MiB), the size; the
+ *                               file system's block size and blocks by
+ *                               fstatvfs and by statvfs of PATH's directory
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
@@ -43,6 +46,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -564,8 +568,35 @@ static int map_file(const char *path)
     return unlink(path) != 0;
 }
 
+static int space(const char *path, long bytes)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    int e = fd < 0 ? errno : posix_fallocate(fd, 0, bytes);
+    struct stat st;
+    long size = fd >= 0 && fstat(fd, &st) == 0 ? (long)st.st_size : -1;
+    printf("posix_fallocate: %s, size %ld\n", ename(e), size);
+    struct statvfs a, b;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    int ea = fstatvfs(fd, &a) ? errno : 0, eb = statvfs(slash ? dir : ".", &b) ? errno : 0;
+    if (ea || eb) {
+        printf("fstatvfs: %s, statvfs: %s\n", ename(ea), ename(eb));
+        return 1;
+    }
+    printf("fstatvfs: frsize %lu blocks %lu; statvfs: frsize %lu blocks %lu\n",
+           (unsigned long)a.f_frsize, (unsigned long)a.f_blocks, (unsigned long)b.f_frsize,
+           (unsigned long)b.f_blocks);
+    close(fd);
+    return unlink(path) != 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "space"))
+        return space(argv[2], argc >= 4 ? atol(argv[3]) : 1 << 20);
     if (argc >= 3 && !strcmp(argv[1], "mmap"))
         return map_file(argv[2]);
     if (argc >= 2 && !strcmp(argv[1], "cpus"))
