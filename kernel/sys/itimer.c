@@ -90,7 +90,8 @@ bool itimer_taken(int sig, struct timer_expiry *e)
 {
     for (int i = 0; i < PROCESS_POSIX_TIMERS; i++) {
         struct posix_timer *t = &proc.ptimers[i];
-        if (t->used && t->sig == sig && __atomic_exchange_n(&t->pending, false, __ATOMIC_SEQ_CST)) {
+        if (t->used && t->sig == sig &&
+            __atomic_exchange_n(&t->pending, false, __ATOMIC_SEQ_CST)) {
             t->last_overrun = t->overrun;
             t->overrun = 0;
             *e = (struct timer_expiry){i, t->last_overrun, t->value};

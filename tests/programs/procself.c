@@ -1,11 +1,12 @@
 /* What a program reads of itself in /proc/self and /proc/PID: its status
  * (Pid, Name, Threads, VmRSS and VmHWM, as codes that report their memory
  * read them) and its memory map (the line holding a local variable is
- * [stack], the one holding main names the program, the break is in
- * [heap]), and glibc's pthread_getattr_np for the first thread, which reads
- * that map; /proc/self/exe against argv[0] (run it by its absolute path),
- * and cmdline and environ against argv and envp.  Each line says yes or no, the same on Linux; under yod they
- * describe the rank on its node, not yod on the service node. */
+ * [stack], the one holding main names the program, the break is in [heap]),
+ * and glibc's pthread_getattr_np for the first thread, which reads that map;
+ * /proc/self/exe against argv[0] (run it by its absolute path), and cmdline
+ * and environ against argv and envp.  Each line says yes or no, the same on
+ * Linux; under yod they describe the rank on its node, not yod on the
+ * service node. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
