@@ -172,21 +172,21 @@ static void nmi_irq(struct regs *r)
     __atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELEASE);
 }
 
-/* Sends t an NMI and waits up to 100 ms for its note. */
-static bool ask_where(struct percpu *t)
+/* Sends t an NMI and waits up to wait_ns for its note. */
+static bool ask_where(struct percpu *t, uint64_t wait_ns)
 {
     struct stuck_note *n = &stuck[t->index];
     uint32_t seq = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
     lapic_send_icr(t->apic_id, ICR_NMI);
-    uint64_t until = time_monotonic_ns() + 100000000ull;
+    uint64_t until = time_monotonic_ns() + wait_ns;
     while (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == seq && time_monotonic_ns() < until)
         cpu_relax();
     return __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) != seq;
 }
 
-bool smp_nmi_probe(unsigned cpu, uint64_t *rip, uint64_t *handler_sp)
+bool smp_nmi_probe(unsigned cpu, uint64_t wait_ns, uint64_t *rip, uint64_t *handler_sp)
 {
-    if (cpu >= ncpus || cpu == this_cpu()->index || !ask_where(cpus[cpu]))
+    if (cpu >= ncpus || cpu == this_cpu()->index || !ask_where(cpus[cpu], wait_ns))
         return false;
     *rip = stuck[cpu].rip;
     *handler_sp = stuck[cpu].handler_sp;
@@ -196,7 +196,7 @@ bool smp_nmi_probe(unsigned cpu, uint64_t *rip, uint64_t *handler_sp)
 static void report_stuck(struct percpu *t)
 {
     struct stuck_note *n = &stuck[t->index];
-    if (!ask_where(t)) {
+    if (!ask_where(t, 100000000ull)) {
         kprintf("smp: CPU %u does not take an NMI either\n", t->index);
         return;
     }

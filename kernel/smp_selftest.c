@@ -338,7 +338,7 @@ static void nmi_test(void)
     smp_call_async(last, nmi_spin, NULL);
     bool spinning = wait_flag(&nmi_spinning, 5000 * MS);
     uint64_t rip = 0, sp = 0;
-    bool answered = spinning && smp_nmi_probe(last, &rip, &sp);
+    bool answered = spinning && smp_nmi_probe(last, 5000 * MS, &rip, &sp);
     __atomic_store_n(&nmi_spinning, 2, __ATOMIC_RELEASE);
     uint64_t top = cpus[last]->nmi_stack_top;
     bool own_stack = sp < top && sp >= top - PAGE_SIZE;

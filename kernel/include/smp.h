@@ -89,8 +89,9 @@ void smp_stop_others(void);
 
 /* smptest=1 (smp_selftest.c): exercise the above, log the results. */
 /* The question a CPU that waits too long asks the silent one (an NMI):
- * where cpu was, and where the NMI's own frame was; false if no answer. */
-bool smp_nmi_probe(unsigned cpu, uint64_t *rip, uint64_t *handler_sp);
+ * where cpu was, and where the NMI's own frame was; false if no answer
+ * within wait_ns. */
+bool smp_nmi_probe(unsigned cpu, uint64_t wait_ns, uint64_t *rip, uint64_t *handler_sp);
 void smp_selftest(void);
 #endif
 #endif
