@@ -176,25 +176,29 @@ def pingpong_costs(nx):
         r = yod(nx, "-sz", "2", "-list", f"{NODES - 1}..{NODES}", os.path.join(BIN, "nxbench"), "lat", "1",
                 str(iters), "0", "10", env={"TERN_NX_STATS": "2"}, timeout=180)
         assert r.returncode == 0, r.stdout + r.stderr
-        m = re.search(r"tern node stats node 0: .* tx=(\d+) .* calls=(\d+)", r.stderr)
+        m = re.search(r"tern node stats node 0: .* tx=(\d+) rx=(\d+) .* calls=(\d+)", r.stderr)
         assert m, r.stderr
         lib = {int(node): {k: int(v) for k, v in (w.split("=") for w in words.split())}
                for node, words in re.findall(r"portals stats node (\d+): (.*)", r.stderr)}
         assert sorted(lib) == [0, 1], r.stderr
         s = stats(r, 0)
-        return int(m.group(1)), int(m.group(2)), s["eager"], s["received"], lib
-    tx0, calls0, _, _, _ = job(10)
-    tx1, calls1, sent, received, lib = job(4000)
+        return int(m.group(1)), int(m.group(2)), int(m.group(3)), s["eager"], s["received"], lib
+    tx0, rx0, calls0, _, _, _ = job(10)
+    tx1, rx1, calls1, sent, received, lib = job(4000)
     assert sent >= 4000 and received >= 4000, (sent, received)
     mine, peer = lib[0], lib[1]
+    # Frames node 0 took in that node 1's library did not send: yod's and
+    # the allocator's, the job's start and end (more of them on a slow host).
+    others = max(0, (rx1 - rx0) - peer["tx"])
     text = (f"{tx1 - tx0} frames and {calls1 - calls0} Portals calls for {sent} messages; "
             f"{mine['carried']} ACKs of {received} messages received rode in an answer, "
             f"alone: {mine['alone_time']} as their hold ran out, {mine['alone_wait']} for a "
             f"wait, {mine['alone_frame']} for a frame that came in; node 1 sent "
-            f"{peer['retransmits']} frames again and {peer['acks_sent']} acks alone")
+            f"{peer['retransmits']} frames again and {peer['acks_sent']} acks alone; "
+            f"{others} frames came from elsewhere")
     print(text)
     return {"frames": (tx1 - tx0) / sent, "calls": (calls1 - calls0) / sent, "text": text,
-            "received": received, "mine": mine, "peer": peer}
+            "received": received, "mine": mine, "peer": peer, "others": others}
 
 
 def test_a_ping_pong_message_costs_one_link_frame(pingpong_costs):
@@ -227,12 +231,16 @@ def test_an_ack_rides_in_the_answer_though_an_interrupt_comes_first(pingpong_cos
     frame again for the same delay.  What must hold on any host: an ACK
     released by a frame that came in had such a frame to come.  While node 0
     holds an ACK, between its receive and its next send, node 1 waits for
-    that send; what it sends then is a frame again or an ack alone.  A few
-    more for the job's start and end, and the allocator's pings."""
+    that send; what it sends then is a frame again or an ack alone.  And the
+    frames that came from elsewhere (yod's, the allocator's pings, the job's
+    start and end: node 0's count of frames taken in, less node 1's library's
+    frames).  A fixed allowance of 10 for those was once 1 short on a busy
+    host."""
     mine, peer = pingpong_costs["mine"], pingpong_costs["peer"]
     assert pingpong_costs["received"] - mine["carried"] <= (
         mine["alone_time"] + mine["alone_wait"] + mine["alone_frame"] + 10), pingpong_costs["text"]
-    assert mine["alone_frame"] <= peer["retransmits"] + peer["acks_sent"] + 10, pingpong_costs["text"]
+    assert mine["alone_frame"] <= (peer["retransmits"] + peer["acks_sent"] +
+                                   pingpong_costs["others"] + 2), pingpong_costs["text"]
 
 
 def test_a_ping_pong_message_costs_four_portals_calls(pingpong_costs):
