@@ -177,17 +177,15 @@ void process_prepare(char **argv, int argc, char **envp, int envc)
     random_bytes(rnd, sizeof rnd);
     uint64_t random = sp = push_bytes(sp, rnd, sizeof rnd);
     static uint64_t argv_va[MAX_ARGS], envp_va[MAX_ARGS];
+    /* The strings lie end to end: /proc/self/cmdline and environ read them. */
+    proc.env_end = sp;
     for (int i = envc - 1; i >= 0; i--)
         envp_va[i] = sp = push_bytes(sp, envp[i], strlen(envp[i]) + 1);
+    proc.env_start = proc.arg_end = sp;
     for (int i = argc - 1; i >= 0; i--)
         argv_va[i] = sp = push_bytes(sp, argv[i], strlen(argv[i]) + 1);
+    proc.arg_start = sp;
     uint64_t execfn = argc ? argv_va[0] : 0;
-    proc.arg_start = proc.arg_end = sp;
-    if (argc)
-        proc.arg_end = argv_va[argc - 1] + strlen(argv[argc - 1]) + 1;
-    proc.env_start = proc.env_end = envc ? envp_va[0] : proc.arg_end;
-    if (envc)
-        proc.env_end = envp_va[envc - 1] + strlen(envp[envc - 1]) + 1;
 
     uint64_t auxv[] = {
         AT_PHDR, proc.phdr_va, AT_PHENT, 56, AT_PHNUM, proc.phnum,

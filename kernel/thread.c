@@ -111,10 +111,6 @@ static void cores_reset(void)
         cpus[i]->slice_end = 0;
         __atomic_store_n(&cpus[i]->parked, false, __ATOMIC_RELEASE);
     }
-    /* A stray thread (thread.h) still in user mode is stopped now, not at
-     * whatever interrupt comes next. */
-    for (unsigned i = 1; i < n; i++)
-        cpu_wake(i);
     threads_alive_count = 0;
     had_many = false;
     paging_set_shared(false);
@@ -147,7 +143,14 @@ void threads_start(uint32_t pid)
     proc.threads_ending = false;
 }
 
-void threads_reset(void) { cores_reset(); }
+void threads_reset(void)
+{
+    cores_reset();
+    /* A stray thread (thread.h) still in user mode is stopped now, not at
+     * whatever interrupt comes next. */
+    for (unsigned i = 1; i < smp_ncpus(); i++)
+        cpu_wake(i);
+}
 
 struct thread *thread_current(void) { return this_cpu()->current; }
 
@@ -172,7 +175,7 @@ unsigned threads_in_process(void)
     unsigned n = 0;
     for (unsigned i = 0; i < max_threads; i++)
         n += mine(&table[i]);
-    return n ? n : 1;                  /* before threads_start: the one to come */
+    return n;
 }
 
 bool threads_others_in_process(void)

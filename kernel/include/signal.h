@@ -61,6 +61,10 @@ struct timer_expiry {
 };
 /* sys/itimer.c: sig, just taken, was a POSIX timer's: its expiry. */
 bool itimer_taken(int sig, struct timer_expiry *e);
+/* The siginfo_t (SIGINFO_SIZE bytes at out) the program gets for sig: SI_USER
+ * from this process, or timer's SI_TIMER (a handler's frame, sigtimedwait). */
+#define SIGINFO_SIZE 128
+void signal_info(void *out, int sig, const struct timer_expiry *timer);
 
 struct regs;
 const char *signal_name(int sig);

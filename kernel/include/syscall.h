@@ -21,6 +21,12 @@ typedef uint64_t u64;
 #define WAIT_FOREVER UINT64_MAX
 
 struct timespec64 { int64_t sec, nsec; };
+static inline struct timespec64 ns_timespec(uint64_t ns)
+{
+    return (struct timespec64){(int64_t)(ns / 1000000000ULL), (int64_t)(ns % 1000000000ULL)};
+}
+/* A program's timespec in ns (past WAIT_FOREVER / 2: that), or -EINVAL. */
+long timespec_ns(struct timespec64 ts, uint64_t *ns);
 
 /* sys/io.c */
 SYSCALL(read); SYSCALL(write); SYSCALL(readv); SYSCALL(writev); SYSCALL(ioctl);

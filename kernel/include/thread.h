@@ -136,7 +136,7 @@ extern volatile uint32_t threads_gen;  /* one more at each clean-up and start */
 static inline void thread_stray_check(const struct regs *r)
 {
     struct percpu *c = this_cpu();
-    if (c->index && (!c->current || c->current_gen != threads_gen))
+    if (c->index && c->current_gen != threads_gen)   /* an idle core's is 0 */
         thread_stray_stop(r);
 }
 

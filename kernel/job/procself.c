@@ -1,7 +1,6 @@
 /* The text of /proc/self/status, statm, maps, cmdline and environ
- * (procinfo.h): the
- * calling process on this node, not yod's process on the service node a
- * forwarded read described.  glibc's pthread_getattr_np finds the first
+ * (procinfo.h): the calling process on this node, not yod's process on the
+ * service node a forwarded read described.  glibc's pthread_getattr_np finds the first
  * thread's stack in /proc/self/maps (it failed with ENOENT: yod's map has
  * no line holding the node's stack), as Rust's runtime, garbage collectors
  * and sanitizers do; codes that report their memory read VmRSS and VmHWM
@@ -101,23 +100,13 @@ static void line(struct text_out *o, const struct seg *s)
 {
     char l[96];
     int n = snprintf(l, sizeof l, "%08lx-%08lx %s 00000000 00:00 0", s->start, s->end, s->perms);
-    if (s->name && s->name[0]) {
-        do                             /* the kernel's printf has no %*s */
+    if (s->name && s->name[0])
+        while (n < 73)                 /* the kernel's printf has no %*s */
             l[n++] = ' ';
-        while (n < 73);
-        l[n] = 0;
-        text_printf(o, "%s", l);
-        /* In pieces: text_printf makes at most a line of 160 bytes */
-        for (const char *p = s->name; *p;) {
-            char part[128];
-            size_t k = strlcpy(part, p, sizeof part);
-            p += k < sizeof part ? k : sizeof part - 1;
-            text_printf(o, "%s", part);
-        }
-        text_printf(o, "\n");
-    } else {
-        text_printf(o, "%s\n", l);
-    }
+    text_write(o, l, (uint64_t)n);
+    if (s->name)
+        text_write(o, s->name, strlen(s->name));   /* a path may be longer than a line */
+    text_write(o, "\n", 1);
 }
 
 /* The reserved ranges in address order, each split at the pieces made

@@ -278,23 +278,30 @@ struct linux_flock {
     int32_t pid, pad2;
 };
 
+/* One FIO_LOCK or FIO_GETLK: file_op's, with the lock's type in mode. */
+static long lock_call(struct fd *f, int op, uint32_t flags, uint32_t mode, int64_t start,
+                      int64_t len)
+{
+    struct fio_req r;
+    memset(&r, 0, sizeof r);
+    r.op = (uint16_t)op;
+    r.handle = f->of->handle;
+    r.flags = flags;
+    r.mode = mode;
+    r.offset = start;
+    r.len = (uint64_t)len;
+    return fio_call(f->of->srv, &r, NULL, NULL, 0, false, &rep);
+}
+
 static long lock_until_held(struct fd *f, uint32_t flags, uint32_t mode, int64_t start,
                             int64_t len, bool wait)
 {
     for (;;) {
-        struct fio_req r;
-        memset(&r, 0, sizeof r);
-        r.op = FIO_LOCK;
-        r.handle = f->of->handle;
-        r.flags = flags;
-        r.mode = mode;
-        r.offset = start;
-        r.len = (uint64_t)len;
-        long rc = fio_call(f->of->srv, &r, NULL, NULL, 0, false, &rep);
+        long rc = lock_call(f, FIO_LOCK, flags, mode, start, len);
         if (rc != -EAGAIN && rc != -EACCES)
             return rc;
         if (!wait)
-            return -EAGAIN;
+            return -EAGAIN;            /* EWOULDBLOCK too, as flock says it */
         if (wait_until(time_monotonic_ns() + LOCK_RETRY_NS, 0, true, "a file lock") == -EINTR)
             return -EINTR;
     }
@@ -312,15 +319,7 @@ long file_lock(struct fd *f, uint64_t cmd, uint64_t arg)
         return -EINVAL;
     uint32_t flags = FIO_LOCK_RECORD | (uint32_t)(uint16_t)fl.whence << 8;
     if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
-        struct fio_req r;
-        memset(&r, 0, sizeof r);
-        r.op = FIO_GETLK;
-        r.handle = f->of->handle;
-        r.flags = flags;
-        r.mode = (uint32_t)(uint16_t)fl.type;
-        r.offset = fl.start;
-        r.len = (uint64_t)fl.len;
-        long rc = fio_call(f->of->srv, &r, NULL, NULL, 0, false, &rep);
+        long rc = lock_call(f, FIO_GETLK, flags, (uint32_t)(uint16_t)fl.type, fl.start, fl.len);
         if (rc < 0)
             return rc;
         struct fio_lock l;
@@ -353,8 +352,7 @@ SYSCALL(flock)
         return -EINVAL;
     if (f->kind != FD_FILE || f->of->dir)
         return -EINVAL;
-    long rc = lock_until_held(f, FIO_LOCK_FLOCK, op, 0, 0, !(a1 & LOCK_NB));
-    return rc == -EACCES ? -EAGAIN : rc;        /* flock says EWOULDBLOCK */
+    return lock_until_held(f, FIO_LOCK_FLOCK, op, 0, 0, !(a1 & LOCK_NB));
 }
 
 /* ---- space --------------------------------------------------------------------- */

@@ -228,17 +228,6 @@ static struct posix_timer *ptimer_of(uint64_t id)
     return id < PROCESS_POSIX_TIMERS && proc.ptimers[id].used ? &proc.ptimers[id] : NULL;
 }
 
-static bool valid_ts(struct timespec64 ts)
-{
-    return ts.sec >= 0 && ts.nsec >= 0 && ts.nsec < (int64_t)NS &&
-           (uint64_t)ts.sec < UINT64_MAX / NS / 4;
-}
-
-static uint64_t ts_ns(struct timespec64 ts) { return (uint64_t)ts.sec * NS + (uint64_t)ts.nsec; }
-static struct timespec64 ns_ts(uint64_t ns)
-{
-    return (struct timespec64){(int64_t)(ns / NS), (int64_t)(ns % NS)};
-}
 
 SYSCALL(timer_create)
 {
@@ -276,10 +265,10 @@ SYSCALL(timer_create)
 
 static struct itimerspec64 ptimer_current(const struct posix_timer *t)
 {
-    struct itimerspec64 v = {ns_ts(t->interval_ns), {0, 0}};
+    struct itimerspec64 v = {ns_timespec(t->interval_ns), {0, 0}};
     if (t->next_ns) {
         uint64_t now = time_monotonic_ns();
-        v.value = ns_ts(t->next_ns > now ? t->next_ns - now : 1);   /* due, not yet rung */
+        v.value = ns_timespec(t->next_ns > now ? t->next_ns - now : 1);   /* due, not yet rung */
     }
     return v;
 }
@@ -291,20 +280,21 @@ SYSCALL(timer_settime)
     if (!t)
         return -EINVAL;
     struct itimerspec64 v, old;
+    uint64_t value, interval;
     if (copy_from_user(&v, a2, sizeof v))
         return -EFAULT;
-    if (!valid_ts(v.value) || !valid_ts(v.interval))
+    if (timespec_ns(v.value, &value) || timespec_ns(v.interval, &interval))
         return -EINVAL;
     if (a3 && !user_ok(a3, sizeof old))
         return -EFAULT;
     old = ptimer_current(t);
-    uint64_t value = ts_ns(v.value), mono = time_monotonic_ns(), at = mono + value;
+    uint64_t mono = time_monotonic_ns(), at = mono + value;
     if (value && (a1 & TIMER_ABSTIME)) {
         uint64_t clock;                /* the time it names, on the timer's own clock */
         clock_now(t->clock, &clock);
         at = value > clock ? mono + (value - clock) : mono;
     }
-    t->interval_ns = value ? ts_ns(v.interval) : 0;
+    t->interval_ns = value ? interval : 0;
     t->next_ns = value ? (at ? at : 1) : 0;
     rearm();
     return a3 ? copy_to_user(a3, &old, sizeof old) : 0;

@@ -275,6 +275,25 @@ struct rt_sigframe {
     struct ucontext uc;
     struct siginfo info;
 };
+_Static_assert(sizeof(struct siginfo) == SIGINFO_SIZE, "siginfo_t of Linux x86-64");
+
+#define SI_TIMER (-2)
+
+void signal_info(void *out, int sig, const struct timer_expiry *timer)
+{
+    struct siginfo *i = out;
+    memset(i, 0, sizeof *i);
+    i->signo = sig;
+    i->code = 0;                       /* SI_USER, from this process */
+    i->pid = (int32_t)proc.pid;
+    i->uid = (int32_t)options.uid;
+    if (timer) {                       /* _timer: si_tid, si_overrun, si_value there */
+        i->code = SI_TIMER;
+        i->pid = timer->id;
+        i->uid = timer->overrun;
+        memcpy(i->rest, &timer->value, 8);
+    }
+}
 
 static void save_fpu(uint64_t area) { fpu_save_area((void *)area); }
 
@@ -305,8 +324,6 @@ static void kill_now(int sig)
     node_end(END_SIGNAL, sig);
 }
 
-#define SI_TIMER (-2)
-
 static void build_frame(struct regs *r, int sig, const struct k_sigaction *act,
                         const struct timer_expiry *timer)
 {
@@ -336,16 +353,7 @@ static void build_frame(struct regs *r, int sig, const struct k_sigaction *act,
     t->sig_has_saved_mask = false;
     m->oldmask = old;
     f->uc.sigmask = old;
-    f->info.signo = sig;
-    f->info.code = 0;          /* SI_USER */
-    f->info.pid = (int32_t)proc.pid;
-    f->info.uid = (int32_t)options.uid;
-    if (timer) {               /* _timer: si_tid, si_overrun, si_value where pid, uid are */
-        f->info.code = SI_TIMER;
-        f->info.pid = timer->id;
-        f->info.uid = timer->overrun;
-        memcpy(f->info.rest, &timer->value, 8);
-    }
+    signal_info(&f->info, sig, timer);
 
     r->rip = act->handler;
     r->rsp = frame;

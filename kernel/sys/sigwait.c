@@ -88,11 +88,19 @@ long timeout_from_user(uint64_t va, bool absolute, uint64_t now, uint64_t *deadl
         return 0;
     if (copy_from_user(&ts, va, sizeof ts))
         return -EFAULT;
+    uint64_t t;
+    if (timespec_ns(ts, &t))
+        return -EINVAL;
+    *deadline = absolute ? t : now + t;
+    return 0;
+}
+
+long timespec_ns(struct timespec64 ts, uint64_t *ns)
+{
     if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= (int64_t)NS)
         return -EINVAL;
-    uint64_t t = (uint64_t)ts.sec >= (WAIT_FOREVER / 2) / NS ? WAIT_FOREVER / 2
-                                                            : (uint64_t)ts.sec * NS + (uint64_t)ts.nsec;
-    *deadline = absolute ? t : now + t;
+    *ns = (uint64_t)ts.sec >= (WAIT_FOREVER / 2) / NS ? WAIT_FOREVER / 2
+                                                      : (uint64_t)ts.sec * NS + (uint64_t)ts.nsec;
     return 0;
 }
 
@@ -121,14 +129,9 @@ SYSCALL(rt_sigtimedwait)
     struct timer_expiry te;
     bool timer = itimer_taken(sig, &te);
     if (a1) {
-        int32_t info[32] = {sig, 0, 0, 0, (int32_t)proc.pid, 0};   /* SI_USER */
-        if (timer) {            /* SI_TIMER: si_tid, si_overrun, si_value (glibc and musl's
-                                 * SIGEV_THREAD helpers wait here for it) */
-            info[2] = -2;
-            info[4] = te.id;
-            info[5] = te.overrun;
-            memcpy(&info[6], &te.value, 8);
-        }
+        /* A timer's SI_TIMER too: glibc's and musl's SIGEV_THREAD helpers wait here. */
+        uint8_t info[SIGINFO_SIZE];
+        signal_info(info, sig, timer ? &te : NULL);
         if (copy_to_user(a1, info, sizeof info))
             return -EFAULT;
     }

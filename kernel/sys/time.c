@@ -41,7 +41,7 @@ SYSCALL(clock_gettime)
     long r = clock_now(a0, &ns);
     if (r)
         return r;
-    struct timespec64 ts = {(int64_t)(ns / NS), (int64_t)(ns % NS)};
+    struct timespec64 ts = ns_timespec(ns);
     return copy_to_user(a1, &ts, sizeof ts);
 }
 
@@ -104,7 +104,7 @@ static long sleep_common(uint64_t clk, bool absolute, uint64_t req_va, uint64_t 
         return 0;
     if (rem_va && !absolute) {
         uint64_t t = time_monotonic_ns(), left = deadline > t ? deadline - t : 0;
-        struct timespec64 ts = {(int64_t)(left / NS), (int64_t)(left % NS)};
+        struct timespec64 ts = ns_timespec(left);
         copy_to_user(rem_va, &ts, sizeof ts);
     }
     return -EINTR;
