@@ -4,6 +4,7 @@
 #ifndef FS_INTERNAL_H
 #define FS_INTERNAL_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <tern/fileserver.h>
 #include <tern/fio_proto.h>
@@ -57,6 +58,17 @@ const struct fs_op *fs_op_of(uint16_t op);
 int fs_root_open(const char *root, bool confine, char *err, int errlen);
 /* Takes on the file-system identity of the job's owner: 0 or -errno. */
 int fs_become(uint32_t uid, uint32_t gid);
+
+/* fs_ops.c: the file p names beneath the served root (openat2 flags and
+ * mode), and the directory holding its last component with that component
+ * in name (-EBUSY: p is the root itself).  A file descriptor or -errno. */
+int fs_open_path(const char *p, int flags, unsigned mode);
+int fs_open_parent(const char *p, char *name, size_t namelen);
+
+/* fs_meta.c: modes, owners, times (FIO_CHMOD to FIO_FUTIMENS) and links. */
+long fs_op_attr(const struct fs_call *c, struct fio_reply *rep);
+long fs_op_symlink(const struct fs_call *c, struct fio_reply *rep);
+long fs_op_link(const struct fs_call *c, struct fio_reply *rep);
 
 /* fs_xfer.c */
 void fs_xfer_start(uint32_t nid, const struct fio_req *r, struct file *f, bool writing,

@@ -56,7 +56,7 @@ int fs_become(uint32_t uid, uint32_t gid)
 
 /* ---- paths ----------------------------------------------------------------- */
 
-static int open_path(const char *p, int flags, unsigned mode)
+int fs_open_path(const char *p, int flags, unsigned mode)
 {
     struct open_how how;
     memset(&how, 0, sizeof how);
@@ -73,7 +73,7 @@ static int open_path(const char *p, int flags, unsigned mode)
 
 /* The directory holding p's last component, and that component.  The
  * component is then used with *at calls that do not follow it. */
-static int open_parent(const char *p, char *name, size_t namelen)
+int fs_open_parent(const char *p, char *name, size_t namelen)
 {
     const char *slash = strrchr(p, '/');
     const char *last = slash ? slash + 1 : p;
@@ -83,12 +83,12 @@ static int open_parent(const char *p, char *name, size_t namelen)
         return -ENAMETOOLONG;
     strcpy(name, last);
     if (!slash)
-        return open_path(".", O_PATH | O_DIRECTORY, 0);
+        return fs_open_path(".", O_PATH | O_DIRECTORY, 0);
     char dir[FIO_PATH_MAX];
     size_t n = (size_t)(slash - p);
     memcpy(dir, p, n);
     dir[n] = 0;
-    return open_path(n ? dir : "/", O_PATH | O_DIRECTORY, 0);
+    return fs_open_path(n ? dir : "/", O_PATH | O_DIRECTORY, 0);
 }
 
 static void to_fio_stat(const struct stat *s, struct fio_stat *o)
@@ -136,7 +136,7 @@ static long op_open(const struct fs_call *c, struct fio_reply *rep)
     if (r->flags & ~(uint32_t)OPEN_FLAGS_OK)
         return (r->flags & __O_TMPFILE) == __O_TMPFILE ? -EOPNOTSUPP : -EINVAL;
     fs_drop_stale(c->nid, r->job);
-    int fd = open_path(c->path, (int)r->flags, r->mode);
+    int fd = fs_open_path(c->path, (int)r->flags, r->mode);
     if (fd < 0)
         return fd;
     struct stat st;
@@ -178,7 +178,7 @@ static long op_on_file_at_path(const struct fs_call *c, struct fio_reply *rep)
     const struct fio_req *r = c->r;
     struct stat st;
     long res = 0;
-    int fd = open_path(c->path, r->op == FIO_TRUNCATE ? O_WRONLY :
+    int fd = fs_open_path(c->path, r->op == FIO_TRUNCATE ? O_WRONLY :
                                 r->op == FIO_CHDIR ? O_PATH | O_DIRECTORY : O_PATH, 0);
     if (fd < 0)
         return fd;
@@ -203,7 +203,7 @@ static long op_on_name_in_parent(const struct fs_call *c, struct fio_reply *rep)
     char name[256];
     struct stat st;
     long res;
-    int pfd = open_parent(c->path, name, sizeof name);
+    int pfd = fs_open_parent(c->path, name, sizeof name);
     if (pfd == -EBUSY && r->op == FIO_LSTAT) {          /* the root itself */
         res = fstat(rootfd, &st) ? -errno : 0;
         if (!res)
@@ -241,10 +241,10 @@ static long op_rename(const struct fs_call *c, struct fio_reply *rep)
     char name[256], name2[256];
     if (!c->r->path2_len)
         return -EINVAL;
-    int pfd = open_parent(c->path, name, sizeof name);
+    int pfd = fs_open_parent(c->path, name, sizeof name);
     if (pfd < 0)
         return pfd;
-    int pfd2 = open_parent(c->path2, name2, sizeof name2);
+    int pfd2 = fs_open_parent(c->path2, name2, sizeof name2);
     if (pfd2 < 0) {
         close(pfd);
         return pfd2;
@@ -340,7 +340,7 @@ static long op_fallocate(const struct fs_call *c, struct fio_reply *rep)
 static long op_statfs(const struct fs_call *c, struct fio_reply *rep)
 {
     struct statfs s;
-    int fd = c->f ? c->f->fd : open_path(c->path, O_PATH, 0);
+    int fd = c->f ? c->f->fd : fs_open_path(c->path, O_PATH, 0);
     if (fd < 0)
         return fd;
     long res = fstatfs(fd, &s) ? -errno : 0;
@@ -388,6 +388,14 @@ static const struct fs_op table[] = {
     [FIO_FALLOCATE] = {false, false, op_fallocate},
     [FIO_STATFS] = {true, false, op_statfs},
     [FIO_FSTATFS] = {false, false, op_statfs},
+    [FIO_CHMOD] = {true, false, fs_op_attr},
+    [FIO_FCHMOD] = {false, false, fs_op_attr},
+    [FIO_CHOWN] = {true, false, fs_op_attr},
+    [FIO_FCHOWN] = {false, false, fs_op_attr},
+    [FIO_UTIMENS] = {true, false, fs_op_attr},
+    [FIO_FUTIMENS] = {false, false, fs_op_attr},
+    [FIO_SYMLINK] = {true, false, fs_op_symlink},
+    [FIO_LINK] = {true, false, fs_op_link},
 };
 
 const struct fs_op *fs_op_of(uint16_t op)

@@ -429,3 +429,111 @@ def test_fallocate_and_statfs_reach_the_serving_file_system(fc, where):
         f"posix_fallocate: OK, size {size}",
         f"fstatvfs: frsize {s.f_frsize} blocks {s.f_blocks}; "
         f"statvfs: frsize {s.f_frsize} blocks {s.f_blocks}"], r.stdout
+
+
+NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+          "--inh-caps=+net_raw", "--ambient-caps=+net_raw")
+
+
+@pytest.fixture
+def nobodys_dirs(fc):
+    """A directory of nobody's and a file of root's (0644) in yod's and in
+    /scratch's served trees: {where: (host dir, node dir, node path of root's file)}."""
+    name, dirs, _ = fc
+    made = {}
+    for where, top in (("yod", dirs["yod"]), ("/scratch", dirs["scratch"])):
+        host = os.path.join(top, "nobodys")
+        os.mkdir(host)
+        os.chown(host, 65534, 65534)
+        with open(os.path.join(top, "roots"), "w") as fh:
+            fh.write("root's\n")
+        os.chmod(os.path.join(top, "roots"), 0o644)
+        node_top = top if where == "yod" else "/scratch"
+        made[where] = (host, node_top + "/nobodys", node_top + "/roots")
+    try:
+        yield made
+    finally:
+        for where, top in (("yod", dirs["yod"]), ("/scratch", dirs["scratch"])):
+            shutil.rmtree(os.path.join(top, "nobodys"), ignore_errors=True)
+            os.unlink(os.path.join(top, "roots"))
+
+
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+@pytest.mark.parametrize("where", ["yod", "/scratch"])
+def test_modes_owners_times_and_links_as_on_linux(fc, nobodys_dirs, where, libc):
+    """chmod, chown, utimensat, utimes, utime, symlink, link and their
+    relatives (ENOSYS or EPERM before) on a node give what the same
+    program gives on Linux as the same user (nobody), run here beside it
+    on the same files; a link to another server's file is EXDEV."""
+    name, dirs, _ = fc
+    prog = os.path.join(PROG, f"filemeta-{libc}")
+    host, node_dir, roots = nobodys_dirs[where]
+    host_roots = os.path.join(os.path.dirname(host), "roots")
+    linux = subprocess.run([*NOBODY[:4], prog, host, host_roots], capture_output=True,
+                           text=True, timeout=60)
+    assert linux.returncode == 0, linux.stdout + linux.stderr
+    other = "/spread" if where == "yod" else dirs["yod"]
+    r = yod(name, prog, node_dir, roots, other, pre=NOBODY)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert "link to another file system: EXDEV" in lines, r.stdout
+    lines.remove("link to another file system: EXDEV")
+    assert lines == linux.stdout.splitlines()
+    # What Linux gives, in case both went wrong the same way.
+    assert "chown to another user: EPERM" in lines
+    assert ("another's file: chmod EPERM, chown EPERM, utimensat a time EPERM, "
+            "utimensat now EACCES") in lines
+    assert "link: OK, nlink 2; link again: EEXIST" in lines
+
+
+def test_a_link_a_program_makes_out_of_the_root_is_not_followed(fc):
+    """A job may make a symbolic link to anywhere (it holds what it was
+    given), but the fyod follows links beneath its root only."""
+    name, dirs, _ = fc
+    r = yod(name, os.path.join(PROG, "filemeta-musl"), "--symlink", "/etc/hostname",
+            "/scratch/away")
+    try:
+        assert r.stdout.splitlines() == ["symlink /scratch/away: OK, open through it: EACCES"], \
+            r.stdout + r.stderr
+        assert os.readlink(os.path.join(dirs["scratch"], "away")) == "/etc/hostname"
+    finally:
+        os.unlink(os.path.join(dirs["scratch"], "away"))
+
+
+def test_std_filesystem_as_on_linux(fc, tmp_path):
+    """C++17's std::filesystem (libstdc++'s calls): permissions,
+    last_write_time, copy_file, symbolic and hard links, space,
+    remove_all.  The first of these failed with ENOSYS or EPERM."""
+    from test_kernel_abi import compiler
+    gxx = compiler("g++")
+    if not gxx:
+        pytest.skip("no g++")
+    exe = str(tmp_path / "fsmeta")
+    b = subprocess.run([gxx, "-std=c++17", "-static", "-O2", "-o", exe,
+                        os.path.join(ROOT, "tests", "programs", "toolchains", "fsmeta.cc")],
+                       capture_output=True, text=True, timeout=300)
+    assert b.returncode == 0, b.stderr
+    name, dirs, _ = fc
+    linux = subprocess.run([exe, str(tmp_path / "linux")], capture_output=True, text=True,
+                           timeout=60)
+    assert linux.returncode == 0, linux.stdout + linux.stderr
+    assert "create_hard_link: ok, hard_link_count 2, equivalent yes" in linux.stdout
+    for d in (dirs["yod"] + "/fsmeta", "/scratch/fsmeta"):
+        r = yod(name, exe, d)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout == linux.stdout, d
+
+
+@pytest.mark.parametrize("where,prog", [("yod", FILEIO_GLIBC), ("/scratch", FILEIO)])
+def test_positional_vectors_as_on_linux(fc, where, prog, tmp_path):
+    """preadv, pwritev, preadv2 and pwritev2 (RWF_DSYNC) were ENOSYS: a
+    node gives the lines Linux gives, file positions included."""
+    name, dirs, _ = fc
+    linux = subprocess.run([prog, "vectors", str(tmp_path / "v")], capture_output=True,
+                           text=True, timeout=60)
+    assert linux.returncode == 0, linux.stdout + linux.stderr
+    assert "preadv at 2: 7, '2ab' 'cd78', position 10" in linux.stdout
+    d = dirs["yod"] if where == "yod" else where
+    r = yod(name, prog, "vectors", d + "/v")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == linux.stdout

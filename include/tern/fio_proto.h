@@ -83,7 +83,25 @@ enum fio_op {
     FIO_FALLOCATE = 25,  /* handle, flags (fallocate's mode), offset, len */
     FIO_STATFS = 26,     /* path -> data: struct statfs of Linux x86-64 (120 bytes) */
     FIO_FSTATFS = 27,    /* handle -> the same */
+    /* What a program changes about a file rather than in it.  Path forms
+     * act on the file the path names (symbolic links followed beneath the
+     * root) unless flags has FIO_NOFOLLOW; handle forms on the open file.
+     * Owners: offset the uid, len the gid ((uint32_t)-1: unchanged).
+     * Times: offset and len atime's and mtime's seconds, mode and flags
+     * (FIO_TIME_NS) their nanoseconds, or UTIME_NOW, UTIME_OMIT. */
+    FIO_CHMOD = 28,      /* path, mode (07777), flags */
+    FIO_FCHMOD = 29,     /* handle, mode */
+    FIO_CHOWN = 30,      /* path, offset, len, flags */
+    FIO_FCHOWN = 31,     /* handle, offset, len */
+    FIO_UTIMENS = 32,    /* path, offset, mode, len, flags */
+    FIO_FUTIMENS = 33,   /* handle, the same */
+    FIO_SYMLINK = 34,    /* path (the new link) -> path2 (its contents, as given) */
+    FIO_LINK = 35,       /* path (the existing file) -> path2 (its new name, same server);
+                          * flags FIO_FOLLOW: a symbolic link's target, not the link */
 };
+#define FIO_NOFOLLOW 0x80000000u
+#define FIO_FOLLOW 0x40000000u
+#define FIO_TIME_NS 0x3fffffffu          /* up to 999999999, UTIME_NOW, UTIME_OMIT */
 
 struct fio_req {
     uint32_t magic;

@@ -30,6 +30,7 @@ long timespec_ns(struct timespec64 ts, uint64_t *ns);
 
 /* sys/io.c */
 SYSCALL(read); SYSCALL(write); SYSCALL(readv); SYSCALL(writev); SYSCALL(ioctl);
+SYSCALL(preadv); SYSCALL(pwritev); SYSCALL(preadv2); SYSCALL(pwritev2);
 SYSCALL(close); SYSCALL(dup); SYSCALL(dup2); SYSCALL(dup3); SYSCALL(fcntl);
 struct fd;
 void console_write(const struct fd *f, const void *buf, uint64_t len);
@@ -49,13 +50,20 @@ SYSCALL(fchdir); SYSCALL(readlink); SYSCALL(readlinkat); SYSCALL(getdents64); SY
 SYSCALL(unlinkat); SYSCALL(rmdir); SYSCALL(mkdir); SYSCALL(mkdirat); SYSCALL(rename);
 SYSCALL(renameat); SYSCALL(renameat2); SYSCALL(flock); SYSCALL(fallocate); SYSCALL(statfs);
 SYSCALL(fstatfs); SYSCALL(truncate); SYSCALL(ftruncate); SYSCALL(fsync);
-SYSCALL(fdatasync); SYSCALL(umask); SYSCALL(link_unsupported);
+SYSCALL(fdatasync); SYSCALL(umask);
 long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing);
 /* file_rw for a kernel buffer (no user check): sendfile's bounce buffer. */
 long file_xfer(struct fd *f, void *buf, uint64_t len, int64_t off, bool writing);
 long file_setfl(struct fd *f, uint32_t flags);
 /* fcntl's lock commands (F_GETLK ... F_OFD_SETLKW) on f; arg: the struct flock. */
 long file_lock(struct fd *f, uint64_t cmd, uint64_t arg);
+/* fsync (all) or fdatasync of f's file. */
+long file_sync(struct fd *f, bool all);
+/* sys/file_meta.c */
+SYSCALL(chmod); SYSCALL(fchmod); SYSCALL(fchmodat); SYSCALL(fchmodat2); SYSCALL(chown);
+SYSCALL(lchown); SYSCALL(fchown); SYSCALL(fchownat); SYSCALL(utimensat); SYSCALL(utimes);
+SYSCALL(futimesat); SYSCALL(utime); SYSCALL(symlink); SYSCALL(symlinkat); SYSCALL(link);
+SYSCALL(linkat);
 /* sys/mem.c */
 SYSCALL(brk); SYSCALL(mmap); SYSCALL(munmap); SYSCALL(mremap); SYSCALL(mprotect);
 SYSCALL(madvise); SYSCALL(sysinfo); SYSCALL(msync); SYSCALL(mlock); SYSCALL(mlock2);

@@ -363,7 +363,13 @@ long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
     case FIO_RMDIR:
     case FIO_MKDIR:
     case FIO_RENAME:
+    case FIO_SYMLINK:
+    case FIO_LINK:
         return -EACCES;
+    case FIO_CHMOD:
+    case FIO_CHOWN:
+    case FIO_UTIMENS:
+        return entry < 0 ? -ENOENT : -EPERM;    /* the node's files are not the job's */
     case FIO_TRUNCATE:
         return IS_DEVICE(entry) ? -EINVAL : -EACCES;
     default:
@@ -394,6 +400,10 @@ long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
         return IS_DEVICE(h->entry) ? (long)req->len : -EACCES;   /* taken, and dropped */
     case FIO_FTRUNCATE:
         return IS_DEVICE(h->entry) ? -EINVAL : -EACCES;
+    case FIO_FCHMOD:
+    case FIO_FCHOWN:
+    case FIO_FUTIMENS:
+        return -EPERM;
     default:
         return -EACCES;
     }

@@ -12,6 +12,7 @@
 #include "syscall.h"
 #include "time.h"
 #include "uaccess.h"
+#include "file_internal.h"
 
 #define O_ACCMODE 3
 #define O_RDONLY 0
@@ -23,10 +24,6 @@
 #define O_NONBLOCK 04000
 #define O_DIRECTORY 0200000
 #define O_CLOEXEC 02000000
-#define AT_FDCWD (-100)
-#define AT_SYMLINK_NOFOLLOW 0x100
-#define AT_REMOVEDIR 0x200
-#define AT_EMPTY_PATH 0x1000
 #define MAX_RW 0x7FFFF000ULL
 
 static char abs1[FILES_PATH_MAX], abs2[FILES_PATH_MAX], upath[FILES_PATH_MAX];
@@ -34,7 +31,7 @@ static struct fio_reply rep;
 
 /* ---- without a job: no file system --------------------------------------- */
 
-static long no_fs_lookup(uint64_t path_va)
+long file_no_fs_lookup(uint64_t path_va)
 {
     long n = string_from_user(upath, path_va, sizeof upath);
     return n < 0 ? n : -ENOENT;
@@ -42,9 +39,7 @@ static long no_fs_lookup(uint64_t path_va)
 
 /* ---- paths ------------------------------------------------------------------ */
 
-/* The absolute, normalised path of a user path relative to dirfd, in out.
- * *empty (when the caller allows it): the path was "". */
-static long resolve(int64_t dirfd, uint64_t uptr, char *out, bool *empty)
+long file_resolve(int64_t dirfd, uint64_t uptr, char *out, bool *empty)
 {
     long n = string_from_user(upath, uptr, sizeof upath);
     if (n < 0)
@@ -100,12 +95,12 @@ static long file_op(struct ofile *of, int op, int64_t off, uint64_t len, uint32_
 static long do_open(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode)
 {
     if (!job.running) {
-        long r = no_fs_lookup(path);
+        long r = file_no_fs_lookup(path);
         if (r == -ENOENT && ((flags & O_ACCMODE) != 0 || (flags & (O_CREAT | O_TRUNC | O_APPEND))))
             return -EROFS;  /* nothing to create files on */
         return r;
     }
-    long rc = resolve(dirfd, path, abs1, NULL);
+    long rc = file_resolve(dirfd, path, abs1, NULL);
     if (rc)
         return rc;
     if (!fd_any_free())
@@ -207,18 +202,23 @@ SYSCALL(getdents64)
     return file_op(f->of, FIO_GETDENTS, 0, a2, 0, a1, true);
 }
 
-static long sync_fd(uint64_t fd, int op)
+long file_sync(struct fd *f, bool all)
+{
+    return file_op(f->of, all ? FIO_FSYNC : FIO_FDATASYNC, 0, 0, 0, 0, false);
+}
+
+static long sync_fd(uint64_t fd, bool all)
 {
     struct fd *f = fd_get(fd);
     if (!f)
         return -EBADF;
     if (f->kind != FD_FILE)
         return -EINVAL;
-    return file_op(f->of, op, 0, 0, 0, 0, false);
+    return file_sync(f, all);
 }
 
-SYSCALL(fsync) { UNUSED_ARGS(); return sync_fd(a0, FIO_FSYNC); }
-SYSCALL(fdatasync) { UNUSED_ARGS(); return sync_fd(a0, FIO_FDATASYNC); }
+SYSCALL(fsync) { UNUSED_ARGS(); return sync_fd(a0, true); }
+SYSCALL(fdatasync) { UNUSED_ARGS(); return sync_fd(a0, false); }
 
 SYSCALL(ftruncate)
 {
@@ -237,10 +237,10 @@ SYSCALL(truncate)
 {
     UNUSED_ARGS();
     if (!job.running)
-        return no_fs_lookup(a0);
+        return file_no_fs_lookup(a0);
     if ((int64_t)a1 < 0)
         return -EINVAL;
-    long rc = resolve(AT_FDCWD, a0, abs1, NULL);
+    long rc = file_resolve(AT_FDCWD, a0, abs1, NULL);
     return rc ? rc : path_op(FIO_TRUNCATE, abs1, 0, a1);
 }
 
@@ -389,10 +389,10 @@ SYSCALL(statfs)
 {
     UNUSED_ARGS();
     if (!job.running)
-        return no_fs_lookup(a0);
+        return file_no_fs_lookup(a0);
     if (!user_ok(a1, 120))
         return -EFAULT;
-    long rc = resolve(AT_FDCWD, a0, abs1, NULL);
+    long rc = file_resolve(AT_FDCWD, a0, abs1, NULL);
     return rc ? rc : statfs_out(path_op(FIO_STATFS, abs1, 0, 0), a1);
 }
 
@@ -445,9 +445,9 @@ static long get_stat(int64_t dirfd, uint64_t path, uint64_t flags, bool use_path
                 if (c == 0)
                     goto by_fd;
             }
-            return no_fs_lookup(path);
+            return file_no_fs_lookup(path);
         }
-        long rc = resolve(dirfd, path, abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
+        long rc = file_resolve(dirfd, path, abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
         if (rc)
             return rc;
         if (!empty)
@@ -556,11 +556,11 @@ SYSCALL(statx)
 static long access_at(int64_t dirfd, uint64_t path, uint64_t mode, uint64_t flags)
 {
     if (!job.running)
-        return no_fs_lookup(path);
+        return file_no_fs_lookup(path);
     if (mode & ~7ULL)
         return -EINVAL;
     bool empty = false;
-    long rc = resolve(dirfd, path, abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
+    long rc = file_resolve(dirfd, path, abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
     if (rc)
         return rc;
     if (empty) {
@@ -584,10 +584,10 @@ SYSCALL(faccessat2) { UNUSED_ARGS(); return access_at((int64_t)a0, a1, a2, a3); 
 static long name_op(int64_t dirfd, uint64_t path, int op, uint32_t mode)
 {
     if (!job.running) {
-        long r = no_fs_lookup(path);
+        long r = file_no_fs_lookup(path);
         return r == -ENOENT && op == FIO_MKDIR ? -EROFS : r;
     }
-    long rc = resolve(dirfd, path, abs1, NULL);
+    long rc = file_resolve(dirfd, path, abs1, NULL);
     if (rc)
         return rc;
     return path_op(op, abs1, mode, 0);
@@ -612,13 +612,13 @@ SYSCALL(mkdirat)
 static long rename_at(int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)
 {
     if (!job.running)
-        return no_fs_lookup(oldp);
+        return file_no_fs_lookup(oldp);
     if (flags)
         return -EINVAL;      /* RENAME_NOREPLACE and friends: not forwarded */
-    long rc = resolve(olddir, oldp, abs1, NULL);
+    long rc = file_resolve(olddir, oldp, abs1, NULL);
     if (rc)
         return rc;
-    if ((rc = resolve(newdir, newp, abs2, NULL)))
+    if ((rc = file_resolve(newdir, newp, abs2, NULL)))
         return rc;
     const char *sp1, *sp2;
     int s1 = files_route(abs1, &sp1), s2 = files_route(abs2, &sp2);
@@ -663,7 +663,7 @@ static long readlink_at(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len
         return self_exe(buf, len);
     if (!job.running)
         return -ENOENT;
-    rc = resolve(dirfd, path, abs1, NULL);
+    rc = file_resolve(dirfd, path, abs1, NULL);
     if (rc)
         return rc;
     rc = path_op(FIO_READLINK, abs1, 0, 0);
@@ -675,14 +675,6 @@ static long readlink_at(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len
 
 SYSCALL(readlink) { UNUSED_ARGS(); return readlink_at(AT_FDCWD, a0, a1, a2); }
 SYSCALL(readlinkat) { UNUSED_ARGS(); return readlink_at((int64_t)a0, a1, a2, a3); }
-
-/* link and symlink: the servers do not make links (EPERM: "the file system
- * does not support links"). */
-SYSCALL(link_unsupported)
-{
-    UNUSED_ARGS();
-    return job.running ? -EPERM : -EROFS;
-}
 
 /* ---- working directory, umask ----------------------------------------------- */
 
@@ -708,8 +700,8 @@ SYSCALL(chdir)
 {
     UNUSED_ARGS();
     if (!job.running)
-        return no_fs_lookup(a0);
-    long rc = resolve(AT_FDCWD, a0, abs1, NULL);
+        return file_no_fs_lookup(a0);
+    long rc = file_resolve(AT_FDCWD, a0, abs1, NULL);
     return rc ? rc : change_dir(abs1);
 }
 

@@ -138,10 +138,16 @@ SYSCALL(read) { UNUSED_ARGS(); return do_read(a0, a1, a2); }
 
 struct iovec { uint64_t base, len; };
 
-static long do_vector(uint64_t fd, uint64_t iov_va, uint64_t cnt, bool writing)
+/* readv and writev (off -1), preadv and pwritev (at off, the file
+ * position unchanged). */
+static long do_vector(uint64_t fd, uint64_t iov_va, uint64_t cnt, bool writing, int64_t off)
 {
     if (!fd_get(fd))
         return -EBADF;
+    if (off != -1 && fd_get(fd)->kind != FD_FILE)
+        return -ESPIPE;
+    if (off < -1)
+        return -EINVAL;
     if (cnt > 1024)
         return -EINVAL;
     static struct iovec iov[1024];
@@ -159,6 +165,18 @@ static long do_vector(uint64_t fd, uint64_t iov_va, uint64_t cnt, bool writing)
      * line split over pieces (the C library's buffer and the rest of the
      * line) reaches yod whole. */
     struct fd *f = fd_get(fd);
+    if (off != -1) {
+        long done = 0;
+        for (uint64_t i = 0; i < cnt; i++) {
+            long n = file_rw(f, iov[i].base, iov[i].len, off + done, writing);
+            if (n < 0)
+                return done ? done : n;
+            done += n;
+            if ((uint64_t)n < iov[i].len)
+                break;
+        }
+        return done;
+    }
     if (writing && job.running && f->kind != FD_FILE) {
         _Static_assert(sizeof(struct iovec) == sizeof(ptl_iovec_t), "iovec layout");
         return job_output_v(f->kind == FD_CONSOLE_ERR ? 2 : 1, (const ptl_iovec_t *)iov,
@@ -177,8 +195,33 @@ static long do_vector(uint64_t fd, uint64_t iov_va, uint64_t cnt, bool writing)
     return done;
 }
 
-SYSCALL(writev) { UNUSED_ARGS(); return do_vector(a0, a1, a2, true); }
-SYSCALL(readv) { UNUSED_ARGS(); return do_vector(a0, a1, a2, false); }
+SYSCALL(writev) { UNUSED_ARGS(); return do_vector(a0, a1, a2, true, -1); }
+SYSCALL(readv) { UNUSED_ARGS(); return do_vector(a0, a1, a2, false, -1); }
+/* The offset is one register on x86-64 (a4, its high half for 32-bit
+ * callers, is unused); preadv's -1 is EINVAL, preadv2's the file position. */
+SYSCALL(preadv) { UNUSED_ARGS(); return (int64_t)a3 < 0 ? -EINVAL : do_vector(a0, a1, a2, false, (int64_t)a3); }
+SYSCALL(pwritev) { UNUSED_ARGS(); return (int64_t)a3 < 0 ? -EINVAL : do_vector(a0, a1, a2, true, (int64_t)a3); }
+/* RWF_ flags: HIPRI is a hint (nothing here polls a disk), DSYNC and SYNC
+ * an fdatasync or fsync after the write; others (NOWAIT, APPEND) are
+ * EOPNOTSUPP, as from a file system without them. */
+#define RWF_HIPRI 1
+#define RWF_DSYNC 2
+#define RWF_SYNC 4
+
+static long vector2(uint64_t fd, uint64_t iov, uint64_t cnt, int64_t off, uint64_t flags,
+                    bool writing)
+{
+    if (flags & ~(uint64_t)(RWF_HIPRI | RWF_DSYNC | RWF_SYNC))
+        return -EOPNOTSUPP;
+    long n = do_vector(fd, iov, cnt, writing, off);
+    if (n <= 0 || !writing || !(flags & (RWF_DSYNC | RWF_SYNC)) || fd_get(fd)->kind != FD_FILE)
+        return n;
+    long rc = file_sync(fd_get(fd), (flags & RWF_SYNC) != 0);
+    return rc < 0 ? rc : n;
+}
+
+SYSCALL(preadv2) { UNUSED_ARGS(); return vector2(a0, a1, a2, (int64_t)a3, a5, false); }
+SYSCALL(pwritev2) { UNUSED_ARGS(); return vector2(a0, a1, a2, (int64_t)a3, a5, true); }
 
 #define TCGETS 0x5401
 #define TCSETS 0x5402

@@ -198,12 +198,13 @@ static size_t request(uint8_t *out, uint16_t op, uint64_t handle, int64_t off, u
     return k + n;
 }
 
-/* A lock request: request()'s with mode the lock's type. */
-static size_t lock_request(uint8_t *out, uint16_t op, uint32_t flags, uint32_t type, int64_t off,
-                           uint64_t len)
+/* request()'s with a mode: a lock's type, a file's mode, a time's ns. */
+static size_t mode_request(uint8_t *out, uint16_t op, uint32_t flags, uint32_t mode, int64_t off,
+                           uint64_t len, const char *path)
 {
-    size_t n = request(out, op, ~0ull, off, len, flags, NULL, NULL);
-    memcpy(out + n - sizeof(struct fio_req) + offsetof(struct fio_req, mode), &type, 4);
+    size_t n = request(out, op, ~0ull, off, len, flags, path, NULL);
+    size_t at = n - (path ? strlen(path) + 1 : 0) - sizeof(struct fio_req);
+    memcpy(out + at + offsetof(struct fio_req, mode), &mode, 4);
     return n;
 }
 
@@ -240,15 +241,25 @@ static void fuzz_write_seeds(const char *dir)
     n += request(out + n, FIO_CLOSE_ALL, 0, 0, 0, 0, NULL, NULL);
     fuzz_seed(dir, "changes", out, n);
     n = request(out, FIO_OPEN, 0, 0, 0, O_RDWR, "f", NULL);
-    n += lock_request(out + n, FIO_LOCK, FIO_LOCK_RECORD, F_WRLCK, 0, 100);
-    n += lock_request(out + n, FIO_GETLK, FIO_LOCK_RECORD | SEEK_CUR << 8, F_RDLCK, 10, 0);
-    n += lock_request(out + n, FIO_LOCK, FIO_LOCK_RECORD, F_UNLCK, 0, 0);
-    n += lock_request(out + n, FIO_LOCK, FIO_LOCK_FLOCK, LOCK_EX, 0, 0);
-    n += lock_request(out + n, FIO_LOCK, FIO_LOCK_FLOCK, LOCK_UN, 0, 0);
+    n += mode_request(out + n, FIO_LOCK, FIO_LOCK_RECORD, F_WRLCK, 0, 100, NULL);
+    n += mode_request(out + n, FIO_GETLK, FIO_LOCK_RECORD | SEEK_CUR << 8, F_RDLCK, 10, 0, NULL);
+    n += mode_request(out + n, FIO_LOCK, FIO_LOCK_RECORD, F_UNLCK, 0, 0, NULL);
+    n += mode_request(out + n, FIO_LOCK, FIO_LOCK_FLOCK, LOCK_EX, 0, 0, NULL);
+    n += mode_request(out + n, FIO_LOCK, FIO_LOCK_FLOCK, LOCK_UN, 0, 0, NULL);
     fuzz_seed(dir, "locks", out, n);
     n = request(out, FIO_OPEN, 0, 0, 0, O_RDWR, "f", NULL);
     n += request(out + n, FIO_FALLOCATE, ~0ull, 0, 8192, 0, NULL, NULL);
     n += request(out + n, FIO_FSTATFS, ~0ull, 0, 0, 0, NULL, NULL);
     n += request(out + n, FIO_STATFS, 0, 0, 0, 0, "d", NULL);
     fuzz_seed(dir, "space", out, n);
+    n = request(out, FIO_OPEN, 0, 0, 0, O_RDWR, "f", NULL);
+    n += mode_request(out + n, FIO_FCHMOD, 0, 0640, 0, 0, NULL);
+    n += mode_request(out + n, FIO_CHMOD, FIO_NOFOLLOW, 0600, 0, 0, "f");
+    n += request(out + n, FIO_CHOWN, 0, -1, ~0u, 0, "f", NULL);
+    n += request(out + n, FIO_FCHOWN, ~0ull, 0, 0, 0, NULL, NULL);
+    n += mode_request(out + n, FIO_UTIMENS, 999999999, 5, 1000000000, 0, "d");
+    n += mode_request(out + n, FIO_FUTIMENS, (1u << 30) - 2, (1u << 30) - 1, 0, 0, NULL);
+    n += request(out + n, FIO_SYMLINK, 0, 0, 0, 0, "d/s", "../f");
+    n += request(out + n, FIO_LINK, 0, 0, 0, FIO_FOLLOW, "d/s", "d/h");
+    fuzz_seed(dir, "meta", out, n);
 }

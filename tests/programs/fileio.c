@@ -33,6 +33,8 @@
  *   fileio space PATH [BYTES]   posix_fallocate of BYTES (1 MiB), the size; the
  *                               file system's block size and blocks by
  *                               fstatvfs and by statvfs of PATH's directory
+ *   fileio vectors PATH         preadv, pwritev, preadv2, pwritev2 on a file it
+ *                               writes; where the file position is after each
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
@@ -49,6 +51,8 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/sysinfo.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -593,8 +597,52 @@ static int space(const char *path, long bytes)
     return unlink(path) != 0;
 }
 
+/* The "2" forms by number: musl 1.2.3 has no wrapper. */
+#ifndef RWF_DSYNC
+#define RWF_DSYNC 2
+#endif
+static long rw2(long nr, int fd, const struct iovec *v, int n, long off, int flags)
+{
+    return syscall(nr, fd, v, n, off, 0L, flags);
+}
+
+/* preadv, pwritev and their "2" forms: at an offset the file position
+ * stays; preadv2's -1 is the position. */
+static int vectors(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, "0123456789", 10) != 10) {
+        printf("create %s: %s\n", path, ename(errno));
+        return 1;
+    }
+    char a[8] = "", b[8] = "";
+    struct iovec w[2] = {{"ab", 2}, {"cd", 2}}, r[2] = {{a, 3}, {b, 4}};
+    long n = pwritev(fd, w, 2, 3);
+    printf("pwritev at 3: %ld, position %ld\n", n, (long)lseek(fd, 0, SEEK_CUR));
+    n = preadv(fd, r, 2, 2);
+    printf("preadv at 2: %ld, '%s' '%s', position %ld\n", n, a, b, (long)lseek(fd, 0, SEEK_CUR));
+    lseek(fd, 0, SEEK_SET);
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    r[1].iov_len = 2;
+    n = rw2(SYS_preadv2, fd, r, 2, -1, 0);
+    printf("preadv2 at -1: %ld, '%s' '%s', position %ld\n", n, a, b, (long)lseek(fd, 0, SEEK_CUR));
+    n = rw2(SYS_pwritev2, fd, w, 1, 10, RWF_DSYNC);
+    struct stat st;
+    fstat(fd, &st);
+    printf("pwritev2 RWF_DSYNC at 10: %ld, size %ld\n", n, (long)st.st_size);
+    n = preadv(fd, r, 2, -5);
+    printf("preadv at -5: %s\n", n < 0 ? ename(errno) : "read");
+    n = preadv(1, r, 2, 0);
+    printf("preadv of stdout: %s\n", n < 0 ? (errno == ESPIPE ? "ESPIPE" : ename(errno)) : "read");
+    close(fd);
+    return unlink(path) != 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "vectors"))
+        return vectors(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "space"))
         return space(argv[2], argc >= 4 ? atol(argv[3]) : 1 << 20);
     if (argc >= 3 && !strcmp(argv[1], "mmap"))
