@@ -19,6 +19,7 @@
 #include "fs_internal.h"
 
 static int rootfd = -1;
+static int rootsync = -1;           /* the root opened for reading: syncfs takes no O_PATH */
 static uint64_t resolve_flags;
 static bool confine;
 
@@ -119,6 +120,7 @@ int fs_root_open(const char *root, bool confine_to_root, char *err, int errlen)
         snprintf(err, (size_t)errlen, "%s: %s", root, strerror(errno));
         return -1;
     }
+    rootsync = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     confine = confine_to_root;
     resolve_flags = confine ? RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS : 0;
     return 0;
@@ -273,6 +275,21 @@ static long op_fdatasync(const struct fs_call *c, struct fio_reply *rep)
     return fdatasync(c->f->fd) ? -errno : 0;
 }
 
+/* syncfs of an open file's file system, or of the root's (sync on a node:
+ * each server it used flushes what it serves; without the root open for
+ * reading, all of the service node's). */
+static long op_syncfs(const struct fs_call *c, struct fio_reply *rep)
+{
+    (void)rep;
+    if (c->f)
+        return syncfs(c->f->fd) ? -errno : 0;
+    if (rootsync < 0) {
+        sync();
+        return 0;
+    }
+    return syncfs(rootsync) ? -errno : 0;
+}
+
 static long op_setfl(const struct fs_call *c, struct fio_reply *rep)
 {
     (void)rep;
@@ -396,6 +413,8 @@ static const struct fs_op table[] = {
     [FIO_FUTIMENS] = {false, false, fs_op_attr},
     [FIO_SYMLINK] = {true, false, fs_op_symlink},
     [FIO_LINK] = {true, false, fs_op_link},
+    [FIO_SYNCFS] = {false, false, op_syncfs},
+    [FIO_SYNC] = {true, false, op_syncfs},
 };
 
 const struct fs_op *fs_op_of(uint16_t op)

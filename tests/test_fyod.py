@@ -537,3 +537,14 @@ def test_positional_vectors_as_on_linux(fc, where, prog, tmp_path):
     r = yod(name, prog, "vectors", d + "/v")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout == linux.stdout
+
+
+@pytest.mark.parametrize("where", ["yod", "/scratch"])
+def test_syncfs_and_sync(fc, where):
+    """syncfs (ENOSYS before) flushes the serving file system; sync asks
+    every server the job used to."""
+    name, dirs, _ = fc
+    d = dirs["yod"] if where == "yod" else where
+    r = yod(name, FILEIO, "sync", d + "/synced")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == "syncfs: OK; of -1: EBADF; sync: returned\n"

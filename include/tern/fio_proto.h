@@ -98,6 +98,8 @@ enum fio_op {
     FIO_SYMLINK = 34,    /* path (the new link) -> path2 (its contents, as given) */
     FIO_LINK = 35,       /* path (the existing file) -> path2 (its new name, same server);
                           * flags FIO_FOLLOW: a symbolic link's target, not the link */
+    FIO_SYNCFS = 36,     /* handle: syncfs of the file's file system */
+    FIO_SYNC = 37,       /* path ".": syncfs of the served root's file system */
 };
 #define FIO_NOFOLLOW 0x80000000u
 #define FIO_FOLLOW 0x40000000u

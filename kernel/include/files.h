@@ -20,6 +20,8 @@ const char *files_job_setup(const void *sec, uint64_t len, uint32_t rank, uint32
 /* end.c: tells every server the job used that its files are to be closed
  * (bounded wait); then files_reset forgets everything. */
 void files_job_end(void);
+/* sync: each server the job used (and is alive) flushes its file system. */
+void files_sync_all(void);
 void files_reset(void);
 
 const char *files_cwd(void);

@@ -50,7 +50,7 @@ SYSCALL(fchdir); SYSCALL(readlink); SYSCALL(readlinkat); SYSCALL(getdents64); SY
 SYSCALL(unlinkat); SYSCALL(rmdir); SYSCALL(mkdir); SYSCALL(mkdirat); SYSCALL(rename);
 SYSCALL(renameat); SYSCALL(renameat2); SYSCALL(flock); SYSCALL(fallocate); SYSCALL(statfs);
 SYSCALL(fstatfs); SYSCALL(truncate); SYSCALL(ftruncate); SYSCALL(fsync);
-SYSCALL(fdatasync); SYSCALL(umask);
+SYSCALL(fdatasync); SYSCALL(umask); SYSCALL(syncfs); SYSCALL(sync);
 long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing);
 /* file_rw for a kernel buffer (no user check): sendfile's bounce buffer. */
 long file_xfer(struct fd *f, void *buf, uint64_t len, int64_t off, bool writing);

@@ -469,6 +469,18 @@ void fio_release(struct ofile *of)
     kfree(of);
 }
 
+void files_sync_all(void)
+{
+    for (int i = 0; i < nservers; i++) {
+        if (!servers[i].used || servers[i].dead)
+            continue;
+        struct fio_req r;
+        memset(&r, 0, sizeof r);
+        r.op = FIO_SYNC;
+        fio_call(i, &r, ".", NULL, 0, false, NULL);
+    }
+}
+
 void files_job_end(void)
 {
     static struct fio_req r;

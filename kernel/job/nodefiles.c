@@ -396,6 +396,8 @@ long nodefiles_call(const struct fio_req *req, const char *spath, uint64_t ubuf,
     case FIO_FSYNC:
     case FIO_FDATASYNC:
         return -EINVAL;
+    case FIO_SYNCFS:
+        return 0;                              /* nothing of the node's to flush */
     case FIO_WRITE:
         return IS_DEVICE(h->entry) ? (long)req->len : -EACCES;   /* taken, and dropped */
     case FIO_FTRUNCATE:

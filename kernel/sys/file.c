@@ -218,6 +218,25 @@ static long sync_fd(uint64_t fd, bool all)
 }
 
 SYSCALL(fsync) { UNUSED_ARGS(); return sync_fd(a0, true); }
+
+/* syncfs: the file system of fd's file (the console's has nothing to
+ * flush); sync: every server the job used flushes what it serves. */
+SYSCALL(syncfs)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    return f->kind == FD_FILE ? file_op(f->of, FIO_SYNCFS, 0, 0, 0, 0, false) : 0;
+}
+
+SYSCALL(sync)
+{
+    UNUSED_ARGS();
+    if (job.running)
+        files_sync_all();
+    return 0;
+}
 SYSCALL(fdatasync) { UNUSED_ARGS(); return sync_fd(a0, false); }
 
 SYSCALL(ftruncate)

@@ -25,6 +25,7 @@ static const syscall_fn table[] = {
     [132] = sys_utime, [235] = sys_utimes, [260] = sys_fchownat, [261] = sys_futimesat,
     [268] = sys_fchmodat, [280] = sys_utimensat, [452] = sys_fchmodat2,
     [295] = sys_preadv, [296] = sys_pwritev, [327] = sys_preadv2, [328] = sys_pwritev2,
+    [162] = sys_sync, [306] = sys_syncfs,
     [332] = sys_statx, [32] = sys_dup, [33] = sys_dup2, [34] = sys_pause, [35] = sys_nanosleep,
     [36] = sys_getitimer, [37] = sys_alarm, [38] = sys_setitimer, [39] = sys_getpid,
     [40] = sys_sendfile, [60] = sys_exit, [61] = sys_no_children /* wait4 */, [62] = sys_kill,

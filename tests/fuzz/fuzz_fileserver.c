@@ -251,6 +251,8 @@ static void fuzz_write_seeds(const char *dir)
     n += request(out + n, FIO_FALLOCATE, ~0ull, 0, 8192, 0, NULL, NULL);
     n += request(out + n, FIO_FSTATFS, ~0ull, 0, 0, 0, NULL, NULL);
     n += request(out + n, FIO_STATFS, 0, 0, 0, 0, "d", NULL);
+    n += request(out + n, FIO_SYNCFS, ~0ull, 0, 0, 0, NULL, NULL);
+    n += request(out + n, FIO_SYNC, 0, 0, 0, 0, ".", NULL);
     fuzz_seed(dir, "space", out, n);
     n = request(out, FIO_OPEN, 0, 0, 0, O_RDWR, "f", NULL);
     n += mode_request(out + n, FIO_FCHMOD, 0, 0640, 0, 0, NULL);

@@ -35,6 +35,7 @@
  *                               fstatvfs and by statvfs of PATH's directory
  *   fileio vectors PATH         preadv, pwritev, preadv2, pwritev2 on a file it
  *                               writes; where the file position is after each
+ *   fileio sync PATH            syncfs of a file it writes, of -1; sync
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
@@ -639,8 +640,25 @@ static int vectors(const char *path)
     return unlink(path) != 0;
 }
 
+/* syncfs of a file's file system and of a bad descriptor; sync. */
+static int syncs(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, "kept\n", 5) != 5) {
+        printf("create %s: %s\n", path, ename(errno));
+        return 1;
+    }
+    const char *a = ename(syncfs(fd) ? errno : 0), *b = ename(syncfs(-1) ? errno : 0);
+    sync();
+    printf("syncfs: %s; of -1: %s; sync: returned\n", a, b);
+    close(fd);
+    return unlink(path) != 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "sync"))
+        return syncs(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "vectors"))
         return vectors(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "space"))
