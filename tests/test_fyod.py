@@ -548,3 +548,53 @@ def test_syncfs_and_sync(fc, where):
     r = yod(name, FILEIO, "sync", d + "/synced")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout == "syncfs: OK; of -1: EBADF; sync: returned\n"
+
+
+def tree(top):
+    """{relative path: (kind, mode, mtime, size or link target)} of a tree."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        for n in dirnames + filenames:
+            p = os.path.join(dirpath, n)
+            st = os.lstat(p)
+            kind = "l" if os.path.islink(p) else "d" if os.path.isdir(p) else "f"
+            what = os.readlink(p) if kind == "l" else st.st_size if kind == "f" else None
+            out[os.path.relpath(p, top)] = (kind, st.st_mode & 0o7777,
+                                            None if kind != "f" else int(st.st_mtime), what)
+    return out
+
+
+def test_busybox_cp_a_and_tar_keep_modes_times_and_links(fc):
+    """busybox's cp -a and tar x on a node make the tree they copy, with
+    its modes, modification times and symbolic links, as on Linux (cp -a
+    failed at its first chmod or symlink before)."""
+    from test_kernel_abi import BUSYBOX, is_static_elf
+    if not is_static_elf(BUSYBOX):
+        pytest.skip("needs a static busybox")
+    name, dirs, _ = fc
+    src = os.path.join(dirs["scratch"], "src")
+    os.makedirs(os.path.join(src, "sub"))
+    try:
+        for rel, body, mode, mtime in (("a", "alpha\n", 0o640, 978307200),
+                                       ("sub/b", "beta\n", 0o604, 1000000000)):
+            p = os.path.join(src, rel)
+            with open(p, "w") as fh:
+                fh.write(body)
+            os.chmod(p, mode)
+            os.utime(p, (mtime, mtime))
+        os.symlink("a", os.path.join(src, "l"))
+        os.chmod(os.path.join(src, "sub"), 0o750)
+        want = tree(src)
+        for argv in (("cp", "-a", "/scratch/src", "/scratch/cp"),
+                     ("tar", "cf", "/scratch/x.tar", "-C", "/scratch", "src"),
+                     ("mkdir", "/scratch/ex"),
+                     ("tar", "xf", "/scratch/x.tar", "-C", "/scratch/ex")):
+            r = yod(name, BUSYBOX, *argv)
+            assert r.returncode == 0 and not r.stderr, (argv, r.stdout + r.stderr)
+        assert tree(os.path.join(dirs["scratch"], "cp")) == want
+        assert tree(os.path.join(dirs["scratch"], "ex", "src")) == want
+    finally:
+        for p in ("src", "cp", "ex"):
+            shutil.rmtree(os.path.join(dirs["scratch"], p), ignore_errors=True)
+        if os.path.exists(os.path.join(dirs["scratch"], "x.tar")):
+            os.unlink(os.path.join(dirs["scratch"], "x.tar"))

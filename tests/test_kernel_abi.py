@@ -108,6 +108,7 @@ PTIMER = [
     "SIGEV_NONE: up to 10 s left after setting yes, nothing rang yes, disarmed after yes",
     "TIMER_ABSTIME on CLOCK_REALTIME: rang once yes, not early yes",
     "SIGEV_THREAD: made yes, its function ran with its value yes",
+    "two timers, one signal: two signals yes, one from each yes",
     "EINVAL for signal 0 yes, clock 99 yes, timer 999 yes"]
 
 

@@ -11,7 +11,8 @@
  * view CLOCK_PROCESS_CPUTIME_ID takes too (sys/time.c).  A POSIX timer that
  * expires while its last signal is still pending counts an overrun, and
  * the signal's siginfo says SI_TIMER, the timer's id and value, and the
- * overruns (signal.c and sigwait.c ask itimer_taken). */
+ * overruns (signal.c and sigwait.c ask itimer_taken).  Timers that share a
+ * signal each deliver it. */
 #include "kernel.h"
 #include "process.h"
 #include "ranks.h"
@@ -57,6 +58,19 @@ uint64_t itimer_next_ns(void)
 #define SIGEV_NONE 1
 #define SIGEV_THREAD_ID 4
 
+/* Makes t's signal pending for whom it tells: a thread of its own
+ * (SIGEV_THREAD_ID) or the process. */
+static void notify(struct posix_timer *t)
+{
+    struct thread *to = t->notify == SIGEV_THREAD_ID ? thread_by_tid(t->tid) : NULL;
+    if (to && to->process == &proc)
+        thread_signal(to, t->sig);
+    else if (t->notify == SIGEV_THREAD_ID)
+        t->pending = false;            /* its thread is gone: nobody to tell */
+    else
+        signal_raise(t->sig);
+}
+
 /* POSIX timer t is due: its signal, or an overrun while the last one is
  * still pending; the next expiry keeps the period's phase. */
 static void posix_fire(struct posix_timer *t, uint64_t now)
@@ -77,28 +91,32 @@ static void posix_fire(struct posix_timer *t, uint64_t now)
         return;
     }
     t->overrun = add;
-    struct thread *to = t->notify == SIGEV_THREAD_ID ? thread_by_tid(t->tid) : NULL;
-    if (to && to->process == &proc)
-        thread_signal(to, t->sig);
-    else if (t->notify == SIGEV_THREAD_ID)
-        t->pending = false;            /* its thread is gone: nobody to tell */
-    else
-        signal_raise(t->sig);
+    notify(t);
 }
 
 bool itimer_taken(int sig, struct timer_expiry *e)
 {
+    bool taken = false;
     for (int i = 0; i < PROCESS_POSIX_TIMERS; i++) {
         struct posix_timer *t = &proc.ptimers[i];
-        if (t->used && t->sig == sig &&
-            __atomic_exchange_n(&t->pending, false, __ATOMIC_SEQ_CST)) {
+        if (!t->used || t->sig != sig)
+            continue;
+        if (taken) {
+            /* Another timer's signal is pending too: each timer's is a
+             * signal of its own, as Linux queues one per timer, so the
+             * signal stays pending for it (it was one for both). */
+            if (__atomic_load_n(&t->pending, __ATOMIC_SEQ_CST))
+                notify(t);
+            continue;
+        }
+        if (__atomic_exchange_n(&t->pending, false, __ATOMIC_SEQ_CST)) {
             t->last_overrun = t->overrun;
             t->overrun = 0;
             *e = (struct timer_expiry){i, t->last_overrun, t->value};
-            return true;
+            taken = true;
         }
     }
-    return false;
+    return taken;
 }
 
 static void rearm(void)

@@ -9,6 +9,8 @@
  *     CLOCK_REALTIME, timer_delete;
  *   - SIGEV_THREAD: the C library's thread runs the function with its value
  *     (glibc and musl build it on SIGEV_THREAD_ID and sigwaitinfo);
+ *   - two timers with one signal, both expired while it was blocked: two
+ *     signals, one with each timer's value;
  *   - bad arguments: EINVAL. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +40,17 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
     last_overrun = si->si_overrun;
     if (unblocking && in_unblock++ == 0)
         first_overrun = si->si_overrun;
+}
+
+static volatile int pair_count, pair_values;
+
+static void on_pair(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    pair_count++;
+    if (si->si_code == SI_TIMER)
+        pair_values |= si->si_value.sival_int;
 }
 
 static uint64_t now_ns(clockid_t c)
@@ -184,6 +197,35 @@ int main(void)
     }
     printf("SIGEV_THREAD: made %s, its function ran with its value %s\n", yes(made),
            yes(thread_value == 77));
+
+    /* Two timers, one signal: each timer's expiry is a signal of its own
+     * (Linux queues one per timer), even while both are pending. */
+    struct sigaction sb;
+    memset(&sb, 0, sizeof sb);
+    sb.sa_sigaction = on_pair;
+    sb.sa_flags = SA_SIGINFO;
+    sigaction(SIGRTMIN + 2, &sb, NULL);
+    sigset_t pair;
+    sigemptyset(&pair);
+    sigaddset(&pair, SIGRTMIN + 2);
+    sigprocmask(SIG_BLOCK, &pair, NULL);
+    timer_t two[2];
+    struct itimerspec once = {{0, 0}, {0, 5000000}};
+    for (int i = 0; i < 2; i++) {
+        memset(&ev, 0, sizeof ev);
+        ev.sigev_notify = SIGEV_SIGNAL;
+        ev.sigev_signo = SIGRTMIN + 2;
+        ev.sigev_value.sival_int = 1 << i;
+        timer_create(CLOCK_MONOTONIC, &ev, &two[i]);
+        timer_settime(two[i], 0, &once, NULL);
+    }
+    spin(50);
+    sigprocmask(SIG_UNBLOCK, &pair, NULL);
+    spin(10);
+    printf("two timers, one signal: two signals %s, one from each %s\n", yes(pair_count == 2),
+           yes(pair_values == 3));
+    timer_delete(two[0]);
+    timer_delete(two[1]);
 
     /* Bad arguments. */
     memset(&ev, 0, sizeof ev);
