@@ -95,10 +95,13 @@ def test_failing_job_keeps_every_line_and_real_status(size, clusters):
             (i, r.stderr)
 
 
-def test_last_line_without_newline_gets_one(c4):
+def test_last_lines_without_newlines_stay_apart_and_the_last_as_written(c4):
+    """Each rank's unended line is a line of its own when another follows;
+    the job's last bytes are the program's (no newline added)."""
     r = yod(c4, "-sz", "4", LINES, "unended")
     assert r.returncode == 0, r.stderr
-    assert sorted(r.stdout.split("\n")) == [""] + [f"rank {k} has no newline" for k in range(4)], \
+    assert not r.stdout.endswith("\n"), r.stdout
+    assert sorted(r.stdout.split("\n")) == [f"rank {k} has no newline" for k in range(4)], \
         r.stdout
 
 

@@ -225,7 +225,10 @@ void output_append(int rank, int fd, const char *data, size_t len)
 }
 
 /* A rank has ended: what it wrote without a final newline goes out too,
- * with one. */
+ * as it is.  Another rank's line that follows starts on a line of its own
+ * (emit ends the open one); the job's last bytes stay its own, so a
+ * one-rank job's output (a compressed file, a tar archive) arrives byte
+ * for byte (yod added a newline to it). */
 void output_flush(int rank)
 {
     for (int fd = 1; fd <= 2; fd++) {
@@ -233,7 +236,5 @@ void output_flush(int rank)
         if (lb->len)
             emit(rank, fd, lb->buf, lb->len);
         lb->len = 0;
-        if (open_rank[fd] == rank)
-            output_end_line(fd);
     }
 }
