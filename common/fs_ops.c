@@ -138,12 +138,19 @@ static long op_open(const struct fs_call *c, struct fio_reply *rep)
     if (r->flags & ~(uint32_t)OPEN_FLAGS_OK)
         return (r->flags & __O_TMPFILE) == __O_TMPFILE ? -EOPNOTSUPP : -EINVAL;
     fs_drop_stale(c->nid, r->job);
-    int fd = fs_open_path(c->path, (int)r->flags, r->mode);
+    /* Regular files and directories only, and the open itself never waits:
+     * a FIFO's open waits for a partner and a device's reads may wait for
+     * ever, and one server serves every job's nodes (an fyod that opened a
+     * job's FIFO served nobody until something wrote to it).  O_NOCTTY: a
+     * terminal never becomes the server's. */
+    int fd = fs_open_path(c->path, (int)r->flags | O_NONBLOCK | O_NOCTTY, r->mode);
     if (fd < 0)
         return fd;
     struct stat st;
-    if (fstat(fd, &st)) {
-        long res = -errno;
+    long res = fstat(fd, &st) ? -errno : S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? 0 : -ENXIO;
+    if (!res && !(r->flags & O_NONBLOCK) && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK))
+        res = -errno;
+    if (res) {
         close(fd);
         return res;
     }
@@ -180,7 +187,7 @@ static long op_on_file_at_path(const struct fs_call *c, struct fio_reply *rep)
     const struct fio_req *r = c->r;
     struct stat st;
     long res = 0;
-    int fd = fs_open_path(c->path, r->op == FIO_TRUNCATE ? O_WRONLY :
+    int fd = fs_open_path(c->path, r->op == FIO_TRUNCATE ? O_WRONLY | O_NONBLOCK | O_NOCTTY :
                                 r->op == FIO_CHDIR ? O_PATH | O_DIRECTORY : O_PATH, 0);
     if (fd < 0)
         return fd;

@@ -321,17 +321,20 @@ def test_sendfile_from_a_forwarded_file(fc):
     data = bytes((i * 7 + i // 251) & 0xFF for i in range(150000))
     with open(os.path.join(dirs["scratch"], "src"), "wb") as f:
         f.write(data)
-    r = yod(name, FILEIO, "sendfile", "/scratch/src", "/scratch/dst", text=False)
-    assert r.returncode == 0, r.stderr
-    # yod ends a rank's last line with the newline it lacks (docs/yod.md)
-    assert r.stdout == data + b"\n"
-    with open(os.path.join(dirs["scratch"], "dst"), "rb") as f:
-        assert f.read() == data[100:]
-    assert r.stderr.decode().splitlines()[-1] == (
-        f"to stdout {len(data)}, to file {len(data) - 100}, offset now {len(data)}, "
-        f"position {len(data)}, from stdin EINVAL")
-    for n in ("src", "dst"):
-        os.unlink(os.path.join(dirs["scratch"], n))
+    try:
+        r = yod(name, FILEIO, "sendfile", "/scratch/src", "/scratch/dst", text=False)
+        assert r.returncode == 0, r.stderr
+        # the bytes as they are: yod adds no newline to a job's last line (docs/yod.md)
+        assert r.stdout == data
+        with open(os.path.join(dirs["scratch"], "dst"), "rb") as f:
+            assert f.read() == data[100:]
+        assert r.stderr.decode().splitlines()[-1] == (
+            f"to stdout {len(data)}, to file {len(data) - 100}, offset now {len(data)}, "
+            f"position {len(data)}, from stdin EINVAL")
+    finally:
+        for n in ("src", "dst"):
+            if os.path.exists(os.path.join(dirs["scratch"], n)):
+                os.unlink(os.path.join(dirs["scratch"], n))
 
 
 FILELOCK = [
@@ -572,7 +575,7 @@ def test_busybox_cp_a_and_tar_keep_modes_times_and_links(fc):
     if not is_static_elf(BUSYBOX):
         pytest.skip("needs a static busybox")
     name, dirs, _ = fc
-    src = os.path.join(dirs["scratch"], "src")
+    src = os.path.join(dirs["scratch"], "bbsrc")
     os.makedirs(os.path.join(src, "sub"))
     try:
         for rel, body, mode, mtime in (("a", "alpha\n", 0o640, 978307200),
@@ -585,16 +588,51 @@ def test_busybox_cp_a_and_tar_keep_modes_times_and_links(fc):
         os.symlink("a", os.path.join(src, "l"))
         os.chmod(os.path.join(src, "sub"), 0o750)
         want = tree(src)
-        for argv in (("cp", "-a", "/scratch/src", "/scratch/cp"),
-                     ("tar", "cf", "/scratch/x.tar", "-C", "/scratch", "src"),
-                     ("mkdir", "/scratch/ex"),
-                     ("tar", "xf", "/scratch/x.tar", "-C", "/scratch/ex")):
+        for argv in (("cp", "-a", "/scratch/bbsrc", "/scratch/bbcp"),
+                     ("tar", "cf", "/scratch/bb.tar", "-C", "/scratch", "bbsrc"),
+                     ("mkdir", "/scratch/bbex"),
+                     ("tar", "xf", "/scratch/bb.tar", "-C", "/scratch/bbex")):
             r = yod(name, BUSYBOX, *argv)
             assert r.returncode == 0 and not r.stderr, (argv, r.stdout + r.stderr)
-        assert tree(os.path.join(dirs["scratch"], "cp")) == want
-        assert tree(os.path.join(dirs["scratch"], "ex", "src")) == want
+        assert tree(os.path.join(dirs["scratch"], "bbcp")) == want
+        assert tree(os.path.join(dirs["scratch"], "bbex", "bbsrc")) == want
     finally:
-        for p in ("src", "cp", "ex"):
+        for p in ("bbsrc", "bbcp", "bbex"):
             shutil.rmtree(os.path.join(dirs["scratch"], p), ignore_errors=True)
-        if os.path.exists(os.path.join(dirs["scratch"], "x.tar")):
-            os.unlink(os.path.join(dirs["scratch"], "x.tar"))
+        if os.path.exists(os.path.join(dirs["scratch"], "bb.tar")):
+            os.unlink(os.path.join(dirs["scratch"], "bb.tar"))
+
+
+def test_a_fifo_is_refused_and_the_fyod_goes_on_serving(fc):
+    """A FIFO in the served tree: its open is ENXIO, at once.  The fyod
+    opened it and waited for a writer, serving no other job meanwhile
+    (the next job's read of a plain file hung)."""
+    name, dirs, _ = fc
+    fifo = os.path.join(dirs["scratch"], "fifo")
+    os.mkfifo(fifo)
+    with open(os.path.join(dirs["scratch"], "plain"), "w") as fh:
+        fh.write("plain\n")
+    try:
+        for mode in ("r", "w"):
+            r = yod(name, FILEIO, "open", "/scratch/fifo", mode, timeout=60)
+            assert r.stdout.strip() == "open /scratch/fifo: ENXIO", r.stdout + r.stderr
+        r = yod(name, FILEIO, "open", "/scratch/plain", "r", timeout=60)
+        assert r.stdout.strip() == "open /scratch/plain: OK plain", r.stdout + r.stderr
+    finally:
+        os.unlink(fifo)
+        os.unlink(os.path.join(dirs["scratch"], "plain"))
+
+
+@pytest.mark.parametrize("prog", [FILEIO, FILEIO_GLIBC], ids=["musl", "glibc"])
+def test_own_descriptors_by_name_and_urandom_are_the_nodes(fc, prog):
+    """/dev/stdout, /dev/stderr, /proc/self/fd/N and /dev/fd/N are the
+    rank's own descriptors (they named yod's: a line written there went
+    into yod's stdout behind the job's stream, and a file server opens no
+    devices now); /dev/urandom is the node's generator."""
+    name, _, _ = fc
+    r = yod(name, prog, "ownfds")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "via /dev/stdout", "via /proc/self/fd/1", "/dev/fd/9: ENOENT",
+        "/dev/urandom: read yes, two reads differ yes, character device 1:9 yes"], r.stdout
+    assert r.stderr.splitlines() == ["via /dev/stderr", "via /dev/fd/2"], r.stderr

@@ -32,6 +32,8 @@ long timespec_ns(struct timespec64 ts, uint64_t *ns);
 SYSCALL(read); SYSCALL(write); SYSCALL(readv); SYSCALL(writev); SYSCALL(ioctl);
 SYSCALL(preadv); SYSCALL(pwritev); SYSCALL(preadv2); SYSCALL(pwritev2);
 SYSCALL(close); SYSCALL(dup); SYSCALL(dup2); SYSCALL(dup3); SYSCALL(fcntl);
+/* A copy of descriptor old at the lowest free one from min. */
+long dup_lowest(uint64_t old, uint64_t min, bool cloexec);
 struct fd;
 void console_write(const struct fd *f, const void *buf, uint64_t len);
 /* sys/console_in.c: fd 0 forwarded by qemu/run-node */

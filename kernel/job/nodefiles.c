@@ -15,7 +15,8 @@
  * is EACCES.  /dev/null and /dev/zero are here too: every program may write
  * to them, and forwarded, each write was a round trip to yod (an MPI code
  * that points its other ranks' stdout at /dev/null paid it per line); they
- * behave as Linux's character devices 1:3 and 1:5.  Each running CPU N has
+ * behave as Linux's character devices 1:3 and 1:5.  /dev/random and
+ * /dev/urandom (1:8, 1:9) too: a file server opens no device.  Each running CPU N has
  * cpuN/topology: OpenMP runtimes read it for OMP_PLACES=cores or sockets
  * (libgomp: thread_siblings_list, core_siblings_list; missing, it printed
  * "Error reading core/socket topology" in every rank).  A node's CPUs are
@@ -24,6 +25,7 @@
 #include "files.h"
 #include "kernel.h"
 #include "procinfo.h"
+#include "random.h"
 #include "process.h"
 #include "smp.h"
 #include "uaccess.h"
@@ -41,14 +43,21 @@
 /* The node's files by absolute path; [E_DIR] is the one directory, whose
  * entries are those named under it. */
 enum { E_DIR, E_ONLINE, E_POSSIBLE, E_PRESENT, E_CPUINFO, E_MEMINFO, E_NULL, E_ZERO,
-       E_SELF_STATUS, E_SELF_STATM, E_SELF_MAPS, E_SELF_CMDLINE, E_SELF_ENVIRON, N_ENTRIES };
+       E_RANDOM, E_URANDOM, E_SELF_STATUS, E_SELF_STATM, E_SELF_MAPS, E_SELF_CMDLINE,
+       E_SELF_ENVIRON, N_ENTRIES };
 static const char *const paths[N_ENTRIES] = {
     CPU_DIR, CPU_DIR "/online", CPU_DIR "/possible", CPU_DIR "/present", "/proc/cpuinfo",
-    "/proc/meminfo", "/dev/null", "/dev/zero", "/proc/self/status", "/proc/self/statm",
-    "/proc/self/maps", "/proc/self/cmdline", "/proc/self/environ",
+    "/proc/meminfo", "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom",
+    "/proc/self/status", "/proc/self/statm", "/proc/self/maps", "/proc/self/cmdline",
+    "/proc/self/environ",
 };
-/* The character devices: writable, no content, st_rdev as Linux's (mem 1:N). */
-#define IS_DEVICE(e) ((e) == E_NULL || (e) == E_ZERO)
+/* The character devices: writable, no content to seek in, st_rdev as
+ * Linux's (mem 1:N).  /dev/random and /dev/urandom read the kernel's
+ * generator (getrandom's); the file servers open no devices. */
+#define IS_DEVICE(e) ((e) == E_NULL || (e) == E_ZERO || (e) == E_RANDOM || (e) == E_URANDOM)
+static const uint16_t device_rdev[N_ENTRIES] = {
+    [E_NULL] = 0x103, [E_ZERO] = 0x105, [E_RANDOM] = 0x108, [E_URANDOM] = 0x109,
+};
 #define DIR_FIRST E_ONLINE       /* the directory's files: E_ONLINE .. E_PRESENT */
 #define DIR_END E_CPUINFO
 
@@ -218,7 +227,7 @@ static void stat_of(int entry, struct fio_stat *st)
     } else if (IS_DEVICE(entry)) {
         st->mode = 020666;
         st->nlink = 1;
-        st->rdev = entry == E_NULL ? 0x103 : 0x105;
+        st->rdev = device_rdev[entry];
     } else {
         st->mode = 0100444;
         st->nlink = 1;
@@ -260,6 +269,10 @@ static long do_read(struct handle *h, const struct fio_req *req, uint64_t ubuf)
         return 0;
     if (h->entry == E_ZERO) {
         memset((void *)ubuf, 0, req->len);
+        return (long)req->len;
+    }
+    if (h->entry == E_RANDOM || h->entry == E_URANDOM) {
+        random_bytes((void *)ubuf, req->len);
         return (long)req->len;
     }
     int64_t off = req->offset < 0 ? h->pos : req->offset;

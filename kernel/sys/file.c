@@ -92,9 +92,49 @@ static long file_op(struct ofile *of, int op, int64_t off, uint64_t len, uint32_
 
 /* ---- open, close ------------------------------------------------------------ */
 
+/* /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N
+ * (thread-self, the caller's own pid) name the program's own descriptors:
+ * their number, or -1.  Forwarded, they named yod's (a program that
+ * wrote its results to /dev/stdout wrote into yod's stdout behind the
+ * job's output stream). */
+static int own_fd_of(const char *abs)
+{
+    static const char *const std[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(abs, std[i]))
+            return i;
+    char own[40];
+    snprintf(own, sizeof own, "/proc/%u/fd/", proc.pid);
+    const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", own};
+    for (unsigned i = 0; i < ARRAY_SIZE(dirs); i++) {
+        size_t n = strlen(dirs[i]);
+        if (strncmp(abs, dirs[i], n) || !abs[n])
+            continue;
+        long fd = 0;
+        for (const char *c = abs + n; *c; c++) {
+            if (*c < '0' || *c > '9' || fd > 100000)
+                return -1;
+            fd = fd * 10 + (*c - '0');
+        }
+        return (int)fd;
+    }
+    return -1;
+}
+
+/* Opening one of them is a dup of the descriptor (Linux opens its file
+ * again: the offset here is shared, O_TRUNC and the access mode are the
+ * descriptor's). */
+static long open_own_fd(int fd, uint64_t flags)
+{
+    return fd_get((uint64_t)fd) ? dup_lowest((uint64_t)fd, 0, flags & O_CLOEXEC) : -ENOENT;
+}
+
 static long do_open(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode)
 {
     if (!job.running) {
+        long n = string_from_user(upath, path, sizeof upath);
+        if (n > 0 && own_fd_of(upath) >= 0)
+            return open_own_fd(own_fd_of(upath), flags);
         long r = file_no_fs_lookup(path);
         if (r == -ENOENT && ((flags & O_ACCMODE) != 0 || (flags & (O_CREAT | O_TRUNC | O_APPEND))))
             return -EROFS;  /* nothing to create files on */
@@ -103,6 +143,8 @@ static long do_open(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode)
     long rc = file_resolve(dirfd, path, abs1, NULL);
     if (rc)
         return rc;
+    if (own_fd_of(abs1) >= 0)
+        return open_own_fd(own_fd_of(abs1), flags);
     if (!fd_any_free())
         return -EMFILE;
     const char *sp;

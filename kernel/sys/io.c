@@ -302,7 +302,7 @@ static long dup_to(uint64_t old, uint64_t newfd, bool cloexec)
     return (long)newfd;
 }
 
-static long dup_lowest(uint64_t old, uint64_t min, bool cloexec)
+long dup_lowest(uint64_t old, uint64_t min, bool cloexec)
 {
     if (!fd_get(old))
         return -EBADF;

@@ -36,6 +36,8 @@
  *   fileio vectors PATH         preadv, pwritev, preadv2, pwritev2 on a file it
  *                               writes; where the file position is after each
  *   fileio sync PATH            syncfs of a file it writes, of -1; sync
+ *   fileio ownfds               writes a line through /dev/stdout, /dev/stderr,
+ *                               /proc/self/fd/1, /dev/fd/2; reads /dev/urandom
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
  */
 #define _GNU_SOURCE
@@ -74,6 +76,7 @@ static const char *ename(int e)
     case EPERM: return "EPERM";
     case EINVAL: return "EINVAL";
     case ENODEV: return "ENODEV";
+    case ENXIO: return "ENXIO";
     default: return "OTHER";
     }
 }
@@ -598,6 +601,33 @@ static int space(const char *path, long bytes)
     return unlink(path) != 0;
 }
 
+/* The program's own descriptors by name, and the random devices. */
+static int own_fds(void)
+{
+    const char *names[] = {"/dev/stdout", "/dev/stderr", "/proc/self/fd/1", "/dev/fd/2"};
+    for (int i = 0; i < 4; i++) {
+        FILE *f = fopen(names[i], "a");
+        if (!f) {
+            printf("%s: %s\n", names[i], ename(errno));
+            continue;
+        }
+        fprintf(f, "via %s\n", names[i]);
+        fclose(f);
+    }
+    int fd = open("/dev/fd/9", O_RDONLY);
+    printf("/dev/fd/9: %s\n", fd < 0 ? ename(errno) : "opened");
+    unsigned char a[32], b[32];
+    fd = open("/dev/urandom", O_RDONLY);
+    struct stat st;
+    int dev = fd >= 0 && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+              minor(st.st_rdev) == 9;
+    int got = fd >= 0 && read(fd, a, sizeof a) == sizeof a && read(fd, b, sizeof b) == sizeof b;
+    printf("/dev/urandom: read %s, two reads differ %s, character device 1:9 %s\n",
+           got ? "yes" : ename(errno), got && memcmp(a, b, sizeof a) ? "yes" : "NO",
+           dev ? "yes" : "NO");
+    return 0;
+}
+
 /* The "2" forms by number: musl 1.2.3 has no wrapper. */
 #ifndef RWF_DSYNC
 #define RWF_DSYNC 2
@@ -657,6 +687,8 @@ static int syncs(const char *path)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "ownfds"))
+        return own_fds();
     if (argc >= 3 && !strcmp(argv[1], "sync"))
         return syncs(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "vectors"))
