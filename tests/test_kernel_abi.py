@@ -337,6 +337,22 @@ def test_calls_a_one_process_node_honours(libc):
     ]
 
 
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_ids_scheduling_policy_close_range_and_mincore_as_on_linux(libc):
+    """getresuid, the sched_* policy calls, close_range and mincore (all
+    ENOSYS before): a node prints what the same program prints on Linux run
+    here as an unprivileged user (musl's sched_setscheduler family is ENOSYS
+    in musl itself, on both)."""
+    prog = program(f"syscalls-{libc}")
+    linux = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            prog, "more"], capture_output=True, text=True, timeout=60)
+    assert linux.returncode == 0, linux.stderr
+    assert "close_range 5.. ok: fd 4 open yes, fd 5 closed yes" in linux.stdout
+    r = run_node(prog, "more")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == linux.stdout
+
+
 ABSENT = ["pipe", "socket", "fork", "clone3", "eventfd2", "epoll_create1", "timerfd_create"]
 
 

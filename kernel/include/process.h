@@ -79,6 +79,7 @@ struct process {
     char comm[16];                 /* prctl(PR_SET_NAME) */
     uint32_t personality;
     int nice;
+    uint8_t sched_policy;          /* sched_setscheduler's SCHED_OTHER, BATCH or IDLE (sys/sched.c) */
     uint32_t membarrier_registered;
     struct signal_state sig;
     /* Its descriptors (sys/io.c) and, in a job, its working directory

@@ -31,7 +31,7 @@ long timespec_ns(struct timespec64 ts, uint64_t *ns);
 /* sys/io.c */
 SYSCALL(read); SYSCALL(write); SYSCALL(readv); SYSCALL(writev); SYSCALL(ioctl);
 SYSCALL(preadv); SYSCALL(pwritev); SYSCALL(preadv2); SYSCALL(pwritev2);
-SYSCALL(close); SYSCALL(dup); SYSCALL(dup2); SYSCALL(dup3); SYSCALL(fcntl);
+SYSCALL(close); SYSCALL(dup); SYSCALL(dup2); SYSCALL(dup3); SYSCALL(fcntl); SYSCALL(close_range);
 /* A copy of descriptor old at the lowest free one from min. */
 long dup_lowest(uint64_t old, uint64_t min, bool cloexec);
 struct fd;
@@ -52,7 +52,8 @@ SYSCALL(fchdir); SYSCALL(readlink); SYSCALL(readlinkat); SYSCALL(getdents64); SY
 SYSCALL(unlinkat); SYSCALL(rmdir); SYSCALL(mkdir); SYSCALL(mkdirat); SYSCALL(rename);
 SYSCALL(renameat); SYSCALL(renameat2); SYSCALL(flock); SYSCALL(fallocate); SYSCALL(statfs);
 SYSCALL(fstatfs); SYSCALL(truncate); SYSCALL(ftruncate); SYSCALL(fsync);
-SYSCALL(fdatasync); SYSCALL(umask); SYSCALL(syncfs); SYSCALL(sync);
+SYSCALL(fdatasync); SYSCALL(umask); SYSCALL(syncfs); SYSCALL(sync); SYSCALL(fadvise64);
+SYSCALL(readahead);
 long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing);
 /* file_rw for a kernel buffer (no user check): sendfile's bounce buffer. */
 long file_xfer(struct fd *f, void *buf, uint64_t len, int64_t off, bool writing);
@@ -69,7 +70,7 @@ SYSCALL(linkat);
 /* sys/mem.c */
 SYSCALL(brk); SYSCALL(mmap); SYSCALL(munmap); SYSCALL(mremap); SYSCALL(mprotect);
 SYSCALL(madvise); SYSCALL(sysinfo); SYSCALL(msync); SYSCALL(mlock); SYSCALL(mlock2);
-SYSCALL(mlockall);
+SYSCALL(mlockall); SYSCALL(mincore);
 /* sys/time.c */
 SYSCALL(clock_gettime); SYSCALL(clock_getres); SYSCALL(gettimeofday); SYSCALL(time);
 SYSCALL(nanosleep); SYSCALL(clock_nanosleep); SYSCALL(times); SYSCALL(getrusage);
@@ -78,7 +79,7 @@ SYSCALL(nanosleep); SYSCALL(clock_nanosleep); SYSCALL(times); SYSCALL(getrusage)
 long clock_now(uint64_t clk, uint64_t *ns);
 /* sys/proc.c */
 SYSCALL(getpid); SYSCALL(getppid); SYSCALL(getuid);
-SYSCALL(getgid); SYSCALL(uname); SYSCALL(arch_prctl); SYSCALL(prlimit64); SYSCALL(getrlimit);
+SYSCALL(getgid); SYSCALL(getresuid); SYSCALL(getresgid); SYSCALL(uname); SYSCALL(arch_prctl); SYSCALL(prlimit64); SYSCALL(getrlimit);
 SYSCALL(setrlimit); SYSCALL(membarrier); SYSCALL(getrandom);
 SYSCALL(success); SYSCALL(no_children);
 /* sys/ident.c */
@@ -94,6 +95,10 @@ long futex_wake_word(uint64_t uaddr, int n);
 SYSCALL(clone); SYSCALL(clone3); SYSCALL(exit); SYSCALL(exit_group); SYSCALL(gettid);
 SYSCALL(set_tid_address); SYSCALL(sched_yield); SYSCALL(sched_getaffinity);
 SYSCALL(sched_setaffinity); SYSCALL(getcpu);
+/* sys/sched.c */
+SYSCALL(sched_getscheduler); SYSCALL(sched_setscheduler); SYSCALL(sched_getparam);
+SYSCALL(sched_setparam); SYSCALL(sched_get_priority_max); SYSCALL(sched_get_priority_min);
+SYSCALL(sched_rr_get_interval);
 /* sys/itimer.c */
 SYSCALL(getitimer); SYSCALL(setitimer); SYSCALL(alarm);
 SYSCALL(timer_create); SYSCALL(timer_settime); SYSCALL(timer_gettime); SYSCALL(timer_getoverrun);

@@ -261,6 +261,30 @@ static long sync_fd(uint64_t fd, bool all)
 
 SYSCALL(fsync) { UNUSED_ARGS(); return sync_fd(a0, true); }
 
+/* posix_fadvise and readahead: hints about a file's future reads.  A
+ * node keeps no page cache to fill or drop (every read is the server's),
+ * so a valid hint is taken and nothing is done, as Linux does with the
+ * hints a file system has no use for. */
+SYSCALL(fadvise64)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    if (f->kind != FD_FILE)
+        return -ESPIPE;
+    return a3 > 5 || (int64_t)a2 < 0 ? -EINVAL : 0;    /* POSIX_FADV_NORMAL .. NOREUSE */
+}
+
+SYSCALL(readahead)
+{
+    UNUSED_ARGS();
+    struct fd *f = fd_get(a0);
+    if (!f)
+        return -EBADF;
+    return f->kind != FD_FILE || f->of->dir ? -EINVAL : 0;
+}
+
 /* syncfs: the file system of fd's file (the console's has nothing to
  * flush); sync: every server the job used flushes what it serves. */
 SYSCALL(syncfs)

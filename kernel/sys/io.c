@@ -286,6 +286,28 @@ SYSCALL(close)
     return 0;
 }
 
+/* close_range (glibc's closefrom; a program about to run untrusted code):
+ * every open descriptor from first to last, or with CLOSE_RANGE_CLOEXEC
+ * marked close-on-exec.  CLOSE_RANGE_UNSHARE: the table is the process's
+ * own already. */
+#define CLOSE_RANGE_UNSHARE 2
+#define CLOSE_RANGE_CLOEXEC 4
+SYSCALL(close_range)
+{
+    UNUSED_ARGS();
+    uint32_t first = (uint32_t)a0, last = (uint32_t)a1;
+    if (first > last || (a2 & ~(uint64_t)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)))
+        return -EINVAL;
+    for (uint64_t fd = first; fd <= last && fd < MAX_FDS; fd++) {
+        struct fd *f = fd_get(fd);
+        if (f && (a2 & CLOSE_RANGE_CLOEXEC))
+            f->cloexec = true;
+        else if (f)
+            fd_drop(f);
+    }
+    return 0;
+}
+
 static long dup_to(uint64_t old, uint64_t newfd, bool cloexec)
 {
     struct fd *f = fd_get(old);

@@ -168,6 +168,37 @@ SYSCALL(munmap)
     return r;
 }
 
+/* mincore: every page a program can reach is resident (nothing is paged);
+ * a reserved page not yet made accessible is mapped but not resident (0);
+ * an address outside both is ENOMEM, as an unmapped one is on Linux
+ * (garbage collectors and unwinders ask it whether memory is there). */
+SYSCALL(mincore)
+{
+    UNUSED_ARGS();
+    if ((a0 & (PAGE_SIZE - 1)) || a0 + a1 < a0)
+        return -EINVAL;
+    uint64_t pages = ALIGN_UP(a1, PAGE_SIZE) / PAGE_SIZE;
+    if (!user_ok(a2, pages))
+        return -EFAULT;
+    uint8_t chunk[256];
+    for (uint64_t done = 0; done < pages;) {
+        uint64_t n = pages - done < sizeof chunk ? pages - done : sizeof chunk;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t p = a0 + (done + i) * PAGE_SIZE;
+            if (user_ok(p, PAGE_SIZE))
+                chunk[i] = 1;
+            else if (reserve_covers(p, p + PAGE_SIZE))
+                chunk[i] = 0;
+            else
+                return -ENOMEM;
+        }
+        if (copy_to_user(a2 + done, chunk, n))
+            return -EFAULT;
+        done += n;
+    }
+    return 0;
+}
+
 static const struct mapping *mapping_containing(uint64_t s, uint64_t e)
 {
     for (int i = 0; i < proc.nmaps; i++)

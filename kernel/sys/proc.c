@@ -18,6 +18,18 @@ SYSCALL(getuid) { UNUSED_ARGS(); return options.uid; }
 SYSCALL(getgid) { UNUSED_ARGS(); return options.gid; }
 SYSCALL(success) { UNUSED_ARGS(); return 0; }
 
+/* Real, effective and saved ids: the job owner's, all three (identity does
+ * not change on a node). */
+static long three_ids(uint64_t r, uint64_t e, uint64_t s, uint32_t id)
+{
+    if (copy_to_user(r, &id, sizeof id) || copy_to_user(e, &id, sizeof id) ||
+        copy_to_user(s, &id, sizeof id))
+        return -EFAULT;
+    return 0;
+}
+SYSCALL(getresuid) { UNUSED_ARGS(); return three_ids(a0, a1, a2, options.uid); }
+SYSCALL(getresgid) { UNUSED_ARGS(); return three_ids(a0, a1, a2, options.gid); }
+
 SYSCALL(uname)
 {
     UNUSED_ARGS();

@@ -664,6 +664,9 @@ static int vectors(const char *path)
     printf("pwritev2 RWF_DSYNC at 10: %ld, size %ld\n", n, (long)st.st_size);
     n = preadv(fd, r, 2, -5);
     printf("preadv at -5: %s\n", n < 0 ? ename(errno) : "read");
+    printf("posix_fadvise SEQUENTIAL: %s, advice 99: %s; readahead: %s\n",
+           ename(posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)), ename(posix_fadvise(fd, 0, 0, 99)),
+           ename(readahead(fd, 0, 4096) ? errno : 0));
     n = preadv(1, r, 2, 0);
     printf("preadv of stdout: %s\n", n < 0 ? (errno == ESPIPE ? "ESPIPE" : ename(errno)) : "read");
     close(fd);

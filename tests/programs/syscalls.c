@@ -5,6 +5,7 @@
  *   deadlock  locks a mutex twice: on Linux a hang, here a report
  *   absent    calls for facilities a node does not have
  *   misc      affinity, getcpu, membarrier, msync, mlock, /proc/self/exe
+ *   more      getresuid, scheduling policy, close_range, mincore
  *   stdin     reads fd 0 to its end: bytes, and whether it is a terminal */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -232,6 +233,62 @@ static int misc(void)
     return 0;
 }
 
+/* Ids, scheduling policy, close_range, mincore: what runtimes and
+ * libraries ask, the same lines as on Linux for an unprivileged user. */
+static int more(void)
+{
+    uid_t r, ef, sv;
+    gid_t gr, ge, gs;
+    int uok = getresuid(&r, &ef, &sv) == 0 && r == getuid() && ef == geteuid() && sv == getuid();
+    int gok = getresgid(&gr, &ge, &gs) == 0 && gr == getgid() && ge == getegid() && gs == getgid();
+    printf("getresuid all getuid() %s, getresgid all getgid() %s\n", uok ? "yes" : "no",
+           gok ? "yes" : "no");
+    printf("sched_getscheduler %d; priorities FIFO %d..%d, OTHER %d..%d; policy 9 %s\n",
+           sched_getscheduler(0), sched_get_priority_min(SCHED_FIFO),
+           sched_get_priority_max(SCHED_FIFO), sched_get_priority_min(SCHED_OTHER),
+           sched_get_priority_max(SCHED_OTHER), e(sched_get_priority_max(9)));
+    struct sched_param sp = {0};
+    printf("setscheduler BATCH %s", e(sched_setscheduler(0, SCHED_BATCH, &sp)));
+    printf(", now %d", sched_getscheduler(0));
+    sp.sched_priority = 10;
+    printf("; FIFO 10 %s", e(sched_setscheduler(0, SCHED_FIFO, &sp)));
+    sp.sched_priority = 5;
+    printf("; OTHER 5 %s", e(sched_setscheduler(0, SCHED_OTHER, &sp)));
+    sp.sched_priority = 0;
+    printf("; OTHER 0 %s", e(sched_setscheduler(0, SCHED_OTHER, &sp)));
+    printf(", now %d\n", sched_getscheduler(0));
+    sp.sched_priority = 7;
+    int got = sched_getparam(0, &sp);
+    printf("sched_getparam %s priority %d", e(got), sp.sched_priority);
+    printf("; setparam 0 %s", e(sched_setparam(0, &(struct sched_param){0})));
+    printf("; of pid 4242 %s\n", e(sched_getscheduler(4242)));
+
+    for (int i = 3; i < 9; i++)
+        dup2(2, i);
+    long cr = sys(SYS_close_range, 5, ~0L & 0xffffffffL, 0, 0, 0, 0);
+    printf("close_range 5.. %s", e(cr));
+    printf(": fd 4 open %s", fcntl(4, F_GETFD) >= 0 ? "yes" : "no");
+    printf(", fd 5 closed %s", fcntl(5, F_GETFD) < 0 && errno == EBADF ? "yes" : "no");
+    cr = sys(SYS_close_range, 3, 4, 4 /* CLOSE_RANGE_CLOEXEC */, 0, 0, 0);
+    printf("; CLOEXEC 3..4 %s", e(cr));
+    printf(": fd 3 FD_CLOEXEC %s", fcntl(3, F_GETFD) == FD_CLOEXEC ? "yes" : "no");
+    printf("; 4..3 %s\n", e(sys(SYS_close_range, 4, 3, 0, 0, 0, 0)));
+    close(3);
+    close(4);
+
+    long pg = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    memset(m, 1, 3 * pg);                   /* resident on Linux too */
+    unsigned char v[4] = {9, 9, 9, 9};
+    /* (Untouched and PROT_NONE pages: Linux's answer changed between
+     * versions, so not asked.) */
+    printf("mincore of 3 touched pages %s", e(mincore(m, 3 * pg, v)));
+    printf(": %d %d %d", v[0] & 1, v[1] & 1, v[2] & 1);
+    printf("; unaligned %s", e(mincore(m + 1, pg, v)));
+    printf("; unmapped %s\n", e(mincore((void *)0x10000000000UL, pg, v)));
+    return 0;
+}
+
 static int in(void)
 {
     char buf[65536];
@@ -256,6 +313,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (!strcmp(mode, "ident"))
         return ident();
+    if (!strcmp(mode, "more"))
+        return more();
     if (!strcmp(mode, "futex"))
         return futex_ops();
     if (!strcmp(mode, "once"))
