@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,14 +23,18 @@
 
 #define REQ_BUFS 4
 #define REQ_BUF_LEN (1u << 20)
-#define MAX_FILES 4096
 #define MAX_OPS 1024
 
 struct fs_config fs_cfg;
 
 static struct reqbuf { char *mem; } reqbufs[REQ_BUFS];
 
-static struct file files[MAX_FILES];
+/* Every job's open files; one job may hold at most a job's share of them,
+ * so that the other jobs the server serves always find room (a job of many
+ * ranks, or a hostile one, could take them all, and every other job's open
+ * was ENFILE until it ended). */
+static struct file *files;
+static uint32_t max_files, job_share;
 static int nfiles;
 static unsigned long fs_refused;     /* requests without the allocator's authorisation */
 
@@ -50,7 +55,7 @@ void fs_log(const char *fmt, ...)
 static struct file *file_of(const struct fio_req *r, uint32_t nid)
 {
     uint64_t i = r->handle & 0xFFFFFFFF;
-    if (i >= MAX_FILES)
+    if (i >= max_files)
         return NULL;
     struct file *f = &files[i];
     if (!f->used || f->gen != (uint32_t)(r->handle >> 32) || f->nid != nid || f->job != r->job ||
@@ -73,8 +78,15 @@ uint32_t fs_generation(void) { return gen; }
 long fs_file_new(int fd, uint32_t nid, const struct fio_req *r, uint64_t *handle)
 {
     static uint32_t hint;
-    for (uint32_t k = 0; k < MAX_FILES; k++) {
-        uint32_t i = (hint + k) % MAX_FILES;
+    uint32_t held = 0;
+    for (uint32_t i = 0; i < max_files; i++)
+        held += files[i].used && files[i].job == r->job;
+    if (held >= job_share) {
+        close(fd);
+        return -ENFILE;
+    }
+    for (uint32_t k = 0; k < max_files; k++) {
+        uint32_t i = (hint + k) % max_files;
         if (files[i].used)
             continue;
         files[i] = (struct file){true, gen++, nid, r->job, r->rank, fd};
@@ -89,7 +101,7 @@ long fs_file_new(int fd, uint32_t nid, const struct fio_req *r, uint64_t *handle
 
 void fs_drop_stale(uint32_t nid, uint32_t job)
 {
-    for (int i = 0; i < MAX_FILES; i++)
+    for (uint32_t i = 0; i < max_files; i++)
         if (files[i].used && files[i].nid == nid && files[i].job != job)
             fs_file_close(&files[i]);
 }
@@ -97,7 +109,7 @@ void fs_drop_stale(uint32_t nid, uint32_t job)
 int fs_close_job(uint32_t job)
 {
     int n = 0;
-    for (int i = 0; i < MAX_FILES; i++)
+    for (uint32_t i = 0; i < max_files; i++)
         if (files[i].used && files[i].job == job) {
             fs_file_close(&files[i]);
             n++;
@@ -108,7 +120,7 @@ int fs_close_job(uint32_t job)
 int fs_reap(bool (*alive)(uint32_t nid, uint32_t job), uint32_t gen)
 {
     int n = 0;
-    for (int i = 0; i < MAX_FILES; i++)
+    for (uint32_t i = 0; i < max_files; i++)
         if (files[i].used && files[i].gen < gen && !alive(files[i].nid, files[i].job)) {
             fs_file_close(&files[i]);
             n++;
@@ -216,7 +228,7 @@ static long check_paths(const struct fio_req *r, uint64_t len, struct fs_call *c
 /* The rank's job has ended: no reply, the node does not wait for one. */
 static void close_rank(uint32_t nid, const struct fio_req *r)
 {
-    for (int i = 0; i < MAX_FILES; i++)
+    for (uint32_t i = 0; i < max_files; i++)
         if (files[i].used && files[i].nid == nid && files[i].job == r->job &&
             files[i].rank == r->rank)
             fs_file_close(&files[i]);
@@ -309,6 +321,21 @@ bool fs_event(const ptl_event_t *ev)
 int fs_init(const struct fs_config *c, char *err, int errlen)
 {
     fs_cfg = *c;
+    max_files = fs_cfg.max_files ? fs_cfg.max_files : FS_MAX_FILES;
+    job_share = fs_cfg.job_share && fs_cfg.job_share < max_files ? fs_cfg.job_share
+                                                                 : max_files - max_files / 4;
+    files = calloc(max_files, sizeof *files);
+    if (!files) {
+        snprintf(err, (size_t)errlen, "out of memory for %u files", max_files);
+        return -1;
+    }
+    /* The table's files and the server's own (a login's soft limit is
+     * often 1024, and opens past it failed with EMFILE). */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)max_files + 64) {
+        rl.rlim_cur = rl.rlim_max < (rlim_t)max_files + 64 ? rl.rlim_max : (rlim_t)max_files + 64;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     if (fs_root_open(fs_cfg.root, fs_cfg.confine, err, errlen))
         return -1;
     /* The kernel has applied the job's umask to every mode already. */

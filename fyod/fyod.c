@@ -1,7 +1,7 @@
 /*
  * fyod: serves files to the programs of jobs (include/tern/fio_proto.h).
  *
- *   fyod --root DIR --prefix /scratch [--fabric IFACE]
+ *   fyod --root DIR --prefix /scratch [--fabric IFACE] [--files N]
  *
  * Compute-node programs see DIR under the path /scratch.  fyod registers
  * with the allocator (include/tern/tern_proto.h TERN_FYOD_REGISTER, again
@@ -9,6 +9,8 @@
  * of the job's owner (fsuid/fsgid and groups, so fyod runs as root) and
  * cannot leave DIR.  Files of jobs that are over (the allocator no longer
  * lists their nodes for them) are closed even when no node said so.
+ * --files: files open at once for all jobs (4096); one job may hold three
+ * quarters of them, so the others always find room.
  * Environment: TERN_IFACE (or --fabric), TERN_MUNGE_SOCKET, TERN_ALLOC_NID.
  * A request runs as the uid and gid of its job's grant from the allocator,
  * proven by the token in it (docs/security.md).
@@ -133,13 +135,14 @@ static bool authorised(uint32_t nid, const struct fio_req *r)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: fyod --root DIR --prefix /PATH [--fabric IFACE]\n");
+    fprintf(stderr, "usage: fyod --root DIR --prefix /PATH [--fabric IFACE] [--files N]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     const char *root = NULL, *pfx = NULL;
+    uint32_t max_files = 0;
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc)
             usage();
@@ -149,7 +152,15 @@ int main(int argc, char **argv)
             pfx = argv[++i];
         else if (!strcmp(argv[i], "--fabric"))
             setenv("TERN_IFACE", argv[++i], 1);
-        else
+        else if (!strcmp(argv[i], "--files")) {
+            char *end;
+            unsigned long n = strtoul(argv[++i], &end, 10);
+            if (*end || n < 4 || n > 1000000) {
+                fprintf(stderr, "fyod: --files wants a number from 4 to 1000000\n");
+                return 2;
+            }
+            max_files = (uint32_t)n;
+        } else
             usage();
     }
     if (!root || !pfx)
@@ -177,7 +188,8 @@ int main(int argc, char **argv)
     ptl_pt_index_t got;
     PtlPTAlloc(svc.ni, 0, svc.eq, TERN_PT_SERVICE, &got);   /* the allocator's pings */
     struct fs_config cfg = {.root = root, .confine = true, .ni = svc.ni, .eq = svc.eq,
-                            .allow = NULL, .authorised = authorised, .name = "fyod"};
+                            .allow = NULL, .authorised = authorised, .name = "fyod",
+                            .max_files = max_files};
     if (fs_init(&cfg, err, sizeof err)) {
         fprintf(stderr, "fyod: %s\n", err);
         return 1;

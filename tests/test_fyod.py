@@ -35,10 +35,11 @@ def public_dir(prefix):
 
 
 class Fyod:
-    def __init__(self, name, root, prefix):
+    def __init__(self, name, root, prefix, *extra):
         self.log = tempfile.NamedTemporaryFile(prefix="fyod-log-", delete=False)
         self.p = subprocess.Popen([CLUSTER, "--name", name, "exec", "fyod", "--root", root,
-                                   "--prefix", prefix], stdout=self.log, stderr=self.log)
+                                   "--prefix", prefix, *extra], stdout=self.log,
+                                  stderr=self.log)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if "registered with the allocator" in self.text():
@@ -636,3 +637,28 @@ def test_own_descriptors_by_name_and_urandom_are_the_nodes(fc, prog):
         "via /dev/stdout", "via /proc/self/fd/1", "/dev/fd/9: ENOENT",
         "/dev/urandom: read yes, two reads differ yes, character device 1:9 yes"], r.stdout
     assert r.stderr.splitlines() == ["via /dev/stderr", "via /dev/fd/2"], r.stderr
+
+
+def test_one_job_cannot_take_every_file_of_an_fyod(fc):
+    """An fyod's table of open files is shared by every job it serves: one
+    job may hold three quarters of it (12 of `--files 16`), and another
+    job opens its files meanwhile.  One job could take them all, and every
+    other job's open was ENFILE until it ended."""
+    name, _, _ = fc
+    d = public_dir("fyod-small-")
+    small = Fyod(name, d, "/small", "--files", "16")
+    holder = None
+    try:
+        holder = yod_bg(name, FILEIO, "hold", "/small", "20", "20000")
+        first = holder.stdout.readline()
+        assert first == "held 12 of 20: ENFILE\n", first + holder.stderr.read()
+        r = yod(name, FILEIO, "open", "/small/other", "w", timeout=60)
+        assert r.stdout.strip() == "open /small/other: OK", r.stdout + r.stderr
+        holder.send_signal(signal.SIGINT)
+        holder.communicate(timeout=60)
+    finally:
+        if holder and holder.poll() is None:
+            holder.kill()
+            holder.wait()
+        small.stop()
+        shutil.rmtree(d, ignore_errors=True)

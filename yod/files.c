@@ -22,7 +22,8 @@ static bool allow(uint32_t nid, uint32_t job, uint32_t rank)
 int files_setup(char *err, size_t errlen)
 {
     struct fs_config cfg = {.root = "/", .confine = false, .ni = Y.ni, .eq = Y.eq,
-                            .allow = allow, .name = "yod"};
+                            .allow = allow, .name = "yod",
+                            .job_share = FS_MAX_FILES};   /* one job: all of it */
     mode_t m = umask(0);
     umask(m);
     Y.umask = m;

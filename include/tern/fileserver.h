@@ -22,7 +22,11 @@ struct fs_config {
      * as its own user only. */
     bool (*authorised)(uint32_t nid, const struct fio_req *r);
     const char *name;          /* for messages: "yod", "fyod" */
+    uint32_t max_files;        /* open files at once, all jobs (0: FS_MAX_FILES) */
+    uint32_t job_share;        /* of them one job may hold (0 or more than max_files:
+                                * three quarters, room left for the others) */
 };
+#define FS_MAX_FILES 4096
 
 /* Opens the root, allocates FIO_PT_REQ on the NI and posts the request
  * buffers: 0, or -1 with a message. */

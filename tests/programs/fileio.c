@@ -36,6 +36,7 @@
  *   fileio vectors PATH         preadv, pwritev, preadv2, pwritev2 on a file it
  *                               writes; where the file position is after each
  *   fileio sync PATH            syncfs of a file it writes, of -1; sync
+ *   fileio hold DIR N MS        opens N files in DIR and keeps them MS ms
  *   fileio ownfds               writes a line through /dev/stdout, /dev/stderr,
  *                               /proc/self/fd/1, /dev/fd/2; reads /dev/urandom
  * The rank is TERN_RANK (yod) or, on Linux nodes under mpiexec, PMI_RANK.
@@ -77,6 +78,8 @@ static const char *ename(int e)
     case EINVAL: return "EINVAL";
     case ENODEV: return "ENODEV";
     case ENXIO: return "ENXIO";
+    case ENFILE: return "ENFILE";
+    case EMFILE: return "EMFILE";
     default: return "OTHER";
     }
 }
@@ -601,6 +604,26 @@ static int space(const char *path, long bytes)
     return unlink(path) != 0;
 }
 
+/* Opens DIR/h0 .. DIR/h(n-1) and holds them open for ms milliseconds:
+ * how many it got and why the next failed. */
+static int hold(const char *dir, int n, long ms)
+{
+    int got = 0, err = 0;
+    char p[512];
+    for (; got < n; got++) {
+        snprintf(p, sizeof p, "%s/h%d", dir, got);
+        if (open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644) < 0) {
+            err = errno;
+            break;
+        }
+    }
+    printf("held %d of %d: %s\n", got, n, ename(err));
+    fflush(stdout);
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
 /* The program's own descriptors by name, and the random devices. */
 static int own_fds(void)
 {
@@ -690,6 +713,8 @@ static int syncs(const char *path)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 5 && !strcmp(argv[1], "hold"))
+        return hold(argv[2], atoi(argv[3]), atol(argv[4]));
     if (argc >= 2 && !strcmp(argv[1], "ownfds"))
         return own_fds();
     if (argc >= 3 && !strcmp(argv[1], "sync"))
