@@ -232,6 +232,11 @@ SYSCALL(pwritev2) { UNUSED_ARGS(); return vector2(a0, a1, a2, (int64_t)a3, a5, t
 #define TIOCGPGRP 0x540F
 #define TIOCSPGRP 0x5410
 #define TIOCGSID 0x5429
+#define FIONBIO 0x5421
+#define FIONCLEX 0x5450
+#define FIOCLEX 0x5451
+#define F_SETFL_NR 4
+#define O_NONBLOCK 04000
 
 SYSCALL(ioctl)
 {
@@ -239,6 +244,20 @@ SYSCALL(ioctl)
     struct fd *f = fd_get(a0);
     if (!f)
         return -EBADF;
+    /* What Linux does for every descriptor, terminal or not. */
+    switch (a1) {
+    case FIOCLEX:
+    case FIONCLEX:
+        f->cloexec = a1 == FIOCLEX;
+        return 0;
+    case FIONBIO: {
+        int32_t on;
+        if (copy_from_user(&on, a2, sizeof on))
+            return -EFAULT;
+        return sys_fcntl(a0, F_SETFL_NR, on ? f->flags | O_NONBLOCK : f->flags & ~O_NONBLOCK,
+                         0, 0, 0);
+    }
+    }
     /* Under yod the streams are yod's pipes, not a terminal (as for
      * `prog | cat` on Linux): the C library buffers output in blocks.
      * Input that run-node forwards from a pipe or file is not one either. */

@@ -5,7 +5,7 @@
  *   deadlock  locks a mutex twice: on Linux a hang, here a report
  *   absent    calls for facilities a node does not have
  *   misc      affinity, getcpu, membarrier, msync, mlock, /proc/self/exe
- *   more      getresuid, scheduling policy, close_range, mincore
+ *   more      getresuid, scheduling policy, close_range, FIOCLEX and FIONBIO, mincore
  *   stdin     reads fd 0 to its end: bytes, and whether it is a terminal */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -275,6 +276,19 @@ static int more(void)
     printf("; 4..3 %s\n", e(sys(SYS_close_range, 4, 3, 0, 0, 0, 0)));
     close(3);
     close(4);
+
+    int fd = dup(2);
+    printf("ioctl FIOCLEX %s", e(ioctl(fd, FIOCLEX)));
+    printf(": FD_CLOEXEC %s", fcntl(fd, F_GETFD) == FD_CLOEXEC ? "yes" : "no");
+    ioctl(fd, FIONCLEX);
+    printf(", FIONCLEX: cleared %s", fcntl(fd, F_GETFD) == 0 ? "yes" : "no");
+    int on = 1;
+    printf("; FIONBIO 1 %s", e(ioctl(fd, FIONBIO, &on)));
+    printf(": O_NONBLOCK %s", fcntl(fd, F_GETFL) & O_NONBLOCK ? "yes" : "no");
+    on = 0;
+    ioctl(fd, FIONBIO, &on);
+    printf(", 0: cleared %s\n", fcntl(fd, F_GETFL) & O_NONBLOCK ? "no" : "yes");
+    close(fd);
 
     long pg = sysconf(_SC_PAGESIZE);
     char *m = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
