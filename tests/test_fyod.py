@@ -662,3 +662,21 @@ def test_one_job_cannot_take_every_file_of_an_fyod(fc):
             holder.wait()
         small.stop()
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_a_go_program_with_files_pipes_and_deadlines_as_on_linux(fc, tmp_path):
+    """Go's runtime starts its network poller (epoll, and a pipe or an
+    eventfd to wake it) at the first os.Open; os.Pipe's ends go through
+    it, and a read deadline is its timer.  Every Go program that opened a
+    file died on a node ("netpollinit failed") while those were ENOSYS."""
+    from test_kernel_abi import go_program
+    exe = go_program(tmp_path, "gofiles")
+    name, dirs, _ = fc
+    linux = subprocess.run([exe, str(tmp_path / "linux")], capture_output=True, text=True,
+                           timeout=120)
+    assert linux.returncode == 0, linux.stdout + linux.stderr
+    assert "pipe: 1200 bytes, <nil>" in linux.stdout
+    for d in (dirs["yod"] + "/go", "/scratch/go"):
+        r = yod(name, exe, d, timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout == linux.stdout, d

@@ -7,6 +7,7 @@ The C++, Rust and Go programs are compiled here with Debian's toolchains
 import hashlib
 import os
 import pty
+import re
 import shutil
 import struct
 import subprocess
@@ -353,7 +354,30 @@ def test_ids_scheduling_policy_close_range_and_mincore_as_on_linux(libc):
     assert r.stdout == linux.stdout
 
 
-ABSENT = ["pipe", "socket", "fork", "clone3", "eventfd2", "epoll_create1", "timerfd_create"]
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_pipes_eventfds_and_epoll_as_on_linux(libc):
+    """pipe, pipe2, eventfd, epoll (ENOSYS before): one thread's calls, and
+    threads on two cores blocked in read, epoll_wait and poll, woken by a
+    write; the lines Linux prints for the same program, run here beside."""
+    prog = program(f"pipes-{libc}")
+    for mode, smp in (("pipes", "1"), ("threads", "2")):
+        linux = subprocess.run([prog, mode], capture_output=True, text=True, timeout=60)
+        assert linux.returncode == 0, linux.stderr
+        r = run_node(prog, mode, extra=["--smp", smp])
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == linux.stdout, mode
+        assert not re.search(r"\bNO\b", linux.stdout), linux.stdout
+
+
+def test_a_thread_alone_reading_its_empty_pipe_is_a_reported_deadlock():
+    """Nothing could ever write it: the program ends with a report, as a
+    futex wait nobody can end does, instead of hanging the node."""
+    r = run_node(program("pipes-musl"), "selfblock")
+    assert r.returncode == 128 + 9, r.stdout + r.stderr
+    assert "would wait for ever in a pipe read" in r.stderr, r.stderr
+
+
+ABSENT = ["socket", "fork", "clone3", "timerfd_create"]
 
 
 def test_absent_facilities_answer_as_linux_without_them_and_are_documented():

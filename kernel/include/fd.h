@@ -1,6 +1,7 @@
 /* The application's file descriptors: the console (0, 1, 2 at start; yod's
- * streams under a job) and, under a job, files forwarded to a file server
- * (kernel/job/files.c, kernel/sys/file.c, docs/fileio.md). */
+ * streams under a job), under a job files forwarded to a file server
+ * (kernel/job/files.c, kernel/sys/file.c, docs/fileio.md), and the
+ * process's own pipes, eventfds and epoll instances (kernel/sys/evobj.c). */
 #ifndef TERN_FD_H
 #define TERN_FD_H
 #include <stdbool.h>
@@ -8,7 +9,8 @@
 
 #define MAX_FDS 256
 
-enum fd_kind { FD_NONE, FD_CONSOLE_IN, FD_CONSOLE_OUT, FD_CONSOLE_ERR, FD_FILE };
+enum fd_kind { FD_NONE, FD_CONSOLE_IN, FD_CONSOLE_OUT, FD_CONSOLE_ERR, FD_FILE,
+               FD_PIPE_R, FD_PIPE_W, FD_EVENT, FD_EPOLL };   /* the last four: evobj.h */
 
 /* An open file on a server: shared by the descriptors dup() made of it. */
 struct ofile {
@@ -23,7 +25,10 @@ struct fd {
     enum fd_kind kind;
     bool cloexec;
     uint32_t flags;                /* O_* status flags (F_GETFL) */
-    struct ofile *of;              /* FD_FILE */
+    union {
+        struct ofile *of;          /* FD_FILE */
+        struct kobj *obj;          /* pipes, eventfds, epoll (evobj.h) */
+    };
 };
 
 /* Every process of the node (each rank: ranks.c) gets the three console

@@ -42,6 +42,10 @@ long console_in_wait(uint64_t deadline);          /* 0 ready, -ETIMEDOUT, -EINTR
 long console_in_read(uint64_t buf, uint64_t len); /* buf already checked */
 /* sys/poll.c */
 SYSCALL(poll); SYSCALL(ppoll); SYSCALL(select); SYSCALL(pselect6);
+/* sys/evobj.c */
+SYSCALL(pipe); SYSCALL(pipe2); SYSCALL(eventfd); SYSCALL(eventfd2); SYSCALL(epoll_create);
+SYSCALL(epoll_create1); SYSCALL(epoll_ctl); SYSCALL(epoll_wait); SYSCALL(epoll_pwait);
+SYSCALL(epoll_pwait2);
 /* sys/sendfile.c */
 SYSCALL(sendfile);
 /* sys/file.c */

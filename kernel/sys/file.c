@@ -4,6 +4,7 @@
  * lookups fail with ENOENT, creation with EROFS, as always. */
 #include "boot.h"
 #include "errno.h"
+#include "evobj.h"
 #include "fd.h"
 #include "files.h"
 #include "job.h"
@@ -509,6 +510,17 @@ static long console_stat(uint64_t fd, const struct fd *f, struct fio_stat *st)
     st->gid = options.gid;
     st->rdev = (4 << 8) | 64;       /* ttyS0 */
     st->blksize = 1024;
+    if (evobj_kind(f->kind)) {
+        /* A pipe is a FIFO of pipefs; an eventfd or epoll instance an
+         * anonymous inode (mode 0600, no type), as Linux shows them. */
+        bool pipe = f->kind == FD_PIPE_R || f->kind == FD_PIPE_W;
+        st->dev = pipe ? 0xc : 0xd;
+        st->ino = evobj_id(f);
+        st->mode = pipe ? 0010600 : 0600;
+        st->rdev = 0;
+        st->blksize = 4096;
+        return 0;
+    }
     if (f->kind == FD_CONSOLE_IN && options.stdin_mode == STDIN_PIPE) {
         st->mode = 0010600;         /* a pipe: what run-node's input is here */
         st->rdev = 0;

@@ -2,6 +2,7 @@
  * when one is configured (stdout and stderr kept apart), else to COM1, and
  * under a job to yod.  Files (under a job) are forwarded: sys/file.c. */
 #include "boot.h"
+#include "evobj.h"
 #include "fd.h"
 #include "files.h"
 #include "hostlink.h"
@@ -35,16 +36,18 @@ void fd_reset(void)
 {
     for (unsigned r = 0; r < ranks_count(); r++)
         forget_all(ranks_process(r)->fds);
+    evobj_reset();
 }
 
 void fd_init(void)
 {
+    evobj_reset();
     for (unsigned r = 0; r < ranks_count(); r++) {
         struct fd *t = ranks_process(r)->fds;
         forget_all(t);
-        t[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR, NULL};
-        t[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR, NULL};
-        t[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR, NULL};
+        t[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR, {NULL}};
+        t[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR, {NULL}};
+        t[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR, {NULL}};
     }
 }
 
@@ -60,7 +63,7 @@ long fd_install(struct ofile *of, uint32_t flags, bool cloexec)
 {
     for (int i = 0; i < MAX_FDS; i++)
         if (proc.fds[i].kind == FD_NONE) {
-            proc.fds[i] = (struct fd){FD_FILE, cloexec, flags, of};
+            proc.fds[i] = (struct fd){FD_FILE, cloexec, flags, {.of = of}};
             return i;
         }
     return -EMFILE;
@@ -71,6 +74,8 @@ static void fd_drop(struct fd *f)
 {
     if (f->kind == FD_FILE && --f->of->refs == 0)
         fio_release(f->of);
+    if (evobj_kind(f->kind))
+        evobj_close(f);
     f->kind = FD_NONE;
     f->of = NULL;
 }
@@ -111,6 +116,8 @@ static long do_write(uint64_t fd, uint64_t buf, uint64_t len)
         return file_rw(f, buf, len, -1, true);
     if (!user_ok(buf, len))
         return -EFAULT;
+    if (evobj_kind(f->kind))
+        return evobj_write(f, buf, len);
     console_write(f, (const void *)buf, len);
     return (long)len;
 }
@@ -126,6 +133,8 @@ static long do_read(uint64_t fd, uint64_t buf, uint64_t len)
         len = MAX_RW;
     if (!user_ok(buf, len))
         return -EFAULT;
+    if (evobj_kind(f->kind))
+        return evobj_read(f, buf, len);
     if (f->kind != FD_CONSOLE_IN)
         return 0;   /* stdout and stderr read nothing */
     if (job.running)
@@ -177,7 +186,8 @@ static long do_vector(uint64_t fd, uint64_t iov_va, uint64_t cnt, bool writing, 
         }
         return done;
     }
-    if (writing && job.running && f->kind != FD_FILE) {
+    if (writing && job.running && (f->kind == FD_CONSOLE_OUT || f->kind == FD_CONSOLE_ERR ||
+                                   f->kind == FD_CONSOLE_IN)) {
         _Static_assert(sizeof(struct iovec) == sizeof(ptl_iovec_t), "iovec layout");
         return job_output_v(f->kind == FD_CONSOLE_ERR ? 2 : 1, (const ptl_iovec_t *)iov,
                             (unsigned)cnt);
@@ -261,7 +271,7 @@ SYSCALL(ioctl)
     /* Under yod the streams are yod's pipes, not a terminal (as for
      * `prog | cat` on Linux): the C library buffers output in blocks.
      * Input that run-node forwards from a pipe or file is not one either. */
-    if (job.running || f->kind == FD_FILE ||
+    if (job.running || f->kind == FD_FILE || evobj_kind(f->kind) ||
         (f->kind == FD_CONSOLE_IN && options.stdin_mode == STDIN_PIPE))
         return -ENOTTY;
     switch (a1) {
@@ -337,6 +347,8 @@ static long dup_to(uint64_t old, uint64_t newfd, bool cloexec)
     struct fd copy = *f;
     if (copy.kind == FD_FILE)
         copy.of->refs++;
+    if (evobj_kind(copy.kind))
+        evobj_ref(&copy);
     fd_drop(&proc.fds[newfd]);
     proc.fds[newfd] = copy;
     proc.fds[newfd].cloexec = cloexec;

@@ -4,6 +4,7 @@
  * (end of file), and always under a job (yod's stdin: a read waits for it).
  * With nothing ready the call waits for its timeout, for forwarded input,
  * or for a signal. */
+#include "evobj.h"
 #include "fd.h"
 #include "job.h"
 #include "kernel.h"
@@ -15,6 +16,8 @@
 #define POLLIN 0x1
 #define POLLPRI 0x2
 #define POLLOUT 0x4
+#define POLLERR 0x8
+#define POLLHUP 0x10
 #define POLLNVAL 0x20
 #define POLLRDNORM 0x40
 #define POLLWRNORM 0x100
@@ -22,12 +25,10 @@
 
 struct pollfd { int32_t fd; int16_t events, revents; };
 
-/* What fd could do now (POLLIN/POLLOUT), or -1 when it is not open. */
-static int ready(int64_t fd, bool *stdin_pending)
+/* What a descriptor that is not a pipe, an eventfd or an epoll instance
+ * could do now; *stdin_pending: forwarded input is awaited. */
+static int plain_ready(const struct fd *f, bool *stdin_pending)
 {
-    struct fd *f = fd >= 0 ? fd_get((uint64_t)fd) : NULL;
-    if (!f)
-        return -1;
     switch (f->kind) {
     case FD_FILE:
         return POLLIN | POLLOUT;
@@ -41,12 +42,29 @@ static int ready(int64_t fd, bool *stdin_pending)
     }
 }
 
-/* Between checks: until the deadline, forwarded input, or a signal. */
+uint32_t evobj_console_ready(const struct fd *f)
+{
+    bool pending = false;
+    return (uint32_t)plain_ready(f, &pending);
+}
+
+/* What fd could do now (POLLIN/POLLOUT, POLLHUP, POLLERR), or -1 when it
+ * is not open. */
+static int ready(int64_t fd, bool *stdin_pending)
+{
+    struct fd *f = fd >= 0 ? fd_get((uint64_t)fd) : NULL;
+    if (!f)
+        return -1;
+    return evobj_kind(f->kind) ? (int)evobj_ready(f) : plain_ready(f, stdin_pending);
+}
+
+/* Between checks: until the deadline, forwarded input, a change of a pipe,
+ * an eventfd or an epoll instance, or a signal. */
 static long pause_until(uint64_t deadline, bool stdin_pending)
 {
     if (stdin_pending)
         return console_in_wait(deadline);
-    return wait_until(deadline, 0, true, "poll() or select() with nothing to wait for");
+    return evobj_wait(deadline, "poll() or select() with nothing to wait for");
 }
 
 static long do_poll(uint64_t fds_va, uint64_t n, uint64_t deadline)
@@ -66,12 +84,13 @@ static long do_poll(uint64_t fds_va, uint64_t n, uint64_t deadline)
             int can = ready(p[i].fd, &stdin_pending);
             int want = p[i].events | POLLIN * !!(p[i].events & POLLRDNORM) |
                        POLLOUT * !!(p[i].events & POLLWRNORM);
-            int got = can < 0 ? POLLNVAL : can & want;
+            int got = can < 0 ? POLLNVAL : (can & want) | (can & (POLLERR | POLLHUP));
             if (got & POLLIN)
                 got |= p[i].events & POLLRDNORM;
             if (got & POLLOUT)
                 got |= p[i].events & POLLWRNORM;
-            p[i].revents = (int16_t)(can < 0 ? POLLNVAL : got & (p[i].events | POLLNVAL));
+            p[i].revents = (int16_t)(can < 0 ? POLLNVAL
+                                             : got & (p[i].events | POLLNVAL | POLLERR | POLLHUP));
             count += p[i].revents != 0;
         }
         if (count || time_monotonic_ns() >= deadline)
@@ -126,9 +145,10 @@ static long do_select(uint64_t n, uint64_t sets[3], uint64_t deadline)
             int can = ready((int64_t)fd, &stdin_pending);
             if (can < 0)
                 return -EBADF;
-            if (r && (can & POLLIN))
+            /* End of file (a pipe's writers gone) reads; a broken pipe writes. */
+            if (r && (can & (POLLIN | POLLHUP)))
                 out[0][fd / 64] |= bit, count++;
-            if (w && (can & POLLOUT))
+            if (w && (can & (POLLOUT | POLLERR)))
                 out[1][fd / 64] |= bit, count++;
         }
         if (count || time_monotonic_ns() >= deadline) {
