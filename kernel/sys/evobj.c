@@ -233,14 +233,25 @@ SYSCALL(pipe) { UNUSED_ARGS(); return make_pipe(a0, 0); }
 SYSCALL(pipe2) { UNUSED_ARGS(); return make_pipe(a0, a1); }
 
 /* A read of a pipe or an eventfd; buf already checked. */
+/* After a wait: f still names the object it named (another thread may
+ * have closed it, and its slot may name another now: EBADF, not that). */
+static bool still(const struct fd *f, enum fd_kind kind, uint64_t id)
+{
+    return f->kind == kind && f->obj->id == id;
+}
+
 long evobj_read(struct fd *f, uint64_t buf, uint64_t len)
 {
     struct kobj *o = f->obj;
+    enum fd_kind kind = f->kind;
+    uint64_t id = o->id;
     if (f->kind == FD_PIPE_W || f->kind == FD_EPOLL)
         return -EINVAL;
     if (f->kind == FD_EVENT && len < 8)
         return -EINVAL;
     for (;;) {
+        if (!still(f, kind, id))
+            return -EBADF;
         if (f->kind == FD_PIPE_R && (o->pipe.len || !o->writers || !len)) {
             uint64_t n = len < o->pipe.len ? len : o->pipe.len;
             for (uint64_t done = 0; done < n;) {
@@ -277,6 +288,8 @@ long evobj_read(struct fd *f, uint64_t buf, uint64_t len)
 long evobj_write(struct fd *f, uint64_t buf, uint64_t len)
 {
     struct kobj *o = f->obj;
+    enum fd_kind kind = f->kind;
+    uint64_t id = o->id;
     if (f->kind == FD_PIPE_R || f->kind == FD_EPOLL)
         return -EINVAL;
     if (f->kind == FD_EVENT) {
@@ -292,6 +305,8 @@ long evobj_write(struct fd *f, uint64_t buf, uint64_t len)
                 return -EAGAIN;
             if (evobj_wait(WAIT_FOREVER, "an eventfd write") == -EINTR)
                 return -ERESTARTSYS;
+            if (!still(f, kind, id))
+                return -EBADF;
         }
         o->ev.count += v;
         changed(o);
@@ -299,6 +314,8 @@ long evobj_write(struct fd *f, uint64_t buf, uint64_t len)
     }
     uint64_t done = 0;
     while (done < len) {
+        if (!still(f, kind, id))
+            return done ? (long)done : -EBADF;
         if (!o->readers) {
             thread_signal(thread_current(), SIGPIPE);
             return done ? (long)done : -EPIPE;
@@ -504,9 +521,10 @@ static long epoll_wait_until(uint64_t epfd, uint64_t events_va, uint64_t max, ui
         return -EINVAL;
     if (!user_ok(events_va, max * sizeof(struct epoll_event)))
         return -EFAULT;
+    uint64_t id = e->obj->id;
     for (;;) {
         e = fd_get(epfd);              /* another thread may have closed it */
-        if (!e || e->kind != FD_EPOLL)
+        if (!e || !still(e, FD_EPOLL, id))
             return -EBADF;
         long n = harvest(e->obj, events_va, max);
         if (n || time_monotonic_ns() >= deadline)
