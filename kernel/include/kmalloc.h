@@ -9,8 +9,10 @@
 /* Takes the heap from the top of the application region: kmem=SIZE, or by
  * default KMEM_DEFAULT and KMEM_PER_CPU for each of `extra` more Portals
  * interfaces (ranks per core: one per rank past the first that can have
- * one) when the node has a NIC, and nothing otherwise.  Call after
- * netdev_init and smp_init and before the program is loaded. */
+ * one) when the node has a NIC, and KMEM_NO_NIC otherwise (a program's
+ * pipes and epoll instances, sys/evobj.c).  Call after netdev_init and
+ * smp_init and before the program is loaded. */
+#define KMEM_NO_NIC (512ULL << 10)
 /* One NI with default limits and a few peers peaks near 1.8 MiB: the
  * kernel's and the program's, and one more per rank with ranks per core. */
 #define KMEM_DEFAULT (4ULL << 20)

@@ -33,7 +33,7 @@ static spinlock_t heap_lock = SPINLOCK_INIT;
 void kmem_init(bool have_nic, unsigned extra)
 {
     uint64_t want = options.kmem_size >= 0 ? (uint64_t)options.kmem_size
-                    : have_nic ? KMEM_DEFAULT + extra * KMEM_PER_CPU : 0;
+                    : have_nic ? KMEM_DEFAULT + extra * KMEM_PER_CPU : KMEM_NO_NIC;
     if (!want)
         return;
     heap_pa = physmem_take_top(want);

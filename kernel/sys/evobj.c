@@ -5,9 +5,11 @@
  * them every Go program that opened one died ("netpollinit failed").
  * libuv, libevent and the self-pipe trick use the same calls.
  *
- * The objects come from a fixed pool (no kernel heap is needed: run-node
- * has none); a pipe holds PIPE_CAP bytes, an epoll instance EPOLL_ITEMS
- * descriptors.  Their state changes under the serial lock (or with one
+ * The objects come from a fixed pool of small records; a pipe's PIPE_CAP
+ * bytes and an epoll instance's EPOLL_ITEMS items from the kernel heap
+ * (kmalloc.h: a node without a NIC has a small one for them).  The pool is
+ * kept small on purpose: the kernel image ends below 2 MiB, and past it the
+ * application region would start 2 MiB later.  Their state changes under the serial lock (or with one
  * thread), and a change kicks every thread waiting here: a blocked read or
  * write, epoll_wait, poll and select look again.  A wait nothing could end
  * (one thread reading its own empty pipe) ends the program with a report,
@@ -16,6 +18,7 @@
  * reads them blocking. */
 #include "evobj.h"
 #include "kernel.h"
+#include "kmalloc.h"
 #include "process.h"
 #include "signal.h"
 #include "spinlock.h"
@@ -61,9 +64,9 @@ struct kobj {
     uint64_t id;                   /* never reused: an epoll item's target */
     uint64_t changes;              /* state changes, for edge-triggered items */
     union {
-        struct { uint8_t buf[PIPE_CAP]; uint32_t head, len; } pipe;
+        struct { uint8_t *buf; uint32_t head, len; } pipe;        /* buf: PIPE_CAP, kmalloc */
         struct { uint64_t count; bool semaphore; } ev;
-        struct { struct epitem item[EPOLL_ITEMS]; uint32_t n; } ep;
+        struct { struct epitem *item; uint32_t n; } ep;           /* item: EPOLL_ITEMS */
     };
 };
 
@@ -117,24 +120,39 @@ long evobj_wait(uint64_t deadline, const char *what)
 
 /* ---- objects and descriptors -------------------------------------------------- */
 
-static struct kobj *obj_new(uint8_t type)
+/* A free record of the pool made an object of type, its buffer taken;
+ * NULL with *err -ENFILE (the pool is used up) or -ENOMEM (the heap). */
+static struct kobj *obj_new(uint8_t type, long *err)
 {
-    for (int i = 0; i < MAX_OBJS; i++)
-        if (objs[i].type == OBJ_FREE) {
-            struct kobj *o = &objs[i];
-            o->type = type;
-            o->refs = o->readers = o->writers = 0;
-            o->id = next_id++;
-            o->changes = 0;
-            if (type == OBJ_PIPE)
-                o->pipe.head = o->pipe.len = 0;
-            else if (type == OBJ_EVENT)
-                o->ev.count = 0, o->ev.semaphore = false;
-            else
-                o->ep.n = 0;
-            return o;
+    for (int i = 0; i < MAX_OBJS; i++) {
+        struct kobj *o = &objs[i];
+        if (o->type != OBJ_FREE)
+            continue;
+        memset(o, 0, sizeof *o);
+        if (type == OBJ_PIPE && !(o->pipe.buf = kmalloc(PIPE_CAP))) {
+            *err = -ENFILE;            /* what pipe says when pipes may take no more */
+            return NULL;
         }
+        if (type == OBJ_EPOLL && !(o->ep.item = kmalloc(EPOLL_ITEMS * sizeof(struct epitem)))) {
+            *err = -ENOMEM;
+            return NULL;
+        }
+        o->type = type;
+        o->id = next_id++;
+        return o;
+    }
+    *err = -ENFILE;
     return NULL;
+}
+
+/* The record goes back to the pool, its buffer to the heap. */
+static void obj_free(struct kobj *o)
+{
+    if (o->type == OBJ_PIPE)
+        kfree(o->pipe.buf);
+    if (o->type == OBJ_EPOLL)
+        kfree(o->ep.item);
+    o->type = OBJ_FREE;
 }
 
 static long fd_new(enum fd_kind kind, struct kobj *o, uint32_t flags, bool cloexec)
@@ -173,13 +191,15 @@ void evobj_close(struct fd *f)
     if (f->kind == FD_PIPE_W)
         o->writers--;
     if (--o->refs == 0)
-        o->type = OBJ_FREE;
+        obj_free(o);
     changed(o);                        /* an end closed: end of file, EPIPE */
 }
 
 void evobj_reset(void)
 {
-    memset(objs, 0, sizeof objs);
+    for (int i = 0; i < MAX_OBJS; i++)
+        if (objs[i].type != OBJ_FREE)
+            obj_free(&objs[i]);
     memset(waiters, 0, sizeof waiters);
 }
 
@@ -219,9 +239,10 @@ static long make_pipe(uint64_t fds_va, uint64_t flags)
         return -EFAULT;
     if (free_fds() < 2)
         return -EMFILE;
-    struct kobj *o = obj_new(OBJ_PIPE);
+    long err;
+    struct kobj *o = obj_new(OBJ_PIPE, &err);
     if (!o)
-        return -ENFILE;
+        return err;
     uint32_t nb = flags & O_NONBLOCK;
     int32_t fds[2];
     fds[0] = (int32_t)fd_new(FD_PIPE_R, o, O_RDONLY | nb, flags & O_CLOEXEC);
@@ -349,18 +370,31 @@ long evobj_write(struct fd *f, uint64_t buf, uint64_t len)
 
 /* ---- eventfd ----------------------------------------------------------------------- */
 
+/* A new object of type under one new descriptor: the descriptor, -ENFILE
+ * (the pool is used up) or -EMFILE. */
+static long obj_fd(uint8_t type, enum fd_kind kind, uint64_t flags, struct kobj **out)
+{
+    long err;
+    struct kobj *o = obj_new(type, &err);
+    if (!o)
+        return err;
+    long fd = fd_new(kind, o, O_RDWR | (flags & O_NONBLOCK), flags & O_CLOEXEC);
+    if (fd < 0)
+        obj_free(o);
+    *out = o;
+    return fd;
+}
+
 static long make_eventfd(uint64_t initval, uint64_t flags)
 {
     if (flags & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC | EFD_SEMAPHORE) || initval > UINT32_MAX)
         return -EINVAL;
-    struct kobj *o = obj_new(OBJ_EVENT);
-    if (!o)
-        return -ENFILE;
-    o->ev.count = initval;
-    o->ev.semaphore = flags & EFD_SEMAPHORE;
-    long fd = fd_new(FD_EVENT, o, O_RDWR | (flags & O_NONBLOCK), flags & O_CLOEXEC);
-    if (fd < 0)
-        o->type = OBJ_FREE;
+    struct kobj *o = NULL;
+    long fd = obj_fd(OBJ_EVENT, FD_EVENT, flags, &o);
+    if (fd >= 0) {
+        o->ev.count = initval;
+        o->ev.semaphore = flags & EFD_SEMAPHORE;
+    }
     return fd;
 }
 
@@ -371,15 +405,8 @@ SYSCALL(eventfd2) { UNUSED_ARGS(); return make_eventfd(a0, a1); }
 
 static long make_epoll(uint64_t flags)
 {
-    if (flags & ~(uint64_t)O_CLOEXEC)
-        return -EINVAL;
-    struct kobj *o = obj_new(OBJ_EPOLL);
-    if (!o)
-        return -ENFILE;
-    long fd = fd_new(FD_EPOLL, o, O_RDWR, flags & O_CLOEXEC);
-    if (fd < 0)
-        o->type = OBJ_FREE;
-    return fd;
+    struct kobj *o = NULL;
+    return flags & ~(uint64_t)O_CLOEXEC ? -EINVAL : obj_fd(OBJ_EPOLL, FD_EPOLL, flags, &o);
 }
 
 SYSCALL(epoll_create) { UNUSED_ARGS(); return (int32_t)a0 <= 0 ? -EINVAL : make_epoll(0); }

@@ -261,6 +261,7 @@ static long sync_fd(uint64_t fd, bool all)
 }
 
 SYSCALL(fsync) { UNUSED_ARGS(); return sync_fd(a0, true); }
+SYSCALL(fdatasync) { UNUSED_ARGS(); return sync_fd(a0, false); }
 
 /* posix_fadvise and readahead: hints about a file's future reads.  A
  * node keeps no page cache to fill or drop (every read is the server's),
@@ -304,7 +305,6 @@ SYSCALL(sync)
         files_sync_all();
     return 0;
 }
-SYSCALL(fdatasync) { UNUSED_ARGS(); return sync_fd(a0, false); }
 
 SYSCALL(ftruncate)
 {

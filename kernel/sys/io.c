@@ -174,28 +174,17 @@ static long do_vector(uint64_t fd, uint64_t iov_va, uint64_t cnt, bool writing, 
      * line split over pieces (the C library's buffer and the rest of the
      * line) reaches yod whole. */
     struct fd *f = fd_get(fd);
-    if (off != -1) {
-        long done = 0;
-        for (uint64_t i = 0; i < cnt; i++) {
-            long n = file_rw(f, iov[i].base, iov[i].len, off + done, writing);
-            if (n < 0)
-                return done ? done : n;
-            done += n;
-            if ((uint64_t)n < iov[i].len)
-                break;
-        }
-        return done;
-    }
-    if (writing && job.running && (f->kind == FD_CONSOLE_OUT || f->kind == FD_CONSOLE_ERR ||
-                                   f->kind == FD_CONSOLE_IN)) {
+    if (off == -1 && writing && job.running &&
+        (f->kind == FD_CONSOLE_OUT || f->kind == FD_CONSOLE_ERR || f->kind == FD_CONSOLE_IN)) {
         _Static_assert(sizeof(struct iovec) == sizeof(ptl_iovec_t), "iovec layout");
         return job_output_v(f->kind == FD_CONSOLE_ERR ? 2 : 1, (const ptl_iovec_t *)iov,
                             (unsigned)cnt);
     }
     long done = 0;
     for (uint64_t i = 0; i < cnt; i++) {
-        long n = writing ? do_write(fd, iov[i].base, iov[i].len)
-                         : do_read(fd, iov[i].base, iov[i].len);
+        long n = off != -1 ? file_rw(f, iov[i].base, iov[i].len, off + done, writing)
+                 : writing ? do_write(fd, iov[i].base, iov[i].len)
+                           : do_read(fd, iov[i].base, iov[i].len);
         if (n < 0)
             return done ? done : n;
         done += n;
