@@ -128,7 +128,7 @@ int fs_root_open(const char *root, bool confine_to_root, char *err, int errlen)
 
 /* ---- the calls ------------------------------------------------------------- */
 
-#define OPEN_FLAGS_OK (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | \
+#define OPEN_FLAGS_OK (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_PATH | \
                        O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECTORY | O_NOFOLLOW | 0100000 /* O_LARGEFILE */ | \
                        O_CLOEXEC | O_NOATIME | O_DIRECT)
 
@@ -143,12 +143,18 @@ static long op_open(const struct fs_call *c, struct fio_reply *rep)
      * ever, and one server serves every job's nodes (an fyod that opened a
      * job's FIFO served nobody until something wrote to it).  O_NOCTTY: a
      * terminal never becomes the server's. */
-    int fd = fs_open_path(c->path, (int)r->flags | O_NONBLOCK | O_NOCTTY, r->mode);
+    int flags = (int)r->flags & O_PATH ? (int)r->flags & (O_PATH | O_DIRECTORY | O_NOFOLLOW)
+                                       : (int)r->flags | O_NONBLOCK | O_NOCTTY;   /* openat2 is strict */
+    int fd = fs_open_path(c->path, flags, r->mode);
     if (fd < 0)
         return fd;
     struct stat st;
-    long res = fstat(fd, &st) ? -errno : S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? 0 : -ENXIO;
-    if (!res && !(r->flags & O_NONBLOCK) && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK))
+    /* O_PATH opens nothing (no partner, no device): any file, for fstat,
+     * fchdir and the *at calls. */
+    long res = fstat(fd, &st) ? -errno
+               : S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || (r->flags & O_PATH) ? 0 : -ENXIO;
+    if (!res && !(flags & O_PATH) && !(r->flags & O_NONBLOCK) &&
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK))
         res = -errno;
     if (res) {
         close(fd);

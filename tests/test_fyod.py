@@ -158,13 +158,15 @@ def test_cpu_count_is_the_nodes_not_the_service_nodes(fc, prog):
     """glibc's get_nprocs reads /sys/devices/system/cpu/online: the node answers it
     (1-CPU nodes here), where forwarding it gave the service node's count.  Its
     cpuN/topology is there too (OpenMP's OMP_PLACES=cores reads it); it was
-    not, and libgomp said "Error reading core/socket topology"."""
+    not, and libgomp said "Error reading core/socket topology".  A node is
+    one memory node: no /sys/devices/system/node, as on a Linux without NUMA
+    (it was the service node's, which hwloc and libnuma read)."""
     name, _, _ = fc
     r = yod(name, prog, "cpus")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == [
         "nprocs 1 conf 1", "online 0", "entries cpu0 online possible present",
-        "write online: EACCES", "cpu0: directory",
+        "write online: EACCES", "cpu0: directory", "NUMA nodes: ENOENT",
         "cpu0 topology: thread_siblings_list 0 core_siblings_list 0",
         "cpu0/topology entries core_cpus_list core_id core_siblings_list package_cpus_list "
         "physical_package_id thread_siblings_list",
@@ -677,6 +679,32 @@ def test_a_go_program_with_files_pipes_and_deadlines_as_on_linux(fc, tmp_path):
     assert linux.returncode == 0, linux.stdout + linux.stderr
     assert "pipe: 1200 bytes, <nil>" in linux.stdout
     for d in (dirs["yod"] + "/go", "/scratch/go"):
+        r = yod(name, exe, d, timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout == linux.stdout, d
+
+
+def test_a_rust_program_with_files_links_times_and_a_pipe_as_on_linux(fc, tmp_path):
+    """Rust's std: fs::copy (copy_file_range, then sendfile), permissions,
+    symlink, hard_link, set_modified (futimens), read_dir, a pipe between
+    threads (pipe2), a channel.  Several of its calls were ENOSYS or EPERM."""
+    from test_kernel_abi import SOURCES, build, compiler
+    rustc = compiler("rustc")
+    if not rustc:
+        pytest.skip("no rustc")
+    v = re.search(r"rustc (\d+)\.(\d+)", subprocess.run([rustc, "--version"], capture_output=True,
+                                                        text=True).stdout)
+    if not v or (int(v.group(1)), int(v.group(2))) < (1, 87):
+        pytest.skip("needs Rust 1.87 or later (std::io::pipe); Debian 12's is 1.63")
+    exe = str(tmp_path / "fsrust")
+    build([rustc, "-O", "-C", "target-feature=+crt-static", "-o", exe,
+           os.path.join(SOURCES, "fsrust.rs")])
+    name, dirs, _ = fc
+    linux = subprocess.run([exe, str(tmp_path / "linux")], capture_output=True, text=True,
+                           timeout=120)
+    assert linux.returncode == 0, linux.stdout + linux.stderr
+    assert "pipe between threads: 100 lines" in linux.stdout
+    for d in (dirs["yod"] + "/rust", "/scratch/rust"):
         r = yod(name, exe, d, timeout=180)
         assert r.returncode == 0, r.stdout + r.stderr
         assert r.stdout == linux.stdout, d

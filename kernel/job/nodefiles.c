@@ -165,11 +165,22 @@ static int child(int d, int64_t i, char name[32])
     return -1;
 }
 
+/* A node is one memory node: it has no /sys/devices/system/node, as a
+ * Linux built without NUMA has none (and says ENOSYS to get_mempolicy, as
+ * this kernel does).  Forwarded, hwloc and libnuma read the service node's
+ * NUMA nodes there, with CPUs the node does not have. */
+#define NUMA_DIR "/sys/devices/system/node"
+
+static bool in_subtree(const char *abs, const char *top, size_t n)
+{
+    return !strncmp(abs, top, n) && (abs[n] == 0 || abs[n] == '/');
+}
+
 bool nodefiles_owns(const char *abs)
 {
-    size_t n = sizeof CPU_DIR - 1;
-    if (!strncmp(abs, CPU_DIR, n) && (abs[n] == 0 || abs[n] == '/'))
-        return true;             /* the whole subtree: what is not listed is ENOENT */
+    /* The whole subtrees: what is not listed is ENOENT. */
+    if (in_subtree(abs, CPU_DIR, sizeof CPU_DIR - 1) || in_subtree(abs, NUMA_DIR, sizeof NUMA_DIR - 1))
+        return true;
     return entry_of(abs) >= 0;
 }
 

@@ -453,6 +453,8 @@ static int cpus(void)
     struct stat st;
     int e = stat("/sys/devices/system/cpu/cpu0", &st) < 0 ? errno : 0;
     printf("cpu0: %s\n", e ? ename(e) : S_ISDIR(st.st_mode) ? "directory" : "not a directory");
+    e = stat("/sys/devices/system/node", &st) < 0 ? errno : 0;
+    printf("NUMA nodes: %s\n", e ? ename(e) : "a directory");
     /* What OpenMP runtimes read for OMP_PLACES=cores and sockets. */
     const char *files[] = {"thread_siblings_list", "core_siblings_list"};
     printf("cpu0 topology:");

@@ -135,6 +135,15 @@ int main(int argc, char **argv)
     printf("utimensat on the link itself: %s, its mtime %ld, the file's not %s\n", e,
            (long)lst.st_mtime, st.st_mtime != 1100000000 ? "yes" : "NO");
 
+    int pf = open(f, O_PATH), lf = open(l, O_PATH | O_NOFOLLOW);
+    char c;
+    printf("O_PATH: a file %s, read %s; of the link itself: a link %s\n",
+           pf >= 0 && fstat(pf, &st) == 0 && S_ISREG(st.st_mode) ? "yes" : "NO",
+           read(pf, &c, 1) < 0 ? ename(errno) : "read",
+           lf >= 0 && fstat(lf, &lst) == 0 && S_ISLNK(lst.st_mode) ? "yes" : "NO");
+    close(pf);
+    close(lf);
+
     const char *h = in(1, d, "hard");
     e = E(link(f, h));
     stat(f, &st);

@@ -73,8 +73,8 @@ func main() {
 	}
 	// A deadline on a pipe read: the poller's timer.
 	r2, w2, _ := os.Pipe()
-	r2.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-	start := time.Now()
+	start := time.Now() // before the deadline is set: a slow host may pass time between
+	r2.SetReadDeadline(start.Add(100 * time.Millisecond))
 	_, err = r2.Read(make([]byte, 1))
 	fmt.Println("read deadline:", os.IsTimeout(err), time.Since(start) >= 100*time.Millisecond)
 	w2.Close()
