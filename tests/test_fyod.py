@@ -506,6 +506,20 @@ def test_a_link_a_program_makes_out_of_the_root_is_not_followed(fc):
         os.unlink(os.path.join(dirs["scratch"], "away"))
 
 
+def as_on_linux(fc, exe, tmp_path, sub, expect):
+    """Runs exe DIR on Linux here, then under yod through yod's tree and an
+    fyod's: the same output each time (it must hold the line expect)."""
+    name, dirs, _ = fc
+    linux = subprocess.run([exe, str(tmp_path / "linux")], capture_output=True, text=True,
+                           timeout=120)
+    assert linux.returncode == 0, linux.stdout + linux.stderr
+    assert expect in linux.stdout, linux.stdout
+    for d in (dirs["yod"] + "/" + sub, "/scratch/" + sub):
+        r = yod(name, exe, d, timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout == linux.stdout, d
+
+
 def test_std_filesystem_as_on_linux(fc, tmp_path):
     """C++17's std::filesystem (libstdc++'s calls): permissions,
     last_write_time, copy_file, symbolic and hard links, space,
@@ -519,15 +533,8 @@ def test_std_filesystem_as_on_linux(fc, tmp_path):
                         os.path.join(ROOT, "tests", "programs", "toolchains", "fsmeta.cc")],
                        capture_output=True, text=True, timeout=300)
     assert b.returncode == 0, b.stderr
-    name, dirs, _ = fc
-    linux = subprocess.run([exe, str(tmp_path / "linux")], capture_output=True, text=True,
-                           timeout=60)
-    assert linux.returncode == 0, linux.stdout + linux.stderr
-    assert "create_hard_link: ok, hard_link_count 2, equivalent yes" in linux.stdout
-    for d in (dirs["yod"] + "/fsmeta", "/scratch/fsmeta"):
-        r = yod(name, exe, d)
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert r.stdout == linux.stdout, d
+    as_on_linux(fc, exe, tmp_path, "fsmeta",
+                "create_hard_link: ok, hard_link_count 2, equivalent yes")
 
 
 @pytest.mark.parametrize("where,prog", [("yod", FILEIO_GLIBC), ("/scratch", FILEIO)])
@@ -672,16 +679,7 @@ def test_a_go_program_with_files_pipes_and_deadlines_as_on_linux(fc, tmp_path):
     it, and a read deadline is its timer.  Every Go program that opened a
     file died on a node ("netpollinit failed") while those were ENOSYS."""
     from test_kernel_abi import go_program
-    exe = go_program(tmp_path, "gofiles")
-    name, dirs, _ = fc
-    linux = subprocess.run([exe, str(tmp_path / "linux")], capture_output=True, text=True,
-                           timeout=120)
-    assert linux.returncode == 0, linux.stdout + linux.stderr
-    assert "pipe: 1200 bytes, <nil>" in linux.stdout
-    for d in (dirs["yod"] + "/go", "/scratch/go"):
-        r = yod(name, exe, d, timeout=180)
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert r.stdout == linux.stdout, d
+    as_on_linux(fc, go_program(tmp_path, "gofiles"), tmp_path, "go", "pipe: 1200 bytes, <nil>")
 
 
 def test_a_rust_program_with_files_links_times_and_a_pipe_as_on_linux(fc, tmp_path):
@@ -699,12 +697,4 @@ def test_a_rust_program_with_files_links_times_and_a_pipe_as_on_linux(fc, tmp_pa
     exe = str(tmp_path / "fsrust")
     build([rustc, "-O", "-C", "target-feature=+crt-static", "-o", exe,
            os.path.join(SOURCES, "fsrust.rs")])
-    name, dirs, _ = fc
-    linux = subprocess.run([exe, str(tmp_path / "linux")], capture_output=True, text=True,
-                           timeout=120)
-    assert linux.returncode == 0, linux.stdout + linux.stderr
-    assert "pipe between threads: 100 lines" in linux.stdout
-    for d in (dirs["yod"] + "/rust", "/scratch/rust"):
-        r = yod(name, exe, d, timeout=180)
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert r.stdout == linux.stdout, d
+    as_on_linux(fc, exe, tmp_path, "rust", "pipe between threads: 100 lines")
