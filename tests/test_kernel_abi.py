@@ -360,7 +360,7 @@ def test_ids_scheduling_policy_close_range_and_mincore_as_on_linux(libc):
 
 @pytest.mark.parametrize("libc", ["glibc", "musl"])
 def test_pipes_eventfds_and_epoll_as_on_linux(libc):
-    """pipe, pipe2, eventfd, epoll (ENOSYS before): one thread's calls, and
+    """pipe, pipe2, eventfd, timerfd, epoll (ENOSYS before): one thread's calls, and
     threads on two cores blocked in read, epoll_wait and poll, woken by a
     write; the lines Linux prints for the same program, run here beside."""
     prog = program(f"pipes-{libc}")
@@ -381,7 +381,7 @@ def test_a_thread_alone_reading_its_empty_pipe_is_a_reported_deadlock():
     assert "would wait for ever in a pipe read" in r.stderr, r.stderr
 
 
-ABSENT = ["socket", "fork", "clone3", "timerfd_create"]
+ABSENT = ["socket", "fork", "clone3"]
 
 
 def test_absent_facilities_answer_as_linux_without_them_and_are_documented():

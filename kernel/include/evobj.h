@@ -1,6 +1,6 @@
-/* Pipes, eventfds and epoll instances (kernel/sys/evobj.c): a process's own
- * objects, named by its descriptors of kinds FD_PIPE_R, FD_PIPE_W,
- * FD_EVENT and FD_EPOLL. */
+/* Pipes, eventfds, timerfds and epoll instances (kernel/sys/evobj.c): a
+ * process's own objects, named by its descriptors of kinds FD_PIPE_R,
+ * FD_PIPE_W, FD_EVENT, FD_TIMER and FD_EPOLL. */
 #ifndef TERN_EVOBJ_H
 #define TERN_EVOBJ_H
 #include <stdbool.h>
@@ -15,7 +15,7 @@
 
 static inline bool evobj_kind(enum fd_kind k)
 {
-    return k == FD_PIPE_R || k == FD_PIPE_W || k == FD_EVENT || k == FD_EPOLL;
+    return k == FD_PIPE_R || k == FD_PIPE_W || k == FD_EVENT || k == FD_EPOLL || k == FD_TIMER;
 }
 /* Another descriptor names f's object (dup), one stops naming it (close). */
 void evobj_ref(struct fd *f);

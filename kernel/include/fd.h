@@ -10,7 +10,7 @@
 #define MAX_FDS 256
 
 enum fd_kind { FD_NONE, FD_CONSOLE_IN, FD_CONSOLE_OUT, FD_CONSOLE_ERR, FD_FILE,
-               FD_PIPE_R, FD_PIPE_W, FD_EVENT, FD_EPOLL };   /* the last four: evobj.h */
+               FD_PIPE_R, FD_PIPE_W, FD_EVENT, FD_EPOLL, FD_TIMER };   /* the last five: evobj.h */
 
 /* An open file on a server: shared by the descriptors dup() made of it. */
 struct ofile {

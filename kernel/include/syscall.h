@@ -45,7 +45,8 @@ SYSCALL(poll); SYSCALL(ppoll); SYSCALL(select); SYSCALL(pselect6);
 /* sys/evobj.c */
 SYSCALL(pipe); SYSCALL(pipe2); SYSCALL(eventfd); SYSCALL(eventfd2); SYSCALL(epoll_create);
 SYSCALL(epoll_create1); SYSCALL(epoll_ctl); SYSCALL(epoll_wait); SYSCALL(epoll_pwait);
-SYSCALL(epoll_pwait2);
+SYSCALL(epoll_pwait2); SYSCALL(timerfd_create); SYSCALL(timerfd_settime);
+SYSCALL(timerfd_gettime);
 /* sys/sendfile.c */
 SYSCALL(sendfile);
 /* sys/file.c */

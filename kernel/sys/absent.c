@@ -22,7 +22,6 @@ static const struct absent absent[] = {
     {322, "execveat", "the node runs the one program it was given"},
     {41, "socket", "no sockets on a node (Portals is its network)"},
     {53, "socketpair", "no sockets on a node (Portals is its network)"},
-    {283, "timerfd_create", "no timer file descriptors (setitimer and alarm are there)"},
     {116, "setgroups", "identity is the job owner's and does not change"},
     {334, "rseq", NULL},
 };

@@ -1,5 +1,6 @@
-/* Pipes, eventfds and epoll instances: objects a process makes for its own
- * threads (a node runs one process per rank, so none crosses processes).
+/* Pipes, eventfds, timerfds and epoll instances: objects a process makes
+ * for its own threads (a node runs one process per rank, so none crosses
+ * processes).
  * Go's runtime opens its network poller - an epoll instance, and a pipe or
  * an eventfd to wake it - the first time a program opens a file: without
  * them every Go program that opened one died ("netpollinit failed").
@@ -55,7 +56,7 @@ struct epitem {
     uint64_t seen;                 /* edge-triggered: the target's changes last reported */
 };
 
-enum { OBJ_FREE, OBJ_PIPE, OBJ_EVENT, OBJ_EPOLL };
+enum { OBJ_FREE, OBJ_PIPE, OBJ_EVENT, OBJ_EPOLL, OBJ_TIMER };
 
 struct kobj {
     uint8_t type;
@@ -67,6 +68,11 @@ struct kobj {
         struct { uint8_t *buf; uint32_t head, len; } pipe;        /* buf: PIPE_CAP, kmalloc */
         struct { uint64_t count; bool semaphore; } ev;
         struct { struct epitem *item; uint32_t n; } ep;           /* item: EPOLL_ITEMS */
+        struct {
+            uint64_t next_ns, interval_ns;   /* monotonic; next 0: disarmed */
+            uint64_t expired;                /* expiries not yet read */
+            uint8_t clock;
+        } tm;
     };
 };
 
@@ -98,6 +104,8 @@ static void changed(struct kobj *o)
     spin_unlock_irqrestore(&waiters_lock, f);
 }
 
+static uint64_t next_expiry(void);
+
 long evobj_wait(uint64_t deadline, const char *what)
 {
     struct waiter me = {thread_current(), false};
@@ -107,9 +115,13 @@ long evobj_wait(uint64_t deadline, const char *what)
         if (!waiters[i])
             waiters[slot = i] = &me;
     spin_unlock_irqrestore(&waiters_lock, f);
-    /* More waiters than slots: look again every millisecond instead. */
+    /* More waiters than slots: look again every millisecond instead.  And
+     * a timerfd's expiry is a change too: look again then. */
     uint64_t until = slot < 0 && deadline - time_monotonic_ns() > 1000000
                          ? time_monotonic_ns() + 1000000 : deadline;
+    uint64_t timer = next_expiry();
+    if (timer && timer < until)
+        until = timer;
     long r = wait_until_done(until, 0, true, what, &me.woken);
     f = spin_lock_irqsave(&waiters_lock);
     if (slot >= 0 && waiters[slot] == &me)
@@ -206,6 +218,7 @@ void evobj_reset(void)
 /* ---- readiness ------------------------------------------------------------------ */
 
 static uint32_t epoll_ready_any(struct kobj *ep, int depth);
+static uint64_t timer_expired(struct kobj *t);
 
 /* EV_ bits f could give now; non-object descriptors are the caller's. */
 static uint32_t obj_ready(const struct fd *f, int depth)
@@ -220,6 +233,8 @@ static uint32_t obj_ready(const struct fd *f, int depth)
         return (o->ev.count ? EV_IN : 0) | (o->ev.count < EVENT_MAX ? EV_OUT : 0);
     case FD_EPOLL:
         return depth < 4 && epoll_ready_any(f->obj, depth + 1) ? EV_IN : 0;
+    case FD_TIMER:
+        return timer_expired(f->obj) ? EV_IN : 0;
     default:
         return 0;
     }
@@ -268,7 +283,7 @@ long evobj_read(struct fd *f, uint64_t buf, uint64_t len)
     uint64_t id = o->id;
     if (f->kind == FD_PIPE_W || f->kind == FD_EPOLL)
         return -EINVAL;
-    if (f->kind == FD_EVENT && len < 8)
+    if ((f->kind == FD_EVENT || f->kind == FD_TIMER) && len < 8)
         return -EINVAL;
     for (;;) {
         if (!still(f, kind, id))
@@ -289,6 +304,13 @@ long evobj_read(struct fd *f, uint64_t buf, uint64_t len)
                 changed(o);
             return (long)n;
         }
+        if (f->kind == FD_TIMER && timer_expired(o)) {
+            if (copy_to_user(buf, &o->tm.expired, 8))
+                return -EFAULT;
+            o->tm.expired = 0;
+            changed(o);
+            return 8;
+        }
         if (f->kind == FD_EVENT && o->ev.count) {
             uint64_t v = o->ev.semaphore ? 1 : o->ev.count;
             if (copy_to_user(buf, &v, 8))
@@ -299,7 +321,9 @@ long evobj_read(struct fd *f, uint64_t buf, uint64_t len)
         }
         if (f->flags & O_NONBLOCK)
             return -EAGAIN;
-        long r = evobj_wait(WAIT_FOREVER, f->kind == FD_EVENT ? "an eventfd read" : "a pipe read");
+        long r = evobj_wait(WAIT_FOREVER, f->kind == FD_EVENT   ? "an eventfd read"
+                                          : f->kind == FD_TIMER ? "a timerfd read"
+                                                                : "a pipe read");
         if (r == -EINTR)
             return -ERESTARTSYS;
     }
@@ -311,7 +335,7 @@ long evobj_write(struct fd *f, uint64_t buf, uint64_t len)
     struct kobj *o = f->obj;
     enum fd_kind kind = f->kind;
     uint64_t id = o->id;
-    if (f->kind == FD_PIPE_R || f->kind == FD_EPOLL)
+    if (f->kind == FD_PIPE_R || f->kind == FD_EPOLL || f->kind == FD_TIMER)
         return -EINVAL;
     if (f->kind == FD_EVENT) {
         uint64_t v;
@@ -400,6 +424,125 @@ static long make_eventfd(uint64_t initval, uint64_t flags)
 
 SYSCALL(eventfd) { UNUSED_ARGS(); return make_eventfd(a0, 0); }
 SYSCALL(eventfd2) { UNUSED_ARGS(); return make_eventfd(a0, a1); }
+
+/* ---- timerfd --------------------------------------------------------------------------- */
+
+#define CLOCK_REALTIME 0
+#define CLOCK_MONOTONIC 1
+#define CLOCK_BOOTTIME 7
+#define CLOCK_REALTIME_ALARM 8
+#define CLOCK_BOOTTIME_ALARM 9
+#define TFD_TIMER_ABSTIME 1
+#define TFD_TIMER_CANCEL_ON_SET 2
+
+/* Counts t's expiries up to now; how many are unread.  Periods missed add
+ * up, as Linux counts them. */
+static uint64_t timer_expired(struct kobj *t)
+{
+    uint64_t now = time_monotonic_ns();
+    if (t->tm.next_ns && now >= t->tm.next_ns) {
+        uint64_t n = 1;
+        if (t->tm.interval_ns) {
+            n += (now - t->tm.next_ns) / t->tm.interval_ns;
+            t->tm.next_ns += n * t->tm.interval_ns;
+        } else {
+            t->tm.next_ns = 0;
+        }
+        t->tm.expired += n;
+        t->changes++;                  /* a new event for edge-triggered items */
+    }
+    return t->tm.expired;
+}
+
+/* The first armed timerfd's next expiry (monotonic), 0 for none. */
+static uint64_t next_expiry(void)
+{
+    uint64_t first = 0;
+    for (int i = 0; i < MAX_OBJS; i++)
+        if (objs[i].type == OBJ_TIMER && objs[i].tm.next_ns &&
+            (!first || objs[i].tm.next_ns < first))
+            first = objs[i].tm.next_ns;
+    return first;
+}
+
+SYSCALL(timerfd_create)
+{
+    UNUSED_ARGS();
+    if (a1 & ~(uint64_t)(O_NONBLOCK | O_CLOEXEC))
+        return -EINVAL;
+    if (a0 == CLOCK_REALTIME_ALARM || a0 == CLOCK_BOOTTIME_ALARM)
+        return -EPERM;                 /* CAP_WAKE_ALARM: a job has none */
+    if (a0 != CLOCK_REALTIME && a0 != CLOCK_MONOTONIC && a0 != CLOCK_BOOTTIME)
+        return -EINVAL;
+    struct kobj *o = NULL;
+    long fd = obj_fd(OBJ_TIMER, FD_TIMER, a1, &o);
+    if (fd >= 0)
+        o->tm.clock = (uint8_t)a0;
+    return fd;
+}
+
+struct itimerspec64 { struct timespec64 interval, value; };
+
+static struct kobj *timer_of(uint64_t fd, long *err)
+{
+    struct fd *f = fd_get(fd);
+    *err = !f ? -EBADF : f->kind != FD_TIMER ? -EINVAL : 0;
+    return *err ? NULL : f->obj;
+}
+
+/* What is left and the period, as timerfd_gettime gives them. */
+static struct itimerspec64 timer_now(struct kobj *t)
+{
+    timer_expired(t);
+    uint64_t now = time_monotonic_ns();
+    uint64_t left = t->tm.next_ns > now ? t->tm.next_ns - now : t->tm.next_ns ? 1 : 0;
+    return (struct itimerspec64){ns_timespec(t->tm.interval_ns), ns_timespec(left)};
+}
+
+SYSCALL(timerfd_settime)
+{
+    UNUSED_ARGS();
+    long err;
+    struct kobj *t = timer_of(a0, &err);
+    if (!t)
+        return err;
+    if (a1 & ~(uint64_t)(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
+        return -EINVAL;
+    struct itimerspec64 its;
+    if (copy_from_user(&its, a2, sizeof its))
+        return -EFAULT;
+    uint64_t value, interval;
+    if (timespec_ns(its.value, &value) || timespec_ns(its.interval, &interval))
+        return -EINVAL;
+    struct itimerspec64 old = timer_now(t);
+    if (a3 && copy_to_user(a3, &old, sizeof old))
+        return -EFAULT;
+    uint64_t now = time_monotonic_ns(), next = 0;
+    if (value && (a1 & TFD_TIMER_ABSTIME)) {
+        /* An absolute time on the timer's clock, as the monotonic one. */
+        uint64_t clk;
+        clock_now(t->tm.clock, &clk);
+        next = value > clk ? now + (value - clk) : now;
+    } else if (value) {
+        next = now + value;
+    }
+    t->tm.next_ns = next;
+    t->tm.interval_ns = value ? interval : 0;
+    t->tm.expired = 0;
+    changed(t);                        /* a waiter's deadline moves */
+    return 0;
+}
+
+SYSCALL(timerfd_gettime)
+{
+    UNUSED_ARGS();
+    long err;
+    struct kobj *t = timer_of(a0, &err);
+    if (!t)
+        return err;
+    struct itimerspec64 cur = timer_now(t);
+    return copy_to_user(a1, &cur, sizeof cur);
+}
 
 /* ---- epoll --------------------------------------------------------------------------- */
 

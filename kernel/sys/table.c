@@ -34,6 +34,7 @@ static const syscall_fn table[] = {
     [22] = sys_pipe, [293] = sys_pipe2, [284] = sys_eventfd, [290] = sys_eventfd2,
     [213] = sys_epoll_create, [291] = sys_epoll_create1, [233] = sys_epoll_ctl,
     [232] = sys_epoll_wait, [281] = sys_epoll_pwait, [441] = sys_epoll_pwait2,
+    [283] = sys_timerfd_create, [286] = sys_timerfd_settime, [287] = sys_timerfd_gettime,
     [332] = sys_statx, [32] = sys_dup, [33] = sys_dup2, [34] = sys_pause, [35] = sys_nanosleep,
     [36] = sys_getitimer, [37] = sys_alarm, [38] = sys_setitimer, [39] = sys_getpid,
     [40] = sys_sendfile, [60] = sys_exit, [61] = sys_no_children /* wait4 */, [62] = sys_kill,

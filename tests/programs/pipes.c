@@ -1,4 +1,4 @@
-/* Pipes, eventfds and epoll within one process: what runtimes (Go's
+/* Pipes, eventfds, timerfds and epoll within one process: what runtimes (Go's
  * network poller, libuv, libevent) and the self-pipe trick use.  Each line
  * says yes or no, or an errno name; the same on Linux.
  *   pipes       the calls one thread makes
@@ -19,6 +19,7 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,6 +147,48 @@ static int one_thread(void)
     long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     printf("empty, 30 ms: %d after at least 30 ms %s\n", n, yes(ms >= 30));
     close(ep);
+
+    /* timerfd: expiries counted, read and polled; an absolute time. */
+    int tf = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    uint64_t count = 0;
+    printf("timerfd: disarmed read %s", ename(read(tf, &count, 8) < 0 ? errno : 0));
+    struct itimerspec its = {{0, 20000000}, {0, 20000000}}, cur;
+    printf(", settime %s", ename(timerfd_settime(tf, 0, &its, NULL) ? errno : 0));
+    ep = epoll_create1(0);
+    ev.events = EPOLLIN;
+    epoll_ctl(ep, EPOLL_CTL_ADD, tf, &ev);
+    n = epoll_wait(ep, out_ev, 4, 5000);
+    printf(", epoll_wait %d\n", n);
+    struct timespec nap = {0, 70000000};
+    nanosleep(&nap, NULL);
+    read(tf, &count, 8);
+    timerfd_gettime(tf, &cur);
+    printf("after 70 ms more: expiries %s, interval kept %s, next within it %s\n",
+           yes(count >= 3), yes(cur.it_interval.tv_nsec == 20000000),
+           yes(cur.it_value.tv_sec == 0 && cur.it_value.tv_nsec <= 20000000));
+    its = (struct itimerspec){{0, 0}, {0, 0}};
+    timerfd_settime(tf, 0, &its, NULL);
+    timerfd_gettime(tf, &cur);
+    printf("disarmed: %s; write %s\n", yes(cur.it_value.tv_sec == 0 && cur.it_value.tv_nsec == 0),
+           ename(write(tf, &count, 8) < 0 ? errno : 0));
+    close(ep);
+    close(tf);
+    tf = timerfd_create(CLOCK_REALTIME, 0);
+    clock_gettime(CLOCK_REALTIME, &t0);
+    its.it_value = t0;
+    its.it_value.tv_nsec += 30000000;
+    if (its.it_value.tv_nsec >= 1000000000) {
+        its.it_value.tv_sec++;
+        its.it_value.tv_nsec -= 1000000000;
+    }
+    timerfd_settime(tf, TFD_TIMER_ABSTIME, &its, NULL);
+    ssize_t got8 = read(tf, &count, 8);
+    clock_gettime(CLOCK_REALTIME, &t1);
+    ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    printf("absolute on CLOCK_REALTIME, a blocking read: %zd bytes, %llu expiry, not early %s\n",
+           got8, (unsigned long long)count, yes(ms >= 29));
+    close(tf);
+    printf("timerfd of clock 99: %s\n", ename(timerfd_create(99, 0) < 0 ? errno : 0));
     return 0;
 }
 
