@@ -698,3 +698,20 @@ def test_a_rust_program_with_files_links_times_and_a_pipe_as_on_linux(fc, tmp_pa
     build([rustc, "-O", "-C", "target-feature=+crt-static", "-o", exe,
            os.path.join(SOURCES, "fsrust.rs")])
     as_on_linux(fc, exe, tmp_path, "rust", "pipe between threads: 100 lines")
+
+
+def test_a_fortran_program_with_its_files_as_on_linux(fc, tmp_path):
+    """gfortran's runtime on files: formatted and unformatted sequential
+    records, APPEND, BACKSPACE, REWIND, direct and stream access, INQUIRE,
+    CLOSE STATUS='DELETE': through yod and an fyod as on Linux."""
+    from test_kernel_abi import SOURCES, build, compiler
+    gfortran = compiler("gfortran")
+    if not gfortran:
+        pytest.skip("no gfortran")
+    exe = str(tmp_path / "fortio")
+    build([gfortran, "-static", "-O2", "-o", exe, os.path.join(SOURCES, "fortio.f90")])
+    _, dirs, _ = fc
+    for d in (tmp_path / "linux", os.path.join(dirs["yod"], "fortran"),   # it makes no directory
+              os.path.join(dirs["scratch"], "fortran")):
+        os.makedirs(d, exist_ok=True)
+    as_on_linux(fc, exe, tmp_path, "fortran", "direct access records: 11 22 33 44 55")
