@@ -123,8 +123,9 @@ def test_option_errors_name_the_option(c4):
     # value"; one that wants a value and has none says so.
     for args, want in ((["-bogus"], "unknown option -bogus"),
                        (["-bogus", RANKS], "unknown option -bogus"),
-                       (["-sz"], "-sz wants a value"),
-                       (["-ppn"], "-ppn wants a value"),
+                       *(([o], f"{o} wants a value")
+                         for o in ("-sz", "-ppn", "-list", "-heap", "-stack", "-timeout",
+                                   "-fanout", "-F", "-kill")),
                        (["-sz", "0", RANKS], "-sz wants a number of nodes")):
         r = yod(c4, *args)
         assert r.returncode == 2 and want in r.stderr, (args, r.stderr)

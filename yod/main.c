@@ -113,15 +113,10 @@ static bool is_size_opt(const char *o)
     return !strcmp(o, "-sz") || !strcmp(o, "-n") || !strcmp(o, "-np");
 }
 
-/* The options that take the next word as their value. */
-static bool takes_value(const char *o)
+/* An option that takes the next word as its value, as the line's last word. */
+static int no_value(const char *o)
 {
-    static const char *const with[] = {"-ppn", "-list", "-heap", "-stack", "-timeout",
-                                       "-fanout", "-F", "-kill"};
-    for (size_t i = 0; i < sizeof with / sizeof with[0]; i++)
-        if (!strcmp(o, with[i]))
-            return true;
-    return is_size_opt(o);
+    return fail(2, "%s wants a value (yod -help)", o);
 }
 
 /* The nodes `ranks` ranks take, Y.opt.ppn (at least 1) on each. */
@@ -502,39 +497,49 @@ static int parse_options(int argc, char **argv, struct cmdline *c)
             Y.opt.quiet = true;
         } else if (!strcmp(o, "-v")) {
             Y.opt.verbose = true;
-        } else if (!v) {
-            /* The last word: an option of ours missing its value, or no
-             * option of ours at all. */
-            if (!takes_value(o))
-                return fail(2, "unknown option %s (yod -help)", o);
-            return fail(2, "%s wants a value (yod -help)", o);
         } else if (is_size_opt(o)) {
+            if (!v)
+                return no_value(o);
             if (!parse_count(v, &c->sz))
                 return fail(2, "%s wants a number of nodes from 1 to %d", o, YOD_MAX_RANKS);
             i++;
         } else if (!strcmp(o, "-ppn")) {
+            if (!v)
+                return no_value(o);
             if (!parse_count(v, &Y.opt.ppn) || Y.opt.ppn > 255)
                 return fail(2, "-ppn wants a number of ranks per node from 1 to 255");
             i++;
         } else if (!strcmp(o, "-list")) {
+            if (!v)
+                return no_value(o);
             Y.opt.list = argv[++i];
         } else if (!strcmp(o, "-heap") || !strcmp(o, "-stack")) {
+            if (!v)
+                return no_value(o);
             if (!parse_bytes(v, o[1] == 'h' ? &Y.opt.heap : &Y.opt.stack))
                 return fail(2, "%s wants a size such as 64M", o);
             i++;
         } else if (!strcmp(o, "-timeout")) {
+            if (!v)
+                return no_value(o);
             char *end;
             Y.opt.timeout = strtod(v, &end);
             if (*end || Y.opt.timeout <= 0)
                 return fail(2, "-timeout wants seconds");
             i++;
         } else if (!strcmp(o, "-fanout")) {
+            if (!v)
+                return no_value(o);
             if (!parse_count(v, &Y.opt.fanout))
                 return fail(2, "-fanout wants a number");
             i++;
         } else if (!strcmp(o, "-F")) {
+            if (!v)
+                return no_value(o);
             Y.opt.loadfile = argv[++i];
         } else if (!strcmp(o, "-kill")) {
+            if (!v)
+                return no_value(o);
             c->show_or_kill = o;
             c->kill_arg = argv[++i];
         } else {
