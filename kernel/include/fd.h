@@ -35,10 +35,11 @@ struct fd {
  * descriptors, and nothing else. */
 void fd_init(void);
 struct fd *fd_get(uint64_t fd);    /* NULL if not open */
-/* Installs a new file at the lowest free descriptor: the descriptor, or
- * -EMFILE (the file is not released). */
-long fd_install(struct ofile *of, uint32_t flags, bool cloexec);
-bool fd_any_free(void);
+/* Installs f at the lowest free descriptor: the descriptor, or -EMFILE
+ * (what f names is not released; the caller counts its references). */
+long fd_install(struct fd f);
+/* How many descriptors are free. */
+unsigned fd_free_count(void);
 /* Forgets every descriptor of every process (the job is over: no server is
  * told). */
 void fd_reset(void);

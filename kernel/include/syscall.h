@@ -109,6 +109,18 @@ SYSCALL(getitimer); SYSCALL(setitimer); SYSCALL(alarm);
 SYSCALL(timer_create); SYSCALL(timer_settime); SYSCALL(timer_gettime); SYSCALL(timer_getoverrun);
 SYSCALL(timer_delete);
 uint64_t itimer_next_ns(void);     /* when the first armed timer rings; 0: none */
+/* A timer as timer_settime and timerfd_settime take it and give it back,
+ * kept as a monotonic next expiry (0: disarmed) and a period. */
+struct itimerspec64 { struct timespec64 interval, value; };
+/* Arms from its: relative to now or (absolute) a time on clock clk;
+ * 0 or -EINVAL (nothing changed then). */
+long timer_arm(const struct itimerspec64 *its, bool absolute, uint64_t clk, uint64_t *next,
+               uint64_t *interval);
+/* What is left (a due one: 1 ns) and the period. */
+struct itimerspec64 timer_left(uint64_t next, uint64_t interval);
+/* Expiries due by now, periods missed included (0: none); next moves on in
+ * the period's phase, or to 0 for a one-shot timer. */
+uint64_t timer_due(uint64_t *next, uint64_t interval, uint64_t now);
 void itimer_reset(void);
 void itimer_poll(void);            /* runs the calling process's due timers (a wait, any core) */
 /* sys/sigwait.c */

@@ -167,23 +167,13 @@ static void obj_free(struct kobj *o)
     o->type = OBJ_FREE;
 }
 
+/* A new descriptor naming o, counted in its references. */
 static long fd_new(enum fd_kind kind, struct kobj *o, uint32_t flags, bool cloexec)
 {
-    for (int i = 0; i < MAX_FDS; i++)
-        if (proc.fds[i].kind == FD_NONE) {
-            proc.fds[i] = (struct fd){kind, cloexec, flags, {.obj = o}};
-            evobj_ref(&proc.fds[i]);
-            return i;
-        }
-    return -EMFILE;
-}
-
-static int free_fds(void)
-{
-    int n = 0;
-    for (int i = 0; i < MAX_FDS; i++)
-        n += proc.fds[i].kind == FD_NONE;
-    return n;
+    long fd = fd_install((struct fd){kind, cloexec, flags, {.obj = o}});
+    if (fd >= 0)
+        evobj_ref(&proc.fds[fd]);
+    return fd;
 }
 
 void evobj_ref(struct fd *f)
@@ -252,7 +242,7 @@ static long make_pipe(uint64_t fds_va, uint64_t flags)
         return -EINVAL;
     if (!user_ok(fds_va, 8))
         return -EFAULT;
-    if (free_fds() < 2)
+    if (fd_free_count() < 2)
         return -EMFILE;
     long err;
     struct kobj *o = obj_new(OBJ_PIPE, &err);
@@ -268,7 +258,6 @@ static long make_pipe(uint64_t fds_va, uint64_t flags)
 SYSCALL(pipe) { UNUSED_ARGS(); return make_pipe(a0, 0); }
 SYSCALL(pipe2) { UNUSED_ARGS(); return make_pipe(a0, a1); }
 
-/* A read of a pipe or an eventfd; buf already checked. */
 /* After a wait: f still names the object it named (another thread may
  * have closed it, and its slot may name another now: EBADF, not that). */
 static bool still(const struct fd *f, enum fd_kind kind, uint64_t id)
@@ -276,6 +265,7 @@ static bool still(const struct fd *f, enum fd_kind kind, uint64_t id)
     return f->kind == kind && f->obj->id == id;
 }
 
+/* A read of a pipe, an eventfd or a timerfd; buf already checked. */
 long evobj_read(struct fd *f, uint64_t buf, uint64_t len)
 {
     struct kobj *o = f->obj;
@@ -439,15 +429,8 @@ SYSCALL(eventfd2) { UNUSED_ARGS(); return make_eventfd(a0, a1); }
  * up, as Linux counts them. */
 static uint64_t timer_expired(struct kobj *t)
 {
-    uint64_t now = time_monotonic_ns();
-    if (t->tm.next_ns && now >= t->tm.next_ns) {
-        uint64_t n = 1;
-        if (t->tm.interval_ns) {
-            n += (now - t->tm.next_ns) / t->tm.interval_ns;
-            t->tm.next_ns += n * t->tm.interval_ns;
-        } else {
-            t->tm.next_ns = 0;
-        }
+    uint64_t n = timer_due(&t->tm.next_ns, t->tm.interval_ns, time_monotonic_ns());
+    if (n) {
         t->tm.expired += n;
         t->changes++;                  /* a new event for edge-triggered items */
     }
@@ -481,8 +464,6 @@ SYSCALL(timerfd_create)
     return fd;
 }
 
-struct itimerspec64 { struct timespec64 interval, value; };
-
 static struct kobj *timer_of(uint64_t fd, long *err)
 {
     struct fd *f = fd_get(fd);
@@ -494,9 +475,7 @@ static struct kobj *timer_of(uint64_t fd, long *err)
 static struct itimerspec64 timer_now(struct kobj *t)
 {
     timer_expired(t);
-    uint64_t now = time_monotonic_ns();
-    uint64_t left = t->tm.next_ns > now ? t->tm.next_ns - now : t->tm.next_ns ? 1 : 0;
-    return (struct itimerspec64){ns_timespec(t->tm.interval_ns), ns_timespec(left)};
+    return timer_left(t->tm.next_ns, t->tm.interval_ns);
 }
 
 SYSCALL(timerfd_settime)
@@ -511,23 +490,15 @@ SYSCALL(timerfd_settime)
     struct itimerspec64 its;
     if (copy_from_user(&its, a2, sizeof its))
         return -EFAULT;
-    uint64_t value, interval;
-    if (timespec_ns(its.value, &value) || timespec_ns(its.interval, &interval))
-        return -EINVAL;
+    if (a3 && !user_ok(a3, sizeof its))
+        return -EFAULT;
     struct itimerspec64 old = timer_now(t);
+    long rc = timer_arm(&its, a1 & TFD_TIMER_ABSTIME, t->tm.clock, &t->tm.next_ns,
+                        &t->tm.interval_ns);
+    if (rc)
+        return rc;
     if (a3 && copy_to_user(a3, &old, sizeof old))
         return -EFAULT;
-    uint64_t now = time_monotonic_ns(), next = 0;
-    if (value && (a1 & TFD_TIMER_ABSTIME)) {
-        /* An absolute time on the timer's clock, as the monotonic one. */
-        uint64_t clk;
-        clock_now(t->tm.clock, &clk);
-        next = value > clk ? now + (value - clk) : now;
-    } else if (value) {
-        next = now + value;
-    }
-    t->tm.next_ns = next;
-    t->tm.interval_ns = value ? interval : 0;
     t->tm.expired = 0;
     changed(t);                        /* a waiter's deadline moves */
     return 0;

@@ -27,8 +27,9 @@
 #define O_CLOEXEC 02000000
 #define MAX_RW 0x7FFFF000ULL
 
-static char abs1[FILES_PATH_MAX], abs2[FILES_PATH_MAX], upath[FILES_PATH_MAX];
-static struct fio_reply rep;
+char file_abs1[FILES_PATH_MAX], file_abs2[FILES_PATH_MAX];
+struct fio_reply file_rep;
+static char upath[FILES_PATH_MAX];
 
 /* ---- without a job: no file system --------------------------------------- */
 
@@ -66,16 +67,21 @@ long file_resolve(int64_t dirfd, uint64_t uptr, char *out, bool *empty)
     return files_normalise(base, upath, out);
 }
 
-static long path_op(int op, const char *abs, uint32_t mode, uint64_t len)
+long file_path_call(const char *abs, struct fio_req *r, const char *path2)
 {
     const char *sp;
     int srv = files_route(abs, &sp);
+    return fio_call(srv, r, sp, path2, 0, false, &file_rep);
+}
+
+static long path_op(int op, const char *abs, uint32_t mode, uint64_t len)
+{
     struct fio_req r;
     memset(&r, 0, sizeof r);
     r.op = (uint16_t)op;
     r.mode = mode;
     r.len = len;
-    return fio_call(srv, &r, sp, NULL, 0, false, &rep);
+    return file_path_call(abs, &r, NULL);
 }
 
 static long file_op(struct ofile *of, int op, int64_t off, uint64_t len, uint32_t flags,
@@ -88,7 +94,7 @@ static long file_op(struct ofile *of, int op, int64_t off, uint64_t len, uint32_
     r.offset = off;
     r.len = len;
     r.flags = flags;
-    return fio_call(of->srv, &r, NULL, NULL, ubuf, into, &rep);
+    return fio_call(of->srv, &r, NULL, NULL, ubuf, into, &file_rep);
 }
 
 /* ---- open, close ------------------------------------------------------------ */
@@ -134,42 +140,46 @@ static long do_open(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode)
 {
     if (!job.running) {
         long n = string_from_user(upath, path, sizeof upath);
-        if (n > 0 && own_fd_of(upath) >= 0)
+        if (n < 0)
+            return n;
+        if (own_fd_of(upath) >= 0)
             return open_own_fd(own_fd_of(upath), flags);
-        long r = file_no_fs_lookup(path);
-        if (r == -ENOENT && ((flags & O_ACCMODE) != 0 || (flags & (O_CREAT | O_TRUNC | O_APPEND))))
+        if ((flags & O_ACCMODE) != 0 || (flags & (O_CREAT | O_TRUNC | O_APPEND)))
             return -EROFS;  /* nothing to create files on */
-        return r;
+        return -ENOENT;
     }
-    long rc = file_resolve(dirfd, path, abs1, NULL);
+    long rc = file_resolve(dirfd, path, file_abs1, NULL);
     if (rc)
         return rc;
-    if (own_fd_of(abs1) >= 0)
-        return open_own_fd(own_fd_of(abs1), flags);
-    if (!fd_any_free())
+    int own = own_fd_of(file_abs1);
+    if (own >= 0)
+        return open_own_fd(own, flags);
+    if (!fd_free_count())
         return -EMFILE;
     const char *sp;
-    int srv = files_route(abs1, &sp);
+    int srv = files_route(file_abs1, &sp);
     struct fio_req r;
     memset(&r, 0, sizeof r);
     r.op = FIO_OPEN;
     r.flags = (uint32_t)flags & ~(uint32_t)O_CLOEXEC;
     r.mode = (uint32_t)mode & 07777 & ~files_umask;
-    rc = fio_call(srv, &r, sp, NULL, 0, false, &rep);
+    rc = fio_call(srv, &r, sp, NULL, 0, false, &file_rep);
     if (rc < 0)
         return rc;
     struct ofile *of = kmalloc(sizeof *of);
-    char *p = kmalloc(strlen(abs1) + 1);
+    char *p = kmalloc(strlen(file_abs1) + 1);
     if (!of || !p) {
         kfree(of);
         kfree(p);
-        struct ofile tmp = {1, srv, false, rep.handle, NULL};
+        struct ofile tmp = {1, srv, false, file_rep.handle, NULL};
         file_op(&tmp, FIO_CLOSE, 0, 0, 0, 0, false);
         return -ENOMEM;
     }
-    memcpy(p, abs1, strlen(abs1) + 1);
-    *of = (struct ofile){1, srv, rep.is_dir != 0, rep.handle, p};
-    long fd = fd_install(of, (uint32_t)flags & ~(uint32_t)(O_CLOEXEC | O_CREAT | O_TRUNC), flags & O_CLOEXEC);
+    memcpy(p, file_abs1, strlen(file_abs1) + 1);
+    *of = (struct ofile){1, srv, file_rep.is_dir != 0, file_rep.handle, p};
+    long fd = fd_install((struct fd){FD_FILE, flags & O_CLOEXEC,
+                                     (uint32_t)flags & ~(uint32_t)(O_CLOEXEC | O_CREAT | O_TRUNC),
+                                     {.of = of}});
     if (fd < 0)
         fio_release(of);
     return fd;
@@ -202,13 +212,20 @@ long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing
     return file_xfer(f, (void *)buf, len, off, writing);
 }
 
+/* The forwarded file descriptor fd names, in *f: 0, -EBADF when it is not
+ * open, or not_file when it names something else (the console, a pipe). */
+static long file_fd(uint64_t fd, long not_file, struct fd **f)
+{
+    *f = fd_get(fd);
+    return !*f ? -EBADF : (*f)->kind != FD_FILE ? not_file : 0;
+}
+
 static long positional(uint64_t fd, uint64_t buf, uint64_t len, uint64_t off, bool writing)
 {
-    struct fd *f = fd_get(fd);
-    if (!f)
-        return -EBADF;
-    if (f->kind != FD_FILE)
-        return -ESPIPE;
+    struct fd *f;
+    long rc = file_fd(fd, -ESPIPE, &f);
+    if (rc)
+        return rc;
     if ((int64_t)off < 0)
         return -EINVAL;
     return file_rw(f, buf, len, (int64_t)off, writing);
@@ -220,11 +237,10 @@ SYSCALL(pwrite64) { UNUSED_ARGS(); return positional(a0, a1, a2, a3, true); }
 SYSCALL(lseek)
 {
     UNUSED_ARGS();
-    struct fd *f = fd_get(a0);
-    if (!f)
-        return -EBADF;
-    if (f->kind != FD_FILE)
-        return -ESPIPE;
+    struct fd *f;
+    long rc = file_fd(a0, -ESPIPE, &f);
+    if (rc)
+        return rc;
     if (a2 > 4)
         return -EINVAL;
     return file_op(f->of, FIO_LSEEK, (int64_t)a1, 0, (uint32_t)a2, 0, false);
@@ -252,12 +268,9 @@ long file_sync(struct fd *f, bool all)
 
 static long sync_fd(uint64_t fd, bool all)
 {
-    struct fd *f = fd_get(fd);
-    if (!f)
-        return -EBADF;
-    if (f->kind != FD_FILE)
-        return -EINVAL;
-    return file_sync(f, all);
+    struct fd *f;
+    long rc = file_fd(fd, -EINVAL, &f);
+    return rc ? rc : file_sync(f, all);
 }
 
 SYSCALL(fsync) { UNUSED_ARGS(); return sync_fd(a0, true); }
@@ -270,12 +283,9 @@ SYSCALL(fdatasync) { UNUSED_ARGS(); return sync_fd(a0, false); }
 SYSCALL(fadvise64)
 {
     UNUSED_ARGS();
-    struct fd *f = fd_get(a0);
-    if (!f)
-        return -EBADF;
-    if (f->kind != FD_FILE)
-        return -ESPIPE;
-    return a3 > 5 || (int64_t)a2 < 0 ? -EINVAL : 0;    /* POSIX_FADV_NORMAL .. NOREUSE */
+    struct fd *f;
+    long rc = file_fd(a0, -ESPIPE, &f);
+    return rc ? rc : a3 > 5 || (int64_t)a2 < 0 ? -EINVAL : 0;    /* POSIX_FADV_NORMAL .. NOREUSE */
 }
 
 SYSCALL(readahead)
@@ -326,8 +336,8 @@ SYSCALL(truncate)
         return file_no_fs_lookup(a0);
     if ((int64_t)a1 < 0)
         return -EINVAL;
-    long rc = file_resolve(AT_FDCWD, a0, abs1, NULL);
-    return rc ? rc : path_op(FIO_TRUNCATE, abs1, 0, a1);
+    long rc = file_resolve(AT_FDCWD, a0, file_abs1, NULL);
+    return rc ? rc : path_op(FIO_TRUNCATE, file_abs1, 0, a1);
 }
 
 /* fcntl(F_SETFL) on a file: the server's file takes O_APPEND too. */
@@ -376,7 +386,7 @@ static long lock_call(struct fd *f, int op, uint32_t flags, uint32_t mode, int64
     r.mode = mode;
     r.offset = start;
     r.len = (uint64_t)len;
-    return fio_call(f->of->srv, &r, NULL, NULL, 0, false, &rep);
+    return fio_call(f->of->srv, &r, NULL, NULL, 0, false, &file_rep);
 }
 
 static long lock_until_held(struct fd *f, uint32_t flags, uint32_t mode, int64_t start,
@@ -409,9 +419,9 @@ long file_lock(struct fd *f, uint64_t cmd, uint64_t arg)
         if (rc < 0)
             return rc;
         struct fio_lock l;
-        if (rep.data_len != sizeof l)
+        if (file_rep.data_len != sizeof l)
             return -EIO;
-        memcpy(&l, rep.data, sizeof l);
+        memcpy(&l, file_rep.data, sizeof l);
         fl.type = (int16_t)l.type;
         if (l.type != F_UNLCK) {
             fl.whence = 0;             /* SEEK_SET */
@@ -466,9 +476,9 @@ static long statfs_out(long rc, uint64_t buf)
 {
     if (rc < 0)
         return rc;
-    if (rep.data_len != 120)
+    if (file_rep.data_len != 120)
         return -EIO;
-    return copy_to_user(buf, rep.data, 120);
+    return copy_to_user(buf, file_rep.data, 120);
 }
 
 SYSCALL(statfs)
@@ -478,8 +488,8 @@ SYSCALL(statfs)
         return file_no_fs_lookup(a0);
     if (!user_ok(a1, 120))
         return -EFAULT;
-    long rc = file_resolve(AT_FDCWD, a0, abs1, NULL);
-    return rc ? rc : statfs_out(path_op(FIO_STATFS, abs1, 0, 0), a1);
+    long rc = file_resolve(AT_FDCWD, a0, file_abs1, NULL);
+    return rc ? rc : statfs_out(path_op(FIO_STATFS, file_abs1, 0, 0), a1);
 }
 
 SYSCALL(fstatfs)
@@ -499,7 +509,9 @@ SYSCALL(fstatfs)
 
 /* The user's struct stat is fio_stat, Linux x86-64's layout (include/tern/fio_proto.h). */
 
-static long console_stat(uint64_t fd, const struct fd *f, struct fio_stat *st)
+/* A descriptor the node answers itself: the console, a pipe, an eventfd,
+ * a timerfd, an epoll instance. */
+static long local_stat(uint64_t fd, const struct fd *f, struct fio_stat *st)
 {
     memset(st, 0, sizeof *st);
     st->dev = 5;
@@ -529,7 +541,7 @@ static long console_stat(uint64_t fd, const struct fd *f, struct fio_stat *st)
     return 0;
 }
 
-/* Status of a descriptor or (at dirfd) a path into rep.st. */
+/* Status of a descriptor or (at dirfd) a path into file_rep.st. */
 static long get_stat(int64_t dirfd, uint64_t path, uint64_t flags, bool use_path)
 {
     bool empty = false;
@@ -544,11 +556,11 @@ static long get_stat(int64_t dirfd, uint64_t path, uint64_t flags, bool use_path
             }
             return file_no_fs_lookup(path);
         }
-        long rc = file_resolve(dirfd, path, abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
+        long rc = file_resolve(dirfd, path, file_abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
         if (rc)
             return rc;
         if (!empty)
-            return path_op((flags & AT_SYMLINK_NOFOLLOW) ? FIO_LSTAT : FIO_STAT, abs1, 0, 0);
+            return path_op((flags & AT_SYMLINK_NOFOLLOW) ? FIO_LSTAT : FIO_STAT, file_abs1, 0, 0);
         if ((int32_t)dirfd == AT_FDCWD)
             return path_op(FIO_STAT, files_cwd(), 0, 0);
     }
@@ -557,7 +569,7 @@ by_fd:;
     if (!f)
         return -EBADF;
     if (f->kind != FD_FILE)
-        return console_stat((uint64_t)(int32_t)dirfd, f, &rep.st);
+        return local_stat((uint64_t)(int32_t)dirfd, f, &file_rep.st);
     return file_op(f->of, FIO_FSTAT, 0, 0, 0, 0, false);
 }
 
@@ -565,7 +577,7 @@ static long stat_out(long rc, uint64_t buf)
 {
     if (rc < 0)
         return rc;
-    return copy_to_user(buf, &rep.st, sizeof rep.st);
+    return copy_to_user(buf, &file_rep.st, sizeof file_rep.st);
 }
 
 SYSCALL(fstat)
@@ -626,7 +638,7 @@ SYSCALL(statx)
     long rc = get_stat((int64_t)a0, a1, a2 & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), true);
     if (rc < 0)
         return rc;
-    const struct fio_stat *s = &rep.st;
+    const struct fio_stat *s = &file_rep.st;
     struct linux_statx x;
     memset(&x, 0, sizeof x);
     x.mask = 0x7ff;                 /* STATX_BASIC_STATS */
@@ -657,21 +669,21 @@ static long access_at(int64_t dirfd, uint64_t path, uint64_t mode, uint64_t flag
     if (mode & ~7ULL)
         return -EINVAL;
     bool empty = false;
-    long rc = file_resolve(dirfd, path, abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
+    long rc = file_resolve(dirfd, path, file_abs1, (flags & AT_EMPTY_PATH) ? &empty : NULL);
     if (rc)
         return rc;
     if (empty) {
         struct fd *f = (int32_t)dirfd == AT_FDCWD ? NULL : fd_get((uint64_t)(int32_t)dirfd);
         if ((int32_t)dirfd == AT_FDCWD)
-            strlcpy(abs1, files_cwd(), sizeof abs1);
+            strlcpy(file_abs1, files_cwd(), sizeof file_abs1);
         else if (!f)
             return -EBADF;
         else if (f->kind != FD_FILE)
             return 0;
         else
-            strlcpy(abs1, f->of->path, sizeof abs1);
+            strlcpy(file_abs1, f->of->path, sizeof file_abs1);
     }
-    return path_op(FIO_ACCESS, abs1, (uint32_t)mode, 0);
+    return path_op(FIO_ACCESS, file_abs1, (uint32_t)mode, 0);
 }
 
 SYSCALL(access) { UNUSED_ARGS(); return access_at(AT_FDCWD, a0, a1, 0); }
@@ -684,10 +696,10 @@ static long name_op(int64_t dirfd, uint64_t path, int op, uint32_t mode)
         long r = file_no_fs_lookup(path);
         return r == -ENOENT && op == FIO_MKDIR ? -EROFS : r;
     }
-    long rc = file_resolve(dirfd, path, abs1, NULL);
+    long rc = file_resolve(dirfd, path, file_abs1, NULL);
     if (rc)
         return rc;
-    return path_op(op, abs1, mode, 0);
+    return path_op(op, file_abs1, mode, 0);
 }
 
 SYSCALL(unlink) { UNUSED_ARGS(); return name_op(AT_FDCWD, a0, FIO_UNLINK, 0); }
@@ -706,25 +718,32 @@ SYSCALL(mkdirat)
     return name_op((int64_t)a0, a1, FIO_MKDIR, (uint32_t)a2 & 07777 & ~files_umask);
 }
 
+long file_two_names(int op, uint32_t flags, int64_t olddir, uint64_t oldp, int64_t newdir,
+                    uint64_t newp)
+{
+    long rc = file_resolve(olddir, oldp, file_abs1, NULL);
+    if (rc)
+        return rc;
+    if ((rc = file_resolve(newdir, newp, file_abs2, NULL)))
+        return rc;
+    const char *sp1, *sp2;
+    int s1 = files_route(file_abs1, &sp1), s2 = files_route(file_abs2, &sp2);
+    if (s1 != s2)
+        return -EXDEV;
+    struct fio_req r;
+    memset(&r, 0, sizeof r);
+    r.op = (uint16_t)op;
+    r.flags = flags;
+    return fio_call(s1, &r, sp1, sp2, 0, false, &file_rep);
+}
+
 static long rename_at(int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)
 {
     if (!job.running)
         return file_no_fs_lookup(oldp);
     if (flags)
         return -EINVAL;      /* RENAME_NOREPLACE and friends: not forwarded */
-    long rc = file_resolve(olddir, oldp, abs1, NULL);
-    if (rc)
-        return rc;
-    if ((rc = file_resolve(newdir, newp, abs2, NULL)))
-        return rc;
-    const char *sp1, *sp2;
-    int s1 = files_route(abs1, &sp1), s2 = files_route(abs2, &sp2);
-    if (s1 != s2)
-        return -EXDEV;
-    struct fio_req r;
-    memset(&r, 0, sizeof r);
-    r.op = FIO_RENAME;
-    return fio_call(s1, &r, sp1, sp2, 0, false, &rep);
+    return file_two_names(FIO_RENAME, 0, olddir, oldp, newdir, newp);
 }
 
 SYSCALL(rename) { UNUSED_ARGS(); return rename_at(AT_FDCWD, a0, AT_FDCWD, a1, 0); }
@@ -738,11 +757,11 @@ SYSCALL(renameat2) { UNUSED_ARGS(); return rename_at((int64_t)a0, a1, (int64_t)a
 static long self_exe(uint64_t buf, uint64_t len)
 {
     if (job.running && files_exe()[0])
-        strlcpy(abs2, files_exe(), sizeof abs2);
-    else if (files_normalise("/", proc.name, abs2))
+        strlcpy(file_abs2, files_exe(), sizeof file_abs2);
+    else if (files_normalise("/", proc.name, file_abs2))
         return -ENAMETOOLONG;
-    uint64_t n = strlen(abs2) < len ? strlen(abs2) : len;
-    return copy_to_user(buf, abs2, n) ? -EFAULT : (long)n;
+    uint64_t n = strlen(file_abs2) < len ? strlen(file_abs2) : len;
+    return copy_to_user(buf, file_abs2, n) ? -EFAULT : (long)n;
 }
 
 static long readlink_at(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len)
@@ -760,14 +779,14 @@ static long readlink_at(int64_t dirfd, uint64_t path, uint64_t buf, uint64_t len
         return self_exe(buf, len);
     if (!job.running)
         return -ENOENT;
-    rc = file_resolve(dirfd, path, abs1, NULL);
+    rc = file_resolve(dirfd, path, file_abs1, NULL);
     if (rc)
         return rc;
-    rc = path_op(FIO_READLINK, abs1, 0, 0);
+    rc = path_op(FIO_READLINK, file_abs1, 0, 0);
     if (rc < 0)
         return rc;
-    uint64_t n = rep.data_len < len ? rep.data_len : len;
-    return copy_to_user(buf, rep.data, n) ? -EFAULT : (long)n;
+    uint64_t n = file_rep.data_len < len ? file_rep.data_len : len;
+    return copy_to_user(buf, file_rep.data, n) ? -EFAULT : (long)n;
 }
 
 SYSCALL(readlink) { UNUSED_ARGS(); return readlink_at(AT_FDCWD, a0, a1, a2); }
@@ -798,8 +817,8 @@ SYSCALL(chdir)
     UNUSED_ARGS();
     if (!job.running)
         return file_no_fs_lookup(a0);
-    long rc = file_resolve(AT_FDCWD, a0, abs1, NULL);
-    return rc ? rc : change_dir(abs1);
+    long rc = file_resolve(AT_FDCWD, a0, file_abs1, NULL);
+    return rc ? rc : change_dir(file_abs1);
 }
 
 SYSCALL(fchdir)
@@ -810,8 +829,8 @@ SYSCALL(fchdir)
         return -EBADF;
     if (f->kind != FD_FILE || !f->of->dir)
         return -ENOTDIR;
-    strlcpy(abs1, f->of->path, sizeof abs1);
-    return change_dir(abs1);
+    strlcpy(file_abs1, f->of->path, sizeof file_abs1);
+    return change_dir(file_abs1);
 }
 
 SYSCALL(umask)

@@ -4,6 +4,7 @@
 #define TERN_SYS_FILE_INTERNAL_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "files.h"
 
 #define AT_FDCWD (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
@@ -11,10 +12,22 @@
 #define AT_SYMLINK_FOLLOW 0x400
 #define AT_EMPTY_PATH 0x1000
 
+/* file.c's scratch: two absolute paths (or a symlink's contents) and the
+ * last reply.  One system call uses them at a time (the serial lock). */
+extern char file_abs1[FILES_PATH_MAX], file_abs2[FILES_PATH_MAX];
+extern struct fio_reply file_rep;
+
 /* Without a job a node has no file system: path_va is read (EFAULT,
  * ENAMETOOLONG) and not found. */
 long file_no_fs_lookup(uint64_t path_va);
 /* The absolute, normalised path of a user path relative to dirfd, in out
  * (FILES_PATH_MAX).  *empty (when the caller allows it): the path was "". */
 long file_resolve(int64_t dirfd, uint64_t uptr, char *out, bool *empty);
+/* r (its op and fields the caller's) to the server of abs, with path2 (a
+ * second path, a symlink's contents, or NULL); the reply in file_rep. */
+long file_path_call(const char *abs, struct fio_req *r, const char *path2);
+/* rename and link: op (with flags) on two user paths, which must be on one
+ * server (EXDEV otherwise, as between file systems). */
+long file_two_names(int op, uint32_t flags, int64_t olddir, uint64_t oldp, int64_t newdir,
+                    uint64_t newp);
 #endif

@@ -16,8 +16,6 @@
 #define UTIME_NOW ((1L << 30) - 1)
 #define UTIME_OMIT ((1L << 30) - 2)
 
-static char where[FILES_PATH_MAX], where2[FILES_PATH_MAX], contents[FILES_PATH_MAX];
-static struct fio_reply reply;
 
 /* ---- mode, owners, times ------------------------------------------------------ */
 
@@ -30,7 +28,7 @@ static long attr_call(int64_t dirfd, uint64_t path, uint64_t at, bool by_fd, str
     if (at & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
         return -EINVAL;
     if (!by_fd && !job.running) {
-        long n = string_from_user(where, path, sizeof where);
+        long n = string_from_user(file_abs1, path, sizeof file_abs1);
         if (n < 0)
             return n;
         if (n > 0 || !(at & AT_EMPTY_PATH))
@@ -38,11 +36,11 @@ static long attr_call(int64_t dirfd, uint64_t path, uint64_t at, bool by_fd, str
         by_fd = true;
     } else if (!by_fd) {
         bool empty = false;
-        long rc = file_resolve(dirfd, path, where, (at & AT_EMPTY_PATH) ? &empty : NULL);
+        long rc = file_resolve(dirfd, path, file_abs1, (at & AT_EMPTY_PATH) ? &empty : NULL);
         if (rc)
             return rc;
         if (empty && (int32_t)dirfd == AT_FDCWD)
-            strlcpy(where, files_cwd(), sizeof where);
+            strlcpy(file_abs1, files_cwd(), sizeof file_abs1);
         else
             by_fd = empty;
     }
@@ -54,14 +52,12 @@ static long attr_call(int64_t dirfd, uint64_t path, uint64_t at, bool by_fd, str
             return -EPERM;             /* the console is the node's */
         r->op = (uint16_t)fd_op;
         r->handle = f->of->handle;
-        return fio_call(f->of->srv, r, NULL, NULL, 0, false, &reply);
+        return fio_call(f->of->srv, r, NULL, NULL, 0, false, &file_rep);
     }
     r->op = (uint16_t)path_op;
     if (at & AT_SYMLINK_NOFOLLOW)
         r->flags |= FIO_NOFOLLOW;
-    const char *sp;
-    int srv = files_route(where, &sp);
-    return fio_call(srv, r, sp, NULL, 0, false, &reply);
+    return file_path_call(file_abs1, r, NULL);
 }
 
 static long chmod_at(int64_t dirfd, uint64_t path, uint64_t mode, uint64_t at, bool by_fd)
@@ -126,36 +122,27 @@ static long times_at(int64_t dirfd, uint64_t path, const struct times2 *t, uint6
 
 static const struct times2 both_now = {{0, 0}, {UTIME_NOW, UTIME_NOW}};
 
-SYSCALL(utimensat)
-{
-    UNUSED_ARGS();
-    struct times2 t = both_now;
-    int64_t ts[4];
-    if (a2) {
-        if (copy_from_user(ts, a2, sizeof ts))
-            return -EFAULT;
-        t = (struct times2){{ts[0], ts[2]}, {ts[1], ts[3]}};
-    }
-    return times_at((int64_t)a0, a1, &t, a3);
-}
-
-/* utimes and futimesat: microseconds (0 to 999999, else EINVAL). */
-static long timevals_at(int64_t dirfd, uint64_t path, uint64_t tv)
+/* Two {seconds, fraction} pairs at va (0: both now), the fraction in
+ * nanoseconds (utimensat: its UTIME_ values too) or microseconds (utimes,
+ * futimesat: 0 to 999999, else EINVAL), then times_at. */
+static long pairs_at(int64_t dirfd, uint64_t path, uint64_t va, bool micro, uint64_t at)
 {
     struct times2 t = both_now;
     int64_t v[4];
-    if (tv) {
-        if (copy_from_user(v, tv, sizeof v))
+    if (va) {
+        if (copy_from_user(v, va, sizeof v))
             return -EFAULT;
-        if (v[1] < 0 || v[1] >= 1000000 || v[3] < 0 || v[3] >= 1000000)
+        if (micro && (v[1] < 0 || v[1] >= 1000000 || v[3] < 0 || v[3] >= 1000000))
             return -EINVAL;
-        t = (struct times2){{v[0], v[2]}, {v[1] * 1000, v[3] * 1000}};
+        int64_t unit = micro ? 1000 : 1;
+        t = (struct times2){{v[0], v[2]}, {v[1] * unit, v[3] * unit}};
     }
-    return times_at(dirfd, path, &t, 0);
+    return times_at(dirfd, path, &t, at);
 }
 
-SYSCALL(utimes) { UNUSED_ARGS(); return a0 ? timevals_at(AT_FDCWD, a0, a1) : -EFAULT; }
-SYSCALL(futimesat) { UNUSED_ARGS(); return timevals_at((int64_t)a0, a1, a2); }
+SYSCALL(utimensat) { UNUSED_ARGS(); return pairs_at((int64_t)a0, a1, a2, false, a3); }
+SYSCALL(utimes) { UNUSED_ARGS(); return a0 ? pairs_at(AT_FDCWD, a0, a1, true, 0) : -EFAULT; }
+SYSCALL(futimesat) { UNUSED_ARGS(); return pairs_at((int64_t)a0, a1, a2, true, 0); }
 
 /* utime: struct utimbuf, whole seconds. */
 SYSCALL(utime)
@@ -176,7 +163,7 @@ SYSCALL(utime)
 /* A symbolic link at (dirfd, path) holding target, byte for byte. */
 static long symlink_at(uint64_t target, int64_t dirfd, uint64_t path)
 {
-    long n = string_from_user(contents, target, sizeof contents);
+    long n = string_from_user(file_abs2, target, sizeof file_abs2);
     if (n < 0)
         return n;
     if (n == 0)
@@ -185,22 +172,19 @@ static long symlink_at(uint64_t target, int64_t dirfd, uint64_t path)
         long rc = file_no_fs_lookup(path);
         return rc == -ENOENT ? -EROFS : rc;   /* nothing to make it on */
     }
-    long rc = file_resolve(dirfd, path, where, NULL);
+    long rc = file_resolve(dirfd, path, file_abs1, NULL);
     if (rc)
         return rc;
-    const char *sp;
-    int srv = files_route(where, &sp);
     struct fio_req r;
     memset(&r, 0, sizeof r);
     r.op = FIO_SYMLINK;
-    return fio_call(srv, &r, sp, contents, 0, false, &reply);
+    return file_path_call(file_abs1, &r, file_abs2);
 }
 
 SYSCALL(symlink) { UNUSED_ARGS(); return symlink_at(a0, AT_FDCWD, a1); }
 SYSCALL(symlinkat) { UNUSED_ARGS(); return symlink_at(a0, (int64_t)a1, a2); }
 
-/* A hard link: both names on one server (EXDEV otherwise, as between
- * file systems).  AT_EMPTY_PATH's "" (a descriptor's file) takes a
+/* A hard link: both names on one server.  AT_EMPTY_PATH's "" (a descriptor's file) takes a
  * privilege a job does not have: ENOENT, as Linux gives without it. */
 static long link_at(int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t at)
 {
@@ -208,20 +192,8 @@ static long link_at(int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp
         return -EINVAL;
     if (!job.running)
         return file_no_fs_lookup(oldp);
-    long rc = file_resolve(olddir, oldp, where, NULL);
-    if (rc)
-        return rc;
-    if ((rc = file_resolve(newdir, newp, where2, NULL)))
-        return rc;
-    const char *sp1, *sp2;
-    int s1 = files_route(where, &sp1), s2 = files_route(where2, &sp2);
-    if (s1 != s2)
-        return -EXDEV;
-    struct fio_req r;
-    memset(&r, 0, sizeof r);
-    r.op = FIO_LINK;
-    r.flags = at & AT_SYMLINK_FOLLOW ? FIO_FOLLOW : 0;
-    return fio_call(s1, &r, sp1, sp2, 0, false, &reply);
+    return file_two_names(FIO_LINK, at & AT_SYMLINK_FOLLOW ? FIO_FOLLOW : 0, olddir, oldp,
+                          newdir, newp);
 }
 
 SYSCALL(link) { UNUSED_ARGS(); return link_at(AT_FDCWD, a0, AT_FDCWD, a1, 0); }

@@ -51,19 +51,19 @@ void fd_init(void)
     }
 }
 
-bool fd_any_free(void)
+unsigned fd_free_count(void)
 {
+    unsigned n = 0;
     for (int i = 0; i < MAX_FDS; i++)
-        if (proc.fds[i].kind == FD_NONE)
-            return true;
-    return false;
+        n += proc.fds[i].kind == FD_NONE;
+    return n;
 }
 
-long fd_install(struct ofile *of, uint32_t flags, bool cloexec)
+long fd_install(struct fd f)
 {
     for (int i = 0; i < MAX_FDS; i++)
         if (proc.fds[i].kind == FD_NONE) {
-            proc.fds[i] = (struct fd){FD_FILE, cloexec, flags, {.of = of}};
+            proc.fds[i] = f;
             return i;
         }
     return -EMFILE;
@@ -234,8 +234,20 @@ SYSCALL(pwritev2) { UNUSED_ARGS(); return vector2(a0, a1, a2, (int64_t)a3, a5, t
 #define FIONBIO 0x5421
 #define FIONCLEX 0x5450
 #define FIOCLEX 0x5451
-#define F_SETFL_NR 4
 #define O_NONBLOCK 04000
+
+/* fcntl(F_SETFL) and ioctl(FIONBIO): the status flags (not the access
+ * mode); a served file's server takes O_APPEND too. */
+static long set_status(struct fd *f, uint32_t flags)
+{
+    if (f->kind == FD_FILE) {
+        long rc = file_setfl(f, flags);
+        if (rc < 0)
+            return rc;
+    }
+    f->flags = (f->flags & O_ACCMODE) | (flags & ~(uint32_t)O_ACCMODE);
+    return 0;
+}
 
 SYSCALL(ioctl)
 {
@@ -253,8 +265,7 @@ SYSCALL(ioctl)
         int32_t on;
         if (copy_from_user(&on, a2, sizeof on))
             return -EFAULT;
-        return sys_fcntl(a0, F_SETFL_NR, on ? f->flags | O_NONBLOCK : f->flags & ~O_NONBLOCK,
-                         0, 0, 0);
+        return set_status(f, on ? f->flags | O_NONBLOCK : f->flags & ~O_NONBLOCK);
     }
     }
     /* Under yod the streams are yod's pipes, not a terminal (as for
@@ -389,15 +400,7 @@ SYSCALL(fcntl)
     case F_GETFD: return f->cloexec ? 1 : 0;
     case F_SETFD: f->cloexec = a2 & 1; return 0;
     case F_GETFL: return f->flags;
-    case F_SETFL: {
-        if (f->kind == FD_FILE) {
-            long rc = file_setfl(f, (uint32_t)a2);
-            if (rc < 0)
-                return rc;
-        }
-        f->flags = (f->flags & O_ACCMODE) | ((uint32_t)a2 & ~(uint32_t)O_ACCMODE);
-        return 0;
-    }
+    case F_SETFL: return set_status(f, (uint32_t)a2);
     case 5: case 6: case 7:            /* F_GETLK, F_SETLK, F_SETLKW */
     case 36: case 37: case 38:         /* F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW */
         return file_lock(f, a1, a2);

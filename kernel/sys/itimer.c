@@ -75,13 +75,7 @@ static void notify(struct posix_timer *t)
  * still pending; the next expiry keeps the period's phase. */
 static void posix_fire(struct posix_timer *t, uint64_t now)
 {
-    uint64_t missed = 0;
-    if (t->interval_ns) {
-        missed = (now - t->next_ns) / t->interval_ns;
-        t->next_ns += (missed + 1) * t->interval_ns;
-    } else {
-        t->next_ns = 0;
-    }
+    uint64_t missed = timer_due(&t->next_ns, t->interval_ns, now) - 1;
     if (t->notify == SIGEV_NONE)
         return;
     int32_t add = missed > INT32_MAX ? INT32_MAX : (int32_t)missed;
@@ -239,8 +233,6 @@ struct sigevent64 {
     int32_t tid;                       /* SIGEV_THREAD_ID */
     int32_t pad[11];
 };
-struct itimerspec64 { struct timespec64 interval, value; };
-
 static struct posix_timer *ptimer_of(uint64_t id)
 {
     return id < PROCESS_POSIX_TIMERS && proc.ptimers[id].used ? &proc.ptimers[id] : NULL;
@@ -281,14 +273,47 @@ SYSCALL(timer_create)
     return copy_to_user(a2, &id32, 4);
 }
 
-static struct itimerspec64 ptimer_current(const struct posix_timer *t)
+/* ---- the arithmetic of a timer, for these and timerfds (evobj.c) ------------------- */
+
+long timer_arm(const struct itimerspec64 *its, bool absolute, uint64_t clk, uint64_t *next,
+               uint64_t *interval)
 {
-    struct itimerspec64 v = {ns_timespec(t->interval_ns), {0, 0}};
-    if (t->next_ns) {
+    uint64_t value, period;
+    if (timespec_ns(its->value, &value) || timespec_ns(its->interval, &period))
+        return -EINVAL;
+    uint64_t mono = time_monotonic_ns(), at = mono + value;
+    if (value && absolute) {
+        uint64_t clock;                /* the time it names, on the timer's own clock */
+        clock_now(clk, &clock);
+        at = value > clock ? mono + (value - clock) : mono;
+    }
+    *interval = value ? period : 0;
+    *next = value ? (at ? at : 1) : 0;
+    return 0;
+}
+
+struct itimerspec64 timer_left(uint64_t next, uint64_t interval)
+{
+    struct itimerspec64 v = {ns_timespec(interval), {0, 0}};
+    if (next) {
         uint64_t now = time_monotonic_ns();
-        v.value = ns_timespec(t->next_ns > now ? t->next_ns - now : 1);   /* due, not yet rung */
+        v.value = ns_timespec(next > now ? next - now : 1);   /* due, not yet taken */
     }
     return v;
+}
+
+uint64_t timer_due(uint64_t *next, uint64_t interval, uint64_t now)
+{
+    if (!*next || now < *next)
+        return 0;
+    uint64_t n = 1;
+    if (interval) {
+        n += (now - *next) / interval;
+        *next += n * interval;
+    } else {
+        *next = 0;
+    }
+    return n;
 }
 
 SYSCALL(timer_settime)
@@ -297,23 +322,15 @@ SYSCALL(timer_settime)
     struct posix_timer *t = ptimer_of(a0);
     if (!t)
         return -EINVAL;
-    struct itimerspec64 v, old;
-    uint64_t value, interval;
+    struct itimerspec64 v;
     if (copy_from_user(&v, a2, sizeof v))
         return -EFAULT;
-    if (timespec_ns(v.value, &value) || timespec_ns(v.interval, &interval))
-        return -EINVAL;
-    if (a3 && !user_ok(a3, sizeof old))
+    if (a3 && !user_ok(a3, sizeof v))
         return -EFAULT;
-    old = ptimer_current(t);
-    uint64_t mono = time_monotonic_ns(), at = mono + value;
-    if (value && (a1 & TIMER_ABSTIME)) {
-        uint64_t clock;                /* the time it names, on the timer's own clock */
-        clock_now(t->clock, &clock);
-        at = value > clock ? mono + (value - clock) : mono;
-    }
-    t->interval_ns = value ? interval : 0;
-    t->next_ns = value ? (at ? at : 1) : 0;
+    struct itimerspec64 old = timer_left(t->next_ns, t->interval_ns);
+    long rc = timer_arm(&v, a1 & TIMER_ABSTIME, t->clock, &t->next_ns, &t->interval_ns);
+    if (rc)
+        return rc;
     rearm();
     return a3 ? copy_to_user(a3, &old, sizeof old) : 0;
 }
@@ -324,7 +341,7 @@ SYSCALL(timer_gettime)
     struct posix_timer *t = ptimer_of(a0);
     if (!t)
         return -EINVAL;
-    struct itimerspec64 v = ptimer_current(t);
+    struct itimerspec64 v = timer_left(t->next_ns, t->interval_ns);
     return copy_to_user(a1, &v, sizeof v);
 }
 
