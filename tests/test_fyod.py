@@ -373,12 +373,8 @@ def test_file_locks_exclude_ranks_on_two_nodes(fc, where, libc):
             os.unlink(os.path.join(dirs[where], p))
 
 
-def test_sqlite_ranks_on_two_nodes_write_one_database(fc, tmp_path):
-    """SQLite, linked static from Debian's libsqlite3: two ranks on two nodes
-    insert into one database on an fyod, each waiting for the other's
-    locks.  Before file locks were served, its first write failed ("disk
-    I/O error")."""
-    import sqlite3
+def sqlite_program(tmp_path):
+    """sqlite_ranks.c linked static with Debian's libsqlite3 (or a skip)."""
     lib = subprocess.run(["gcc", "-print-file-name=libsqlite3.a"], capture_output=True,
                          text=True).stdout.strip()
     if not os.path.isabs(lib):
@@ -388,6 +384,16 @@ def test_sqlite_ranks_on_two_nodes_write_one_database(fc, tmp_path):
                         os.path.join(ROOT, "tests", "programs", "toolchains", "sqlite_ranks.c"),
                         "-lsqlite3", "-lm"], capture_output=True, text=True, timeout=300)
     assert b.returncode == 0, b.stderr
+    return exe
+
+
+def test_sqlite_ranks_on_two_nodes_write_one_database(fc, tmp_path):
+    """SQLite, linked static from Debian's libsqlite3: two ranks on two nodes
+    insert into one database on an fyod, each waiting for the other's
+    locks.  Before file locks were served, its first write failed ("disk
+    I/O error")."""
+    import sqlite3
+    exe = sqlite_program(tmp_path)
     name, dirs, _ = fc
     r = yod(name, "-sz", "2", exe, "/scratch/ranks.sqlite", "40")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -403,11 +409,44 @@ def test_sqlite_ranks_on_two_nodes_write_one_database(fc, tmp_path):
         os.unlink(db)
 
 
+@pytest.mark.parametrize("modes", [["wal"], ["mmap"], ["wal", "mmap"]])
+def test_sqlite_in_wal_mode_and_reading_through_mmap(fc, tmp_path, modes):
+    """SQLite's write-ahead log keeps its index in a shared writable mapping
+    of DB-shm (it was ENODEV: "disk I/O error"); with mmap_size it reads
+    the database through a shared mapping while writing it with pwrite (a
+    mapping that kept the bytes of the moment it was made showed it stale
+    pages).  One rank inserts 300 rows, a second connection counts them,
+    and the database is whole and holds them on the service node."""
+    import sqlite3
+    exe = sqlite_program(tmp_path)
+    name, dirs, _ = fc
+    r = yod(name, exe, "/scratch/wal.sqlite", "300", *modes)
+    db = os.path.join(dirs["scratch"], "wal.sqlite")
+    try:
+        assert r.returncode == 0, r.stdout + r.stderr
+        want = ["rank 0: another connection counts 300 rows, sum 44850", "rank 0: 300 rows in"]
+        if "wal" in modes:
+            want.insert(0, "journal_mode: wal")
+        assert r.stdout.splitlines() == want
+        c = sqlite3.connect(db)
+        try:
+            assert c.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+            assert c.execute("SELECT count(*), sum(i) FROM t").fetchall() == [(300, 44850)]
+            assert c.execute("PRAGMA journal_mode").fetchall() == \
+                [("wal" if "wal" in modes else "delete",)]
+        finally:
+            c.close()
+    finally:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if os.path.exists(db + suffix):
+                os.unlink(db + suffix)
+
+
 @pytest.mark.parametrize("where,prog", [("yod", FILEIO), ("/scratch", FILEIO_GLIBC)])
 def test_mmap_of_a_file_is_a_copy_of_its_bytes(fc, where, prog):
     """mmap of a served file (it was ENODEV): private and shared read-only
-    mappings hold the file's bytes, from any page; a shared writable one,
-    whose writes would have to reach the file, is still refused."""
+    mappings hold the file's bytes, from any page; a shared writable one's
+    stores reach the file (it was refused, ENODEV)."""
     name, dirs, _ = fc
     d = dirs["yod"] if where == "yod" else where
     r = yod(name, prog, "mmap", d + "/mapped")
@@ -416,7 +455,49 @@ def test_mmap_of_a_file_is_a_copy_of_its_bytes(fc, where, prog):
         "private: the file's bytes yes, zeros past its end yes",
         "shared read-only: yes; from a page in: yes",
         "a private mapping's writes stay out of the file: yes",
-        "shared writable: ENODEV"], r.stdout
+        "shared writable: mapped, the store in the file after munmap: yes"], r.stdout
+
+
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+@pytest.mark.parametrize("where", ["yod", "/scratch"])
+def test_shared_mappings_of_a_file_are_the_file_as_on_linux(fc, tmp_path, where, libc):
+    """MAP_SHARED mappings of a served file behave as Linux's within the
+    process: stores reach the file (msync, a read, munmap of a part,
+    MADV_DONTNEED), write() and pwrite() through any descriptor show in
+    them, two mappings agree after msync, mremap grows with the file's
+    bytes, a store past the end stays out.  The same program prints the
+    same lines on Linux here.  Before, a shared writable mapping was
+    ENODEV, and a shared read-only one kept the bytes of the moment it was
+    made (a pwrite after it did not show)."""
+    name, dirs, _ = fc
+    prog = os.path.join(PROG, f"sharedmap-{libc}")
+    linux = subprocess.run([prog, str(tmp_path / "linux")], capture_output=True, text=True,
+                           timeout=60)
+    assert linux.returncode == 0, linux.stdout + linux.stderr
+    assert "read-only mapping, pwrite elsewhere: yes" in linux.stdout.splitlines()
+    d = (dirs["yod"] if where == "yod" else where) + "/sharedmap-" + libc
+    r = yod(name, prog, d)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == linux.stdout
+
+
+@pytest.mark.parametrize("how,status", [("exit", 0), ("fault", 1)])
+def test_a_shared_mappings_stores_reach_the_file_when_the_program_ends(fc, how, status):
+    """A program that stores into a shared mapping and exits, or dies of
+    SIGSEGV, without msync or munmap: its store is in the file when yod
+    returns, as Linux writes a dead process's dirty pages."""
+    name, dirs, _ = fc
+    r = yod(name, os.path.join(PROG, "sharedmap-glibc"), "/scratch", how)
+    assert r.returncode == status, r.stdout + r.stderr
+    assert ("killed by SIGSEGV" in r.stderr) == (how == "fault"), r.stderr
+    path = os.path.join(dirs["scratch"], "ended")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        assert len(data) == 3 * 4096 + 100
+        assert data[4096 + 7:4096 + 28] == b"stored before the end"
+    finally:
+        os.unlink(path)
 
 
 @pytest.mark.parametrize("where", ["yod", "/scratch", "/tiny"])

@@ -19,6 +19,10 @@ struct ofile {
     bool dir;
     uint64_t handle;               /* the server's */
     char *path;                    /* absolute, normalised: for *at() and fchdir */
+    /* The file's identity on its server, asked for (fstat) only when the
+     * process has shared mappings (sys/file_map.c) to keep in step. */
+    bool id_known;
+    uint64_t dev, ino;
 };
 
 struct fd {

@@ -150,6 +150,10 @@ long job_read_stdin(uint64_t ubuf, uint64_t len);
 /* end.c: reports how the job ended to yod (unless yod is gone), resets the
  * node and goes back to job_loop.  why: a message for yod, or NULL. */
 __attribute__((noreturn)) void job_end(enum end_kind kind, int code, const char *why);
+/* The node's owner's end (node.c): the program ended by itself, or could
+ * not load.  What it stored in shared file mappings reaches the files
+ * first, as a Linux process's dirty pages do when it exits or dies. */
+__attribute__((noreturn)) void job_program_end(enum end_kind kind, int code, const char *why);
 /* A fault report (trap.c) goes to the rank's stderr, its first line to yod
  * with the end. */
 void job_fault_report(const char *text, uint64_t len);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "fd.h"
+#include "file_map.h"
 #include "percpu.h"
 #include "ranges.h"
 #include "signal.h"
@@ -55,6 +56,9 @@ struct process {
     int nreserved;
     struct piece pieces[MAX_PIECES];
     int npieces;
+    /* Its MAP_SHARED mappings of forwarded files (sys/file_map.c). */
+    struct file_map fmaps[FILE_MAPS];
+    int nfmaps;
 
     uint64_t entry, phdr_va, phnum;
     uint64_t fs_base;

@@ -274,7 +274,7 @@ static void serve_in_wait(bool net_progress_next)
 
 static const struct wait_hook job_wait = {YOD_HEARTBEAT_S * 1000000000ULL, serve_in_wait,
                                           net_due};
-static const struct node_owner job_owner = {job_fault_report, job_end};
+static const struct node_owner job_owner = {job_fault_report, job_program_end};
 
 void job_attach(void)
 {

@@ -4,6 +4,7 @@
  * Portals NIs, its page tables, every byte of its memory - and waits for the
  * next job on a fresh kernel stack.  The node stays registered. */
 #include "boot.h"
+#include "file_map.h"
 #include "files.h"
 #include "job.h"
 #include "kmalloc.h"
@@ -101,6 +102,8 @@ void job_rank_ended(unsigned local, enum end_kind kind, int code)
     bool last = ranks_all_ended();
     if (last)
         job.ending = true;
+    if (job.running)
+        file_map_flush_all();      /* before yod hears of the end (job_program_end) */
     report_end(local, kind, code, NULL);
     if (!held)
         serial_unlock();
@@ -178,6 +181,16 @@ static void end_rest(void *arg)
 {
     const struct end_args *a = arg;
     job_end(a->kind, a->code, a->why);
+}
+
+void job_program_end(enum end_kind kind, int code, const char *why)
+{
+    /* On CPU 0, the program's other threads stopped (node.c).  Not when yod
+     * ends the job (control.c calls job_end): a job killed from outside
+     * loses what it had not written back, as on a node that fails. */
+    if (job.running && (kind == END_EXIT || kind == END_SIGNAL))
+        file_map_flush_all();
+    job_end(kind, code, why);
 }
 
 void job_end(enum end_kind kind, int code, const char *why)

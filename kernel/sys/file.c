@@ -6,10 +6,12 @@
 #include "errno.h"
 #include "evobj.h"
 #include "fd.h"
+#include "file_map.h"
 #include "files.h"
 #include "job.h"
 #include "kernel.h"
 #include "kmalloc.h"
+#include "process.h"
 #include "syscall.h"
 #include "time.h"
 #include "uaccess.h"
@@ -84,8 +86,8 @@ static long path_op(int op, const char *abs, uint32_t mode, uint64_t len)
     return file_path_call(abs, &r, NULL);
 }
 
-static long file_op(struct ofile *of, int op, int64_t off, uint64_t len, uint32_t flags,
-                    uint64_t ubuf, bool into)
+long file_of_op(struct ofile *of, int op, int64_t off, uint64_t len, uint32_t flags,
+                uint64_t ubuf, bool into)
 {
     struct fio_req r;
     memset(&r, 0, sizeof r);
@@ -171,12 +173,12 @@ static long do_open(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode)
     if (!of || !p) {
         kfree(of);
         kfree(p);
-        struct ofile tmp = {1, srv, false, file_rep.handle, NULL};
-        file_op(&tmp, FIO_CLOSE, 0, 0, 0, 0, false);
+        struct ofile tmp = {.refs = 1, .srv = srv, .handle = file_rep.handle};
+        file_of_op(&tmp, FIO_CLOSE, 0, 0, 0, 0, false);
         return -ENOMEM;
     }
     memcpy(p, file_abs1, strlen(file_abs1) + 1);
-    *of = (struct ofile){1, srv, file_rep.is_dir != 0, file_rep.handle, p};
+    *of = (struct ofile){.refs = 1, .srv = srv, .dir = file_rep.is_dir != 0, .handle = file_rep.handle, .path = p};
     long fd = fd_install((struct fd){FD_FILE, flags & O_CLOEXEC,
                                      (uint32_t)flags & ~(uint32_t)(O_CLOEXEC | O_CREAT | O_TRUNC),
                                      {.of = of}});
@@ -200,7 +202,15 @@ long file_xfer(struct fd *f, void *buf, uint64_t len, int64_t off, bool writing)
         return -EISDIR;
     if (len == 0)
         return 0;
-    return file_op(f->of, writing ? FIO_WRITE : FIO_READ, off, len, 0, (uint64_t)buf, !writing);
+    /* The process's shared mappings of the file and its bytes are one
+     * (sys/file_map.c): their changes go first, and what is written shows
+     * in them after. */
+    if (proc.nfmaps && !writing)
+        file_map_before_read(f->of, off, len);
+    long n = file_of_op(f->of, writing ? FIO_WRITE : FIO_READ, off, len, 0, (uint64_t)buf, !writing);
+    if (proc.nfmaps && writing && n > 0)
+        file_map_after_write(f->of, off, (uint64_t)n, buf);
+    return n;
 }
 
 long file_rw(struct fd *f, uint64_t buf, uint64_t len, int64_t off, bool writing)
@@ -243,7 +253,7 @@ SYSCALL(lseek)
         return rc;
     if (a2 > 4)
         return -EINVAL;
-    return file_op(f->of, FIO_LSEEK, (int64_t)a1, 0, (uint32_t)a2, 0, false);
+    return file_of_op(f->of, FIO_LSEEK, (int64_t)a1, 0, (uint32_t)a2, 0, false);
 }
 
 SYSCALL(getdents64)
@@ -258,12 +268,14 @@ SYSCALL(getdents64)
         return -EFAULT;
     if (a2 == 0)
         return -EINVAL;
-    return file_op(f->of, FIO_GETDENTS, 0, a2, 0, a1, true);
+    return file_of_op(f->of, FIO_GETDENTS, 0, a2, 0, a1, true);
 }
 
 long file_sync(struct fd *f, bool all)
 {
-    return file_op(f->of, all ? FIO_FSYNC : FIO_FDATASYNC, 0, 0, 0, 0, false);
+    if (proc.nfmaps)
+        file_map_before_read(f->of, -1, 0);   /* fsync writes a mapping's changes too */
+    return file_of_op(f->of, all ? FIO_FSYNC : FIO_FDATASYNC, 0, 0, 0, 0, false);
 }
 
 static long sync_fd(uint64_t fd, bool all)
@@ -305,7 +317,7 @@ SYSCALL(syncfs)
     struct fd *f = fd_get(a0);
     if (!f)
         return -EBADF;
-    return f->kind == FD_FILE ? file_op(f->of, FIO_SYNCFS, 0, 0, 0, 0, false) : 0;
+    return f->kind == FD_FILE ? file_of_op(f->of, FIO_SYNCFS, 0, 0, 0, 0, false) : 0;
 }
 
 SYSCALL(sync)
@@ -326,7 +338,7 @@ SYSCALL(ftruncate)
         return f->kind != FD_FILE || f->of->dir ? -EINVAL : -EBADF;
     if ((int64_t)a1 < 0)
         return -EINVAL;
-    return file_op(f->of, FIO_FTRUNCATE, 0, a1, 0, 0, false);
+    return file_of_op(f->of, FIO_FTRUNCATE, 0, a1, 0, 0, false);
 }
 
 SYSCALL(truncate)
@@ -343,7 +355,7 @@ SYSCALL(truncate)
 /* fcntl(F_SETFL) on a file: the server's file takes O_APPEND too. */
 long file_setfl(struct fd *f, uint32_t flags)
 {
-    return file_op(f->of, FIO_SETFL, 0, 0, flags & (O_APPEND | O_NONBLOCK), 0, false);
+    return file_of_op(f->of, FIO_SETFL, 0, 0, flags & (O_APPEND | O_NONBLOCK), 0, false);
 }
 
 /* ---- locks -------------------------------------------------------------------- */
@@ -374,7 +386,7 @@ struct linux_flock {
     int32_t pid, pad2;
 };
 
-/* One FIO_LOCK or FIO_GETLK: file_op's, with the lock's type in mode. */
+/* One FIO_LOCK or FIO_GETLK: file_of_op's, with the lock's type in mode. */
 static long lock_call(struct fd *f, int op, uint32_t flags, uint32_t mode, int64_t start,
                       int64_t len)
 {
@@ -467,7 +479,7 @@ SYSCALL(fallocate)
         return f->kind == FD_FILE ? -EISDIR : -ESPIPE;
     if ((f->flags & O_ACCMODE) == O_RDONLY)
         return -EBADF;
-    return file_op(f->of, FIO_FALLOCATE, (int64_t)a2, a3, (uint32_t)a1, 0, false);
+    return file_of_op(f->of, FIO_FALLOCATE, (int64_t)a2, a3, (uint32_t)a1, 0, false);
 }
 
 /* statfs and fstatfs: the serving file system's sizes (a node has none of
@@ -502,7 +514,7 @@ SYSCALL(fstatfs)
         return -EFAULT;
     if (f->kind != FD_FILE)
         return -EINVAL;
-    return statfs_out(file_op(f->of, FIO_FSTATFS, 0, 0, 0, 0, false), a1);
+    return statfs_out(file_of_op(f->of, FIO_FSTATFS, 0, 0, 0, 0, false), a1);
 }
 
 /* ---- status ----------------------------------------------------------------- */
@@ -570,7 +582,7 @@ by_fd:;
         return -EBADF;
     if (f->kind != FD_FILE)
         return local_stat((uint64_t)(int32_t)dirfd, f, &file_rep.st);
-    return file_op(f->of, FIO_FSTAT, 0, 0, 0, 0, false);
+    return file_of_op(f->of, FIO_FSTAT, 0, 0, 0, 0, false);
 }
 
 static long stat_out(long rc, uint64_t buf)

@@ -21,21 +21,32 @@
 #define O_CLOEXEC 02000000
 #define MAX_RW 0x7FFFF000ULL       /* Linux caps one transfer at this */
 
-/* The descriptors are each process's (process.h): a rank's are its own. */
-static void forget_all(struct fd *t)
+static void forget(struct ofile *of)
 {
+    if (--of->refs == 0) {
+        kfree(of->path);
+        kfree(of);
+    }
+}
+
+/* The descriptors are each process's (process.h): a rank's are its own.
+ * Its shared file mappings hold references too (sys/file_map.c). */
+static void forget_all(struct process *p)
+{
+    struct fd *t = p->fds;
     for (int i = 0; i < MAX_FDS; i++)
-        if (t[i].kind == FD_FILE && --t[i].of->refs == 0) {
-            kfree(t[i].of->path);
-            kfree(t[i].of);
-        }
+        if (t[i].kind == FD_FILE)
+            forget(t[i].of);
     memset(t, 0, MAX_FDS * sizeof *t);
+    for (int i = 0; i < p->nfmaps; i++)
+        forget(p->fmaps[i].of);
+    p->nfmaps = 0;
 }
 
 void fd_reset(void)
 {
     for (unsigned r = 0; r < ranks_count(); r++)
-        forget_all(ranks_process(r)->fds);
+        forget_all(ranks_process(r));
     evobj_reset();
 }
 
@@ -44,7 +55,7 @@ void fd_init(void)
     evobj_reset();
     for (unsigned r = 0; r < ranks_count(); r++) {
         struct fd *t = ranks_process(r)->fds;
-        forget_all(t);
+        forget_all(ranks_process(r));
         t[0] = (struct fd){FD_CONSOLE_IN, false, O_RDWR, {NULL}};
         t[1] = (struct fd){FD_CONSOLE_OUT, false, O_RDWR, {NULL}};
         t[2] = (struct fd){FD_CONSOLE_ERR, false, O_RDWR, {NULL}};

@@ -5,9 +5,11 @@
  * giving it back only updates the bookkeeping.  Protection is not enforced
  * below 2 MiB granularity: mprotect succeeds without changing the mapping.
  * PROT_NONE mappings reserve address space outside the program's region
- * instead, committed when made accessible (mem/reserve.c). */
+ * instead, committed when made accessible (mem/reserve.c).  A file's
+ * shared mappings are kept in step with it by sys/file_map.c. */
 #include "boot.h"
 #include "fd.h"
+#include "file_map.h"
 #include "time.h"
 #include "kernel.h"
 #include "mem.h"
@@ -19,6 +21,7 @@
 #define PROT_WRITE 2
 #define O_ACCMODE 3
 #define O_WRONLY 1
+#define O_RDWR 2
 #define MAP_SHARED 0x01
 #define MAP_PRIVATE 0x02
 #define MAP_FIXED 0x10
@@ -53,19 +56,19 @@ static uint64_t find_gap(uint64_t len)
 }
 
 /* A file's mapping is a copy of its bytes, read in when it is made: what a
- * private mapping is, and what a shared one nobody writes looks like to
- * the program (input files read through mmap; glibc's fopen "m").  A
- * shared writable one would have to reach the file again: ENODEV, as
- * before for every file. */
+ * private mapping is.  A shared one is kept in step with the file while it
+ * lives (sys/file_map.c). */
 static long map_file(uint64_t fd, uint64_t prot, uint64_t flags, struct fd **out)
 {
     struct fd *f = (int64_t)fd < 0 ? NULL : fd_get(fd);
     if (!f)
         return -EBADF;
-    if (f->kind != FD_FILE || f->of->dir || ((flags & MAP_SHARED) && (prot & PROT_WRITE)))
+    if (f->kind != FD_FILE || f->of->dir)
         return -ENODEV;
     if ((f->flags & O_ACCMODE) == O_WRONLY)
         return -EACCES;                /* a mapping is read from the file */
+    if ((flags & MAP_SHARED) && (prot & PROT_WRITE) && (f->flags & O_ACCMODE) != O_RDWR)
+        return -EACCES;                /* stores would reach a file opened for reading */
     *out = f;
     return 0;
 }
@@ -107,8 +110,14 @@ SYSCALL(mmap)
     bool fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
     if (fixed && (addr & (PAGE_SIZE - 1)))
         return -EINVAL;
+    bool shared_file = file && (flags & MAP_SHARED);
     /* Outside the region, and every PROT_NONE mapping: address space only. */
     if ((fixed && !in_window(addr, addr + len)) || (!fixed && prot == PROT_NONE)) {
+        /* Committed memory there may go again (mprotect PROT_NONE): no
+         * shared file mapping is kept in step there, and a writable one
+         * is refused. */
+        if (shared_file && (prot & PROT_WRITE))
+            return -ENODEV;
         long at = reserve_map(addr, len, prot != PROT_NONE,
                               !fixed ? RESERVE_HINT
                                      : (flags & MAP_FIXED_NOREPLACE) ? RESERVE_NOREPLACE
@@ -129,7 +138,9 @@ SYSCALL(mmap)
         if (!ranges_free(heap_list(), addr, addr + len)) {
             if (flags & MAP_FIXED_NOREPLACE)
                 return -EEXIST;
-            long r = ranges_remove(heap_list(), addr, addr + len);
+            long r = file_map_cut(addr, addr + len);
+            if (!r)
+                r = ranges_remove(heap_list(), addr, addr + len);
             if (r)
                 return r;
         }
@@ -143,7 +154,8 @@ SYSCALL(mmap)
     if (r)
         return r;
     memset((void *)start, 0, len);
-    if (file && (r = map_read(file, start, len, a5))) {
+    if (file && ((r = map_read(file, start, len, a5)) ||
+                 (shared_file && (r = file_map_add(file, start, len, a5, prot & PROT_WRITE))))) {
         ranges_remove(heap_list(), start, start + len);
         return r;
     }
@@ -158,8 +170,8 @@ SYSCALL(munmap)
     uint64_t s = a0, e = a0 + ALIGN_UP(a1, PAGE_SIZE);
     /* The part inside the region, and what lies outside it. */
     uint64_t ws = s > proc.vbase ? s : proc.vbase, we = e < proc.vend ? e : proc.vend;
-    long r = 0;
-    if (ws < we)
+    long r = file_map_cut(s, e);       /* a shared file mapping's stores reach the file */
+    if (!r && ws < we)
         r = ranges_remove(heap_list(), ws, we);
     if (!r && s < proc.vbase)
         r = reserve_unmap(s, e < proc.vbase ? e : proc.vbase);
@@ -207,6 +219,8 @@ static const struct mapping *mapping_containing(uint64_t s, uint64_t e)
     return NULL;
 }
 
+static long remap(uint64_t old, uint64_t old_len, uint64_t new_len, uint64_t flags);
+
 SYSCALL(mremap)
 {
     UNUSED_ARGS();
@@ -218,6 +232,17 @@ SYSCALL(mremap)
         return -EINVAL;   /* not supported: callers fall back to mmap + copy */
     if (old_len == 0)
         return -EFAULT;
+    long shared = file_map_remap_begin(old, old_len, new_len);
+    if (shared < 0)
+        return shared;
+    long r = remap(old, old_len, new_len, flags);
+    if (shared)
+        file_map_remap_end(r);
+    return r;
+}
+
+static long remap(uint64_t old, uint64_t old_len, uint64_t new_len, uint64_t flags)
+{
     if (!mapping_containing(old, old + old_len)) {
         /* The image, the break's heap and the stack are mapped for good:
          * none of them grows where it is (Linux says ENOMEM for that).
@@ -290,11 +315,13 @@ SYSCALL(madvise)
     if (!in_window(a0, end))
         return reserve_advise(a0, end, a2 == MADV_DONTNEED);
     if (a2 == MADV_DONTNEED)
-        memset((void *)a0, 0, end - a0);   /* the next touch must see zeros */
+        file_map_zero_rest(a0, end);       /* the next touch must see zeros */
     return 0;
 }
 
-/* Anonymous memory has no file to write back: only the arguments matter. */
+/* A shared file mapping's changed pages are written back now, with
+ * MS_ASYNC too (a node has no daemon to do it later); anonymous memory has
+ * nothing to write. */
 SYSCALL(msync)
 {
     UNUSED_ARGS();
@@ -302,7 +329,8 @@ SYSCALL(msync)
     if ((a2 & ~(uint64_t)(MS_ASYNC | MS_INVALIDATE | MS_SYNC)) ||
         (a2 & (MS_ASYNC | MS_SYNC)) == (MS_ASYNC | MS_SYNC))
         return -EINVAL;
-    return named_range(a0, a1, &end);
+    long r = named_range(a0, a1, &end);
+    return r ? r : file_map_sync(a0, end);
 }
 
 /* Every byte of a program's memory is resident already: locking it is a
