@@ -268,6 +268,12 @@ static void handle_request(const struct fio_req *r, uint64_t len, uint32_t nid)
         return fs_xfer_start(nid, r, c.f, r->op == FIO_WRITE, r->op == FIO_GETDENTS);
     }
     rep->result = op->fn(&c, rep);
+    if (rep->result == FIO_FOLLOW_LINK) {
+        size_t n = strlen(fs_follow.path) + 1;
+        memcpy(rep->data, fs_follow.path, n);
+        rep->data_len = (uint32_t)n;
+        rep->handle = fs_follow.of == c.path2 && r->path2_len ? 2 : 1;
+    }
     send_reply(nid, r, rep);
 }
 

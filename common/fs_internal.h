@@ -64,6 +64,13 @@ int fs_become(uint32_t uid, uint32_t gid);
  * in name (-EBUSY: p is the root itself).  A file descriptor or -errno. */
 int fs_open_path(const char *p, int flags, unsigned mode);
 int fs_open_parent(const char *p, char *name, size_t namelen);
+/* When either returned FIO_FOLLOW_LINK: the path it was given (p) and what that
+ * path becomes with the link replaced by its target (fio_proto.h). */
+struct fs_follow {
+    const char *of;
+    char path[FIO_PATH_MAX];
+};
+extern struct fs_follow fs_follow;
 
 /* fs_meta.c: modes, owners, times (FIO_CHMOD to FIO_FUTIMENS) and links. */
 long fs_op_attr(const struct fs_call *c, struct fio_reply *rep);

@@ -57,6 +57,83 @@ int fs_become(uint32_t uid, uint32_t gid)
 
 /* ---- paths ----------------------------------------------------------------- */
 
+struct fs_follow fs_follow;
+
+/* Appends the n bytes at s to fs_follow.path (its length at *len). */
+static bool follow_add(size_t *len, const char *s, size_t n)
+{
+    if (*len + n + 1 > sizeof fs_follow.path)
+        return false;
+    memcpy(fs_follow.path + *len, s, n);
+    *len += n;
+    fs_follow.path[*len] = 0;
+    return true;
+}
+
+/* openat2 said a confined p leaves the root: the first symbolic link on
+ * p's way (its last component only if followed) is replaced by its target
+ * in fs_follow (FIO_FOLLOW_LINK), for the node to go on from.  Components are
+ * looked at, never opened, beyond a directory that is beneath the root;
+ * a path the kernel would not send ("..") is refused.  -EACCES when no
+ * link is found (the escape was something else). */
+static int link_on_the_way(const char *p, bool follow_last)
+{
+    int dfd = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    size_t done = 0;                 /* bytes of p walked: real directories */
+    int res = -EACCES;
+    for (const char *s = p; *s;) {
+        while (*s == '/')
+            s++;
+        const char *e = s;
+        while (*e && *e != '/')
+            e++;
+        size_t l = (size_t)(e - s);
+        const char *rest = e;
+        while (*rest == '/')
+            rest++;
+        if (l == 0 || (!*rest && !follow_last))
+            break;
+        char name[256];
+        if (l >= sizeof name || (l == 2 && s[0] == '.' && s[1] == '.'))
+            break;
+        memcpy(name, s, l);
+        name[l] = 0;
+        struct stat st;
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+            break;
+        if (S_ISLNK(st.st_mode)) {
+            char target[FIO_PATH_MAX];
+            ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
+            if (n <= 0)
+                break;
+            /* [the directories walked /] target [/ the rest] */
+            size_t len = 0;
+            fs_follow.path[0] = 0;
+            bool ok = target[0] == '/' ||
+                      (follow_add(&len, p, done) && (!done || follow_add(&len, "/", 1)));
+            ok = ok && follow_add(&len, target, (size_t)n);
+            if (ok && *rest)
+                ok = follow_add(&len, "/", 1) && follow_add(&len, rest, strlen(rest));
+            res = ok ? FIO_FOLLOW_LINK : -ENAMETOOLONG;
+            fs_follow.of = p;
+            break;
+        }
+        int nfd = -1;
+        if (S_ISDIR(st.st_mode))
+            nfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (nfd < 0)
+            break;
+        close(dfd);
+        dfd = nfd;
+        done = (size_t)(e - p);
+        s = e;
+    }
+    close(dfd);
+    return res;
+}
+
 int fs_open_path(const char *p, int flags, unsigned mode)
 {
     struct open_how how;
@@ -65,10 +142,12 @@ int fs_open_path(const char *p, int flags, unsigned mode)
     how.mode = (flags & (O_CREAT | __O_TMPFILE)) ? (mode & 07777) : 0;
     how.resolve = resolve_flags;
     long fd = syscall(SYS_openat2, rootfd, p, &how, sizeof how);
+    if (fd < 0 && errno == EXDEV && confine)
+        return link_on_the_way(p, !(flags & O_NOFOLLOW));
+    /* ELOOP: a loop, a link named with O_NOFOLLOW, or a magic link of
+     * /proc (RESOLVE_NO_MAGICLINKS), as Linux says for each. */
     if (fd < 0)
-        return errno == EXDEV || errno == ELOOP ? (errno == ELOOP && !confine ? -ELOOP
-                                                                                   : -EACCES)
-                                                : -errno;
+        return errno == EXDEV ? -EACCES : -errno;
     return (int)fd;
 }
 
@@ -89,7 +168,16 @@ int fs_open_parent(const char *p, char *name, size_t namelen)
     size_t n = (size_t)(slash - p);
     memcpy(dir, p, n);
     dir[n] = 0;
-    return fs_open_path(n ? dir : "/", O_PATH | O_DIRECTORY, 0);
+    int fd = fs_open_path(n ? dir : "/", O_PATH | O_DIRECTORY, 0);
+    if (fd == FIO_FOLLOW_LINK) {
+        /* The link was on the directory's way: the node goes on with the
+         * whole path. */
+        size_t len = strlen(fs_follow.path);
+        if (!follow_add(&len, "/", 1) || !follow_add(&len, last, strlen(last)))
+            return -ENAMETOOLONG;
+        fs_follow.of = p;
+    }
+    return fd;
 }
 
 static void to_fio_stat(const struct stat *s, struct fio_stat *o)

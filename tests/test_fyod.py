@@ -193,21 +193,39 @@ def test_dev_null_and_zero_are_the_nodes_own(fc, prog):
     assert sent < 400, f"{sent} frames from the nodes during the job"
 
 
-def test_paths_cannot_leave_the_root(fc):
+def test_links_out_of_the_root_lead_where_the_job_could_go_itself(fc, tmp_path):
+    """The fyod never leaves its root: a link out of it (absolute, or
+    climbing with '..') goes back to the node, which follows it in the
+    job's view of paths, here to yod's tree, served as the job's owner.  So
+    a link reaches what the job could name itself and nothing more: a
+    root-only file outside the root is EACCES to nobody through a link as
+    directly.  (Before links were handed back, both links were EACCES.)"""
     name, dirs, _ = fc
+    with open("/etc/hostname") as fh:
+        first = fh.read().split()[0][:16]
+    secret = tmp_path / "root-only"
+    secret.write_text("root's secret\n")
+    os.chmod(secret, 0o600)
+    os.chmod(tmp_path, 0o755)
     os.symlink("/etc/hostname", os.path.join(dirs["scratch"], "out"))
     os.symlink("../../../../../../etc", os.path.join(dirs["scratch"], "up"))
+    os.symlink(str(secret), os.path.join(dirs["scratch"], "secret"))
     try:
         r = yod(name, FILEIO, "open", "/scratch/out", "r")
-        assert r.stdout.strip() == "open /scratch/out: EACCES", r.stdout + r.stderr
+        assert r.stdout.strip() == f"open /scratch/out: OK {first}", r.stdout + r.stderr
         r = yod(name, FILEIO, "open", "/scratch/up/hostname", "r")
-        assert r.stdout.strip() == "open /scratch/up/hostname: EACCES", r.stdout + r.stderr
+        assert r.stdout.strip() == f"open /scratch/up/hostname: OK {first}", r.stdout + r.stderr
         # '..' is resolved by the node first: /scratch/../etc is yod's /etc.
         r = yod(name, FILEIO, "open", "/scratch/../etc/hostname", "r")
         assert r.stdout.startswith("open /scratch/../etc/hostname: OK"), r.stdout + r.stderr
+        for path in ("/scratch/secret", str(secret)):
+            r = yod(name, FILEIO, "open", path, "r", pre=NOBODY)
+            assert r.stdout.strip() == f"open {path}: EACCES", r.stdout + r.stderr
+        r = yod(name, FILEIO, "open", "/scratch/secret", "r")
+        assert r.stdout.strip() == "open /scratch/secret: OK root's secret", r.stdout + r.stderr
     finally:
-        os.unlink(os.path.join(dirs["scratch"], "out"))
-        os.unlink(os.path.join(dirs["scratch"], "up"))
+        for link in ("out", "up", "secret"):
+            os.unlink(os.path.join(dirs["scratch"], link))
 
 
 def test_owner_identity(fc, tmp_path):
@@ -573,18 +591,40 @@ def test_modes_owners_times_and_links_as_on_linux(fc, nobodys_dirs, where, libc)
     assert "link: OK, nlink 2; link again: EEXIST" in lines
 
 
-def test_a_link_a_program_makes_out_of_the_root_is_not_followed(fc):
+def test_a_link_a_program_makes_out_of_the_root_is_followed_by_the_node(fc):
     """A job may make a symbolic link to anywhere (it holds what it was
-    given), but the fyod follows links beneath its root only."""
+    given).  The fyod never leaves its root: it hands the link back, and
+    the node follows it in the job's view of paths (here to yod's tree).
+    It was EACCES."""
     name, dirs, _ = fc
     r = yod(name, os.path.join(PROG, "filemeta-musl"), "--symlink", "/etc/hostname",
             "/scratch/away")
     try:
-        assert r.stdout.splitlines() == ["symlink /scratch/away: OK, open through it: EACCES"], \
+        assert r.stdout.splitlines() == ["symlink /scratch/away: OK, open through it: OK"], \
             r.stdout + r.stderr
         assert os.readlink(os.path.join(dirs["scratch"], "away")) == "/etc/hostname"
     finally:
         os.unlink(os.path.join(dirs["scratch"], "away"))
+
+
+@pytest.mark.parametrize("libc", ["glibc", "musl"])
+def test_absolute_and_climbing_links_as_on_linux(fc, tmp_path, libc):
+    """Absolute symbolic links (to a file, to a directory on the way, in a
+    chain, to another server's tree, in a loop) and relative ones that climb
+    out of their directory, under an fyod: opened, stat'ed, created in,
+    renamed, hard-linked, chmod'ed, unlinked and chdir'ed through, as Linux
+    does with the same program on the same kind of tree here.  The fyod
+    hands each such link back (FIO_FOLLOW_LINK) and the node follows it;
+    before, all of these were EACCES."""
+    name, dirs, _ = fc
+    prog = os.path.join(PROG, f"links-{libc}")
+    linux = subprocess.run([prog, str(tmp_path / "linux"), str(tmp_path / "away")],
+                           capture_output=True, text=True, timeout=60)
+    assert linux.returncode == 0, linux.stdout + linux.stderr
+    assert "to another file system: elsewhere's text" in linux.stdout.splitlines()
+    r = yod(name, prog, "/scratch/links-" + libc, dirs["yod"] + "/links-away-" + libc)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == linux.stdout
 
 
 def as_on_linux(fc, exe, tmp_path, sub, expect):

@@ -24,10 +24,11 @@
  *   server that does not acknowledge it (Portals gives up after ~5 s) is
  *   dead and the call returns EIO.
  *
- * Results are Linux errno values (negated); offsets, flags and modes are the
- * Linux x86-64 ABI's.  Paths are relative to the server's root ("." for the
- * root itself), NUL-terminated, normalised by the kernel (no "." or ".."
- * components); the server still refuses anything that would leave its root.
+ * Results are Linux errno values (negated), or FIO_FOLLOW_LINK; offsets,
+ * flags and modes are the Linux x86-64 ABI's.  Paths are relative to the
+ * server's root ("." for the root itself), NUL-terminated, normalised by
+ * the kernel (no "." or ".." components); the server still refuses anything
+ * that would leave its root.
  */
 #ifndef FIO_PROTO_H
 #define FIO_PROTO_H
@@ -46,6 +47,13 @@
 #define FIO_PATH_MAX 4096                /* with the NUL */
 #define FIO_INLINE_MAX 4096              /* reply data (readlink) */
 #define FIO_PIECE (4u << 20)             /* largest bulk operation */
+/* A result: the path met a symbolic link that the server, which never
+ * leaves its root, does not follow (its target is absolute, or leads out).
+ * The node follows it as the program's view of paths says, as an NFS
+ * client resolves links: data holds the path with the link replaced by its
+ * target (absolute: a path as the program sees them; else relative to the
+ * server's root, ".." and all), handle which path (1, or 2: path2). */
+#define FIO_FOLLOW_LINK (-0x10000)
 #define FIO_PING_S 2                     /* a silent server is probed this often */
 
 enum fio_op {

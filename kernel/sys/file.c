@@ -69,14 +69,47 @@ long file_resolve(int64_t dirfd, uint64_t uptr, char *out, bool *empty)
     return files_normalise(base, upath, out);
 }
 
-long file_path_call(const char *abs, struct fio_req *r, const char *path2)
+#define LINKS_MAX 40               /* Linux's MAXSYMLINKS */
+static char link_path[FILES_PATH_MAX];
+
+/* A server met a symbolic link on abs's way that it does not follow
+ * (FIO_FOLLOW_LINK, include/tern/fio_proto.h; an fyod never leaves its root): abs,
+ * whose server path files_route put at sp, becomes the path the link leads
+ * to, resolved in the program's view of paths, as Linux resolves it. */
+static long take_link(char *abs, const char *sp)
 {
-    const char *sp;
-    int srv = files_route(abs, &sp);
-    return fio_call(srv, r, sp, path2, 0, false, &file_rep);
+    uint32_t n = file_rep.data_len;
+    if (n == 0 || n > sizeof file_rep.data || file_rep.data[n - 1])
+        return -EIO;
+    const char *base = "/";
+    if (file_rep.data[0] != '/') {
+        /* Relative to the server's root: abs cut to its mount's prefix. */
+        if (sp >= abs && sp < abs + strlen(abs))
+            abs[sp - abs] = 0;
+        base = abs;
+    }
+    long rc = files_normalise(base, file_rep.data, link_path);
+    if (!rc)
+        strlcpy(abs, link_path, FILES_PATH_MAX);
+    return rc;
 }
 
-static long path_op(int op, const char *abs, uint32_t mode, uint64_t len)
+long file_path_call(char *abs, struct fio_req *r, const char *path2)
+{
+    for (int links = 0;; links++) {
+        const char *sp;
+        int srv = files_route(abs, &sp);
+        long rc = fio_call(srv, r, sp, path2, 0, false, &file_rep);
+        if (rc != FIO_FOLLOW_LINK)
+            return rc;
+        if (links == LINKS_MAX)
+            return -ELOOP;
+        if ((rc = take_link(abs, sp)))
+            return rc;
+    }
+}
+
+static long path_op(int op, char *abs, uint32_t mode, uint64_t len)
 {
     struct fio_req r;
     memset(&r, 0, sizeof r);
@@ -158,16 +191,16 @@ static long do_open(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode)
         return open_own_fd(own, flags);
     if (!fd_free_count())
         return -EMFILE;
-    const char *sp;
-    int srv = files_route(file_abs1, &sp);
     struct fio_req r;
     memset(&r, 0, sizeof r);
     r.op = FIO_OPEN;
     r.flags = (uint32_t)flags & ~(uint32_t)O_CLOEXEC;
     r.mode = (uint32_t)mode & 07777 & ~files_umask;
-    rc = fio_call(srv, &r, sp, NULL, 0, false, &file_rep);
+    rc = file_path_call(file_abs1, &r, NULL);
     if (rc < 0)
         return rc;
+    const char *sp;
+    int srv = files_route(file_abs1, &sp);      /* where it was opened, links followed */
     struct ofile *of = kmalloc(sizeof *of);
     char *p = kmalloc(strlen(file_abs1) + 1);
     if (!of || !p) {
@@ -178,7 +211,8 @@ static long do_open(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode)
         return -ENOMEM;
     }
     memcpy(p, file_abs1, strlen(file_abs1) + 1);
-    *of = (struct ofile){.refs = 1, .srv = srv, .dir = file_rep.is_dir != 0, .handle = file_rep.handle, .path = p};
+    *of = (struct ofile){.refs = 1, .srv = srv, .dir = file_rep.is_dir != 0,
+                         .handle = file_rep.handle, .path = p};
     long fd = fd_install((struct fd){FD_FILE, flags & O_CLOEXEC,
                                      (uint32_t)flags & ~(uint32_t)(O_CLOEXEC | O_CREAT | O_TRUNC),
                                      {.of = of}});
@@ -207,7 +241,8 @@ long file_xfer(struct fd *f, void *buf, uint64_t len, int64_t off, bool writing)
      * in them after. */
     if (proc.nfmaps && !writing)
         file_map_before_read(f->of, off, len);
-    long n = file_of_op(f->of, writing ? FIO_WRITE : FIO_READ, off, len, 0, (uint64_t)buf, !writing);
+    long n = file_of_op(f->of, writing ? FIO_WRITE : FIO_READ, off, len, 0, (uint64_t)buf,
+                        !writing);
     if (proc.nfmaps && writing && n > 0)
         file_map_after_write(f->of, off, (uint64_t)n, buf);
     return n;
@@ -573,8 +608,10 @@ static long get_stat(int64_t dirfd, uint64_t path, uint64_t flags, bool use_path
             return rc;
         if (!empty)
             return path_op((flags & AT_SYMLINK_NOFOLLOW) ? FIO_LSTAT : FIO_STAT, file_abs1, 0, 0);
-        if ((int32_t)dirfd == AT_FDCWD)
-            return path_op(FIO_STAT, files_cwd(), 0, 0);
+        if ((int32_t)dirfd == AT_FDCWD) {
+            strlcpy(file_abs1, files_cwd(), sizeof file_abs1);
+            return path_op(FIO_STAT, file_abs1, 0, 0);
+        }
     }
 by_fd:;
     struct fd *f = fd_get((uint64_t)(int64_t)(int32_t)dirfd);
@@ -738,15 +775,23 @@ long file_two_names(int op, uint32_t flags, int64_t olddir, uint64_t oldp, int64
         return rc;
     if ((rc = file_resolve(newdir, newp, file_abs2, NULL)))
         return rc;
-    const char *sp1, *sp2;
-    int s1 = files_route(file_abs1, &sp1), s2 = files_route(file_abs2, &sp2);
-    if (s1 != s2)
-        return -EXDEV;
-    struct fio_req r;
-    memset(&r, 0, sizeof r);
-    r.op = (uint16_t)op;
-    r.flags = flags;
-    return fio_call(s1, &r, sp1, sp2, 0, false, &file_rep);
+    for (int links = 0;; links++) {
+        const char *sp1, *sp2;
+        int s1 = files_route(file_abs1, &sp1), s2 = files_route(file_abs2, &sp2);
+        if (s1 != s2)
+            return -EXDEV;
+        struct fio_req r;
+        memset(&r, 0, sizeof r);
+        r.op = (uint16_t)op;
+        r.flags = flags;
+        rc = fio_call(s1, &r, sp1, sp2, 0, false, &file_rep);
+        if (rc != FIO_FOLLOW_LINK)
+            return rc;
+        if (links == LINKS_MAX)
+            return -ELOOP;
+        if ((rc = file_rep.handle == 2 ? take_link(file_abs2, sp2) : take_link(file_abs1, sp1)))
+            return rc;
+    }
 }
 
 static long rename_at(int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)
@@ -816,7 +861,9 @@ SYSCALL(getcwd)
     return copy_to_user(a0, c, n) ? -EFAULT : (long)n;
 }
 
-static long change_dir(const char *abs)
+/* abs is where the links on its way led: the directory getcwd names, as
+ * Linux's is. */
+static long change_dir(char *abs)
 {
     long rc = path_op(FIO_CHDIR, abs, 0, 0);
     if (rc == 0)

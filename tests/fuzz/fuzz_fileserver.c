@@ -2,7 +2,7 @@
  * fileserver.c, fs_ops.c, fs_xfer.c), which fyod runs and yod runs for the
  * paths outside the fyod prefixes.  The server runs as fyod does, on the
  * in-process test wire (interface 0), confined to a scratch directory
- * holding a file, a directory and a symbolic link out of it; a node kernel
+ * holding a file, a directory and symbolic links out of it; a node kernel
  * (interface 1, pid YOD_NODE_PID) has its reply and bulk buffers posted, so
  * replies and reads/writes run to the end.
  *
@@ -67,6 +67,11 @@ static void fixtures(void)
         close(fd);
     snprintf(p, sizeof p, "%s/l", root);
     if (symlink("../../../../etc/passwd", p) && errno != EEXIST)
+        abort();
+    /* An absolute link to a directory: paths through it are handed back
+     * to the node (FIO_FOLLOW_LINK) after a walk of their components. */
+    snprintf(p, sizeof p, "%s/d/al", root);
+    if (symlink("/etc", p) && errno != EEXIST)
         abort();
 }
 
@@ -264,4 +269,10 @@ static void fuzz_write_seeds(const char *dir)
     n += request(out + n, FIO_SYMLINK, 0, 0, 0, 0, "d/s", "../f");
     n += request(out + n, FIO_LINK, 0, 0, 0, FIO_FOLLOW, "d/s", "d/h");
     fuzz_seed(dir, "meta", out, n);
+    /* Links handed back to the node: on the way, last, on either name. */
+    n = request(out, FIO_STAT, 0, 0, 0, 0, "d/al/passwd", NULL);
+    n += request(out + n, FIO_OPEN, 0, 0, 0, O_RDONLY, "l", NULL);
+    n += request(out + n, FIO_UNLINK, 0, 0, 0, 0, "d/al/x", NULL);
+    n += request(out + n, FIO_RENAME, 0, 0, 0, 0, "f", "d/al/y");
+    fuzz_seed(dir, "links", out, n);
 }
