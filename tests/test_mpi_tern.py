@@ -50,6 +50,17 @@ def test_semantics(tc, prog, n, expect):
     assert expect in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("n", [1, 4])
+def test_mpi_io_through_subarray_views(tc, n, tmp_path):
+    """tests/mpi/fileio.c on Tern nodes: every rank reads and writes the
+    file in yod's tree through its node's file calls (test_mpi_host.py has
+    the same on Linux)."""
+    os.chmod(tmp_path, 0o777)
+    r = yod(tc, n, "fileio", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"fileio ok on {n} ranks" in r.stdout, r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 8, 16])
 def test_every_collective_against_the_serial_answer(tc, n):
     r = yod(tc, n, "coll")

@@ -2,7 +2,7 @@
 unmodified from ../shared/third-party/npb (bench/ternbench/npb.py builds them
 in a scratch directory): class S of EP, MG, CG, FT, IS, LU, SP and BT report
 "Verification = SUCCESSFUL" on 4 Tern nodes through yod (BT and SP as 2x2),
-DT on the 5 its BH graph needs.  Fortran through tern-mpif90 (static glibc),
+DT on the 5 its BH graph needs, BT-IO (MPI-IO, full and simple) on 4.  Fortran through tern-mpif90 (static glibc),
 IS and DT through tern-mpicc.
 
 The same sources built with Debian's MPICH verify on the Linux comparison
@@ -68,6 +68,28 @@ def test_class_s_verifies_with_two_ranks_a_node(tern_npb, bench):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert npb.parse(r.stdout)["verified"], r.stdout[-3000:]
     assert re.search(r"Total processes =\s+4\n", r.stdout), r.stdout[-3000:]
+
+
+@pytest.mark.parametrize("subtype", ["full", "simple"])
+def test_bt_io_class_s_verifies_on_4_tern_nodes(tern_npb, tmp_path, subtype):
+    """BT-IO (NPB's BT with SUBTYPE=full or simple): MPI-IO, collective
+    writes through subarray views, or one write per cell, every 5 steps,
+    then the file read back and its norms verified.  Tern's MPI had no
+    MPI_File_* (the program did not link).  The file goes to the job's
+    working directory in yod's tree."""
+    name, eight = tern_npb
+    scratch = os.path.dirname(os.path.dirname(eight))        # beside the eight's tree
+    bindir, _ = npb.build(SRC, scratch, "tern", ["bt"], "S", subtype=subtype)
+    os.chmod(tmp_path, 0o777)
+    r = clusters.yod(name, "-timeout", "400", "-sz", "4",
+                     npb.program(bindir, "bt", "S", subtype), timeout=500, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert npb.parse(r.stdout)["verified"], r.stdout[-3000:]
+    assert f"BTIO -- {subtype.upper()} MPI-IO write interval:   5" in r.stdout, r.stdout[:2000]
+    assert "Reading data set           12" in r.stdout, r.stdout[-3000:]
+    out = tmp_path / f"btio.{subtype}.out"
+    # 12 dumps of the 12^3 grid's 5 doubles a point
+    assert out.stat().st_size == 12 * 12 ** 3 * 5 * 8, out.stat().st_size
 
 
 def test_dt_class_s_on_the_5_its_graph_needs(tern_npb):

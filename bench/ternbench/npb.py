@@ -22,6 +22,15 @@ EIGHT = ["ep", "mg", "cg", "ft", "is", "lu", "sp", "bt"]   # seed 003's section 
 SQUARE = {"bt", "sp"}                                      # need a square number of ranks
 POWER_OF_TWO = {"cg", "ft", "is", "mg"}
 DT_NODES = {"S": 5, "W": 11, "A": 21, "B": 43}             # DT's BH graph: this many ranks
+# BT-IO (NPB's SUBTYPE of BT): what BT's makefile adds to the program's name.
+BTIO = {"full": "mpi_io_full", "simple": "mpi_io_simple", "fortran": "fortran_io",
+        "epio": "ep_io"}
+
+
+def program(bindir, bench, cls, subtype=None):
+    """The path a benchmark's program is built at (BT-IO: bt with its subtype's suffix)."""
+    name = f"{bench}.{cls}.x"
+    return os.path.join(bindir, name + (f".{BTIO[subtype]}" if subtype else ""))
 
 
 def source():
@@ -65,7 +74,7 @@ def stale(program, libs):
     return any(os.path.exists(lib) and os.path.getmtime(lib) > t for lib in libs)
 
 
-def build(src, scratch, system, benchmarks, cls, jobs=1):
+def build(src, scratch, system, benchmarks, cls, jobs=1, subtype=None):
     """Copy src to scratch/npb-<system> (once), build benchmarks of class
     cls there (those not built yet, or stale); returns (bin directory, seconds the builds took).  Raises
     RuntimeError with the build's tail when one fails.  jobs: benchmarks
@@ -73,14 +82,17 @@ def build(src, scratch, system, benchmarks, cls, jobs=1):
     time is a figure), each worker in a copy of its own (npb-<system>-K
     beside the first): NPB's makefiles build sys/setparams and the common/
     objects on demand in the one tree, so two builds in it would race; the
-    programs all go to the first copy's bin/."""
-    d = os.path.join(scratch, f"npb-{system}")
+    programs all go to the first copy's bin/.  subtype: BT-IO's (BTIO), in
+    a tree of its own (npb-<system>-io<subtype>): its make target is bt's,
+    which calls a plain bt up to date."""
+    d = os.path.join(scratch, f"npb-{system}" + (f"-io{subtype}" if subtype else ""))
     bindir = os.path.join(d, "bin")
     libs = TERN_LIBS if system == "tern" else []
-    todo = [b for b in benchmarks if stale(os.path.join(bindir, f"{b}.{cls}.x"), libs)]
+    todo = [b for b in benchmarks if stale(program(bindir, b, cls, subtype), libs)]
     for b in todo:          # NPB's make would call an existing one up to date
-        if os.path.exists(os.path.join(bindir, f"{b}.{cls}.x")):
-            os.remove(os.path.join(bindir, f"{b}.{cls}.x"))
+        for p in (program(bindir, b, cls), program(bindir, b, cls, subtype)):
+            if os.path.exists(p):
+                os.remove(p)
     trees = [d] + [f"{d}-{k}" for k in range(1, max(1, min(jobs, len(todo))))]
     for t in trees:
         if not os.path.isdir(t):
@@ -98,8 +110,9 @@ def build(src, scratch, system, benchmarks, cls, jobs=1):
                 b = pending.get_nowait()
             except queue.Empty:
                 return
-            r = subprocess.run(["make", b, f"CLASS={cls}"], cwd=tree, capture_output=True,
-                               text=True, timeout=1800)
+            r = subprocess.run(["make", b, f"CLASS={cls}"] +
+                               ([f"SUBTYPE={subtype}"] if subtype else []), cwd=tree,
+                               capture_output=True, text=True, timeout=1800)
             if r.returncode:
                 while not pending.empty():      # the other workers stop too
                     pending.get_nowait()

@@ -30,6 +30,7 @@ typedef long MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
 typedef int MPI_Fint;
+typedef int MPI_File;
 
 /* Five ints, like MPICH: Fortran's status array (MPI_STATUS_SIZE = 5) is
  * the same memory, MPI_SOURCE, MPI_TAG, MPI_ERROR at 3, 4, 5 there. */
@@ -54,6 +55,7 @@ typedef struct MPI_Status {
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x06000001)
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)0x06000002)
 #define MPI_INFO_NULL ((MPI_Info)0x07000000)
+#define MPI_FILE_NULL ((MPI_File)0x08000000)
 
 /* Predefined datatypes (index = tern's basic type number). */
 #define MPI_CHAR ((MPI_Datatype)0x03000001)
@@ -154,6 +156,29 @@ typedef struct MPI_Status {
 #define MPI_IO 3
 #define MPI_WTIME_IS_GLOBAL 4
 
+/* Info objects (MPI_Info_*) */
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+
+/* Files (MPI-IO: MPI_File_*) */
+#define MPI_MODE_RDONLY 2
+#define MPI_MODE_RDWR 8
+#define MPI_MODE_WRONLY 4
+#define MPI_MODE_CREATE 1
+#define MPI_MODE_EXCL 64
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN 32
+#define MPI_MODE_SEQUENTIAL 256
+#define MPI_MODE_APPEND 128
+#define MPI_SEEK_SET 600
+#define MPI_SEEK_CUR 602
+#define MPI_SEEK_END 604
+#define MPI_MAX_DATAREP_STRING 128
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
+/* Subarrays */
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+
 /* Thread levels */
 #define MPI_THREAD_SINGLE 0
 #define MPI_THREAD_FUNNELED 1
@@ -208,7 +233,20 @@ typedef struct MPI_Status {
 #define MPI_ERR_NO_MEM 21
 #define MPI_ERR_INFO 22
 #define MPI_ERR_UNSUPPORTED_OPERATION 23
-#define MPI_ERR_LASTCODE 23
+#define MPI_ERR_FILE 24
+#define MPI_ERR_NOT_SAME 25
+#define MPI_ERR_AMODE 26
+#define MPI_ERR_UNSUPPORTED_DATAREP 27
+#define MPI_ERR_NO_SUCH_FILE 28
+#define MPI_ERR_FILE_EXISTS 29
+#define MPI_ERR_BAD_FILE 30
+#define MPI_ERR_ACCESS 31
+#define MPI_ERR_NO_SPACE 32
+#define MPI_ERR_QUOTA 33
+#define MPI_ERR_READ_ONLY 34
+#define MPI_ERR_FILE_IN_USE 35
+#define MPI_ERR_IO 36
+#define MPI_ERR_LASTCODE 36
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error, ...);
@@ -432,6 +470,64 @@ int MPI_Op_commutative(MPI_Op op, int *commute);
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op);
 
+/* Info objects */
+int MPI_Info_create(MPI_Info *info);
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+int MPI_Info_delete(MPI_Info info, const char *key);
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+int MPI_Info_free(MPI_Info *info);
+
+/* Subarray datatypes */
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                             const int array_of_subsizes[], const int array_of_starts[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+/* Files (MPI-IO): each rank reads and writes the file itself, through the
+ * node's file system (docs/mpi.md). */
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                  MPI_File *fh);
+int MPI_File_close(MPI_File *fh);
+int MPI_File_delete(const char *filename, MPI_Info info);
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, MPI_Info info);
+int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                      MPI_Datatype *filetype, char *datarep);
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                     MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                      MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                         MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                   MPI_Status *status);
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                      MPI_Status *status);
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status);
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
+int MPI_File_set_size(MPI_File fh, MPI_Offset size);
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size);
+int MPI_File_sync(MPI_File fh);
+int MPI_File_get_amode(MPI_File fh, int *amode);
+int MPI_File_get_group(MPI_File fh, MPI_Group *group);
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+int MPI_File_set_info(MPI_File fh, MPI_Info info);
+int MPI_File_set_atomicity(MPI_File fh, int flag);
+int MPI_File_get_atomicity(MPI_File fh, int *flag);
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+int MPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler);
+int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler);
+
 /* Handle conversion: the identity (handles are Fortran integers). */
 #define MPI_Comm_c2f(h) ((MPI_Fint)(h))
 #define MPI_Comm_f2c(h) ((MPI_Comm)(h))
@@ -443,6 +539,10 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
 #define MPI_Op_f2c(h) ((MPI_Op)(h))
 #define MPI_Request_c2f(h) ((MPI_Fint)(h))
 #define MPI_Request_f2c(h) ((MPI_Request)(h))
+#define MPI_Info_c2f(h) ((MPI_Fint)(h))
+#define MPI_Info_f2c(h) ((MPI_Info)(h))
+#define MPI_File_c2f(h) ((MPI_Fint)(h))
+#define MPI_File_f2c(h) ((MPI_File)(h))
 
 #ifdef __cplusplus
 }

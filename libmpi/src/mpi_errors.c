@@ -41,6 +41,20 @@ static const struct {
     [MPI_ERR_INFO] = {"MPI_ERR_INFO", "invalid info object"},
     [MPI_ERR_UNSUPPORTED_OPERATION] = {"MPI_ERR_UNSUPPORTED_OPERATION",
                                        "operation not supported by Tern's MPI"},
+    [MPI_ERR_FILE] = {"MPI_ERR_FILE", "invalid file handle"},
+    [MPI_ERR_NOT_SAME] = {"MPI_ERR_NOT_SAME", "arguments differ between the ranks"},
+    [MPI_ERR_AMODE] = {"MPI_ERR_AMODE", "invalid access mode"},
+    [MPI_ERR_UNSUPPORTED_DATAREP] = {"MPI_ERR_UNSUPPORTED_DATAREP",
+                                     "data representation not supported"},
+    [MPI_ERR_NO_SUCH_FILE] = {"MPI_ERR_NO_SUCH_FILE", "no such file"},
+    [MPI_ERR_FILE_EXISTS] = {"MPI_ERR_FILE_EXISTS", "file exists"},
+    [MPI_ERR_BAD_FILE] = {"MPI_ERR_BAD_FILE", "invalid file name"},
+    [MPI_ERR_ACCESS] = {"MPI_ERR_ACCESS", "permission denied"},
+    [MPI_ERR_NO_SPACE] = {"MPI_ERR_NO_SPACE", "no space left"},
+    [MPI_ERR_QUOTA] = {"MPI_ERR_QUOTA", "quota exceeded"},
+    [MPI_ERR_READ_ONLY] = {"MPI_ERR_READ_ONLY", "read-only file or file system"},
+    [MPI_ERR_FILE_IN_USE] = {"MPI_ERR_FILE_IN_USE", "file in use"},
+    [MPI_ERR_IO] = {"MPI_ERR_IO", "input/output error"},
 };
 
 const char *mpi_err_name(int code)
@@ -119,6 +133,17 @@ int mpi_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
         errhs[H_IDX(e)].fn(&comm, &code);
         return code;
     }
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(call, code, fmt, ap);
+    va_end(ap);
+    msg_abort(1);
+}
+
+int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *fmt, ...)
+{
+    if (e == MPI_ERRORS_RETURN)
+        return code;
     va_list ap;
     va_start(ap, fmt);
     vreport(call, code, fmt, ap);

@@ -552,3 +552,159 @@ void mpi_reduce_local_(void *in, void *inout, F *count, F *type, F *op, F *ierr)
 {
     *ierr = MPI_Reduce_local(B(in), B(inout), *count, *type, *op);
 }
+
+/* ---- info objects, subarrays, files ---- */
+
+/* A CHARACTER argument as a C string (trailing blanks dropped): malloc'd,
+ * or NULL when there is no memory. */
+static char *c_string(const char *s, size_t len)
+{
+    size_t n = fortran_len(s, len);
+    char *c = malloc(n + 1);
+    if (c) {
+        memcpy(c, s, n);
+        c[n] = 0;
+    }
+    return c;
+}
+
+void mpi_info_create_(F *info, F *ierr) { *ierr = MPI_Info_create(info); }
+void mpi_info_free_(F *info, F *ierr) { *ierr = MPI_Info_free(info); }
+void mpi_info_set_(F *info, char *key, char *value, F *ierr, size_t klen, size_t vlen)
+{
+    char *k = c_string(key, klen), *v = c_string(value, vlen);
+    *ierr = k && v ? MPI_Info_set(*info, k, v) : MPI_ERR_NO_MEM;
+    free(k);
+    free(v);
+}
+void mpi_info_get_(F *info, char *key, F *valuelen, char *value, F *flag, F *ierr, size_t klen,
+                   size_t vlen)
+{
+    char *k = c_string(key, klen), *v = malloc(MPI_MAX_INFO_VAL + 1);
+    int f = 0;
+    *ierr = k && v ? MPI_Info_get(*info, k, *valuelen, v, &f) : MPI_ERR_NO_MEM;
+    if (*ierr == MPI_SUCCESS) {
+        *flag = f ? 1 : 0;
+        if (f)
+            to_fortran(value, vlen, v);
+    }
+    free(k);
+    free(v);
+}
+void mpi_info_delete_(F *info, char *key, F *ierr, size_t klen)
+{
+    char *k = c_string(key, klen);
+    *ierr = k ? MPI_Info_delete(*info, k) : MPI_ERR_NO_MEM;
+    free(k);
+}
+void mpi_info_get_nkeys_(F *info, F *n, F *ierr) { *ierr = MPI_Info_get_nkeys(*info, n); }
+void mpi_info_dup_(F *info, F *nw, F *ierr) { *ierr = MPI_Info_dup(*info, nw); }
+
+void mpi_type_create_subarray_(F *ndims, F *sizes, F *subsizes, F *starts, F *order, F *old,
+                               F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_subarray(*ndims, sizes, subsizes, starts, *order, *old, nt);
+}
+
+void mpi_file_open_(F *comm, char *name, F *amode, F *info, F *fh, F *ierr, size_t nlen)
+{
+    char *n = c_string(name, nlen);
+    *ierr = n ? MPI_File_open(*comm, n, *amode, *info, fh) : MPI_ERR_NO_MEM;
+    free(n);
+}
+void mpi_file_close_(F *fh, F *ierr) { *ierr = MPI_File_close(fh); }
+void mpi_file_delete_(char *name, F *info, F *ierr, size_t nlen)
+{
+    char *n = c_string(name, nlen);
+    *ierr = n ? MPI_File_delete(n, *info) : MPI_ERR_NO_MEM;
+    free(n);
+}
+void mpi_file_set_view_(F *fh, MPI_Offset *disp, F *etype, F *ftype, char *rep, F *info,
+                        F *ierr, size_t rlen)
+{
+    char *r = c_string(rep, rlen);
+    *ierr = r ? MPI_File_set_view(*fh, *disp, *etype, *ftype, r, *info) : MPI_ERR_NO_MEM;
+    free(r);
+}
+void mpi_file_get_view_(F *fh, MPI_Offset *disp, F *etype, F *ftype, char *rep, F *ierr,
+                        size_t rlen)
+{
+    char r[MPI_MAX_DATAREP_STRING];
+    *ierr = MPI_File_get_view(*fh, disp, etype, ftype, r);
+    if (*ierr == MPI_SUCCESS)
+        to_fortran(rep, rlen, r);
+}
+#define FILEAT(name, cname)                                                            \
+    void name(F *fh, MPI_Offset *off, void *buf, F *count, F *type, F *st, F *ierr)  \
+    {                                                                                \
+        *ierr = cname(*fh, *off, B(buf), *count, *type, ST(st));                     \
+    }
+FILEAT(mpi_file_read_at_, MPI_File_read_at)
+FILEAT(mpi_file_write_at_, MPI_File_write_at)
+FILEAT(mpi_file_read_at_all_, MPI_File_read_at_all)
+FILEAT(mpi_file_write_at_all_, MPI_File_write_at_all)
+#define FILEPTR(name, cname)                                                           \
+    void name(F *fh, void *buf, F *count, F *type, F *st, F *ierr)                   \
+    {                                                                                \
+        *ierr = cname(*fh, B(buf), *count, *type, ST(st));                           \
+    }
+FILEPTR(mpi_file_read_, MPI_File_read)
+FILEPTR(mpi_file_write_, MPI_File_write)
+FILEPTR(mpi_file_read_all_, MPI_File_read_all)
+FILEPTR(mpi_file_write_all_, MPI_File_write_all)
+void mpi_file_seek_(F *fh, MPI_Offset *off, F *whence, F *ierr)
+{
+    *ierr = MPI_File_seek(*fh, *off, *whence);
+}
+void mpi_file_get_position_(F *fh, MPI_Offset *off, F *ierr)
+{
+    *ierr = MPI_File_get_position(*fh, off);
+}
+void mpi_file_get_byte_offset_(F *fh, MPI_Offset *off, MPI_Offset *disp, F *ierr)
+{
+    *ierr = MPI_File_get_byte_offset(*fh, *off, disp);
+}
+void mpi_file_get_size_(F *fh, MPI_Offset *size, F *ierr) { *ierr = MPI_File_get_size(*fh, size); }
+void mpi_file_set_size_(F *fh, MPI_Offset *size, F *ierr) { *ierr = MPI_File_set_size(*fh, *size); }
+void mpi_file_preallocate_(F *fh, MPI_Offset *size, F *ierr)
+{
+    *ierr = MPI_File_preallocate(*fh, *size);
+}
+void mpi_file_sync_(F *fh, F *ierr) { *ierr = MPI_File_sync(*fh); }
+void mpi_file_get_amode_(F *fh, F *amode, F *ierr) { *ierr = MPI_File_get_amode(*fh, amode); }
+void mpi_file_set_atomicity_(F *fh, F *flag, F *ierr)
+{
+    *ierr = MPI_File_set_atomicity(*fh, *flag);
+}
+void mpi_file_get_atomicity_(F *fh, F *flag, F *ierr)
+{
+    int f = 0;
+    *ierr = MPI_File_get_atomicity(*fh, &f);
+    if (*ierr == MPI_SUCCESS)
+        *flag = f ? 1 : 0;
+}
+void mpi_file_set_errhandler_(F *fh, F *e, F *ierr) { *ierr = MPI_File_set_errhandler(*fh, *e); }
+void mpi_file_get_errhandler_(F *fh, F *e, F *ierr) { *ierr = MPI_File_get_errhandler(*fh, e); }
+void mpi_file_get_group_(F *fh, F *group, F *ierr) { *ierr = MPI_File_get_group(*fh, group); }
+void mpi_file_get_info_(F *fh, F *info, F *ierr) { *ierr = MPI_File_get_info(*fh, info); }
+void mpi_file_set_info_(F *fh, F *info, F *ierr) { *ierr = MPI_File_set_info(*fh, *info); }
+void mpi_file_get_type_extent_(F *fh, F *type, MPI_Aint *extent, F *ierr)
+{
+    *ierr = MPI_File_get_type_extent(*fh, *type, extent);
+}
+void mpi_info_get_nthkey_(F *info, F *n, char *key, F *ierr, size_t klen)
+{
+    char k[MPI_MAX_INFO_KEY + 1];
+    *ierr = MPI_Info_get_nthkey(*info, *n, k);
+    if (*ierr == MPI_SUCCESS)
+        to_fortran(key, klen, k);
+}
+void mpi_info_get_valuelen_(F *info, char *key, F *valuelen, F *flag, F *ierr, size_t klen)
+{
+    char *k = c_string(key, klen);
+    int f = 0;
+    *ierr = k ? MPI_Info_get_valuelen(*info, k, valuelen, &f) : MPI_ERR_NO_MEM;
+    if (*ierr == MPI_SUCCESS)
+        *flag = f ? 1 : 0;
+    free(k);
+}

@@ -33,7 +33,7 @@
 #define H_KIND(h) ((unsigned)(h) >> 24)
 #define H_IDX(h) ((int)((unsigned)(h) & 0xFFFFFF))
 #define H_MAKE(kind, idx) ((int)(((unsigned)(kind) << 24) | (unsigned)(idx)))
-enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO };
+enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE };
 
 #define TAG_UB 0x7FFFFFFF
 #define MAX_CONTEXTS 4096 /* communicators alive at once (context ids) */
@@ -57,6 +57,11 @@ int mpi_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 _Noreturn void mpi_fatal(const char *call, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 const char *mpi_err_name(int code);
+/* An error with handler e (a file's: mpi_file.c): MPI_ERRORS_RETURN returns
+ * code; anything else reports it and ends the job, as MPI_ERRORS_ARE_FATAL. */
+int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Every call but a few needs MPI_Init first. */
 #define NEED_INIT(call)                                                          \
     do {                                                                         \

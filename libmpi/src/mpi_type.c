@@ -625,3 +625,51 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
     *size = (int)((long)incount * t->size);
     return MPI_SUCCESS;
 }
+
+/* A subarray: the innermost dimension (the last in C order, the first in
+ * Fortran's) a contiguous run, each outer one a vector of the inner with
+ * the full array's stride, the whole placed at the starts and given the
+ * full array's extent (lower bound 0), as MPI-3.1 4.1.3 defines it. */
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                             const int array_of_subsizes[], const int array_of_starts[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_subarray";
+    struct mtype *o;
+    TRY(check_old(call, oldtype, &o));
+    if (ndims <= 0 || (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN))
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, call, "ndims %d, order %d", ndims, order);
+    for (int d = 0; d < ndims; d++)
+        if (array_of_sizes[d] < 1 || array_of_subsizes[d] < 0 ||
+            array_of_subsizes[d] > array_of_sizes[d] || array_of_starts[d] < 0 ||
+            array_of_starts[d] > array_of_sizes[d] - array_of_subsizes[d])
+            return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, call,
+                             "dimension %d: size %d, subsize %d, start %d", d,
+                             array_of_sizes[d], array_of_subsizes[d], array_of_starts[d]);
+    MPI_Datatype t = oldtype;
+    long stride = mpi_extent(o), disp = 0;
+    int rc;
+    for (int k = 0; k < ndims; k++) {
+        int d = order == MPI_ORDER_FORTRAN ? k : ndims - 1 - k;
+        MPI_Datatype n;
+        rc = k == 0 ? MPI_Type_contiguous(array_of_subsizes[d], t, &n)
+                    : MPI_Type_create_hvector(array_of_subsizes[d], 1, stride, t, &n);
+        if (k > 0)
+            MPI_Type_free(&t);
+        if (rc)
+            return rc;
+        t = n;
+        disp += (long)array_of_starts[d] * stride;
+        stride *= array_of_sizes[d];
+    }
+    MPI_Datatype placed;
+    int one = 1;
+    MPI_Aint at = disp;
+    rc = MPI_Type_create_hindexed(1, &one, &at, t, &placed);
+    MPI_Type_free(&t);
+    if (rc)
+        return rc;
+    rc = MPI_Type_create_resized(placed, 0, stride, newtype);
+    MPI_Type_free(&placed);
+    return rc;
+}

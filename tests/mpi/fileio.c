@@ -1,0 +1,157 @@
+/* MPI-IO: `fileio DIR`.  The ranks write one global 2-D array of ints to
+ * DIR/array through subarray views (each its block of columns in C order,
+ * then its block of rows in Fortran order), collectively and not; rank 0
+ * reads the file back whole and each rank its own part again through its
+ * view, all checked against the element's global index.  Then the
+ * individual file pointer, sizes, MPI_SEEK_END, byte offsets, info
+ * objects, MPI_MODE_EXCL, DELETE_ON_CLOSE and the errors a missing file
+ * gives.  Self-checking: it passes with any correct MPI-IO (MPICH's too). */
+#include <stdbool.h>
+#include <unistd.h>
+
+#include "mpitest.h"
+
+enum { ROWS = 6, COLS_PER = 5 };
+
+static char path[1024];
+
+static int value(int r, int c) { return r * 1000 + c; }
+
+/* Writes the array through a C-order subarray view: this rank's COLS_PER
+ * columns of every row. */
+static void write_columns(MPI_File fh, int cols, bool collective)
+{
+    int sizes[2] = {ROWS, cols}, subs[2] = {ROWS, COLS_PER}, starts[2] = {0, t_rank * COLS_PER};
+    MPI_Datatype block;
+    OK(MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &block));
+    OK(MPI_Type_commit(&block));
+    int mine[ROWS * COLS_PER];
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < COLS_PER; c++)
+            mine[r * COLS_PER + c] = value(r, t_rank * COLS_PER + c);
+    OK(MPI_File_set_view(fh, 0, MPI_INT, block, "native", MPI_INFO_NULL));
+    OK(MPI_Type_free(&block));      /* the view keeps its own */
+    MPI_Status st;
+    if (collective)
+        OK(MPI_File_write_at_all(fh, 0, mine, ROWS * COLS_PER, MPI_INT, &st));
+    else
+        OK(MPI_File_write_at(fh, 0, mine, ROWS * COLS_PER, MPI_INT, &st));
+    CHECK(t_count(&st, MPI_INT) == ROWS * COLS_PER, "wrote %d ints", t_count(&st, MPI_INT));
+}
+
+static void check_whole(MPI_File fh, int cols, const char *how)
+{
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    if (t_rank != 0)
+        return;
+    int *all = malloc(sizeof(int) * ROWS * cols);
+    MPI_Status st;
+    OK(MPI_File_read_at(fh, 0, all, ROWS * cols, MPI_INT, &st));
+    CHECK(t_count(&st, MPI_INT) == ROWS * cols, "%s: read %d ints", how, t_count(&st, MPI_INT));
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < cols; c++)
+            CHECK(all[r * cols + c] == value(r, c), "%s: [%d][%d] is %d", how, r, c,
+                  all[r * cols + c]);
+    free(all);
+}
+
+int main(int argc, char **argv)
+{
+    t_init(&argc, &argv);
+    CHECK(argc > 1, "usage: fileio DIR");
+    snprintf(path, sizeof path, "%s/array", argv[1]);
+    int cols = COLS_PER * t_size;
+    MPI_File fh;
+    if (t_rank == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Columns, collectively, then independently over the same file. */
+    OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    write_columns(fh, cols, true);
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_whole(fh, cols, "columns, write_at_all");
+    MPI_Offset size;
+    OK(MPI_File_get_size(fh, &size));
+    CHECK(size == (MPI_Offset)sizeof(int) * ROWS * cols, "size %lld", (long long)size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_set_size(fh, 0));
+    write_columns(fh, cols, false);
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_whole(fh, cols, "columns, write_at");
+
+    /* Each rank's part again, through a Fortran-order view (dimension 0
+     * fastest): sizes {cols, ROWS}, its columns as the first dimension. */
+    int fsizes[2] = {cols, ROWS}, fsubs[2] = {COLS_PER, ROWS}, fstarts[2] = {t_rank * COLS_PER, 0};
+    MPI_Datatype fblock;
+    OK(MPI_Type_create_subarray(2, fsizes, fsubs, fstarts, MPI_ORDER_FORTRAN, MPI_INT, &fblock));
+    OK(MPI_Type_commit(&fblock));
+    MPI_Aint lb, ext;
+    OK(MPI_Type_get_extent(fblock, &lb, &ext));
+    CHECK(lb == 0 && ext == (MPI_Aint)sizeof(int) * ROWS * cols, "extent %ld", (long)ext);
+    OK(MPI_File_set_view(fh, 0, MPI_INT, fblock, "native", MPI_INFO_NULL));
+    int back[ROWS * COLS_PER];
+    MPI_Status st;
+    OK(MPI_File_read_all(fh, back, ROWS * COLS_PER, MPI_INT, &st));
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < COLS_PER; c++)
+            CHECK(back[r * COLS_PER + c] == value(r, t_rank * COLS_PER + c),
+                  "own part: [%d][%d] is %d", r, c, back[r * COLS_PER + c]);
+    MPI_Offset pos, byte;
+    OK(MPI_File_get_position(fh, &pos));
+    CHECK(pos == ROWS * COLS_PER, "position %lld after the read", (long long)pos);
+    /* The view's element 7: row 1, this rank's column 2. */
+    OK(MPI_File_get_byte_offset(fh, 7, &byte));
+    CHECK(byte == (MPI_Offset)sizeof(int) * (1 * cols + t_rank * COLS_PER + 2), "byte offset %lld",
+          (long long)byte);
+    OK(MPI_File_seek(fh, -2, MPI_SEEK_END));
+    OK(MPI_File_read(fh, back, 2, MPI_INT, &st));
+    CHECK(back[0] == value(ROWS - 1, t_rank * COLS_PER + COLS_PER - 2) &&
+          back[1] == value(ROWS - 1, t_rank * COLS_PER + COLS_PER - 1),
+          "the last two through SEEK_END: %d %d", back[0], back[1]);
+    OK(MPI_Type_free(&fblock));
+    OK(MPI_File_close(&fh));
+    CHECK(fh == MPI_FILE_NULL, "MPI_File_close left the handle");
+
+    /* Info objects. */
+    MPI_Info info;
+    OK(MPI_Info_create(&info));
+    OK(MPI_Info_set(info, "cb_nodes", "2"));
+    OK(MPI_Info_set(info, "striping_unit", "65536"));
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag, nkeys;
+    OK(MPI_Info_get(info, "striping_unit", MPI_MAX_INFO_VAL, v, &flag));
+    OK(MPI_Info_get_nkeys(info, &nkeys));
+    CHECK(flag && !strcmp(v, "65536") && nkeys == 2, "info: %d %s %d", flag, v, nkeys);
+
+    /* The file exists: MPI_MODE_EXCL fails everywhere; DELETE_ON_CLOSE. */
+    int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY,
+                           info, &fh);
+    int cls;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_FILE_EXISTS, "EXCL on an existing file: class %d", cls);
+    OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE, info, &fh));
+    OK(MPI_Info_free(&info));
+    int amode;
+    OK(MPI_File_get_amode(fh, &amode));
+    CHECK(amode == (MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE), "amode %#x", amode);
+    rc = MPI_File_write_at(fh, 0, back, 1, MPI_INT, &st);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_READ_ONLY || cls == MPI_ERR_ACCESS, "a write to a read-only file: %d",
+          cls);
+    OK(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(access(path, F_OK) != 0, "DELETE_ON_CLOSE left the file");
+    rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_NO_SUCH_FILE, "a missing file: class %d", cls);
+    if (t_rank == 0) {
+        rc = MPI_File_delete(path, MPI_INFO_NULL);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_NO_SUCH_FILE, "deleting a missing file: class %d", cls);
+        printf("fileio ok on %d ranks\n", t_size);
+    }
+    MPI_Finalize();
+    return 0;
+}
