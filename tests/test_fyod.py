@@ -641,6 +641,24 @@ def as_on_linux(fc, exe, tmp_path, sub, expect):
         assert r.stdout == linux.stdout, d
 
 
+def test_hdf5_as_on_linux(fc, tmp_path):
+    """HDF5 1.10 (Debian's serial libhdf5, static): a file with a group, a
+    chunked, deflated dataset and an attribute, written, closed and read
+    back (HDF5 locks the file with flock, grows it, seeks, and rewrites its
+    superblock), through yod's tree and an fyod, as on Linux."""
+    base = "/usr/lib/x86_64-linux-gnu/hdf5/serial"
+    if not os.path.exists(os.path.join(base, "libhdf5.a")):
+        pytest.skip("no static libhdf5 (Debian's libhdf5-dev)")
+    exe = str(tmp_path / "h5probe")
+    b = subprocess.run(["gcc", "-static", "-O2", "-I/usr/include/hdf5/serial", "-o", exe,
+                        os.path.join(ROOT, "tests", "programs", "toolchains", "h5probe.c"),
+                        "-L" + base, "-lhdf5", "-lsz", "-laec", "-lz", "-lm", "-ldl"],
+                       capture_output=True, text=True, timeout=300)
+    assert b.returncode == 0, b.stderr
+    as_on_linux(fc, exe, tmp_path, "hdf5",
+                "read: ok, the same: yes, attribute step 42, filters 1, compressed yes")
+
+
 def test_std_filesystem_as_on_linux(fc, tmp_path):
     """C++17's std::filesystem (libstdc++'s calls): permissions,
     last_write_time, copy_file, symbolic and hard links, space,
