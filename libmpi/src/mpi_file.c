@@ -2,9 +2,9 @@
  * Files (MPI-IO, MPI-3.1 chapter 13).  Every rank opens the file itself and
  * reads and writes its own bytes with pread and pwrite: on a Tern node
  * through the node's file servers (yod, an fyod: docs/fileio.md), on Linux
- * through its file system.  A collective call (_all) does what the
- * independent one does: there is no aggregation of ranks' pieces, so a
- * strided view costs a call per contiguous piece of the file.
+ * through its file system.  A collective call (_all) gathers the ranks'
+ * pieces by file domain first (two_phase), so that a finely strided view
+ * costs a call per stretch of the whole job's data, not per piece.
  *
  * A view (disp, etype, filetype) maps the data a rank sees, counted in
  * etypes, onto the file: the filetype's type map is tiled from disp on, one
@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -184,18 +185,294 @@ static long move_piece(void *ctx, MPI_Offset foff, long len, long done)
     return 0;
 }
 
-/* count elements of datatype at buf, to or from the view's data from
- * byte `at` on. */
-static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf, int count,
-                    MPI_Datatype datatype, MPI_Status *status, bool writing)
+/* ---- collective transfers: two phases ---- */
+
+/* A collective read or write moves the ranks' pieces in two phases, as
+ * ROMIO's collective buffering does: the file range all of them touch is
+ * cut into as many domains as there are ranks, each rank sends each domain's
+ * owner the pieces it has there (an all-to-all), and the owner writes, or
+ * reads, its domain's pieces as the fewest contiguous stretches.  A view
+ * whose pieces are small (BT-IO's cells: a few hundred bytes) costs a call
+ * per stretch of the whole job's data instead of one per piece. */
+
+struct piece {
+    long long off, len;   /* in the file */
+    long at;              /* in the rank's contiguous data */
+};
+struct pieces {
+    struct piece *v;
+    long n, cap;
+};
+
+static long add_piece(void *ctx, MPI_Offset foff, long len, long done)
 {
-    struct mtype *mt = NULL;
+    struct pieces *p = ctx;
+    if (p->n == p->cap) {
+        long cap = p->cap ? 2 * p->cap : 64;
+        struct piece *v = realloc(p->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return 1;
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n++] = (struct piece){foff, len, done};
+    return 0;
+}
+
+/* A piece a domain's owner got: where in the file, its bytes (writes), and
+ * where its stretch's buffer holds it. */
+struct seg {
+    long long off, len;
+    char *data;
+    char *in_run;
+};
+
+static int by_offset(const void *a, const void *b)
+{
+    const struct seg *x = *(struct seg *const *)a, *y = *(struct seg *const *)b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Reads or writes the segments as the fewest contiguous stretches of the
+ * file: each seg's in_run is set to where its bytes lie in the one buffer
+ * of all stretches (*runs, malloc'd).  0, or an errno. */
+static int owner_io(int fd, struct seg *segs, long n, bool writing, char **runs)
+{
+    *runs = NULL;
+    if (n == 0)
+        return 0;
+    struct seg **order = malloc((size_t)n * sizeof *order);
+    if (!order)
+        return ENOMEM;
+    for (long i = 0; i < n; i++)
+        order[i] = &segs[i];
+    qsort(order, (size_t)n, sizeof *order, by_offset);
+    long long total = 0, start = order[0]->off, end = start;
+    for (long i = 0; i < n; i++) {      /* the stretches' lengths, all told */
+        if (order[i]->off > end) {
+            total += end - start;
+            start = order[i]->off;
+            end = start;
+        }
+        if (order[i]->off + order[i]->len > end)
+            end = order[i]->off + order[i]->len;
+    }
+    total += end - start;
+    char *buf = malloc(total ? (size_t)total : 1);
+    int err = buf ? 0 : ENOMEM;
+    long long pos = 0;                   /* the current stretch's start in buf */
+    for (long i = 0; i < n && !err;) {
+        long j = i;
+        start = order[i]->off;
+        end = start;
+        for (; j < n && order[j]->off <= end; j++) {
+            order[j]->in_run = buf + pos + (order[j]->off - start);
+            if (order[j]->off + order[j]->len > end)
+                end = order[j]->off + order[j]->len;
+            if (writing)   /* in file order: of two that overlap, the later rank's stays */
+                memcpy(order[j]->in_run, order[j]->data, (size_t)order[j]->len);
+        }
+        long long len = end - start;
+        for (long long k = 0; k < len && !err;) {
+            ssize_t r = writing ? pwrite(fd, buf + pos + k, (size_t)(len - k), start + k)
+                                : pread(fd, buf + pos + k, (size_t)(len - k), start + k);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0)
+                err = errno;
+            else if (r == 0)       /* past the end of the file: zeros */
+                memset(buf + pos + k, 0, (size_t)(len - k)), k = len;
+            else
+                k += r;
+        }
+        pos += len;
+        i = j;
+    }
+    free(order);
+    *runs = buf;
+    return err;
+}
+
+/* The two phases for data mem (n bytes) at the view's byte at.  Returns 0,
+ * an errno (every rank the same), or -1 when the ranks should each go the
+ * independent way (a count past what one exchange carries). */
+static int two_phase(struct mfile *f, MPI_Offset at, char *mem, long n, bool writing,
+                     long *moved)
+{
+    int size, err = 0;
+    MPI_Comm_size(f->comm, &size);
+    struct pieces p = {0};
+    if (view_walk(f, at, n, add_piece, &p))
+        err = ENOMEM;
+    long long mine[2] = {LLONG_MAX, 0}, range[2];   /* -lo and hi, for one MPI_MAX */
+    for (long i = 0; i < p.n; i++) {
+        if (p.v[i].off < mine[0])
+            mine[0] = p.v[i].off;
+        if (p.v[i].off + p.v[i].len > mine[1])
+            mine[1] = p.v[i].off + p.v[i].len;
+    }
+    mine[0] = -mine[0];
+    long long *cnt = calloc((size_t)size * 4, sizeof *cnt);   /* pieces, bytes: out, in */
+    int *ic = malloc((size_t)size * 8 * sizeof *ic);
+    if (!cnt || !ic)
+        err = ENOMEM;
+    int any_err;
+    MPI_Allreduce(&err, &any_err, 1, MPI_INT, MPI_MAX, f->comm);
+    MPI_Allreduce(mine, range, 2, MPI_LONG_LONG, MPI_MAX, f->comm);
+    long long lo = -range[0], hi = range[1];
+    int rc = 0;
+    if (any_err || hi <= lo) {
+        rc = any_err;
+        goto out;
+    }
+    long long dom = (hi - lo + size - 1) / size;
+    /* Each piece cut at the domains' edges: how many and how many bytes
+     * go to each owner. */
+    for (long i = 0; i < p.n; i++)
+        for (long long o = p.v[i].off, e = o + p.v[i].len; o < e;) {
+            int d = (int)((o - lo) / dom);
+            long long cut = lo + (d + 1) * dom < e ? lo + (d + 1) * dom : e;
+            cnt[d]++;
+            cnt[size + d] += cut - o;
+            o = cut;
+        }
+    MPI_Alltoall(cnt, 1, MPI_LONG_LONG, cnt + 2 * size, 1, MPI_LONG_LONG, f->comm);
+    MPI_Alltoall(cnt + size, 1, MPI_LONG_LONG, cnt + 3 * size, 1, MPI_LONG_LONG, f->comm);
+    /* MPI's counts and displacements are ints: two per piece, one per byte. */
+    long long big = 0, tot[4] = {0};
+    for (int k = 0; k < 4 * size; k++)
+        tot[k / size] += cnt[k];
+    for (int k = 0; k < 4; k++)
+        if ((k % 2 ? tot[k] : 2 * tot[k]) > big)
+            big = k % 2 ? tot[k] : 2 * tot[k];
+    long long worst;
+    MPI_Allreduce(&big, &worst, 1, MPI_LONG_LONG, MPI_MAX, f->comm);
+    if (worst > (1LL << 30)) {
+        rc = -1;                        /* past an int's counts: the independent way */
+        goto out;
+    }
+    /* Metadata (offset, length) and bytes, grouped by owner. */
+    int *mc = ic, *md = ic + size, *rmc = ic + 2 * size, *rmd = ic + 3 * size;
+    int *bc = ic + 4 * size, *bd = ic + 5 * size, *rbc = ic + 6 * size, *rbd = ic + 7 * size;
+    for (int d = 0, m = 0, b = 0, rm = 0, rb = 0; d < size; d++) {
+        mc[d] = (int)(2 * cnt[d]);
+        md[d] = m;
+        m += mc[d];
+        bc[d] = (int)cnt[size + d];
+        bd[d] = b;
+        b += bc[d];
+        rmc[d] = (int)(2 * cnt[2 * size + d]);
+        rmd[d] = rm;
+        rm += rmc[d];
+        rbc[d] = (int)cnt[3 * size + d];
+        rbd[d] = rb;
+        rb += rbc[d];
+    }
+    long long *meta = malloc((size_t)(2 * tot[0] + 1) * sizeof *meta);
+    long long *rmeta = malloc((size_t)(2 * tot[2] + 1) * sizeof *rmeta);
+    char *out = malloc((size_t)tot[1] + 1), *in = malloc((size_t)tot[3] + 1);
+    long *src_at = malloc((size_t)(tot[0] + 1) * sizeof *src_at);   /* each cut's place in mem */
+    struct seg *segs = calloc((size_t)tot[2] + 1, sizeof *segs);
+    int *fill = calloc((size_t)size, sizeof *fill);
+    err = meta && rmeta && out && in && src_at && segs && fill ? 0 : ENOMEM;
+    MPI_Allreduce(&err, &any_err, 1, MPI_INT, MPI_MAX, f->comm);
+    if (any_err) {
+        rc = any_err;
+        goto out2;
+    }
+    long *mfill = calloc((size_t)size, sizeof *mfill);
+    for (long i = 0; i < p.n && mfill; i++)
+        for (long long o = p.v[i].off, e = o + p.v[i].len; o < e;) {
+            int d = (int)((o - lo) / dom);
+            long long cut = lo + (d + 1) * dom < e ? lo + (d + 1) * dom : e;
+            long k = md[d] / 2 + mfill[d]++;
+            meta[2 * k] = o;
+            meta[2 * k + 1] = cut - o;
+            src_at[k] = p.v[i].at + (long)(o - p.v[i].off);
+            if (writing)
+                memcpy(out + bd[d] + fill[d], mem + src_at[k], (size_t)(cut - o));
+            fill[d] += (int)(cut - o);
+            o = cut;
+        }
+    free(mfill);
+    MPI_Alltoallv(meta, mc, md, MPI_LONG_LONG, rmeta, rmc, rmd, MPI_LONG_LONG, f->comm);
+    if (writing)
+        MPI_Alltoallv(out, bc, bd, MPI_BYTE, in, rbc, rbd, MPI_BYTE, f->comm);
+    /* This rank's domain: its segments, from every rank in rank order. */
+    long long b = 0;
+    for (long k = 0; k < tot[2]; k++) {
+        segs[k].off = rmeta[2 * k];
+        segs[k].len = rmeta[2 * k + 1];
+        segs[k].data = in + b;
+        b += segs[k].len;
+    }
+    char *runs;
+    err = owner_io(f->fd, segs, tot[2], writing, &runs);
+    if (!writing && !err)                /* back to whoever asked, in their order */
+        for (long k = 0; k < tot[2]; k++)
+            memcpy(segs[k].data, segs[k].in_run, (size_t)segs[k].len);
+    free(runs);
+    MPI_Allreduce(&err, &any_err, 1, MPI_INT, MPI_MAX, f->comm);
+    rc = any_err;
+    if (!writing && !rc) {
+        MPI_Alltoallv(in, rbc, rbd, MPI_BYTE, out, bc, bd, MPI_BYTE, f->comm);
+        for (int d = 0; d < size; d++)
+            fill[d] = 0;
+        for (long i = 0, k = 0; i < tot[0]; i++, k++) {
+            int d = (int)((meta[2 * k] - lo) / dom);
+            memcpy(mem + src_at[k], out + bd[d] + fill[d], (size_t)meta[2 * k + 1]);
+            fill[d] += (int)meta[2 * k + 1];
+        }
+    }
+out2:
+    free(meta);
+    free(rmeta);
+    free(out);
+    free(in);
+    free(src_at);
+    free(segs);
+    free(fill);
+out:
+    free(cnt);
+    free(ic);
+    if (!rc) {
+        /* Read: the data up to the file's end, as an independent read
+         * would have had it. */
+        *moved = n;
+        if (!writing) {
+            struct stat st;
+            MPI_Offset eof = fstat(f->fd, &st) ? 0 : st.st_size;
+            for (long i = 0; i < p.n; i++)
+                if (p.v[i].off + p.v[i].len > eof) {
+                    *moved = p.v[i].at + (p.v[i].off < eof ? (long)(eof - p.v[i].off) : 0);
+                    break;
+                }
+        }
+    }
+    free(p.v);
+    return rc;
+}
+
+/* count elements of datatype at buf, to or from the view's data from
+ * byte `at` on; collective: every rank of the file calls it, and the
+ * bytes go in two phases (two_phase) when every rank's call is sound. */
+static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf, int count,
+                    MPI_Datatype datatype, MPI_Status *status, bool writing, bool collective)
+{
+    struct mtype *mt = mpi_type_get(datatype);
+    int acc = f->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
+    bool sound = mt && mt->committed && count >= 0 && at >= 0 &&
+                 !(writing && acc == MPI_MODE_RDONLY) && !(!writing && acc == MPI_MODE_WRONLY);
+    if (collective) {
+        int all;
+        MPI_Allreduce(&sound, &all, 1, MPI_INT, MPI_MIN, f->comm);
+        collective = all;               /* else each reports its own error below */
+    }
     int rc = mpi_check_type(call, f->comm, datatype, &mt);
     if (rc)
         return rc;
     if (count < 0)
         return mpi_error_handled(f->errh, MPI_ERR_COUNT, call, "count %d", count);
-    int acc = f->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
     if ((writing && acc == MPI_MODE_RDONLY) || (!writing && acc == MPI_MODE_WRONLY))
         return mpi_error_handled(f->errh, MPI_ERR_ACCESS, call, "the file is open %s",
                                  writing ? "read-only" : "write-only");
@@ -204,12 +481,22 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
     long n = (long)count * mt->size;
     bool contig = mpi_contig(mt);
     char *mem = contig ? buf : malloc(n ? (size_t)n : 1);
-    if (!mem)
+    int nomem = !mem, any = nomem;
+    if (collective)
+        MPI_Allreduce(&nomem, &any, 1, MPI_INT, MPI_MAX, f->comm);
+    if (any) {
+        if (!contig)
+            free(mem);
         return mpi_error_handled(f->errh, MPI_ERR_NO_MEM, call, "%ld bytes", n);
+    }
     if (writing && !contig)
         mpi_pack(buf, count, mt, mem);
     struct xfer x = {.fd = f->fd, .mem = mem, .writing = writing};
-    view_walk(f, at, n, move_piece, &x);
+    int two = collective ? two_phase(f, at, mem, n, writing, &x.moved) : -1;
+    if (two > 0)
+        x.err = two;
+    else if (two < 0)
+        view_walk(f, at, n, move_piece, &x);
     if (!writing && !contig)
         mpi_unpack(mem, x.moved / (mt->size ? mt->size : 1), mt, buf);
     if (!contig)
@@ -223,21 +510,23 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
 static long esize(const struct mfile *f) { return mpi_type_get(f->etype)->size; }
 
 static int at_offset(const char *call, MPI_File fh, MPI_Offset offset, void *buf, int count,
-                     MPI_Datatype datatype, MPI_Status *status, bool writing)
+                     MPI_Datatype datatype, MPI_Status *status, bool writing, bool collective)
 {
     struct mfile *f = NULL;
     TRY(get_file(call, fh, &f));
-    return transfer(call, f, offset * esize(f), buf, count, datatype, status, writing);
+    return transfer(call, f, offset * esize(f), buf, count, datatype, status, writing,
+                    collective);
 }
 
 /* With the individual file pointer, which moves past what was moved. */
 static int at_pointer(const char *call, MPI_File fh, void *buf, int count,
-                      MPI_Datatype datatype, MPI_Status *status, bool writing)
+                      MPI_Datatype datatype, MPI_Status *status, bool writing, bool collective)
 {
     struct mfile *f = NULL;
     TRY(get_file(call, fh, &f));
     MPI_Status st;
-    int rc = transfer(call, f, f->pos * esize(f), buf, count, datatype, &st, writing);
+    int rc = transfer(call, f, f->pos * esize(f), buf, count, datatype, &st, writing,
+                      collective);
     if (rc)
         return rc;
     long long bytes = (long long)(unsigned)st.count_lo |
@@ -251,49 +540,52 @@ static int at_pointer(const char *call, MPI_File fh, void *buf, int count,
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
                      MPI_Datatype datatype, MPI_Status *status)
 {
-    return at_offset("MPI_File_read_at", fh, offset, buf, count, datatype, status, false);
+    return at_offset("MPI_File_read_at", fh, offset, buf, count, datatype, status, false,
+                     false);
 }
 
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                       MPI_Datatype datatype, MPI_Status *status)
 {
-    return at_offset("MPI_File_write_at", fh, offset, (void *)buf, count, datatype, status, true);
+    return at_offset("MPI_File_write_at", fh, offset, (void *)buf, count, datatype, status,
+                     true, false);
 }
 
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                          MPI_Datatype datatype, MPI_Status *status)
 {
-    return at_offset("MPI_File_read_at_all", fh, offset, buf, count, datatype, status, false);
+    return at_offset("MPI_File_read_at_all", fh, offset, buf, count, datatype, status, false,
+                     true);
 }
 
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                           MPI_Datatype datatype, MPI_Status *status)
 {
     return at_offset("MPI_File_write_at_all", fh, offset, (void *)buf, count, datatype, status,
-                     true);
+                     true, true);
 }
 
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    return at_pointer("MPI_File_read", fh, buf, count, datatype, status, false);
+    return at_pointer("MPI_File_read", fh, buf, count, datatype, status, false, false);
 }
 
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                    MPI_Status *status)
 {
-    return at_pointer("MPI_File_write", fh, (void *)buf, count, datatype, status, true);
+    return at_pointer("MPI_File_write", fh, (void *)buf, count, datatype, status, true, false);
 }
 
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                       MPI_Status *status)
 {
-    return at_pointer("MPI_File_read_all", fh, buf, count, datatype, status, false);
+    return at_pointer("MPI_File_read_all", fh, buf, count, datatype, status, false, true);
 }
 
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                        MPI_Status *status)
 {
-    return at_pointer("MPI_File_write_all", fh, (void *)buf, count, datatype, status, true);
+    return at_pointer("MPI_File_write_all", fh, (void *)buf, count, datatype, status, true, true);
 }
 
 /* ---- opening and closing ---- */

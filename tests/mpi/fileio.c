@@ -111,6 +111,26 @@ int main(int argc, char **argv)
           back[1] == value(ROWS - 1, t_rank * COLS_PER + COLS_PER - 1),
           "the last two through SEEK_END: %d %d", back[0], back[1]);
     OK(MPI_Type_free(&fblock));
+
+    /* Collective calls where some ranks move nothing, and a collective
+     * read that runs past the end of the file. */
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    MPI_Offset base = (MPI_Offset)sizeof(int) * ROWS * cols;
+    char mark[3] = {'a' + t_rank % 26, 'b', 'c'};
+    OK(MPI_File_write_at_all(fh, base + 10 * t_rank, mark, t_rank % 2 ? 0 : 3, MPI_BYTE, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    char got[3];
+    OK(MPI_File_read_at(fh, base + 10 * (t_rank & ~1), got, 3, MPI_BYTE, &st));
+    CHECK(t_count(&st, MPI_BYTE) == 3 && got[0] == 'a' + (t_rank & ~1) % 26 && got[2] == 'c',
+          "a rank's 3 bytes among ranks that wrote none: %.3s", got);
+    OK(MPI_File_get_size(fh, &size));
+    int tail[8], want[4];
+    OK(MPI_File_read_at(fh, size - (MPI_Offset)sizeof want, want, 4, MPI_INT, &st));
+    OK(MPI_File_read_at_all(fh, size - (MPI_Offset)sizeof want, tail, 8, MPI_INT, &st));
+    /* MPI: the count is what was there (4); ROMIO says what was asked. */
+    CHECK((t_count(&st, MPI_INT) == 4 || t_count(&st, MPI_INT) == 8) &&
+          !memcmp(tail, want, sizeof want), "a collective read past the end: %d ints",
+          t_count(&st, MPI_INT));
     OK(MPI_File_close(&fh));
     CHECK(fh == MPI_FILE_NULL, "MPI_File_close left the handle");
 
