@@ -588,6 +588,57 @@ int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dat
     return at_pointer("MPI_File_write_all", fh, (void *)buf, count, datatype, status, true, true);
 }
 
+/* The nonblocking accesses do their work in the call (nothing here runs
+ * beside the program to do it later) and hand back a request that is
+ * complete: MPI_Wait and MPI_Test give its status. */
+static int at_once(const char *call, MPI_File fh, bool explicit_offset, MPI_Offset offset,
+                   void *buf, int count, MPI_Datatype datatype, MPI_Request *request,
+                   bool writing)
+{
+    struct mfile *f = NULL;
+    TRY(get_file(call, fh, &f));
+    MPI_Status st;
+    int rc = explicit_offset
+                 ? at_offset(call, fh, offset, buf, count, datatype, &st, writing, false)
+                 : at_pointer(call, fh, buf, count, datatype, &st, writing, false);
+    if (rc)
+        return rc;
+    struct mreq *r = mpi_req_new(call, f->comm);
+    if (!r)
+        return MPI_ERR_INTERN;
+    r->kind = writing ? R_SEND : R_RECV;
+    r->active = r->done_now = true;
+    r->status = st;
+    *request = mpi_req_handle(r);
+    return MPI_SUCCESS;
+}
+
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                      MPI_Datatype datatype, MPI_Request *request)
+{
+    return at_once("MPI_File_iread_at", fh, true, offset, buf, count, datatype, request, false);
+}
+
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype datatype, MPI_Request *request)
+{
+    return at_once("MPI_File_iwrite_at", fh, true, offset, (void *)buf, count, datatype,
+                   request, true);
+}
+
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                   MPI_Request *request)
+{
+    return at_once("MPI_File_iread", fh, false, 0, buf, count, datatype, request, false);
+}
+
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                    MPI_Request *request)
+{
+    return at_once("MPI_File_iwrite", fh, false, 0, (void *)buf, count, datatype, request,
+                   true);
+}
+
 /* ---- opening and closing ---- */
 
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,

@@ -652,6 +652,22 @@ FILEPTR(mpi_file_read_, MPI_File_read)
 FILEPTR(mpi_file_write_, MPI_File_write)
 FILEPTR(mpi_file_read_all_, MPI_File_read_all)
 FILEPTR(mpi_file_write_all_, MPI_File_write_all)
+void mpi_file_iread_at_(F *fh, MPI_Offset *off, void *buf, F *count, F *type, F *req, F *ierr)
+{
+    *ierr = MPI_File_iread_at(*fh, *off, B(buf), *count, *type, req);
+}
+void mpi_file_iwrite_at_(F *fh, MPI_Offset *off, void *buf, F *count, F *type, F *req, F *ierr)
+{
+    *ierr = MPI_File_iwrite_at(*fh, *off, B(buf), *count, *type, req);
+}
+void mpi_file_iread_(F *fh, void *buf, F *count, F *type, F *req, F *ierr)
+{
+    *ierr = MPI_File_iread(*fh, B(buf), *count, *type, req);
+}
+void mpi_file_iwrite_(F *fh, void *buf, F *count, F *type, F *req, F *ierr)
+{
+    *ierr = MPI_File_iwrite(*fh, B(buf), *count, *type, req);
+}
 void mpi_file_seek_(F *fh, MPI_Offset *off, F *whence, F *ierr)
 {
     *ierr = MPI_File_seek(*fh, *off, *whence);

@@ -123,6 +123,17 @@ int main(int argc, char **argv)
     OK(MPI_File_read_at(fh, base + 10 * (t_rank & ~1), got, 3, MPI_BYTE, &st));
     CHECK(t_count(&st, MPI_BYTE) == 3 && got[0] == 'a' + (t_rank & ~1) % 26 && got[2] == 'c',
           "a rank's 3 bytes among ranks that wrote none: %.3s", got);
+    /* Nonblocking: the request gives the status. */
+    MPI_Request req;
+    int four[4] = {7, 8, 9, 10}, back4[4] = {0};
+    OK(MPI_File_iwrite_at(fh, base + 100 + 16 * t_rank, four, 4, MPI_INT, &req));
+    OK(MPI_Wait(&req, &st));
+    CHECK(req == MPI_REQUEST_NULL && t_count(&st, MPI_INT) == 4, "iwrite_at: %d ints",
+          t_count(&st, MPI_INT));
+    OK(MPI_File_iread_at(fh, base + 100 + 16 * t_rank, back4, 4, MPI_INT, &req));
+    OK(MPI_Wait(&req, &st));
+    CHECK(t_count(&st, MPI_INT) == 4 && !memcmp(four, back4, sizeof four), "iread_at");
+    MPI_Barrier(MPI_COMM_WORLD);
     OK(MPI_File_get_size(fh, &size));
     int tail[8], want[4];
     OK(MPI_File_read_at(fh, size - (MPI_Offset)sizeof want, want, 4, MPI_INT, &st));
