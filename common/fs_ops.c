@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fs_internal.h"
+#include <tern/path.h>
 
 static int rootfd = -1;
 static int rootsync = -1;           /* the root opened for reading: syncfs takes no O_PATH */
@@ -83,17 +84,13 @@ static int link_on_the_way(const char *p, bool follow_last)
         return -errno;
     size_t done = 0;                 /* bytes of p walked: real directories */
     int res = -EACCES;
-    for (const char *s = p; *s;) {
-        while (*s == '/')
-            s++;
-        const char *e = s;
-        while (*e && *e != '/')
-            e++;
-        size_t l = (size_t)(e - s);
+    const char *e = p, *s;
+    size_t l;
+    while ((s = path_component(&e, &l))) {
         const char *rest = e;
         while (*rest == '/')
             rest++;
-        if (l == 0 || (!*rest && !follow_last))
+        if (!*rest && !follow_last)
             break;
         char name[256];
         if (l >= sizeof name || (l == 2 && s[0] == '.' && s[1] == '.'))
@@ -128,7 +125,6 @@ static int link_on_the_way(const char *p, bool follow_last)
         close(dfd);
         dfd = nfd;
         done = (size_t)(e - p);
-        s = e;
     }
     close(dfd);
     return res;

@@ -8,6 +8,7 @@
  * call with EIO and every later call to it at once. */
 #include "errno.h"
 #include "files.h"
+#include <tern/path.h>
 #include "job.h"
 #include "kmalloc.h"
 #include "process.h"
@@ -155,15 +156,10 @@ long files_normalise(const char *base, const char *path, char *out)
     size_t n = 0;
     out[0] = 0;
     for (int part = path[0] == '/' ? 1 : 0; part < 2; part++) {
-        const char *s = part == 0 ? base : path;
-        while (*s) {
-            while (*s == '/')
-                s++;
-            const char *e = s;
-            while (*e && *e != '/')
-                e++;
-            size_t l = (size_t)(e - s);
-            if (l == 0 || (l == 1 && s[0] == '.')) {
+        const char *rest = part == 0 ? base : path, *s;
+        size_t l;
+        while ((s = path_component(&rest, &l))) {
+            if (l == 1 && s[0] == '.') {
                 /* nothing */
             } else if (l == 2 && s[0] == '.' && s[1] == '.') {
                 while (n > 0 && out[n - 1] != '/')
@@ -179,7 +175,6 @@ long files_normalise(const char *base, const char *path, char *out)
                 n += l;
                 out[n] = 0;
             }
-            s = e;
         }
     }
     if (n == 0) {

@@ -110,6 +110,13 @@ static void vreport(const char *call, int code, const char *fmt, va_list ap)
     fflush(stderr);
 }
 
+/* Reports the error and ends the job (MPI_ERRORS_ARE_FATAL). */
+_Noreturn static void fatal(const char *call, int code, const char *fmt, va_list ap)
+{
+    vreport(call, code, fmt, ap);
+    msg_abort(1);
+}
+
 _Noreturn void mpi_fatal(const char *call, const char *fmt, ...)
 {
     va_list ap;
@@ -135,9 +142,7 @@ int mpi_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    vreport(call, code, fmt, ap);
-    va_end(ap);
-    msg_abort(1);
+    fatal(call, code, fmt, ap);
 }
 
 int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *fmt, ...)
@@ -146,9 +151,7 @@ int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *
         return code;
     va_list ap;
     va_start(ap, fmt);
-    vreport(call, code, fmt, ap);
-    va_end(ap);
-    msg_abort(1);
+    fatal(call, code, fmt, ap);
 }
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
