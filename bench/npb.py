@@ -20,6 +20,13 @@ interrupted FINALIZE_GRACE s after them, and the hang is counted as
     python3 bench/run_all.py --only npb [--npb-class A] [--npb-nodes 4,8,16]
                              [--npb-bench ep,cg] [--npb-ppn 2] [--reps 3]
 
+"btio" among the benchmarks is BT-IO, BT with NPB's SUBTYPE=full: MPI-IO
+collective writes of the solution every 5 steps through subarray views,
+read back for the verification.  Its file goes to a directory of the
+service node's (build/npb/btio-<system>): on Tern through yod, on Linux over
+NFS (the cluster exports build/npb).  Besides its time, metrics "BTIO.<CLASS>
+I/O time" (s) and "I/O MB/s", as BT-IO prints them.
+
 --npb-ppn K (issue 17): K ranks on each node of K CPUs, both systems (Tern:
 yod -ppn K, a rank per core with memory of its own; Linux: mpiexec -ppn K);
 --npb-nodes then counts ranks, and the metrics say "K/node" (e.g. "CG.A 2/node time").
@@ -58,17 +65,19 @@ def nodes_needed(benchmarks, counts):
 FINALIZE_GRACE = 30
 
 
-def run_one(run, cl, name, system, bindir, bench, ranks, cls, timeout, ppn=1):
+def run_one(run, cl, name, system, bindir, bench, ranks, cls, timeout, ppn=1, wdir=None):
     """One run of bench on `ranks` ranks, ppn of them on each node (Tern:
     yod -ppn, a rank per core; Linux: hydra's -ppn, processes sharing the
-    node's kernel)."""
-    exe = os.path.join(bindir, f"{bench}.{cls}.x")
+    node's kernel), in the service node's directory wdir if given."""
+    exe = npb.program(bindir, "bt", cls, "full") if bench == "btio" else \
+        os.path.join(bindir, f"{bench}.{cls}.x")
     t0 = time.monotonic()
     hung = False
     if system == "tern":
         try:
-            r = cl(name, "exec", "yod", "-timeout", str(timeout - 30), "-sz", str(ranks),
-                   "-ppn", str(ppn), exe, timeout=timeout)
+            r = cl(name, "exec", *(("env", "-C", wdir) if wdir else ()), "yod", "-timeout",
+                   str(timeout - 30), "-sz", str(ranks), "-ppn", str(ppn), exe,
+                   timeout=timeout)
             out, err, rc = r.stdout, r.stderr, r.returncode
         except subprocess.TimeoutExpired as e:
             out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else \
@@ -77,7 +86,8 @@ def run_one(run, cl, name, system, bindir, bench, ranks, cls, timeout, ppn=1):
     else:
         # NPB's report ends with the verification and the build's details.
         out, err, rc, hung = jobs.run_until_done(
-            [CLUSTER, "--name", name, "mpiexec", "-n", str(ranks), "-ppn", str(ppn), exe],
+            [CLUSTER, "--name", name, "mpiexec", *(("-wdir", wdir) if wdir else ()), "-n",
+             str(ranks), "-ppn", str(ppn), exe],
             lambda o: re.search(r"Verification\s*=", o) is not None, timeout,
             grace=FINALIZE_GRACE, env=dict(os.environ, MPIEXEC_TIMEOUT=str(int(timeout * 0.8))))
     res = npb.parse(out)
@@ -102,19 +112,25 @@ def experiment(run, up, down, cl):
     os.makedirs(scratch, exist_ok=True)
     subprocess.run(["make", "-C", ROOT, "linux-node"], check=True, capture_output=True,
                    timeout=1800)
-    bins = {}
+    bins, io_bins, wdirs = {}, {}, {}
+    plain = [b for b in benchmarks if b != "btio"]
     for system in ("tern", "linux"):
-        bins[system], secs = npb.build(src, scratch, system, benchmarks, cls)
-        run.add("npb", f"{system}-mpi", f"build class {cls}", len(benchmarks), "s", [secs])
-        run.log(f"npb: {len(benchmarks)} benchmarks class {cls} built for {system} "
-                f"in {secs:.0f} s")
+        if plain:
+            bins[system], secs = npb.build(src, scratch, system, plain, cls)
+            run.add("npb", f"{system}-mpi", f"build class {cls}", len(plain), "s", [secs])
+            run.log(f"npb: {len(plain)} benchmarks class {cls} built for {system} "
+                    f"in {secs:.0f} s")
+        if "btio" in benchmarks:
+            io_bins[system], _ = npb.build(src, scratch, system, ["bt"], cls, subtype="full")
+            wdirs[system] = os.path.join(scratch, f"btio-{system}")
+            os.makedirs(wdirs[system], exist_ok=True)
     ppn = getattr(a, "npb_ppn", 1)
     n = -(-nodes_needed(benchmarks, counts) // ppn)
     per = f" {ppn}/node" if ppn > 1 else ""
     smp = ("--smp", str(ppn)) if ppn > 1 else ()
     run.log(f"npb: clusters of {n} nodes, {a.mem} each{per}, class {cls}")
     tname, _ = up(run, "tern", n, extra=smp)
-    lname, _ = up(run, "linux", n, extra=("--nfs", os.path.join(scratch, "npb-linux"), *smp))
+    lname, _ = up(run, "linux", n, extra=("--nfs", scratch, *smp))
     timeout = a.npb_timeout
     try:
         for bench, ranks in plan(benchmarks, counts):
@@ -122,9 +138,11 @@ def experiment(run, up, down, cl):
             for rep in range(a.reps):
                 order = ("tern", "linux") if rep % 2 == 0 else ("linux", "tern")
                 for system in order:
+                    io = bench == "btio"
                     res[system].append(run_one(run, cl, tname if system == "tern" else lname,
-                                               system, bins[system], bench, ranks, cls,
-                                               timeout, ppn))
+                                               system, (io_bins if io else bins)[system],
+                                               bench, ranks, cls, timeout, ppn,
+                                               wdir=wdirs[system] if io else None))
             for system, rs in res.items():
                 sysname = f"{system}-mpi"
                 ok = [r for r in rs if r["verified"] and r["time"]]
@@ -132,6 +150,11 @@ def experiment(run, up, down, cl):
                         [r["time"] for r in ok])
                 run.add("npb", sysname, f"{bench.upper()}.{cls}{per} Mop/s", ranks, "Mop/s",
                         [r["mops"] for r in ok])
+                if bench == "btio":
+                    run.add("npb", sysname, f"BTIO.{cls}{per} I/O time", ranks, "s",
+                            [r["io_time"] for r in ok if r["io_time"] is not None])
+                    run.add("npb", sysname, f"BTIO.{cls}{per} I/O MB/s", ranks, "MB/s",
+                            [r["io_rate"] for r in ok if r["io_rate"] is not None])
                 if len(ok) < len(rs):
                     run.add("npb", sysname, f"{bench.upper()}.{cls}{per} failed", ranks, "",
                             [len(rs) - len(ok)])

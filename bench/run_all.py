@@ -32,7 +32,7 @@ measured in one run (`make bench`):
  10 npb       the NAS Parallel Benchmarks 3.4.1 (MPI), seed 003's section 4.5:
               EP MG CG FT IS LU SP BT on 4, 8, 16 nodes (BT, SP: 9, 16),
               class A (--npb-class), Tern and Linux jobs alternating
-              (bench/npb.py)
+              (bench/npb.py); --npb-bench btio: BT-IO (MPI-IO) as BT
  11 stream    OpenMP triad (STREAM-like) on one node of 4 CPUs, 1, 2 and 4
               threads (bench/stream_omp.py); not part of --smoke's default
  12 ppn       NX latency and 2-rank ring bandwidth between two ranks of one
@@ -120,7 +120,8 @@ def main():
     ap.add_argument("--io-blocks", help="experiment 6: write/read sizes (default 1048576)")
     ap.add_argument("--npb-class", default="A", help="experiment 10: NPB class (S, W, A, B)")
     ap.add_argument("--npb-nodes", help="experiment 10: node counts (default 4,8,16)")
-    ap.add_argument("--npb-bench", help="experiment 10: benchmarks (default the eight)")
+    ap.add_argument("--npb-bench", help="experiment 10: benchmarks (default the eight; "
+                    "btio: BT-IO full)")
     ap.add_argument("--npb-ppn", type=int, default=1,
                     help="experiment 10: ranks per node, nodes of that many CPUs (both OSes)")
     ap.add_argument("--npb-timeout", type=int, default=3600,

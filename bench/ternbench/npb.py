@@ -19,7 +19,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EIGHT = ["ep", "mg", "cg", "ft", "is", "lu", "sp", "bt"]   # seed 003's section 4.5
-SQUARE = {"bt", "sp"}                                      # need a square number of ranks
+SQUARE = {"bt", "sp", "btio"}                              # need a square number of ranks
 POWER_OF_TWO = {"cg", "ft", "is", "mg"}
 DT_NODES = {"S": 5, "W": 11, "A": 21, "B": 43}             # DT's BH graph: this many ranks
 # BT-IO (NPB's SUBTYPE of BT): what BT's makefile adds to the program's name.
@@ -142,9 +142,14 @@ def ranks(bench, nodes):
 
 
 def parse(out):
-    """What a run printed: verified, time (s), mops (Mop/s total)."""
+    """What a run printed: verified, time (s), mops (Mop/s total); BT-IO's
+    io_time (s) and io_rate (MB/s) too, None for the others."""
     t = re.search(r"Time in seconds\s*=\s*([\d.Ee+-]+)", out)
     m = re.search(r"Mop/s total\s*=\s*([\d.Ee+-]+)", out)
+    it = re.search(r"I/O timing in seconds\s*:\s*([\d.Ee+-]+)", out)
+    ir = re.search(r"I/O data rate\s*\(MB/sec\)\s*:\s*([\d.Ee+-]+)", out)
     return {"verified": bool(re.search(r"Verification\s*=\s*SUCCESSFUL", out)),
             "time": float(t.group(1)) if t else None,
-            "mops": float(m.group(1)) if m else None}
+            "mops": float(m.group(1)) if m else None,
+            "io_time": float(it.group(1)) if it else None,
+            "io_rate": float(ir.group(1)) if ir else None}
