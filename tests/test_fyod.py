@@ -659,6 +659,36 @@ def test_hdf5_as_on_linux(fc, tmp_path):
                 "read: ok, the same: yes, attribute step 42, filters 1, compressed yes")
 
 
+@pytest.mark.parametrize("modes", [[], ["writemap"], ["nolock"], ["writemap", "nolock"]])
+def test_lmdb_as_on_linux(fc, tmp_path, modes):
+    """LMDB (Debian's liblmdb, static): 2000 keys in 20 transactions, read
+    back, and read again after the environment is opened anew.  LMDB reads
+    its pages through a shared mapping of its data file while it writes
+    them with pwrite (writemap: stores into the shared mapping and msyncs),
+    and keeps its lock table in a shared writable mapping.  Before shared
+    mappings were kept in step with their files, every mode but nolock was
+    ENODEV, and nolock read back 0 keys and left 100 entries of 2000 in the
+    database."""
+    if not os.path.exists("/usr/lib/x86_64-linux-gnu/liblmdb.a"):
+        pytest.skip("no static liblmdb (Debian's liblmdb-dev)")
+    exe = str(tmp_path / "lmdbprobe")
+    b = subprocess.run(["gcc", "-static", "-O2", "-o", exe,
+                        os.path.join(ROOT, "tests", "programs", "toolchains", "lmdbprobe.c"),
+                        "-llmdb", "-lpthread"], capture_output=True, text=True, timeout=300)
+    assert b.returncode == 0, b.stderr
+    name, dirs, _ = fc
+    sub = "lmdb-" + "-".join(modes or ["plain"])
+    linux = subprocess.run([exe, str(tmp_path / "linux"), *modes], capture_output=True,
+                           text=True, timeout=120)
+    assert linux.stdout.splitlines() == ["in the same environment: 2000 keys read back",
+                                         "opened again: 2000 keys read back",
+                                         "entries 2000, depth 2"], linux.stdout + linux.stderr
+    for d in (dirs["yod"] + "/" + sub, "/scratch/" + sub):
+        r = yod(name, exe, d, *modes, timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout == linux.stdout, d
+
+
 def test_std_filesystem_as_on_linux(fc, tmp_path):
     """C++17's std::filesystem (libstdc++'s calls): permissions,
     last_write_time, copy_file, symbolic and hard links, space,
