@@ -659,6 +659,22 @@ def test_hdf5_as_on_linux(fc, tmp_path):
                 "read: ok, the same: yes, attribute step 42, filters 1, compressed yes")
 
 
+def test_mpi_io_through_an_fyod(fc):
+    """tests/mpi/fileio.c (MPI-IO: subarray views, collective calls in two
+    phases, the file pointer, EXCL, DELETE_ON_CLOSE) on 4 nodes whose file
+    is on an fyod: each rank's pread/pwrite goes to it."""
+    name, dirs, _ = fc
+    d = os.path.join(dirs["scratch"], "mpiio")
+    os.mkdir(d)
+    try:
+        r = yod(name, "-sz", "4", os.path.join(ROOT, "build", "mpi-tern", "fileio"),
+                "/scratch/mpiio", timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "fileio ok on 4 ranks" in r.stdout, r.stdout + r.stderr
+    finally:
+        shutil.rmtree(d)
+
+
 @pytest.mark.parametrize("modes", [[], ["writemap"], ["nolock"], ["writemap", "nolock"]])
 def test_lmdb_as_on_linux(fc, tmp_path, modes):
     """LMDB (Debian's liblmdb, static): 2000 keys in 20 transactions, read
