@@ -25,8 +25,8 @@ ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Win_create", "MPI_Win_fence", 
           "MPI_Type_get_envelope", "MPI_Type_get_contents", "MPI_File_write_ordered",
           "MPI_Type_create_darray", "MPI_Graph_create", "MPI_Dist_graph_create_adjacent",
           "MPI_Register_datarep",
-          "MPI_Grequest_start", "MPI_Comm_split_type", "MPI_Mprobe", "MPI_Alltoallw",
-          "MPI_Neighbor_allgather", "MPI_Alloc_mem", "MPI_Free_mem", "PMPI_Send"]
+          "MPI_Grequest_start", "MPI_Comm_idup", "MPI_Mprobe", "MPI_Alltoallw",
+          "MPI_Neighbor_allgather", "MPI_Win_allocate", "MPI_Win_free", "PMPI_Send"]
 
 
 def declared():

@@ -292,8 +292,11 @@ def test_nx_between_ranks_on_one_node_and_across(c2, prog, sz, expect):
 
 
 @pytest.mark.parametrize("prog,expect", [("coll", "coll ok on 4 ranks"),
-                                         ("p2p", "p2p ok on 4 ranks")])
+                                         ("p2p", "p2p ok on 4 ranks"),
+                                         ("comm", "comm ok on 4 ranks")])
 def test_mpi_with_two_ranks_per_node(c2, prog, expect):
+    """comm.c's MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) finds each node's
+    two ranks here (one each on one-rank nodes)."""
     r = yod(c2, "-timeout", "100", "-sz", "4", "-ppn", "2", os.path.join(MPI, prog))
     assert r.returncode == 0, r.stdout + r.stderr
     assert expect in r.stdout, r.stdout + r.stderr

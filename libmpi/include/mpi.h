@@ -179,6 +179,9 @@ typedef struct MPI_Status {
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 
+/* MPI_Comm_split_type */
+#define MPI_COMM_TYPE_SHARED 1
+
 /* Thread levels */
 #define MPI_THREAD_SINGLE 0
 #define MPI_THREAD_FUNNELED 1
@@ -469,6 +472,12 @@ int MPI_Op_free(MPI_Op *op);
 int MPI_Op_commutative(MPI_Op op, int *commute);
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op);
+
+/* Ranks that share a node; memory for messages */
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm);
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+int MPI_Free_mem(void *base);
 
 /* Info objects */
 int MPI_Info_create(MPI_Info *info);

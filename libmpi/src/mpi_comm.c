@@ -370,3 +370,22 @@ int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
+
+/* MPI_COMM_TYPE_SHARED: the ranks that share a node (its memory), as
+ * TERN_MAP places them: with yod -ppn, a node's ranks; else each rank alone
+ * (one process a node).  A program without TERN_MAP is one process. */
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm)
+{
+    struct mcomm *c;
+    (void)info;
+    TRY(mpi_check_comm("MPI_Comm_split_type", comm, &c));
+    if (split_type == MPI_UNDEFINED)
+        return MPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
+    if (split_type != MPI_COMM_TYPE_SHARED)
+        return mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_split_type",
+                         "split type %d (MPI_COMM_TYPE_SHARED is %d)", split_type,
+                         MPI_COMM_TYPE_SHARED);
+    long nid = mpi_node_of(mpi.wrank);
+    return MPI_Comm_split(comm, nid < 0 ? 0 : (int)(nid & 0x7FFFFFFF), key, newcomm);
+}

@@ -724,3 +724,17 @@ void mpi_info_get_valuelen_(F *info, char *key, F *valuelen, F *flag, F *ierr, s
         *flag = f ? 1 : 0;
     free(k);
 }
+void mpi_comm_split_type_(F *comm, F *type, F *key, F *info, F *nc, F *ierr)
+{
+    *ierr = MPI_Comm_split_type(*comm, *type, *key, *info, nc);
+}
+/* baseptr: an INTEGER(KIND=MPI_ADDRESS_KIND) that gets the address (a Cray
+ * pointer's, or C_F_POINTER's after TRANSFER), as MPICH's binding does. */
+void mpi_alloc_mem_(MPI_Aint *size, F *info, MPI_Aint *baseptr, F *ierr)
+{
+    void *p = NULL;
+    *ierr = MPI_Alloc_mem(*size, *info, &p);
+    if (*ierr == MPI_SUCCESS)
+        *baseptr = (MPI_Aint)p;
+}
+void mpi_free_mem_(void *base, F *ierr) { *ierr = MPI_Free_mem(base); }

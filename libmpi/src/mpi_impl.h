@@ -62,6 +62,10 @@ const char *mpi_err_name(int code);
 int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The node world rank wrank runs on, as TERN_MAP lists it (nid or
+ * nid:pid per rank; ranks per core share one); -1 without it. */
+long mpi_node_of(int wrank);
+
 /* Every call but a few needs MPI_Init first. */
 #define NEED_INIT(call)                                                          \
     do {                                                                         \

@@ -115,24 +115,25 @@ double MPI_Wtick(void)
 }
 
 /* "nidN" from this rank's entry of TERN_MAP (docs/job-interface.md). */
-int MPI_Get_processor_name(char *name, int *resultlen)
+long mpi_node_of(int wrank)
 {
-    NEED_INIT("MPI_Get_processor_name");
     const char *m = getenv("TERN_MAP");
-    unsigned long nid = 0;
-    bool found = false;
     for (int r = 0; m && *m; r++) {
-        if (r == mpi.wrank) {
-            nid = strtoul(m, NULL, 0);
-            found = true;
-            break;
-        }
+        if (r == wrank)
+            return (long)strtoul(m, NULL, 0);
         m = strchr(m, ',');
         if (m)
             m++;
     }
-    if (found)
-        snprintf(name, MPI_MAX_PROCESSOR_NAME, "nid%lu", nid);
+    return -1;
+}
+
+int MPI_Get_processor_name(char *name, int *resultlen)
+{
+    NEED_INIT("MPI_Get_processor_name");
+    long nid = mpi_node_of(mpi.wrank);
+    if (nid >= 0)
+        snprintf(name, MPI_MAX_PROCESSOR_NAME, "nid%ld", nid);
     else if (gethostname(name, MPI_MAX_PROCESSOR_NAME))
         snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
     name[MPI_MAX_PROCESSOR_NAME - 1] = 0;
@@ -152,5 +153,28 @@ int MPI_Get_library_version(char *version, int *resultlen)
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                      "Tern MPI %d.%d on Portals 4 (docs/mpi.md)", MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n;
+    return MPI_SUCCESS;
+}
+
+/* Memory for the program to use in messages: any memory serves (Portals
+ * reaches it where it is), so it is malloc's.  baseptr: a void **. */
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    (void)info;
+    NEED_INIT("MPI_Alloc_mem");
+    if (size < 0)
+        return mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Alloc_mem", "size %ld", (long)size);
+    void *p = malloc(size ? (size_t)size : 1);
+    if (!p)
+        return mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "%ld bytes",
+                         (long)size);
+    memcpy(baseptr, &p, sizeof p);
+    return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void *base)
+{
+    NEED_INIT("MPI_Free_mem");
+    free(base);
     return MPI_SUCCESS;
 }

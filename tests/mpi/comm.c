@@ -232,10 +232,50 @@ static void main_thread(void)
     CHECK(flag == 0, "Is_thread_main in another thread gave %d", flag);
 }
 
+/* MPI_COMM_TYPE_SHARED: the ranks on this rank's node, as the processor
+ * names say, in world order; MPI_UNDEFINED gives no communicator.  Memory
+ * from MPI_Alloc_mem carries a message. */
+static void shared_node(void)
+{
+    char names[64][MPI_MAX_PROCESSOR_NAME], mine[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len;
+    CHECK(t_size <= 64, "up to 64 ranks");
+    OK(MPI_Get_processor_name(mine, &len));
+    OK(MPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME,
+                     MPI_CHAR, MPI_COMM_WORLD));
+    int same = 0, below = 0;
+    for (int r = 0; r < t_size; r++)
+        if (!strcmp(names[r], mine)) {
+            same++;
+            below += r < t_rank;
+        }
+    MPI_Comm node;
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, t_rank, MPI_INFO_NULL, &node));
+    int nsize, nrank;
+    OK(MPI_Comm_size(node, &nsize));
+    OK(MPI_Comm_rank(node, &nrank));
+    CHECK(nsize == same && nrank == below, "node communicator: %d of %d, names say %d of %d",
+          nrank, nsize, below, same);
+    int *buf;
+    OK(MPI_Alloc_mem(sizeof(int) * 4, MPI_INFO_NULL, &buf));
+    buf[0] = t_rank;
+    OK(MPI_Allreduce(MPI_IN_PLACE, buf, 1, MPI_INT, MPI_SUM, node));
+    int want = 0;
+    for (int r = 0; r < t_size; r++)
+        if (!strcmp(names[r], mine))
+            want += r;
+    CHECK(buf[0] == want, "sum over the node: %d, not %d", buf[0], want);
+    OK(MPI_Free_mem(buf));
+    OK(MPI_Comm_free(&node));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL, &node));
+    CHECK(node == MPI_COMM_NULL, "MPI_UNDEFINED gave a communicator");
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
     main_thread();
+    shared_node();
     splits();
     dups_apart();
     groups();
