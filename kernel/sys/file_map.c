@@ -347,6 +347,13 @@ void file_map_before_read(struct ofile *of, int64_t off, uint64_t len)
 
 void file_map_after_write(struct ofile *of, int64_t off, uint64_t written, const void *src)
 {
+    /* Most writes are to other files: they cost no question to the server
+     * (the file's identity is asked once an open). */
+    bool mapped = false;
+    for (int i = 0; i < proc.nfmaps && !mapped; i++)
+        mapped = same_file(of, proc.fmaps[i].of);
+    if (!mapped)
+        return;
     if (off < 0) {
         long end = file_of_op(of, FIO_LSEEK, 0, 0, SEEK_CUR, 0, false);
         if (end < (long)written)
