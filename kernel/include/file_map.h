@@ -23,6 +23,7 @@ struct file_map {
     uint64_t off;                    /* file offset of start */
     uint64_t twin;                   /* where its twin lies; 0: read-only */
     struct ofile *of;                /* one reference held */
+    bool may_write;                  /* its descriptor was open for writing too */
 };
 
 /* mmap: [start, start + len), just read from f at off, is a MAP_SHARED
@@ -30,6 +31,10 @@ struct file_map {
  * the twin, or, for a writable one, in the table; a read-only one that
  * finds the table full stays an untracked copy). */
 long file_map_add(struct fd *f, uint64_t start, uint64_t len, uint64_t off, bool writable);
+/* mprotect adds PROT_WRITE to [s, e): a read-only shared mapping there
+ * becomes a writable one (its twin made now); -EACCES when its descriptor
+ * was open for reading only, as on Linux; -ENOMEM. */
+long file_map_protect(uint64_t s, uint64_t e);
 /* [s, e) is about to stop being what it is (munmap, MAP_FIXED over it,
  * mremap's shrink): the shared mappings there are written back first and
  * trimmed.  0, or -ENOMEM (a split found the table full: nothing changed). */

@@ -180,8 +180,25 @@ long file_map_add(struct fd *f, uint64_t start, uint64_t len, uint64_t off, bool
             return -ENOMEM;
         memcpy((void *)twin, (const void *)start, len);
     }
-    proc.fmaps[proc.nfmaps++] = (struct file_map){start, start + len, off, twin, of};
+    proc.fmaps[proc.nfmaps++] =
+        (struct file_map){start, start + len, off, twin, of, (f->flags & 3) == 2 /* O_RDWR */};
     of->refs++;
+    return 0;
+}
+
+long file_map_protect(uint64_t s, uint64_t e)
+{
+    for (int i = 0; i < proc.nfmaps; i++) {
+        struct file_map *m = &proc.fmaps[i];
+        if (m->twin || !(m->start < e && s < m->end))
+            continue;
+        if (!m->may_write)
+            return -EACCES;
+        uint64_t len = m->end - m->start;
+        if (!(m->twin = twin_alloc(len)))
+            return -ENOMEM;
+        memcpy((void *)m->twin, (const void *)m->start, len);
+    }
     return 0;
 }
 
@@ -224,8 +241,8 @@ long file_map_cut(uint64_t s, uint64_t e)
         }
         if (left && right) {
             uint64_t k = e - m->start;
-            proc.fmaps[proc.nfmaps++] =
-                (struct file_map){e, m->end, m->off + k, m->twin ? m->twin + k : 0, m->of};
+            proc.fmaps[proc.nfmaps++] = (struct file_map){
+                e, m->end, m->off + k, m->twin ? m->twin + k : 0, m->of, m->may_write};
             m->of->refs++;
         }
         if (left) {

@@ -300,6 +300,8 @@ SYSCALL(mprotect)
     UNUSED_ARGS();
     uint64_t end;
     long r = named_range(a0, a1, &end);
+    if (!r && in_window(a0, end) && (a2 & PROT_WRITE))
+        r = file_map_protect(a0, end);   /* a shared file mapping made writable */
     if (r || in_window(a0, end))
         return r;
     return reserve_protect(a0, end, (a2 & 7) != PROT_NONE);

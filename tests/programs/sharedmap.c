@@ -172,6 +172,19 @@ int main(int argc, char **argv)
     errno = 0;
     void *bad = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED, ro, 0);
     printf("shared writable from O_RDONLY: %s\n", ename(bad == MAP_FAILED ? errno : 0));
+    unsigned char *later = map(PG, PROT_READ, ro, 0);
+    r = mprotect(later, PG, PROT_READ | PROT_WRITE);
+    printf("mprotect to writable, from O_RDONLY: %s\n", ename(r ? errno : 0));
+    munmap(later, PG);
+    /* Made writable later, from a descriptor that may write: stores reach
+     * the file. */
+    later = map(PG, PROT_READ, fd, 0);
+    r = mprotect(later, PG, PROT_READ | PROT_WRITE);
+    if (!r)
+        memcpy(later + 3, "later", 5);
+    munmap(later, PG);
+    printf("mprotect to writable: %s, the store in the file: %s\n", ename(r ? errno : 0),
+           yes(file_has(3, "later", 5)));
     close(ro);
     close(fd);
     unlink(path);
