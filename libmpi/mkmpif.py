@@ -65,6 +65,10 @@ def main():
         "      SAVE /TERNMPIF/",
         "      DOUBLE PRECISION MPI_WTIME, MPI_WTICK",
         "      EXTERNAL MPI_WTIME, MPI_WTICK",
+        "! The predefined attribute callbacks (mpi_fortran.c).",
+        "      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN",
+        "      EXTERNAL MPI_COMM_DUP_FN",
+        "      EXTERNAL MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, MPI_DUP_FN",
     ]
     for line in out:
         assert len(line) <= 72, line

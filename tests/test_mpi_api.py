@@ -21,7 +21,7 @@ LIBS = [os.path.join(ROOT, "build", "libmpi", lib) for lib in ("libmpi.a", "libm
 ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Win_create", "MPI_Win_fence", "MPI_Put",
           "MPI_Get", "MPI_Accumulate", "MPI_File_iwrite_at_all", "MPI_File_read_shared",
           "MPI_Ibarrier", "MPI_Ibcast", "MPI_Iallreduce", "MPI_Intercomm_create",
-          "MPI_Comm_create_keyval", "MPI_Comm_set_attr", "MPI_Keyval_create",
+          "MPI_Type_create_keyval", "MPI_Win_set_attr", "MPI_Type_set_attr",
           "MPI_Type_get_envelope", "MPI_Type_get_contents", "MPI_File_write_ordered",
           "MPI_Type_create_darray", "MPI_Graph_create", "MPI_Dist_graph_create_adjacent",
           "MPI_Register_datarep",

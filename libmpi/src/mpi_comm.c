@@ -192,6 +192,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (!rc) {
         c = mpi_comm_get(comm);
         copy_topology(mpi_comm_get(*newcomm), c);
+        rc = mpi_attrs_copy(comm, *newcomm);   /* as each keyval's copy callback says */
     }
     return rc;
 }
@@ -268,6 +269,8 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return mpi_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
                          "%s cannot be freed", c->name);
+    TRY(mpi_attrs_delete(*comm));           /* the delete callbacks, first */
+    c = mpi_comm_get(*comm);
     ctx_give(c->ctx);
     /* After its last barrier no put to its entries is on the way
      * (libmsg/msg_barrier.c), so a communicator that takes the context id
@@ -350,6 +353,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Comm_get_attr", comm, &c));
     attr_io = MPI_ANY_SOURCE; /* every rank can do I/O (through yod / fyod) */
+    if (keyval >= FIRST_KEYVAL)
+        return mpi_attr_get(comm, keyval, attribute_val, flag);   /* a program's own */
     int *v = NULL;
     switch (keyval) {
     case MPI_TAG_UB: v = &attr_tag_ub; break;
@@ -358,8 +363,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_WTIME_IS_GLOBAL: v = &attr_wtime_global; break;
     default:
         return mpi_error(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr",
-                         "keyval %d: only the predefined attributes exist in Tern's MPI",
-                         keyval);
+                         "keyval %d was not made by MPI_Comm_create_keyval", keyval);
     }
     *(int **)attribute_val = v;
     *flag = 1;

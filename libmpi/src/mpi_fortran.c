@@ -154,20 +154,102 @@ void mpi_comm_get_name_(F *comm, char *name, F *len, F *ierr, size_t name_len)
     size_t n = *ierr ? 0 : strlen(c->name);
     *len = (F)(n < name_len ? n : name_len);
 }
+/* A predefined attribute's C value points at the int; a program's own,
+ * set from Fortran, is the INTEGER itself (MPI-3.1 18.2.7). */
 void mpi_comm_get_attr_(F *comm, F *key, MPI_Aint *val, F *flag, F *ierr)
 {
     int *p = NULL;
     *ierr = MPI_Comm_get_attr(*comm, *key, &p, flag);
     if (!*ierr && *flag)
-        *val = *p;
+        *val = *key >= FIRST_KEYVAL ? (MPI_Aint)p : *p;
 }
 void mpi_attr_get_(F *comm, F *key, F *val, F *flag, F *ierr)
 {
     int *p = NULL;
     *ierr = MPI_Attr_get(*comm, *key, &p, flag);
     if (!*ierr && *flag)
-        *val = *p;
+        *val = *key >= FIRST_KEYVAL ? (F)(MPI_Aint)p : *p;
 }
+
+/* The predefined callbacks, as Fortran passes them: NULL_COPY gives no
+ * copy, DUP the same value, NULL_DELETE does nothing.  A keyval made with
+ * them keeps C's behaviour for them. */
+void mpi_comm_null_copy_fn_(F *comm, F *key, MPI_Aint *extra, MPI_Aint *in, MPI_Aint *out,
+                            F *flag, F *ierr)
+{
+    (void)comm, (void)key, (void)extra, (void)in, (void)out;
+    *flag = 0;
+    *ierr = MPI_SUCCESS;
+}
+void mpi_comm_dup_fn_(F *comm, F *key, MPI_Aint *extra, MPI_Aint *in, MPI_Aint *out, F *flag,
+                      F *ierr)
+{
+    (void)comm, (void)key, (void)extra;
+    *out = *in;
+    *flag = 1;
+    *ierr = MPI_SUCCESS;
+}
+void mpi_comm_null_delete_fn_(F *comm, F *key, MPI_Aint *val, MPI_Aint *extra, F *ierr)
+{
+    (void)comm, (void)key, (void)val, (void)extra;
+    *ierr = MPI_SUCCESS;
+}
+void mpi_null_copy_fn_(F *comm, F *key, F *extra, F *in, F *out, F *flag, F *ierr)
+{
+    (void)comm, (void)key, (void)extra, (void)in, (void)out;
+    *flag = 0;
+    *ierr = MPI_SUCCESS;
+}
+void mpi_dup_fn_(F *comm, F *key, F *extra, F *in, F *out, F *flag, F *ierr)
+{
+    (void)comm, (void)key, (void)extra;
+    *out = *in;
+    *flag = 1;
+    *ierr = MPI_SUCCESS;
+}
+void mpi_null_delete_fn_(F *comm, F *key, F *val, F *extra, F *ierr)
+{
+    (void)comm, (void)key, (void)val, (void)extra;
+    *ierr = MPI_SUCCESS;
+}
+
+/* A Fortran callback as a keyval keeps it: the predefined ones as C's. */
+static void keyval_fortran(const char *call, void *copy, void *del, F *keyval, void *extra,
+                           int kind, F *ierr)
+{
+    bool mpi1 = kind == CB_FORTRAN_INT;
+    void *nc = mpi1 ? (void *)mpi_null_copy_fn_ : (void *)mpi_comm_null_copy_fn_;
+    void *dc = mpi1 ? (void *)mpi_dup_fn_ : (void *)mpi_comm_dup_fn_;
+    void *nd = mpi1 ? (void *)mpi_null_delete_fn_ : (void *)mpi_comm_null_delete_fn_;
+    MPI_Comm_copy_attr_function *c = (MPI_Comm_copy_attr_function *)copy;
+    if (copy == nc || copy == dc)
+        c = copy == nc ? NULL : MPIR_Dup_fn;
+    *ierr = mpi_keyval_create(call, c, copy == nc || copy == dc ? CB_C : kind,
+                              del == nd ? NULL : (MPI_Comm_delete_attr_function *)del,
+                              del == nd ? CB_C : kind, keyval, extra);
+}
+void mpi_comm_create_keyval_(void *copy, void *del, F *keyval, MPI_Aint *extra, F *ierr)
+{
+    keyval_fortran("MPI_Comm_create_keyval", copy, del, keyval, (void *)*extra, CB_FORTRAN,
+                   ierr);
+}
+void mpi_keyval_create_(void *copy, void *del, F *keyval, F *extra, F *ierr)
+{
+    keyval_fortran("MPI_Keyval_create", copy, del, keyval, (void *)(MPI_Aint)*extra,
+                   CB_FORTRAN_INT, ierr);
+}
+void mpi_comm_free_keyval_(F *keyval, F *ierr) { *ierr = MPI_Comm_free_keyval(keyval); }
+void mpi_keyval_free_(F *keyval, F *ierr) { *ierr = MPI_Keyval_free(keyval); }
+void mpi_comm_set_attr_(F *comm, F *key, MPI_Aint *val, F *ierr)
+{
+    *ierr = MPI_Comm_set_attr(*comm, *key, (void *)*val);
+}
+void mpi_attr_put_(F *comm, F *key, F *val, F *ierr)
+{
+    *ierr = MPI_Attr_put(*comm, *key, (void *)(MPI_Aint)*val);
+}
+void mpi_comm_delete_attr_(F *comm, F *key, F *ierr) { *ierr = MPI_Comm_delete_attr(*comm, *key); }
+void mpi_attr_delete_(F *comm, F *key, F *ierr) { *ierr = MPI_Attr_delete(*comm, *key); }
 void mpi_group_size_(F *g, F *size, F *ierr) { *ierr = MPI_Group_size(*g, size); }
 void mpi_group_rank_(F *g, F *rank, F *ierr) { *ierr = MPI_Group_rank(*g, rank); }
 void mpi_group_incl_(F *g, F *n, F *ranks, F *ng, F *ierr)

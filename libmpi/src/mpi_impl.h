@@ -66,6 +66,19 @@ int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *
  * nid:pid per rank; ranks per core share one); -1 without it. */
 long mpi_node_of(int wrank);
 
+/* Attributes (mpi_attr.c).  A keyval's callbacks are C's, or Fortran's:
+ * by reference with INTEGER(KIND=MPI_ADDRESS_KIND) values (MPI-2), or with
+ * default INTEGER values (MPI-1's MPI_KEYVAL_CREATE). */
+enum { CB_C, CB_FORTRAN, CB_FORTRAN_INT };
+#define FIRST_KEYVAL 16            /* below: the predefined attributes */
+int mpi_keyval_create(const char *call, MPI_Comm_copy_attr_function *copy, int copy_kind,
+                      MPI_Comm_delete_attr_function *del, int del_kind, int *keyval,
+                      void *extra);
+int mpi_attr_set(const char *call, MPI_Comm comm, int keyval, void *val);
+int mpi_attr_get(MPI_Comm comm, int keyval, void **val, int *flag);
+int mpi_attrs_copy(MPI_Comm from, MPI_Comm to);      /* MPI_Comm_dup */
+int mpi_attrs_delete(MPI_Comm comm);                 /* MPI_Comm_free, MPI_Finalize */
+
 /* Every call but a few needs MPI_Init first. */
 #define NEED_INIT(call)                                                          \
     do {                                                                         \
@@ -95,6 +108,10 @@ void mpi_group_unref(MPI_Group g);
 int mpi_group_rank_of(const struct mgroup *g, int world_rank);
 
 /* ---- communicators (mpi_comm.c) ---- */
+struct attr {
+    int keyval;
+    void *val;
+};
 struct mcomm {
     bool in_use;
     int ctx;          /* context id; match bits use 2*ctx and 2*ctx+1 */
@@ -114,6 +131,9 @@ struct mcomm {
     /* Cartesian topology */
     int ndims;        /* 0: none */
     int *dims, *periods;
+    /* Cached attributes (mpi_attr.c) */
+    struct attr *attrs;
+    int nattrs;
 };
 struct mcomm *mpi_comm_get(MPI_Comm c);
 /* Check a communicator argument: NULL after raising MPI_ERR_COMM. */

@@ -271,18 +271,74 @@ static void shared_node(void)
     CHECK(node == MPI_COMM_NULL, "MPI_UNDEFINED gave a communicator");
 }
 
+/* Attribute caching: copy callbacks at MPI_Comm_dup, delete callbacks at
+ * MPI_Comm_delete_attr, a replaced value, MPI_Comm_free, and MPI_Finalize
+ * for MPI_COMM_SELF's (main prints after it). */
+static int deleted, self_deleted;
+
+static int count_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)comm, (void)keyval;
+    deleted += *(int *)val == *(int *)extra ? 1 : 100;
+    return MPI_SUCCESS;
+}
+
+static int self_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)keyval, (void)val, (void)extra;
+    self_deleted = comm == MPI_COMM_SELF;
+    return MPI_SUCCESS;
+}
+
+static void attributes(void)
+{
+    static int value = 7, other = 7;
+    int kdup, knone, flag = 0, *got = NULL;
+    OK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, count_delete, &kdup, &value));
+    OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &knone, NULL));
+    MPI_Comm a, b;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &a));
+    OK(MPI_Comm_set_attr(a, kdup, &value));
+    OK(MPI_Comm_set_attr(a, knone, &value));
+    OK(MPI_Comm_get_attr(a, kdup, &got, &flag));
+    CHECK(flag && got == &value, "get_attr: flag %d", flag);
+    OK(MPI_Comm_dup(a, &b));
+    OK(MPI_Comm_get_attr(b, kdup, &got, &flag));
+    CHECK(flag && got == &value, "MPI_COMM_DUP_FN did not copy it");
+    OK(MPI_Comm_get_attr(b, knone, &got, &flag));
+    CHECK(!flag, "MPI_COMM_NULL_COPY_FN copied it");
+    OK(MPI_Comm_set_attr(b, kdup, &other));      /* the old value is deleted */
+    CHECK(deleted == 1, "a replaced value: %d deletes", deleted);
+    OK(MPI_Comm_delete_attr(a, kdup));
+    CHECK(deleted == 2, "MPI_Comm_delete_attr: %d deletes", deleted);
+    OK(MPI_Comm_get_attr(a, kdup, &got, &flag));
+    CHECK(!flag, "a deleted attribute is still there");
+    OK(MPI_Comm_free_keyval(&kdup));             /* b still holds one */
+    CHECK(kdup == MPI_KEYVAL_INVALID, "free_keyval left %d", kdup);
+    OK(MPI_Comm_free(&b));
+    CHECK(deleted == 3, "MPI_Comm_free: %d deletes", deleted);
+    OK(MPI_Comm_free(&a));
+    OK(MPI_Comm_free_keyval(&knone));
+    int kself;
+    OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &kself, NULL));
+    OK(MPI_Comm_set_attr(MPI_COMM_SELF, kself, NULL));
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
     main_thread();
     shared_node();
+    attributes();
     splits();
     dups_apart();
     groups();
     cart();
     OK(MPI_Barrier(MPI_COMM_WORLD));
-    if (t_rank == 0)
-        printf("comm ok on %d ranks\n", t_size);
     OK(MPI_Finalize());
-    return 0;
+    if (!self_deleted)
+        printf("rank %d: FAILED: MPI_Finalize left MPI_COMM_SELF's attribute\n", t_rank);
+    else if (t_rank == 0)
+        printf("comm ok on %d ranks\n", t_size);
+    return !self_deleted;
 }

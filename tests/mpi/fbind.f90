@@ -24,7 +24,11 @@ program fbind
   integer :: prov
   integer :: hcount, hcomm, hcode
   common /hstate/ hcount, hcomm, hcode
-  external :: onerr, first, addup
+  integer :: kv, kv1, dup2, ival, ndel
+  integer(kind=MPI_ADDRESS_KIND) :: aval
+  logical :: found
+  common /dstate/ ndel
+  external :: onerr, first, addup, countdel
 
   ! MULTIPLE is asked for; Tern's MPI gives at most FUNNELED, and says so.
   rank = -1
@@ -162,6 +166,29 @@ program fbind
   call mpi_type_free(c1, ierr)
   call mpi_type_free(c2, ierr)
 
+  ! Attributes: MPI_COMM_DUP_FN copies the value to a duplicate, a Fortran
+  ! delete callback (countdel) sees it go; MPI_NULL_COPY_FN (MPI-1) does not.
+  call mpi_comm_create_keyval(MPI_COMM_DUP_FN, countdel, kv, 5_MPI_ADDRESS_KIND, ierr)
+  call ck(ierr, 'comm_create_keyval')
+  call mpi_keyval_create(MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, kv1, 0, ierr)
+  call ck(ierr, 'keyval_create')
+  call mpi_comm_set_attr(dup, kv, 12345_MPI_ADDRESS_KIND, ierr)
+  call mpi_attr_put(dup, kv1, 77, ierr)
+  call mpi_comm_dup(dup, dup2, ierr)
+  aval = 0
+  call mpi_comm_get_attr(dup2, kv, aval, found, ierr)
+  if (ierr /= MPI_SUCCESS .or. .not. found .or. aval /= 12345) call fail('attribute copied')
+  call mpi_attr_get(dup2, kv1, ival, found, ierr)
+  if (ierr /= MPI_SUCCESS .or. found) call fail('MPI_NULL_COPY_FN copied')
+  call mpi_attr_get(dup, kv1, ival, found, ierr)
+  if (ierr /= MPI_SUCCESS .or. .not. found .or. ival /= 77) call fail('attr_get')
+  ndel = 0
+  call mpi_comm_free(dup2, ierr)
+  call mpi_comm_delete_attr(dup, kv, ierr)
+  if (ndel /= 2) call fail('the delete callback')
+  call mpi_comm_free_keyval(kv, ierr)
+  call mpi_keyval_free(kv1, ierr)
+
   call mpi_comm_free(dup, ierr)
   call mpi_barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(a,i0,a)', 'fortran bindings ok on ', nproc, ' ranks'
@@ -234,3 +261,15 @@ subroutine addup(invec, inoutvec, n, datatype)
      inoutvec(i) = inoutvec(i) + invec(i)
   end do
 end subroutine addup
+
+! A delete callback: counts the values it is given that are 12345 with
+! extra state 5.
+subroutine countdel(comm, keyval, val, extra, ierr)
+  implicit none
+  include 'mpif.h'
+  integer :: comm, keyval, ierr, ndel
+  integer(kind=MPI_ADDRESS_KIND) :: val, extra
+  common /dstate/ ndel
+  if (val == 12345 .and. extra == 5) ndel = ndel + 1
+  ierr = MPI_SUCCESS
+end subroutine countdel
