@@ -393,14 +393,20 @@ def test_file_locks_exclude_ranks_on_two_nodes(fc, where, libc):
 
 def sqlite_program(tmp_path):
     """sqlite_ranks.c linked static with Debian's libsqlite3 (or a skip)."""
-    lib = subprocess.run(["gcc", "-print-file-name=libsqlite3.a"], capture_output=True,
-                         text=True).stdout.strip()
-    if not os.path.isabs(lib):
-        pytest.skip("no static libsqlite3 (Debian's libsqlite3-dev)")
-    exe = str(tmp_path / "sqlite_ranks")
-    b = subprocess.run(["gcc", "-static", "-O2", "-o", exe,
-                        os.path.join(ROOT, "tests", "programs", "toolchains", "sqlite_ranks.c"),
-                        "-lsqlite3", "-lm"], capture_output=True, text=True, timeout=300)
+    return toolchain_program(tmp_path, "sqlite_ranks.c", "/usr/lib/x86_64-linux-gnu/libsqlite3.a",
+                             "libsqlite3-dev", ["-lsqlite3", "-lm"])
+
+
+def toolchain_program(tmp_path, src, lib, package, flags):
+    """tests/programs/toolchains/SRC linked static with a Debian library
+    (lib, from package; a skip without it): the program's path."""
+    if not os.path.exists(lib):
+        pytest.skip(f"no {os.path.basename(lib)} (Debian's {package})")
+    exe = str(tmp_path / os.path.splitext(src)[0])
+    b = subprocess.run(["gcc", "-static", "-O2", *[f for f in flags if f.startswith("-I")], "-o",
+                        exe, os.path.join(ROOT, "tests", "programs", "toolchains", src),
+                        *[f for f in flags if not f.startswith("-I")]],
+                       capture_output=True, text=True, timeout=300)
     assert b.returncode == 0, b.stderr
     return exe
 
@@ -647,14 +653,9 @@ def test_hdf5_as_on_linux(fc, tmp_path):
     back (HDF5 locks the file with flock, grows it, seeks, and rewrites its
     superblock), through yod's tree and an fyod, as on Linux."""
     base = "/usr/lib/x86_64-linux-gnu/hdf5/serial"
-    if not os.path.exists(os.path.join(base, "libhdf5.a")):
-        pytest.skip("no static libhdf5 (Debian's libhdf5-dev)")
-    exe = str(tmp_path / "h5probe")
-    b = subprocess.run(["gcc", "-static", "-O2", "-I/usr/include/hdf5/serial", "-o", exe,
-                        os.path.join(ROOT, "tests", "programs", "toolchains", "h5probe.c"),
-                        "-L" + base, "-lhdf5", "-lsz", "-laec", "-lz", "-lm", "-ldl"],
-                       capture_output=True, text=True, timeout=300)
-    assert b.returncode == 0, b.stderr
+    exe = toolchain_program(tmp_path, "h5probe.c", base + "/libhdf5.a", "libhdf5-dev",
+                            ["-I/usr/include/hdf5/serial", "-L" + base, "-lhdf5", "-lsz",
+                             "-laec", "-lz", "-lm", "-ldl"])
     as_on_linux(fc, exe, tmp_path, "hdf5",
                 "read: ok, the same: yes, attribute step 42, filters 1, compressed yes")
 
@@ -685,13 +686,8 @@ def test_lmdb_as_on_linux(fc, tmp_path, modes):
     mappings were kept in step with their files, every mode but nolock was
     ENODEV, and nolock read back 0 keys and left 100 entries of 2000 in the
     database."""
-    if not os.path.exists("/usr/lib/x86_64-linux-gnu/liblmdb.a"):
-        pytest.skip("no static liblmdb (Debian's liblmdb-dev)")
-    exe = str(tmp_path / "lmdbprobe")
-    b = subprocess.run(["gcc", "-static", "-O2", "-o", exe,
-                        os.path.join(ROOT, "tests", "programs", "toolchains", "lmdbprobe.c"),
-                        "-llmdb", "-lpthread"], capture_output=True, text=True, timeout=300)
-    assert b.returncode == 0, b.stderr
+    exe = toolchain_program(tmp_path, "lmdbprobe.c", "/usr/lib/x86_64-linux-gnu/liblmdb.a",
+                            "liblmdb-dev", ["-llmdb", "-lpthread"])
     name, dirs, _ = fc
     sub = "lmdb-" + "-".join(modes or ["plain"])
     linux = subprocess.run([exe, str(tmp_path / "linux"), *modes], capture_output=True,

@@ -66,7 +66,8 @@ int main(int argc, char **argv)
     }
     if (wal || mm) {
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(other, "SELECT count(*), sum(i) FROM t", -1, &st, NULL) != SQLITE_OK ||
+        if (sqlite3_prepare_v2(other, "SELECT count(*), sum(i) FROM t", -1, &st, NULL) !=
+                SQLITE_OK ||
             sqlite3_step(st) != SQLITE_ROW)
             return fail(other, "count");
         printf("rank %d: another connection counts %d rows, sum %lld\n", rank,
