@@ -39,6 +39,9 @@ struct fd {
  * descriptors, and nothing else. */
 void fd_init(void);
 struct fd *fd_get(uint64_t fd);    /* NULL if not open */
+/* One reference to an open file less: the server closes it with the last
+ * (a descriptor's, or a shared mapping's: sys/file_map.c). */
+void ofile_put(struct ofile *of);
 /* Installs f at the lowest free descriptor: the descriptor, or -EMFILE
  * (what f names is not released; the caller counts its references). */
 long fd_install(struct fd f);

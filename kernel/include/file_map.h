@@ -59,6 +59,6 @@ void file_map_remap_end(long result);
 void file_map_before_read(struct ofile *of, int64_t off, uint64_t len);
 void file_map_after_write(struct ofile *of, int64_t off, uint64_t written, const void *src);
 /* The program ends by itself (exit, a fault, a fatal signal): every shared
- * mapping of the calling CPU's process is written back. */
+ * mapping of the calling CPU's process is written back, for the last time. */
 void file_map_flush_all(void);
 #endif

@@ -94,19 +94,35 @@ static long take_link(char *abs, const char *sp)
     return rc;
 }
 
-long file_path_call(char *abs, struct fio_req *r, const char *path2)
+/* r to the server abs routes to, with abs2 (a second path the call names,
+ * which must route there too: else EXDEV, as between file systems) or
+ * content (a symlink's contents, not a path); the links a server hands back
+ * are followed by rewriting abs or abs2, up to LINKS_MAX.  *srv (if
+ * wanted): where the call was made. */
+static long routed_call(char *abs, char *abs2, const char *content, struct fio_req *r,
+                        int *srv)
 {
     for (int links = 0;; links++) {
-        const char *sp;
-        int srv = files_route(abs, &sp);
-        long rc = fio_call(srv, r, sp, path2, 0, false, &file_rep);
+        const char *sp, *sp2 = content;
+        int s = files_route(abs, &sp);
+        if (abs2 && files_route(abs2, &sp2) != s)
+            return -EXDEV;
+        if (srv)
+            *srv = s;
+        long rc = fio_call(s, r, sp, sp2, 0, false, &file_rep);
         if (rc != FIO_FOLLOW_LINK)
             return rc;
         if (links == LINKS_MAX)
             return -ELOOP;
-        if ((rc = take_link(abs, sp)))
+        bool second = abs2 && file_rep.handle == 2;
+        if ((rc = take_link(second ? abs2 : abs, second ? sp2 : sp)))
             return rc;
     }
+}
+
+long file_path_call(char *abs, struct fio_req *r, const char *path2)
+{
+    return routed_call(abs, NULL, path2, r, NULL);
 }
 
 static long path_op(int op, char *abs, uint32_t mode, uint64_t len)
@@ -196,11 +212,10 @@ static long do_open(int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mode)
     r.op = FIO_OPEN;
     r.flags = (uint32_t)flags & ~(uint32_t)O_CLOEXEC;
     r.mode = (uint32_t)mode & 07777 & ~files_umask;
-    rc = file_path_call(file_abs1, &r, NULL);
+    int srv;
+    rc = routed_call(file_abs1, NULL, NULL, &r, &srv);   /* file_abs1: where it led */
     if (rc < 0)
         return rc;
-    const char *sp;
-    int srv = files_route(file_abs1, &sp);      /* where it was opened, links followed */
     struct ofile *of = kmalloc(sizeof *of);
     char *p = kmalloc(strlen(file_abs1) + 1);
     if (!of || !p) {
@@ -775,23 +790,11 @@ long file_two_names(int op, uint32_t flags, int64_t olddir, uint64_t oldp, int64
         return rc;
     if ((rc = file_resolve(newdir, newp, file_abs2, NULL)))
         return rc;
-    for (int links = 0;; links++) {
-        const char *sp1, *sp2;
-        int s1 = files_route(file_abs1, &sp1), s2 = files_route(file_abs2, &sp2);
-        if (s1 != s2)
-            return -EXDEV;
-        struct fio_req r;
-        memset(&r, 0, sizeof r);
-        r.op = (uint16_t)op;
-        r.flags = flags;
-        rc = fio_call(s1, &r, sp1, sp2, 0, false, &file_rep);
-        if (rc != FIO_FOLLOW_LINK)
-            return rc;
-        if (links == LINKS_MAX)
-            return -ELOOP;
-        if ((rc = file_rep.handle == 2 ? take_link(file_abs2, sp2) : take_link(file_abs1, sp1)))
-            return rc;
-    }
+    struct fio_req r;
+    memset(&r, 0, sizeof r);
+    r.op = (uint16_t)op;
+    r.flags = flags;
+    return routed_call(file_abs1, file_abs2, NULL, &r, NULL);
 }
 
 static long rename_at(int64_t olddir, uint64_t oldp, int64_t newdir, uint64_t newp, uint64_t flags)

@@ -20,6 +20,8 @@
 #include "file_internal.h"
 
 #define SEEK_CUR 1
+#define O_ACCMODE 3
+#define O_RDWR 2
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -37,12 +39,6 @@ static uint64_t twin_alloc(uint64_t len)
 static void twin_free(uint64_t at, uint64_t len)
 {
     ranges_remove(heap_list(), at, at + len);   /* a full list leaves it the program's */
-}
-
-static void of_put(struct ofile *of)
-{
-    if (--of->refs == 0)
-        fio_release(of);
 }
 
 /* The bytes [off, off + len) of the file to or from user memory at ubuf,
@@ -181,7 +177,7 @@ long file_map_add(struct fd *f, uint64_t start, uint64_t len, uint64_t off, bool
         memcpy((void *)twin, (const void *)start, len);
     }
     proc.fmaps[proc.nfmaps++] =
-        (struct file_map){start, start + len, off, twin, of, (f->flags & 3) == 2 /* O_RDWR */};
+        (struct file_map){start, start + len, off, twin, of, (f->flags & O_ACCMODE) == O_RDWR};
     of->refs++;
     return 0;
 }
@@ -204,7 +200,7 @@ long file_map_protect(uint64_t s, uint64_t e)
 
 static void drop(int i)
 {
-    of_put(proc.fmaps[i].of);
+    ofile_put(proc.fmaps[i].of);
     proc.fmaps[i] = proc.fmaps[--proc.nfmaps];
 }
 
@@ -382,6 +378,10 @@ void file_map_after_write(struct ofile *of, int64_t off, uint64_t written, const
 
 void file_map_flush_all(void)
 {
-    for (int i = 0; i < proc.nfmaps; i++)
+    /* The program has ended: nothing it stores later goes out, and the
+     * node's end, after a rank's, finds nothing more to compare. */
+    for (int i = 0; i < proc.nfmaps; i++) {
         flush(&proc.fmaps[i]);
+        proc.fmaps[i].twin = 0;
+    }
 }

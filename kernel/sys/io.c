@@ -80,11 +80,17 @@ long fd_install(struct fd f)
     return -EMFILE;
 }
 
+void ofile_put(struct ofile *of)
+{
+    if (--of->refs == 0)
+        fio_release(of);
+}
+
 /* A descriptor goes away: the file with its last descriptor. */
 static void fd_drop(struct fd *f)
 {
-    if (f->kind == FD_FILE && --f->of->refs == 0)
-        fio_release(f->of);
+    if (f->kind == FD_FILE)
+        ofile_put(f->of);
     if (evobj_kind(f->kind))
         evobj_close(f);
     f->kind = FD_NONE;

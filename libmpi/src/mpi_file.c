@@ -293,6 +293,15 @@ static int owner_io(int fd, struct seg *segs, long n, bool writing, char **runs)
     return err;
 }
 
+/* Where the stretch of the file from o (before e) leaves the domain it
+ * starts in (domains of dom bytes from lo), and that domain's owner. */
+static long long domain_cut(long long o, long long e, long long lo, long long dom, int *owner)
+{
+    *owner = (int)((o - lo) / dom);
+    long long edge = lo + (*owner + 1) * dom;
+    return edge < e ? edge : e;
+}
+
 /* The two phases for data mem (n bytes) at the view's byte at.  Returns 0,
  * an errno (every rank the same), or -1 when the ranks should each go the
  * independent way (a count past what one exchange carries). */
@@ -329,12 +338,11 @@ static int two_phase(struct mfile *f, MPI_Offset at, char *mem, long n, bool wri
     /* Each piece cut at the domains' edges: how many and how many bytes
      * go to each owner. */
     for (long i = 0; i < p.n; i++)
-        for (long long o = p.v[i].off, e = o + p.v[i].len; o < e;) {
-            int d = (int)((o - lo) / dom);
-            long long cut = lo + (d + 1) * dom < e ? lo + (d + 1) * dom : e;
+        for (long long o = p.v[i].off, e = o + p.v[i].len, cut; o < e; o = cut) {
+            int d;
+            cut = domain_cut(o, e, lo, dom, &d);
             cnt[d]++;
             cnt[size + d] += cut - o;
-            o = cut;
         }
     MPI_Alltoall(cnt, 1, MPI_LONG_LONG, cnt + 2 * size, 1, MPI_LONG_LONG, f->comm);
     MPI_Alltoall(cnt + size, 1, MPI_LONG_LONG, cnt + 3 * size, 1, MPI_LONG_LONG, f->comm);
@@ -373,28 +381,26 @@ static int two_phase(struct mfile *f, MPI_Offset at, char *mem, long n, bool wri
     char *out = malloc((size_t)tot[1] + 1), *in = malloc((size_t)tot[3] + 1);
     long *src_at = malloc((size_t)(tot[0] + 1) * sizeof *src_at);   /* each cut's place in mem */
     struct seg *segs = calloc((size_t)tot[2] + 1, sizeof *segs);
-    int *fill = calloc((size_t)size, sizeof *fill);
+    /* fill: bytes, and pieces (fill + size), placed so far for each owner */
+    int *fill = calloc((size_t)size * 2, sizeof *fill);
     err = meta && rmeta && out && in && src_at && segs && fill ? 0 : ENOMEM;
     MPI_Allreduce(&err, &any_err, 1, MPI_INT, MPI_MAX, f->comm);
     if (any_err) {
         rc = any_err;
         goto out2;
     }
-    long *mfill = calloc((size_t)size, sizeof *mfill);
-    for (long i = 0; i < p.n && mfill; i++)
-        for (long long o = p.v[i].off, e = o + p.v[i].len; o < e;) {
-            int d = (int)((o - lo) / dom);
-            long long cut = lo + (d + 1) * dom < e ? lo + (d + 1) * dom : e;
-            long k = md[d] / 2 + mfill[d]++;
+    for (long i = 0; i < p.n; i++)
+        for (long long o = p.v[i].off, e = o + p.v[i].len, cut; o < e; o = cut) {
+            int d;
+            cut = domain_cut(o, e, lo, dom, &d);
+            long k = md[d] / 2 + fill[size + d]++;
             meta[2 * k] = o;
             meta[2 * k + 1] = cut - o;
             src_at[k] = p.v[i].at + (long)(o - p.v[i].off);
             if (writing)
                 memcpy(out + bd[d] + fill[d], mem + src_at[k], (size_t)(cut - o));
             fill[d] += (int)(cut - o);
-            o = cut;
         }
-    free(mfill);
     MPI_Alltoallv(meta, mc, md, MPI_LONG_LONG, rmeta, rmc, rmd, MPI_LONG_LONG, f->comm);
     if (writing)
         MPI_Alltoallv(out, bc, bd, MPI_BYTE, in, rbc, rbd, MPI_BYTE, f->comm);
@@ -418,7 +424,7 @@ static int two_phase(struct mfile *f, MPI_Offset at, char *mem, long n, bool wri
         MPI_Alltoallv(in, rbc, rbd, MPI_BYTE, out, bc, bd, MPI_BYTE, f->comm);
         for (int d = 0; d < size; d++)
             fill[d] = 0;
-        for (long i = 0, k = 0; i < tot[0]; i++, k++) {
+        for (long k = 0; k < tot[0]; k++) {
             int d = (int)((meta[2 * k] - lo) / dom);
             memcpy(mem + src_at[k], out + bd[d] + fill[d], (size_t)meta[2 * k + 1]);
             fill[d] += (int)meta[2 * k + 1];
