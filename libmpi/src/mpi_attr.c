@@ -149,12 +149,10 @@ static int remove_attr(const char *call, MPI_Comm comm, struct mcomm *c, struct 
     return MPI_SUCCESS;
 }
 
-int mpi_attr_set(const char *call, MPI_Comm comm, int keyval, void *val)
+/* Set keyval's value on c; the keyval may have been freed since the
+ * attribute it copies was set (MPI_Comm_dup). */
+static int put(const char *call, MPI_Comm comm, struct mcomm *c, int keyval, void *val)
 {
-    struct mcomm *c;
-    TRY(mpi_check_comm(call, comm, &c));
-    if (!live(call, comm, keyval))
-        return MPI_ERR_KEYVAL;
     struct attr *a = find(c, keyval);
     if (a) {
         /* The old value goes as a delete would take it. */
@@ -172,6 +170,15 @@ int mpi_attr_set(const char *call, MPI_Comm comm, int keyval, void *val)
     c->attrs[c->nattrs++] = (struct attr){keyval, val};
     keyvals[keyval].refs++;
     return MPI_SUCCESS;
+}
+
+int mpi_attr_set(const char *call, MPI_Comm comm, int keyval, void *val)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm(call, comm, &c));
+    if (!live(call, comm, keyval))
+        return MPI_ERR_KEYVAL;
+    return put(call, comm, c, keyval, val);
 }
 
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
@@ -201,8 +208,11 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Comm_delete_attr", comm, &c));
-    if (!live("MPI_Comm_delete_attr", comm, comm_keyval))
-        return MPI_ERR_KEYVAL;
+    /* A keyval freed while attributes hold it still names them. */
+    if (comm_keyval < FIRST_KEYVAL || comm_keyval >= MAX_KEYVALS ||
+        !keyvals[comm_keyval].in_use)
+        return mpi_error(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr",
+                         "keyval %d was not made by MPI_Comm_create_keyval", comm_keyval);
     struct attr *a = find(c, comm_keyval);
     if (!a)
         return mpi_error(comm, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr",
@@ -240,7 +250,7 @@ int mpi_attrs_copy(MPI_Comm from, MPI_Comm to)
             return mpi_error(from, rc, "MPI_Comm_dup", "the copy callback of keyval %d said %d",
                              a.keyval, rc);
         if (flag)
-            TRY(mpi_attr_set("MPI_Comm_dup", to, a.keyval, out));
+            TRY(put("MPI_Comm_dup", to, mpi_comm_get(to), a.keyval, out));
         c = mpi_comm_get(from);     /* the table may have moved */
     }
     return MPI_SUCCESS;

@@ -60,6 +60,8 @@ static void barrier_choose(const struct cx *x)
 
 int MPI_Barrier(MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_barrier(comm);
     struct cx x;
     TRY(begin(&x, "MPI_Barrier", comm));
     if (x.n == 1)
@@ -101,6 +103,8 @@ static void bcast_bytes(const struct cx *x, void *buf, long len, int root)
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_bcast(buffer, count, datatype, root, comm);
     struct cx x;
     TRY(begin(&x, "MPI_Bcast", comm));
     struct mtype *t;
@@ -217,6 +221,8 @@ static void reduce_img(const struct cx *x, struct img *acc, long count, MPI_Data
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     struct cx x;
     TRY(begin(&x, "MPI_Reduce", comm));
     struct mtype *t;
@@ -287,6 +293,8 @@ static void allreduce_img(const struct cx *x, struct img *acc, long count, MPI_D
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     struct cx x;
     TRY(begin(&x, "MPI_Allreduce", comm));
     struct mtype *t;
@@ -412,6 +420,9 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                root, comm);
     struct cx x;
     TRY(begin(&x, "MPI_Gather", comm));
     TRY(check_root(&x, root));
@@ -460,6 +471,9 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 root, comm);
     struct cx x;
     TRY(begin(&x, "MPI_Scatter", comm));
     TRY(check_root(&x, root));
@@ -587,6 +601,9 @@ static int allgather(const char *call, const void *sendbuf, int sendcount,
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   comm);
     return allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, NULL, NULL,
                      recvcount, recvtype, comm);
 }
@@ -657,6 +674,9 @@ static int alltoall(const char *call, const void *sendbuf, const int *scounts,
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm);
     return alltoall("MPI_Alltoall", sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL,
                     NULL, recvcount, recvtype, comm);
 }

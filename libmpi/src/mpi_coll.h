@@ -21,11 +21,31 @@ struct cx {
     int n, me;
 };
 
+/* Intercommunicators' collectives (mpi_intercoll.c). */
+bool mpi_is_inter(MPI_Comm comm);
+int mpi_inter_barrier(MPI_Comm comm);
+int mpi_inter_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int mpi_inter_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                     MPI_Op op, int root, MPI_Comm comm);
+int mpi_inter_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                        MPI_Op op, MPI_Comm comm);
+int mpi_inter_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int mpi_inter_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int mpi_inter_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int mpi_inter_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
 static inline int begin(struct cx *x, const char *call, MPI_Comm comm)
 {
     x->call = call;
     x->h = comm;
     TRY(mpi_check_comm(call, comm, &x->c));
+    if (x->c->inter)
+        return mpi_error(comm, MPI_ERR_COMM, call,
+                         "this collective operation on intercommunicators is not in Tern's MPI");
     x->seq = ++x->c->coll_seq;
     x->n = x->c->size;
     x->me = x->c->rank;

@@ -15,7 +15,7 @@
 
 #include "mpi_impl.h"
 
-#define MASK_WORDS (MAX_CONTEXTS / 32)
+#define MASK_WORDS CTX_MASK_WORDS
 
 static struct mcomm comms[MAX_CONTEXTS]; /* [0] null, [1] world, [2] self */
 static uint32_t ctx_free[MASK_WORDS];    /* bit set: id free here */
@@ -106,33 +106,47 @@ void mpi_comm_init(void)
     ctx_take(1);
 }
 
+void mpi_ctx_free_mask(uint32_t *mask) { memcpy(mask, ctx_free, sizeof ctx_free); }
+
+int mpi_ctx_lowest(const uint32_t *mask)
+{
+    for (int i = 0; i < MAX_CONTEXTS; i++)
+        if (mask[i / 32] & (1u << (i % 32)))
+            return i;
+    return -1;
+}
+
+int mpi_comm_install(const char *call, MPI_Comm errcomm, int ctx, int n, const int *members,
+                     MPI_Comm *newcomm)
+{
+    *newcomm = MPI_COMM_NULL;
+    if (ctx < 0)
+        return mpi_error(errcomm, MPI_ERR_INTERN, call,
+                         "no context id free on every rank (%d communicators at most)",
+                         MAX_CONTEXTS);
+    MPI_Comm h = slot_new();
+    if (h == MPI_COMM_NULL)
+        return mpi_error(errcomm, MPI_ERR_INTERN, call, "all %d communicators in use",
+                         MAX_CONTEXTS);
+    if (fill(&comms[H_IDX(h)], ctx, n, members, "") != MPI_SUCCESS)
+        return mpi_error(errcomm, MPI_ERR_NO_MEM, call, "no memory for a communicator of %d",
+                         n);
+    comms[H_IDX(h)].errh = mpi_comm_get(errcomm)->errh;
+    *newcomm = h;
+    return MPI_SUCCESS;
+}
+
 int mpi_comm_make(const char *call, MPI_Comm parent, int n, const int *members,
                   MPI_Comm *newcomm)
 {
     uint32_t mask[MASK_WORDS];
-    memcpy(mask, ctx_free, sizeof mask);
-    TRY(MPI_Allreduce(MPI_IN_PLACE, mask, MASK_WORDS, MPI_UNSIGNED, MPI_BAND, parent));
-    int id = -1;
-    for (int i = 0; i < MAX_CONTEXTS && id < 0; i++)
-        if (mask[i / 32] & (1u << (i % 32)))
-            id = i;
+    mpi_ctx_free_mask(mask);
     *newcomm = MPI_COMM_NULL;
-    if (id < 0)
-        return mpi_error(parent, MPI_ERR_INTERN, call,
-                         "no context id free on every rank (%d communicators at most)",
-                         MAX_CONTEXTS);
-    if (!members)
+    TRY(MPI_Allreduce(MPI_IN_PLACE, mask, MASK_WORDS, MPI_UNSIGNED, MPI_BAND, parent));
+    int id = mpi_ctx_lowest(mask);
+    if (!members && id >= 0)
         return MPI_SUCCESS;
-    MPI_Comm h = slot_new();
-    if (h == MPI_COMM_NULL)
-        return mpi_error(parent, MPI_ERR_INTERN, call, "all %d communicators in use",
-                         MAX_CONTEXTS);
-    if (fill(&comms[H_IDX(h)], id, n, members, "") != MPI_SUCCESS)
-        return mpi_error(parent, MPI_ERR_NO_MEM, call, "no memory for a communicator of %d",
-                         n);
-    comms[H_IDX(h)].errh = mpi_comm_get(parent)->errh;
-    *newcomm = h;
-    return MPI_SUCCESS;
+    return mpi_comm_install(call, parent, id, n, members, newcomm);
 }
 
 int MPI_Comm_size(MPI_Comm comm, int *size)
@@ -179,10 +193,28 @@ static void copy_topology(struct mcomm *to, const struct mcomm *from)
     memcpy(to->periods, from->periods, sizeof(int) * (size_t)from->ndims);
 }
 
+/* The duplicate gets what each keyval's copy callback says; a callback's
+ * error leaves no duplicate (MPI_COMM_NULL, MPI-3.1 6.7.2). */
+static int dup_attrs(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    int rc = mpi_attrs_copy(comm, *newcomm);
+    if (rc) {
+        struct mcomm *n = mpi_comm_get(*newcomm);
+        n->errh = MPI_ERRORS_RETURN;   /* the copy's own deletes: errors were raised */
+        MPI_Comm_free(newcomm);
+        *newcomm = MPI_COMM_NULL;
+    }
+    return rc;
+}
+
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Comm_dup", comm, &c));
+    if (c->inter) {
+        TRY(mpi_intercomm_dup(comm, newcomm));
+        return dup_attrs(comm, newcomm);
+    }
     int *tmp = NULL;
     const int *m = members_of(c, &tmp);
     if (!m)
@@ -192,7 +224,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (!rc) {
         c = mpi_comm_get(comm);
         copy_topology(mpi_comm_get(*newcomm), c);
-        rc = mpi_attrs_copy(comm, *newcomm);   /* as each keyval's copy callback says */
+        rc = dup_attrs(comm, newcomm);
     }
     return rc;
 }
@@ -213,6 +245,8 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Comm_split", comm, &c));
+    if (c->inter)
+        return mpi_intercomm_split(comm, color, key, newcomm);
     if (color < 0 && color != MPI_UNDEFINED)
         return mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_split",
                          "color %d is negative (and not MPI_UNDEFINED)", color);
@@ -253,6 +287,12 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (!g)
         return mpi_error(comm, MPI_ERR_GROUP, "MPI_Comm_create", "%#x is not a group",
                          (unsigned)group);
+    int gr = mpi_group_rank_of(g, mpi.wrank);
+    /* An intercommunicator's: the group is of the local group; what the
+     * other group's ranks give makes the remote side (MPI-3.1 6.4.2), as
+     * a split by membership in group order would. */
+    if (c->inter)
+        return mpi_intercomm_split(comm, gr == MPI_UNDEFINED ? MPI_UNDEFINED : 0, gr, newcomm);
     for (int i = 0; i < g->size; i++)
         if (mpi_rank_of(c, g->world[i]) < 0)
             return mpi_error(comm, MPI_ERR_GROUP, "MPI_Comm_create",
@@ -260,6 +300,61 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
                              "communicator", g->world[i]);
     bool in = mpi_group_rank_of(g, mpi.wrank) != MPI_UNDEFINED;
     return mpi_comm_make("MPI_Comm_create", comm, g->size, in ? g->world : NULL, newcomm);
+}
+
+/* One message of the library's own to or from world rank w, finished. */
+static void engine_xfer(const char *call, bool send, int w, uint64_t bits, void *buf, size_t len)
+{
+    struct msg_req *r = msg_req_new(true);
+    if (!r)
+        mpi_fatal(call, "no engine request left");
+    if (send)
+        msg_isend(r, w, bits, buf, len, 0);
+    else
+        msg_irecv(r, w, bits, 0, buf, len);
+    msg_wait(r);
+    msg_req_free(r);
+}
+
+/* Only the group's members call it (MPI-3.1 6.4.2): they agree on a
+ * context id among themselves, the group's first member ANDing the
+ * others' masks and handing back the result, through comm's collective
+ * context with the program's tag (collectives' own tags carry their
+ * sequence number in bits 8 and up, so a distinct tag stays apart). */
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    const char *call = "MPI_Comm_create_group";
+    struct mcomm *c;
+    TRY(mpi_check_comm(call, comm, &c));
+    struct mgroup *g = mpi_group_get(group);
+    *newcomm = MPI_COMM_NULL;
+    if (!g)
+        return mpi_error(comm, MPI_ERR_GROUP, call, "%#x is not a group", (unsigned)group);
+    TRY(mpi_check_tag(call, comm, tag, false));
+    int me = mpi_group_rank_of(g, mpi.wrank);
+    if (me == MPI_UNDEFINED)
+        return mpi_error(comm, MPI_ERR_GROUP, call, "the calling rank is not in the group");
+    for (int i = 0; i < g->size; i++)
+        if (mpi_rank_of(c, g->world[i]) < 0)
+            return mpi_error(comm, MPI_ERR_GROUP, call,
+                             "the group has rank %d of MPI_COMM_WORLD, which is not in the "
+                             "communicator", g->world[i]);
+    uint32_t mask[MASK_WORDS], theirs[MASK_WORDS];
+    mpi_ctx_free_mask(mask);
+    uint64_t bits = mpi_bits(2 * c->ctx + 1, tag);
+    if (me == 0) {
+        for (int i = 1; i < g->size; i++) {
+            engine_xfer(call, false, g->world[i], bits, theirs, sizeof theirs);
+            for (int k = 0; k < MASK_WORDS; k++)
+                mask[k] &= theirs[k];
+        }
+        for (int i = 1; i < g->size; i++)
+            engine_xfer(call, true, g->world[i], bits, mask, sizeof mask);
+    } else {
+        engine_xfer(call, true, g->world[0], bits, mask, sizeof mask);
+        engine_xfer(call, false, g->world[0], bits, mask, sizeof mask);
+    }
+    return mpi_comm_install(call, comm, mpi_ctx_lowest(mask), g->size, g->world, newcomm);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)
@@ -272,6 +367,8 @@ int MPI_Comm_free(MPI_Comm *comm)
     TRY(mpi_attrs_delete(*comm));           /* the delete callbacks, first */
     c = mpi_comm_get(*comm);
     ctx_give(c->ctx);
+    if (c->inter)
+        mpi_intercomm_release(c);
     /* After its last barrier no put to its entries is on the way
      * (libmsg/msg_barrier.c), so a communicator that takes the context id
      * next starts clean. */
@@ -295,6 +392,8 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
+    if (a->inter || b->inter)
+        return mpi_intercomm_compare(a, b, result);
     TRY(MPI_Group_compare(a->group, b->group, result));
     if (*result == MPI_IDENT)
         *result = MPI_CONGRUENT;
@@ -314,7 +413,7 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Comm_test_inter", comm, &c));
-    *flag = 0; /* no intercommunicators in Tern's MPI */
+    *flag = c->inter;
     return MPI_SUCCESS;
 }
 
@@ -347,6 +446,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 
 /* Only the predefined attributes: their values live here. */
 static int attr_tag_ub = TAG_UB, attr_host = MPI_PROC_NULL, attr_io, attr_wtime_global = 0;
+static int attr_universe, attr_lastused = MPI_ERR_LASTCODE;
 
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
@@ -361,6 +461,10 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_HOST: v = &attr_host; break;
     case MPI_IO: v = &attr_io; break;
     case MPI_WTIME_IS_GLOBAL: v = &attr_wtime_global; break;
+    /* No processes can be spawned: the universe is the job. */
+    case MPI_UNIVERSE_SIZE: MPI_Comm_size(MPI_COMM_WORLD, &attr_universe); v = &attr_universe; break;
+    case MPI_LASTUSEDCODE: v = &attr_lastused; break;
+    case MPI_APPNUM: *flag = 0; return MPI_SUCCESS; /* yod runs one program (SPMD) */
     default:
         return mpi_error(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr",
                          "keyval %d was not made by MPI_Comm_create_keyval", keyval);

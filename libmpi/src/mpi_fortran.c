@@ -137,6 +137,20 @@ void mpi_comm_free_(F *comm, F *ierr) { *ierr = MPI_Comm_free(comm); }
 void mpi_comm_compare_(F *a, F *b, F *res, F *ierr) { *ierr = MPI_Comm_compare(*a, *b, res); }
 void mpi_comm_group_(F *comm, F *g, F *ierr) { *ierr = MPI_Comm_group(*comm, g); }
 void mpi_comm_test_inter_(F *comm, F *flag, F *ierr) { *ierr = MPI_Comm_test_inter(*comm, flag); }
+void mpi_intercomm_create_(F *local, F *lleader, F *peer, F *rleader, F *tag, F *newcomm, F *ierr)
+{
+    *ierr = MPI_Intercomm_create(*local, *lleader, *peer, *rleader, *tag, newcomm);
+}
+void mpi_intercomm_merge_(F *comm, F *high, F *newcomm, F *ierr)
+{
+    *ierr = MPI_Intercomm_merge(*comm, *high, newcomm);
+}
+void mpi_comm_create_group_(F *comm, F *g, F *tag, F *newcomm, F *ierr)
+{
+    *ierr = MPI_Comm_create_group(*comm, *g, *tag, newcomm);
+}
+void mpi_comm_remote_size_(F *comm, F *size, F *ierr) { *ierr = MPI_Comm_remote_size(*comm, size); }
+void mpi_comm_remote_group_(F *comm, F *g, F *ierr) { *ierr = MPI_Comm_remote_group(*comm, g); }
 /* Fortran names keep MPI_MAX_OBJECT_NAME characters, one more than C's
  * (which need the NUL): so neither goes through the C call's buffer. */
 void mpi_comm_set_name_(F *comm, char *name, F *ierr, size_t name_len)
@@ -465,6 +479,36 @@ void mpi_type_create_indexed_block_(F *count, F *bl, F *disps, F *old, F *nt, F 
 void mpi_type_create_hindexed_(F *count, F *bls, MPI_Aint *disps, F *old, F *nt, F *ierr)
 {
     *ierr = MPI_Type_create_hindexed(*count, bls, disps, *old, nt);
+}
+void mpi_type_create_hindexed_block_(F *count, F *bl, MPI_Aint *disps, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_hindexed_block(*count, *bl, disps, *old, nt);
+}
+void mpi_type_get_envelope_(F *t, F *ni, F *na, F *nt, F *comb, F *ierr)
+{
+    *ierr = MPI_Type_get_envelope(*t, ni, na, nt, comb);
+}
+void mpi_type_get_contents_(F *t, F *mi, F *ma, F *mt, F *ints, MPI_Aint *aints, F *types,
+                            F *ierr)
+{
+    *ierr = MPI_Type_get_contents(*t, *mi, *ma, *mt, ints, aints, types);
+}
+void mpi_type_set_name_(F *t, char *name, F *ierr, size_t name_len)
+{
+    char n[MPI_MAX_OBJECT_NAME];
+    size_t len = fortran_len(name, name_len);
+    len = len < sizeof n - 1 ? len : sizeof n - 1;
+    memcpy(n, name, len);
+    n[len] = 0;
+    *ierr = MPI_Type_set_name(*t, n);
+}
+void mpi_type_get_name_(F *t, char *name, F *len, F *ierr, size_t name_len)
+{
+    char n[MPI_MAX_OBJECT_NAME];
+    int l = 0;
+    *ierr = MPI_Type_get_name(*t, n, &l);
+    to_fortran(name, name_len, *ierr ? "" : n);
+    *len = (F)((size_t)l < name_len ? (size_t)l : name_len);
 }
 static MPI_Aint *widen(const F *v, F n)
 {

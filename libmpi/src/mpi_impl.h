@@ -134,6 +134,15 @@ struct mcomm {
     /* Cached attributes (mpi_attr.c) */
     struct attr *attrs;
     int nattrs;
+    /* An intercommunicator (mpi_intercomm.c): rank, size, world and group
+     * are the local group's; the ranks sends and receives name are the
+     * remote group's (rworld, from_rworld); local is an intracommunicator
+     * over the local group for the local parts of its collectives. */
+    bool inter;
+    int rsize;
+    int *rworld, *from_rworld;
+    MPI_Group rgroup;
+    MPI_Comm local;
 };
 struct mcomm *mpi_comm_get(MPI_Comm c);
 /* Check a communicator argument: NULL after raising MPI_ERR_COMM. */
@@ -141,11 +150,23 @@ int mpi_check_comm(const char *call, MPI_Comm c, struct mcomm **out);
 /* Name a communicator with at most len characters of name (C and Fortran
  * limits differ). */
 int mpi_comm_name_set(const char *call, MPI_Comm comm, const char *name, size_t len);
-static inline int mpi_world_of(const struct mcomm *c, int r) { return c->world ? c->world[r] : r; }
+/* World rank of peer r (of the remote group on an intercommunicator) and
+ * back (-1: not a peer). */
+static inline int mpi_world_of(const struct mcomm *c, int r)
+{
+    if (c->inter)
+        return c->rworld[r];
+    return c->world ? c->world[r] : r;
+}
 static inline int mpi_rank_of(const struct mcomm *c, int w)
 {
+    if (c->inter)
+        return c->from_rworld[w];
     return c->from_world ? c->from_world[w] : w;
 }
+/* How many peers a rank can name: the remote group's size on an
+ * intercommunicator. */
+static inline int mpi_peers(const struct mcomm *c) { return c->inter ? c->rsize : c->size; }
 static inline uint64_t mpi_bits(int ctx, int tag)
 {
     return ((uint64_t)(uint32_t)ctx << 32) | (uint32_t)tag;
@@ -156,6 +177,20 @@ static inline uint64_t mpi_bits(int ctx, int tag)
  * MPI_COMM_NULL. */
 int mpi_comm_make(const char *call, MPI_Comm parent, int n, const int *members,
                   MPI_Comm *newcomm);
+/* Context ids: the mask of those free here (bit set: free), the lowest
+ * free in a mask agreed on (-1: none), and a communicator made with an id
+ * agreed on some other way (intercommunicators); errors are raised on
+ * errcomm. */
+#define CTX_MASK_WORDS (MAX_CONTEXTS / 32)
+void mpi_ctx_free_mask(uint32_t *mask);
+int mpi_ctx_lowest(const uint32_t *mask);
+int mpi_comm_install(const char *call, MPI_Comm errcomm, int ctx, int n, const int *members,
+                     MPI_Comm *newcomm);
+/* Intercommunicators' parts of MPI_Comm_dup, _free and _compare. */
+int mpi_intercomm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int mpi_intercomm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+void mpi_intercomm_release(struct mcomm *c);
+int mpi_intercomm_compare(struct mcomm *a, struct mcomm *b, int *result);
 void mpi_comm_init(void);
 
 /* ---- datatypes (mpi_type.c) ---- */
@@ -186,7 +221,23 @@ struct mtype {
     struct block *blocks;
     long reps, rep_stride; /* repeated reps times, rep_stride bytes apart (vectors) */
     const char *name;     /* predefined: its name */
+    /* How it was made (mpi_type_contents.c): MPI_Type_get_contents's
+     * arguments; the derived types among them are held (refs). */
+    struct type_args *args;
+    int refs;             /* the program's handle and the types made of it */
+    char *uname;          /* MPI_Type_set_name's */
 };
+/* Record how newtype was made; ints, aints and types as
+ * MPI_Type_get_contents gives them back.  0 or MPI_ERR_NO_MEM. */
+int mpi_type_record(MPI_Datatype newtype, int combiner, int ni, const int *ints, int na,
+                    const MPI_Aint *aints, int nt, const MPI_Datatype *types);
+/* Drop one hold on a datatype; the last frees it (MPI_Type_free). */
+void mpi_type_unref(struct mtype *t);
+/* Hold a derived type for a request (MPI_Type_free while a communication
+ * uses it lets the communication complete normally, MPI-3.1 4.1.9);
+ * predefined ones need no hold.  Drop ends it. */
+bool mpi_type_hold(MPI_Datatype t);
+void mpi_type_drop(MPI_Datatype t);
 struct mtype *mpi_type_get(MPI_Datatype t);
 int mpi_check_type(const char *call, MPI_Comm comm, MPI_Datatype t, struct mtype **out);
 static inline long mpi_extent(const struct mtype *t) { return t->ub - t->lb; }
@@ -230,6 +281,7 @@ struct mreq {
     void *buf;            /* the user's */
     int count;
     MPI_Datatype type;
+    bool holds_type;      /* a derived type is held while the request lives */
     void *tmp;            /* packed copy: sends of non-contiguous types, receives to unpack */
     MPI_Status status;    /* once complete */
 };

@@ -20,10 +20,10 @@
 
 int mpi_check_rank(const char *call, const struct mcomm *c, MPI_Comm comm, int r, bool any_ok)
 {
-    if ((r >= 0 && r < c->size) || r == MPI_PROC_NULL || (any_ok && r == MPI_ANY_SOURCE))
+    if ((r >= 0 && r < mpi_peers(c)) || r == MPI_PROC_NULL || (any_ok && r == MPI_ANY_SOURCE))
         return MPI_SUCCESS;
     return mpi_error(comm, MPI_ERR_RANK, call, "rank %d is not in 0..%d (communicator %s)", r,
-                     c->size - 1, c->name[0] ? c->name : "of the program's");
+                     mpi_peers(c) - 1, c->name[0] ? c->name : "of the program's");
 }
 
 int mpi_check_tag(const char *call, MPI_Comm comm, int tag, bool any_ok)
@@ -322,6 +322,7 @@ static int make(const char *call, enum rkind kind, int mode, const void *buf, in
     if (!r)
         return MPI_ERR_INTERN;
     fill(r, kind, mode, buf, count, type, peer, tag, comm);
+    r->holds_type = mpi_type_hold(type);
     r->persistent = persistent;
     if (!persistent) {
         int rc = mpi_req_start(call, r);

@@ -54,6 +54,9 @@ void mpi_req_release(struct mreq *r)
 {
     free(r->tmp);
     r->tmp = NULL;
+    if (r->holds_type)
+        mpi_type_drop(r->type);
+    r->holds_type = false;
     r->in_use = false;
 }
 

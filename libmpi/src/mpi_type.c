@@ -275,6 +275,7 @@ static int finish(const char *call, struct builder *x, int combiner, MPI_Datatyp
             struct mtype *t = &types[i];
             memset(t, 0, sizeof *t);
             t->in_use = true;
+            t->refs = 1;
             t->combiner = combiner;
             t->size = x->size;
             t->lb = x->any ? x->lb : 0;
@@ -314,7 +315,8 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     struct builder x = {0};
     if (add_copies(&x, o, 0, count))
         x.n = -1;
-    return finish("MPI_Type_contiguous", &x, MPI_COMBINER_CONTIGUOUS, newtype);
+    TRY(finish("MPI_Type_contiguous", &x, MPI_COMBINER_CONTIGUOUS, newtype));
+    return mpi_type_record(*newtype, MPI_COMBINER_CONTIGUOUS, 1, &count, 0, NULL, 1, &oldtype);
 }
 
 static int hvector(const char *call, int count, int blocklength, long stride_bytes,
@@ -359,22 +361,25 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 {
     struct mtype *o;
     TRY(check_old("MPI_Type_vector", oldtype, &o));
-    return hvector("MPI_Type_vector", count, blocklength, (long)stride * mpi_extent(o), oldtype,
-                   newtype, MPI_COMBINER_VECTOR);
+    TRY(hvector("MPI_Type_vector", count, blocklength, (long)stride * mpi_extent(o), oldtype,
+                newtype, MPI_COMBINER_VECTOR));
+    int ints[3] = {count, blocklength, stride};
+    return mpi_type_record(*newtype, MPI_COMBINER_VECTOR, 3, ints, 0, NULL, 1, &oldtype);
 }
 
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                             MPI_Datatype *newtype)
 {
-    return hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype,
-                   MPI_COMBINER_HVECTOR);
+    TRY(hvector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype,
+                MPI_COMBINER_HVECTOR));
+    int ints[2] = {count, blocklength};
+    return mpi_type_record(*newtype, MPI_COMBINER_HVECTOR, 2, ints, 1, &stride, 1, &oldtype);
 }
 
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
-    return hvector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype,
-                   MPI_COMBINER_HVECTOR);
+    return MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
 }
 
 /* displacements in bytes (disp_b) or in old's extents (disp_e) */
@@ -397,7 +402,27 @@ static int hindexed(const char *call, int count, const int blens[], const MPI_Ai
         if (add_copies(&x, o, d, bl))
             x.n = -1;
     }
-    return finish(call, &x, combiner, newtype);
+    TRY(finish(call, &x, combiner, newtype));
+    /* MPI_Type_get_contents's integers: count, then the block lengths
+     * (one for the _block kinds), then the displacements in extents. */
+    int ni = 1 + (blens ? count : 1) + (disp_e ? count : 0);
+    int *ints = malloc(sizeof(int) * (size_t)ni);
+    if (!ints)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, call, "no memory");
+    ints[0] = count;
+    int k = 1;
+    if (blens)
+        for (int i = 0; i < count; i++)
+            ints[k++] = blens[i];
+    else
+        ints[k++] = blen_all;
+    if (disp_e)
+        for (int i = 0; i < count; i++)
+            ints[k++] = disp_e[i];
+    int rc = mpi_type_record(*newtype, combiner, ni, ints, disp_b ? count : 0, disp_b, 1,
+                             &oldtype);
+    free(ints);
+    return rc;
 }
 
 int MPI_Type_indexed(int count, const int array_of_blocklengths[],
@@ -432,6 +457,14 @@ int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
                                     oldtype, newtype);
 }
 
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+                                   const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return hindexed("MPI_Type_create_hindexed_block", count, NULL, array_of_displacements,
+                    NULL, blocklength, oldtype, newtype, MPI_COMBINER_HINDEXED_BLOCK);
+}
+
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
                            const MPI_Aint array_of_displacements[],
                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
@@ -454,7 +487,16 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
         if (a > x.align)
             x.align = a;
     }
-    return finish("MPI_Type_create_struct", &x, MPI_COMBINER_STRUCT, newtype);
+    TRY(finish("MPI_Type_create_struct", &x, MPI_COMBINER_STRUCT, newtype));
+    int *ints = malloc(sizeof(int) * (size_t)(count + 1));
+    if (!ints)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Type_create_struct", "no memory");
+    ints[0] = count;
+    memcpy(ints + 1, array_of_blocklengths, sizeof(int) * (size_t)count);
+    int rc = mpi_type_record(*newtype, MPI_COMBINER_STRUCT, count + 1, ints, count,
+                             array_of_displacements, count, array_of_types);
+    free(ints);
+    return rc;
 }
 
 int MPI_Type_struct(int count, const int array_of_blocklengths[],
@@ -476,7 +518,9 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     x.lb = lb;
     x.ub = lb + extent;
     x.any = true;
-    return finish("MPI_Type_create_resized", &x, MPI_COMBINER_RESIZED, newtype);
+    TRY(finish("MPI_Type_create_resized", &x, MPI_COMBINER_RESIZED, newtype));
+    MPI_Aint a[2] = {lb, extent};
+    return mpi_type_record(*newtype, MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &oldtype);
 }
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -488,10 +532,9 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         x.n = -1;
     x.lb = o->lb;
     x.ub = o->ub;
-    int rc = finish("MPI_Type_dup", &x, MPI_COMBINER_DUP, newtype);
-    if (!rc)
-        mpi_type_get(*newtype)->committed = o->committed;
-    return rc;
+    TRY(finish("MPI_Type_dup", &x, MPI_COMBINER_DUP, newtype));
+    mpi_type_get(*newtype)->committed = o->committed;
+    return mpi_type_record(*newtype, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &oldtype);
 }
 
 int MPI_Type_commit(MPI_Datatype *datatype)
@@ -509,10 +552,9 @@ int MPI_Type_free(MPI_Datatype *datatype)
     if (t->predefined)
         return mpi_error(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Type_free",
                          "%s is predefined and cannot be freed", t->name);
-    /* Types built from it hold their own flattened copy: nothing else
-     * refers to its blocks. */
-    free(t->blocks);
-    memset(t, 0, sizeof *t);
+    /* Types built from it hold their own flattened copy of its blocks;
+     * only MPI_Type_get_contents's record of them holds it. */
+    mpi_type_unref(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
@@ -671,5 +713,21 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
         return rc;
     rc = MPI_Type_create_resized(placed, 0, stride, newtype);
     MPI_Type_free(&placed);
+    if (rc)
+        return rc;
+    /* What it was made of, for MPI_Type_get_contents: not the steps above. */
+    int *ints = malloc(sizeof(int) * (size_t)(3 * ndims + 2));
+    if (!ints)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, call, "no memory");
+    ints[0] = ndims;
+    for (int d = 0; d < ndims; d++) {
+        ints[1 + d] = array_of_sizes[d];
+        ints[1 + ndims + d] = array_of_subsizes[d];
+        ints[1 + 2 * ndims + d] = array_of_starts[d];
+    }
+    ints[1 + 3 * ndims] = order;
+    rc = mpi_type_record(*newtype, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, ints, 0, NULL, 1,
+                         &oldtype);
+    free(ints);
     return rc;
 }
