@@ -175,6 +175,14 @@ static void cart(void)
     int dd[2] = {0, 0};
     OK(MPI_Dims_create(12, 2, dd));
     CHECK(dd[0] == 4 && dd[1] == 3, "Dims_create(12,2) = %d x %d", dd[0], dd[1]);
+    /* As even as can be: 72 is 9 x 8 (12 x 6 before), 5616 in four 13 x 9 x 8 x 6. */
+    dd[0] = dd[1] = 0;
+    OK(MPI_Dims_create(72, 2, dd));
+    CHECK(dd[0] == 9 && dd[1] == 8, "Dims_create(72,2) = %d x %d", dd[0], dd[1]);
+    int d4[4] = {0, 0, 0, 0};
+    OK(MPI_Dims_create(5616, 4, d4));
+    CHECK(d4[0] == 13 && d4[1] == 9 && d4[2] == 8 && d4[3] == 6,
+          "Dims_create(5616,4) = %d x %d x %d x %d", d4[0], d4[1], d4[2], d4[3]);
     int periods[2] = {1, 0};
     MPI_Comm c;
     OK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &c));
