@@ -128,6 +128,10 @@ bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
                struct msg_probe_info *out);
 
 void msg_progress(bool block);
+/* A layer's own progress (MPI's nonblocking collectives step their
+ * schedules): called after each round of the engine's progress, never
+ * from inside itself; NULL: none. */
+void msg_set_progress_hook(void (*hook)(void));
 
 /* A barrier among n ranks whose rounds Portals forwards itself (triggered
  * puts on counters, msg_barrier.c): after the call has posted its

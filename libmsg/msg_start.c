@@ -275,6 +275,22 @@ static void debug_dump(void)
  * are all queued when it starts, and until the last is handled the saved
  * queue lacks some drained messages, so a receive that read it would go to
  * Portals and match a later message from the same sender. */
+static void (*progress_hook)(void);
+
+void msg_set_progress_hook(void (*hook)(void)) { progress_hook = hook; }
+
+/* The layer's hook may call the engine (msg_test): it is not run again
+ * from inside itself. */
+static void run_hook(void)
+{
+    static bool running;
+    if (!progress_hook || running)
+        return;
+    running = true;
+    progress_hook();
+    running = false;
+}
+
 void msg_progress_ms(unsigned ms)
 {
     ptl_handle_eq_t eqs[2] = {eng.eq_data, eng.eq_misc};
@@ -296,6 +312,7 @@ void msg_progress_ms(unsigned ms)
     if (eng.starved)
         msg_kick();
     debug_dump();
+    run_hook();
 }
 
 void msg_progress(bool block) { msg_progress_ms(block ? 50 : 0); }

@@ -67,6 +67,17 @@ def test_every_collective_against_the_serial_answer(ns, n):
     assert f"coll ok on {n} ranks" in r.out, r
 
 
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+def test_nonblocking_collectives_progress_while_the_rank_does_other_things(ns, n):
+    """tests/mpi/nbc.c: NBX (an Ibarrier entered while messages are still to
+    be received; it hung when the barrier finished in its call) and eight
+    nonblocking collectives open at once beside point-to-point traffic,
+    against the blocking calls' results."""
+    r = run(ns, n, "nbc", timeout=180)
+    assert r.status == 0, r
+    assert re.search(rf"nbc ok on {n} ranks: \d+ messages", r.out), r
+
+
 # TERN_MPI_VTREE_MAX: blocks up to this many bytes go along Gatherv's and
 # Scatterv's tree (default 512); 0 sends every non-empty block straight
 # between the root and its rank, 1e9 sends every block along the tree.

@@ -68,6 +68,13 @@ def test_every_collective_against_the_serial_answer(tc, n):
     assert f"coll ok on {n} ranks" in r.stdout
 
 
+@pytest.mark.parametrize("n", [2, 5])
+def test_nonblocking_collectives_progress_while_the_rank_does_other_things(tc, n):
+    r = yod(tc, n, "nbc")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(rf"nbc ok on {n} ranks: \d+ messages", r.stdout), r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 8, 16])
 def test_gatherv_scatterv_against_the_serial_answer(tc, n):
     """tests/mpi/collv.c on Tern nodes: small blocks along the binomial tree,

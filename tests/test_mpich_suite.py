@@ -4,7 +4,8 @@ of its programs, each passing when it exits 0 and prints " No Errors".
 
 The selection is what Tern's MPI got from running the whole suite
 (`python3 tests/mpich_suite.py --host`, docs/mpi.md): intercommunicators
-and their collectives, MPI_Comm_create_group, datatype contents, a type
+and their collectives, nonblocking collectives and MPI_Alltoallw,
+MPI_Comm_create_group, datatype contents, a type
 freed while a receive uses it, attribute copies and freed keyvals, plus a
 sample of the rest.  They run on the Linux host's Portals; a few also on
 Tern nodes through yod.  Skipped when deb.debian.org cannot be reached."""
@@ -27,8 +28,11 @@ HOST = [
     ("datatype/contents", 1), ("datatype/tfree", 2), ("attr/attrerr", 1),
     ("attr/fkeyval", 1), ("attr/baseattrcomm", 1),
     ("coll/alltoallv", 10), ("pt2pt/anyall", 2), ("topo/cartshift1", 4),
+    ("coll/nonblocking", 4), ("coll/nonblocking2", 5), ("coll/nbcoll2", 5),
+    ("coll/nbredscat", 4), ("coll/alltoallw1", 10),
 ]
-TERN = [("coll/icallreduce", 4), ("comm/icm", 4), ("datatype/tfree", 2)]
+TERN = [("coll/icallreduce", 4), ("comm/icm", 4), ("datatype/tfree", 2),
+        ("coll/nonblocking2", 4)]
 
 
 def built(kind, cases):

@@ -643,6 +643,86 @@ void mpi_alltoallv_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *
 {
     *ierr = MPI_Alltoallv(B(sb), scs, sd, *st, B(rb), rcs, rd, *rt, *comm);
 }
+/* Nonblocking collectives: the request is a default INTEGER, as any. */
+void mpi_ibarrier_(F *comm, F *req, F *ierr) { *ierr = MPI_Ibarrier(*comm, req); }
+void mpi_ibcast_(void *b, F *count, F *type, F *root, F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Ibcast(B(b), *count, *type, *root, *comm, req);
+}
+void mpi_ireduce_(void *sb, void *rb, F *count, F *type, F *op, F *root, F *comm, F *req,
+                  F *ierr)
+{
+    *ierr = MPI_Ireduce(B(sb), B(rb), *count, *type, *op, *root, *comm, req);
+}
+void mpi_iallreduce_(void *sb, void *rb, F *count, F *type, F *op, F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Iallreduce(B(sb), B(rb), *count, *type, *op, *comm, req);
+}
+void mpi_ireduce_scatter_(void *sb, void *rb, F *rcs, F *type, F *op, F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Ireduce_scatter(B(sb), B(rb), rcs, *type, *op, *comm, req);
+}
+void mpi_ireduce_scatter_block_(void *sb, void *rb, F *rc, F *type, F *op, F *comm, F *req,
+                                F *ierr)
+{
+    *ierr = MPI_Ireduce_scatter_block(B(sb), B(rb), *rc, *type, *op, *comm, req);
+}
+void mpi_iscan_(void *sb, void *rb, F *count, F *type, F *op, F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Iscan(B(sb), B(rb), *count, *type, *op, *comm, req);
+}
+void mpi_iexscan_(void *sb, void *rb, F *count, F *type, F *op, F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Iexscan(B(sb), B(rb), *count, *type, *op, *comm, req);
+}
+void mpi_igather_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *root, F *comm, F *req,
+                  F *ierr)
+{
+    *ierr = MPI_Igather(B(sb), *sc, *st, B(rb), *rc, *rt, *root, *comm, req);
+}
+void mpi_igatherv_(void *sb, F *sc, F *st, void *rb, F *rcs, F *displs, F *rt, F *root,
+                   F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Igatherv(B(sb), *sc, *st, B(rb), rcs, displs, *rt, *root, *comm, req);
+}
+void mpi_iscatter_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *root, F *comm, F *req,
+                   F *ierr)
+{
+    *ierr = MPI_Iscatter(B(sb), *sc, *st, B(rb), *rc, *rt, *root, *comm, req);
+}
+void mpi_iscatterv_(void *sb, F *scs, F *displs, F *st, void *rb, F *rc, F *rt, F *root,
+                    F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Iscatterv(B(sb), scs, displs, *st, B(rb), *rc, *rt, *root, *comm, req);
+}
+void mpi_iallgather_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Iallgather(B(sb), *sc, *st, B(rb), *rc, *rt, *comm, req);
+}
+void mpi_iallgatherv_(void *sb, F *sc, F *st, void *rb, F *rcs, F *displs, F *rt, F *comm,
+                      F *req, F *ierr)
+{
+    *ierr = MPI_Iallgatherv(B(sb), *sc, *st, B(rb), rcs, displs, *rt, *comm, req);
+}
+void mpi_ialltoall_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Ialltoall(B(sb), *sc, *st, B(rb), *rc, *rt, *comm, req);
+}
+void mpi_ialltoallv_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *rt, F *comm,
+                     F *req, F *ierr)
+{
+    *ierr = MPI_Ialltoallv(B(sb), scs, sd, *st, B(rb), rcs, rd, *rt, *comm, req);
+}
+void mpi_ialltoallw_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *rt, F *comm,
+                     F *req, F *ierr)
+{
+    *ierr = MPI_Ialltoallw(B(sb), scs, sd, st, B(rb), rcs, rd, rt, *comm, req);
+}
+void mpi_alltoallw_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *rt, F *comm,
+                    F *ierr)
+{
+    *ierr = MPI_Alltoallw(B(sb), scs, sd, st, B(rb), rcs, rd, rt, *comm);
+}
 void mpi_reduce_scatter_(void *sb, void *rb, F *rcs, F *type, F *op, F *comm, F *ierr)
 {
     *ierr = MPI_Reduce_scatter(B(sb), B(rb), rcs, *type, *op, *comm);

@@ -270,7 +270,7 @@ int mpi_check_op(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype t);
 bool mpi_op_commutes(MPI_Op op);
 
 /* ---- requests (mpi_request.c) ---- */
-enum rkind { R_SEND, R_RECV };
+enum rkind { R_SEND, R_RECV, R_COLL };
 struct mreq {
     bool in_use, persistent, active, done_now, cancelled, freed;
     enum rkind kind;
@@ -284,7 +284,12 @@ struct mreq {
     bool holds_type;      /* a derived type is held while the request lives */
     void *tmp;            /* packed copy: sends of non-contiguous types, receives to unpack */
     MPI_Status status;    /* once complete */
+    struct nbc *nbc;      /* R_COLL: a nonblocking collective's schedule (mpi_nbc.c) */
 };
+/* A nonblocking collective's request: stepped, waited for, released. */
+bool mpi_nbc_test(struct mreq *r);
+void mpi_nbc_wait(struct mreq *r);
+void mpi_nbc_release(struct mreq *r);
 struct mreq *mpi_req_get(MPI_Request h);
 MPI_Request mpi_req_handle(const struct mreq *r);
 struct mreq *mpi_req_new(const char *call, MPI_Comm comm);

@@ -54,6 +54,8 @@ void mpi_req_release(struct mreq *r)
 {
     free(r->tmp);
     r->tmp = NULL;
+    if (r->nbc)
+        mpi_nbc_release(r);
     if (r->holds_type)
         mpi_type_drop(r->type);
     r->holds_type = false;
@@ -113,6 +115,13 @@ bool mpi_req_test(struct mreq *r)
 {
     if (!r->active || r->done_now)
         return true;
+    if (r->kind == R_COLL) {
+        if (mpi_nbc_test(r)) {
+            mpi_status_empty(&r->status);
+            r->done_now = true;
+        }
+        return r->done_now;
+    }
     if (r->er && msg_test(r->er)) {
         settle(r);
         r->done_now = true;
@@ -124,6 +133,12 @@ void mpi_req_wait(struct mreq *r)
 {
     if (!r->active || r->done_now)
         return;
+    if (r->kind == R_COLL) {
+        mpi_nbc_wait(r);
+        mpi_status_empty(&r->status);
+        r->done_now = true;
+        return;
+    }
     msg_wait(r->er);
     settle(r);
     r->done_now = true;

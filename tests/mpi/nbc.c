@@ -1,0 +1,168 @@
+/* Nonblocking collectives.
+ *
+ * 1. NBX (Hoefler's sparse exchange): each rank sends a synchronous message
+ *    to a few others it picks, receives whatever comes, and enters
+ *    MPI_Ibarrier once its own sends are taken; it leaves when the barrier
+ *    is done.  A rank in the barrier must go on receiving, so a barrier that
+ *    finished inside MPI_Ibarrier (or progressed only in its own Wait)
+ *    would hang here.
+ * 2. Every other nonblocking collective, started all at once and finished
+ *    in a mixed order with MPI_Waitall, against the blocking call's result;
+ *    while they are open the ranks exchange point-to-point messages in a
+ *    ring, so nothing finishes a collective but the library's progress.
+ *
+ * Prints "nbc ok on N ranks: K messages" on rank 0. */
+#include <stdbool.h>
+
+#include "mpitest.h"
+
+static int targets(int me, int n, int *to)
+{
+    int k = 0;
+    for (int d = 1; d < n && k < 3; d += 2)   /* 1, 3, 5 hops ahead */
+        to[k++] = (me + d * (me % 2 + 1)) % n;
+    return k;
+}
+
+static long nbx(void)
+{
+    int to[3], nt = targets(t_rank, t_size, to), got = 0;
+    int mine[3];
+    MPI_Request sends[3], bar = MPI_REQUEST_NULL;
+    for (int i = 0; i < nt; i++) {
+        mine[i] = t_rank * 1000 + to[i];
+        OK(MPI_Issend(&mine[i], 1, MPI_INT, to[i], 7, MPI_COMM_WORLD, &sends[i]));
+    }
+    bool in_barrier = false;
+    for (long spins = 0;; spins++) {
+        int flag;
+        MPI_Status st;
+        OK(MPI_Iprobe(MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &flag, &st));
+        if (flag) {
+            int v;
+            OK(MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 7, MPI_COMM_WORLD, &st));
+            CHECK(v == st.MPI_SOURCE * 1000 + t_rank, "NBX: %d from %d", v, st.MPI_SOURCE);
+            got++;
+        }
+        if (!in_barrier) {
+            int done;
+            OK(MPI_Testall(nt, sends, &done, MPI_STATUSES_IGNORE));
+            if (done) {
+                OK(MPI_Ibarrier(MPI_COMM_WORLD, &bar));
+                in_barrier = true;
+            }
+        } else {
+            int done;
+            OK(MPI_Test(&bar, &done, MPI_STATUS_IGNORE));
+            if (done)
+                break;
+        }
+        CHECK(spins < 100000000L, "NBX did not end");
+    }
+    /* Everything sent to this rank came before the barrier ended. */
+    int expect = 0;
+    for (int r = 0; r < t_size; r++) {
+        int tr[3], k = targets(r, t_size, tr);
+        for (int i = 0; i < k; i++)
+            expect += tr[i] == t_rank;
+    }
+    CHECK(got == expect, "NBX: %d messages came, %d were sent here", got, expect);
+    long all = 0, g = got;
+    OK(MPI_Allreduce(&g, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    return all;
+}
+
+#define N 37
+
+static void all_at_once(void)
+{
+    int n = t_size, me = t_rank;
+    double v[N], sum[N], sum_b[N], red[N], red_b[N], scan[N], scan_b[N], ex[N], ex_b[N];
+    for (int i = 0; i < N; i++)
+        v[i] = me * 100 + i + 0.5;
+    int *all = malloc(sizeof(int) * (size_t)n * 2), *all_b = all + n;
+    int *a2a_in = malloc(sizeof(int) * (size_t)n * 4), *a2a = a2a_in + n, *a2a_b = a2a + n,
+        *bc = a2a_b + n;
+    int *gv, *gv_b;
+    int *counts = malloc(sizeof(int) * (size_t)n * 2), *displs = counts + n;
+    long tot = 0;
+    for (int r = 0; r < n; r++) {
+        counts[r] = r + 1;
+        displs[r] = (int)tot;
+        tot += r + 1;
+    }
+    gv = malloc(sizeof(int) * (size_t)(2 * tot + 8));
+    gv_b = gv + tot + 4;
+    int mine_v[64];
+    for (int i = 0; i <= me && i < 64; i++)
+        mine_v[i] = me * 10 + i;
+    for (int r = 0; r < n; r++)
+        a2a_in[r] = me * 1000 + r;
+    int root = n - 1, token = me == root ? 4242 : -1;
+    bc[0] = token;
+    double ex_init = -1;
+    for (int i = 0; i < N; i++)
+        ex[i] = ex_init;
+
+    MPI_Request rq[8];
+    OK(MPI_Iallreduce(v, sum, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &rq[0]));
+    OK(MPI_Ireduce(v, red, N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD, &rq[1]));
+    OK(MPI_Iallgather(&me, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD, &rq[2]));
+    OK(MPI_Ialltoall(a2a_in, 1, MPI_INT, a2a, 1, MPI_INT, MPI_COMM_WORLD, &rq[3]));
+    OK(MPI_Ibcast(bc, 1, MPI_INT, root, MPI_COMM_WORLD, &rq[4]));
+    OK(MPI_Iscan(v, scan, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &rq[5]));
+    OK(MPI_Iexscan(v, ex, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &rq[6]));
+    OK(MPI_Igatherv(mine_v, me + 1, MPI_INT, gv, counts, displs, MPI_INT, 0, MPI_COMM_WORLD,
+                    &rq[7]));
+    /* Traffic of its own while they are open: a ring, twice round. */
+    for (int k = 0; k < 2; k++) {
+        int out = me + k, in = -1;
+        OK(MPI_Sendrecv(&out, 1, MPI_INT, (me + 1) % n, 9, &in, 1, MPI_INT, (me - 1 + n) % n,
+                        9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(in == (me - 1 + n) % n + k, "ring: %d", in);
+    }
+    /* Finish them last first. */
+    for (int i = 7; i >= 0; i--)
+        OK(MPI_Wait(&rq[i], MPI_STATUS_IGNORE));
+
+    OK(MPI_Allreduce(v, sum_b, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    OK(MPI_Reduce(v, red_b, N, MPI_DOUBLE, MPI_MAX, root, MPI_COMM_WORLD));
+    OK(MPI_Allgather(&me, 1, MPI_INT, all_b, 1, MPI_INT, MPI_COMM_WORLD));
+    OK(MPI_Alltoall(a2a_in, 1, MPI_INT, a2a_b, 1, MPI_INT, MPI_COMM_WORLD));
+    OK(MPI_Scan(v, scan_b, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    OK(MPI_Exscan(v, ex_b, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    OK(MPI_Gatherv(mine_v, me + 1, MPI_INT, gv_b, counts, displs, MPI_INT, 0, MPI_COMM_WORLD));
+    for (int i = 0; i < N; i++) {
+        CHECK(sum[i] == sum_b[i], "Iallreduce[%d] %g, Allreduce %g", i, sum[i], sum_b[i]);
+        CHECK(scan[i] == scan_b[i], "Iscan[%d] %g, Scan %g", i, scan[i], scan_b[i]);
+        if (me == root)
+            CHECK(red[i] == red_b[i], "Ireduce[%d] %g, Reduce %g", i, red[i], red_b[i]);
+        if (me > 0)
+            CHECK(ex[i] == ex_b[i], "Iexscan[%d] %g, Exscan %g", i, ex[i], ex_b[i]);
+    }
+    for (int r = 0; r < n; r++) {
+        CHECK(all[r] == r && all_b[r] == r, "Iallgather[%d] %d", r, all[r]);
+        CHECK(a2a[r] == r * 1000 + me && a2a[r] == a2a_b[r], "Ialltoall[%d] %d", r, a2a[r]);
+    }
+    CHECK(bc[0] == 4242, "Ibcast gave %d", bc[0]);
+    if (me == 0)
+        for (long i = 0; i < tot; i++)
+            CHECK(gv[i] == gv_b[i], "Igatherv[%ld] %d, Gatherv %d", i, gv[i], gv_b[i]);
+    free(all);
+    free(a2a_in);
+    free(gv);
+    free(counts);
+}
+
+int main(int argc, char **argv)
+{
+    t_init(&argc, &argv);
+    long msgs = 0;
+    for (int rep = 0; rep < 20; rep++)
+        msgs += nbx();
+    for (int rep = 0; rep < 5; rep++)
+        all_at_once();
+    if (t_rank == 0)
+        printf("nbc ok on %d ranks: %ld messages\n", t_size, msgs);
+    return MPI_Finalize();
+}
