@@ -14,6 +14,10 @@
  *   mpi_coll.c     collective operations (mpi_coll.h: what they share)
  *   mpi_gatherv.c  Gatherv and Scatterv
  *   mpi_fortran.c  the Fortran bindings (mpif.h)
+ *   mpi_intercomm.c intercommunicators; mpi_intercoll.c their collectives
+ *   mpi_nbc.c      nonblocking collectives (schedules) and Alltoallw
+ *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
+ *   mpi_attr.c, mpi_info.c, mpi_file.c  attributes, info objects, MPI-IO
  *
  * Match bits of an MPI message: the communicator's context id in bits
  * 32..61 (even for point to point, odd for the communicator's collectives),
