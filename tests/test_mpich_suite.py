@@ -23,7 +23,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, ta
 # dir/name and rank count, as the suite's testlists give them.
 HOST = [
     ("coll/icbarrier", 5), ("coll/icallreduce", 5), ("coll/icgather", 5),
-    ("coll/icalltoall", 5), ("comm/iccreate", 8), ("comm/icsplit", 8), ("comm/icm", 8),
+    ("coll/icalltoall", 5), ("coll/icgatherv", 5), ("coll/icalltoallw", 5),
+    ("comm/iccreate", 8), ("comm/icsplit", 8), ("comm/icm", 8),
     ("comm/comm_create_group", 4), ("pt2pt/icsend", 4),
     ("datatype/contents", 1), ("datatype/tfree", 2), ("attr/attrerr", 1),
     ("attr/fkeyval", 1), ("attr/baseattrcomm", 1),

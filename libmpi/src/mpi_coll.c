@@ -612,6 +612,9 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                    recvtype, comm);
     return allgather("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                      displs, 0, recvtype, comm);
 }
@@ -685,6 +688,9 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_alltoallw("MPI_Alltoallv", sendbuf, sendcounts, sdispls, NULL, sendtype,
+                                   recvbuf, recvcounts, rdispls, NULL, recvtype, comm);
     return alltoall("MPI_Alltoallv", sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf,
                     recvcounts, rdispls, 0, recvtype, comm);
 }

@@ -220,6 +220,9 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype, root, comm);
     struct cx x;
     TRY(begin(&x, "MPI_Gatherv", comm));
     TRY(check_root(&x, root));
@@ -350,6 +353,9 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                  recvtype, root, comm);
     struct cx x;
     TRY(begin(&x, "MPI_Scatterv", comm));
     TRY(check_root(&x, root));

@@ -5,8 +5,10 @@
  * between the groups on the intercommunicator's collective context: a
  * group gathers or reduces to its rank 0, the two rank 0s (or a root and
  * the other group's rank 0) trade, and the receiving group spreads what
- * came.  Data crosses packed, so the two sides' datatypes need only
- * agree in their type signatures, as MPI asks.
+ * came.  The v-shaped ones (Gatherv, Scatterv, Allgatherv, Alltoallv/w),
+ * whose counts only the receiving or sending side knows, send each block
+ * straight between its two ranks.  Data crosses packed, so the two sides'
+ * datatypes need only agree in their type signatures, as MPI asks.
  *
  * A root argument: in the root's group MPI_ROOT at the root and
  * MPI_PROC_NULL at the others; in the other group the root's rank there.
@@ -288,4 +290,183 @@ int mpi_inter_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     free(out);
     free(in);
     return MPI_SUCCESS;
+}
+
+/* ---- the v-shaped ones: direct messages between the groups ---- */
+
+/* One block to or from each remote rank (count 0: none), packed. */
+struct blocks {
+    const int *counts;           /* NULL: one count for all */
+    int count;
+    const long *bdispls;         /* bytes from the buffer */
+    const MPI_Datatype *types;   /* NULL: one type for all */
+    MPI_Datatype type;
+};
+
+static int blk_count(const struct blocks *b, int i) { return b->counts ? b->counts[i] : b->count; }
+static MPI_Datatype blk_type(const struct blocks *b, int i) { return b->types ? b->types[i] : b->type; }
+
+/* Send out[i] to remote rank i and take in[i] from it, all at once; NULL
+ * sides send or take nothing. */
+static int direct(const struct cx *x, const void *sendbuf, const struct blocks *out,
+                  void *recvbuf, const struct blocks *in)
+{
+    int rn = x->c->rsize;
+    struct msg_req **r = xmalloc(x, (long)sizeof *r * 2 * rn);
+    void **pk = xmalloc(x, (long)sizeof *pk * 2 * rn);
+    int nr = 0;
+    for (int i = 0; i < 2 * rn; i++)
+        pk[i] = NULL;
+    for (int i = 0; in && i < rn; i++) {
+        int c = blk_count(in, i);
+        struct mtype *t;
+        TRY(check_data(x, recvbuf, c, blk_type(in, i), &t));
+        if (!c || !t->size)
+            continue;
+        pk[i] = xmalloc(x, c * t->size);
+        r[nr++] = crecv(x, i, 0, pk[i], c * t->size);
+    }
+    for (int i = 0; out && i < rn; i++) {
+        int c = blk_count(out, i);
+        struct mtype *t;
+        TRY(check_data(x, sendbuf, c, blk_type(out, i), &t));
+        if (!c || !t->size)
+            continue;
+        pk[rn + i] = xmalloc(x, c * t->size);
+        mpi_pack((const char *)sendbuf + out->bdispls[i], c, t, pk[rn + i]);
+        r[nr++] = csend(x, i, 0, pk[rn + i], c * t->size);
+    }
+    for (int i = 0; i < nr; i++)
+        cwait(x, r[i]);
+    for (int i = 0; in && i < rn; i++)
+        if (pk[i])
+            mpi_unpack(pk[i], blk_count(in, i), mpi_type_get(blk_type(in, i)),
+                       (char *)recvbuf + in->bdispls[i]);
+    for (int i = 0; i < 2 * rn; i++)
+        free(pk[i]);
+    free(pk);
+    free(r);
+    return MPI_SUCCESS;
+}
+
+/* Byte displacements of the remote ranks' blocks: displs[i] elements of
+ * type th (types NULL), or displs[i] bytes (types given: MPI_Alltoallw). */
+static long *byte_displs(const struct cx *x, const int *displs, MPI_Datatype th,
+                         const MPI_Datatype *types)
+{
+    int rn = x->c->rsize;
+    long *d = xmalloc(x, (long)sizeof(long) * (rn ? rn : 1));
+    struct mtype *t = mpi_type_get(th);
+    for (int i = 0; i < rn; i++)
+        d[i] = types ? displs[i] : (long)displs[i] * (t ? mpi_extent(t) : 0);
+    return d;
+}
+
+int mpi_inter_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                      int root, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin_inter(&x, "MPI_Gatherv", comm));
+    TRY(check_inter_root(&x, root));
+    if (root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (root == MPI_ROOT) {
+        TRY(mpi_check_type(x.call, comm, recvtype, &(struct mtype *){0}));
+        long *d = byte_displs(&x, displs, recvtype, NULL);
+        struct blocks in = {.counts = recvcounts, .bdispls = d, .type = recvtype};
+        int rc = direct(&x, NULL, NULL, recvbuf, &in);
+        free(d);
+        return rc;
+    }
+    /* One block, to the root alone. */
+    int rn = x.c->rsize;
+    int *c = xmalloc(&x, (long)sizeof(int) * rn);
+    long *d = xmalloc(&x, (long)sizeof(long) * rn);
+    for (int i = 0; i < rn; i++) {
+        c[i] = i == root ? sendcount : 0;
+        d[i] = 0;
+    }
+    struct blocks out = {.counts = c, .bdispls = d, .type = sendtype};
+    int rc = direct(&x, sendbuf, &out, NULL, NULL);
+    free(c);
+    free(d);
+    return rc;
+}
+
+int mpi_inter_scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin_inter(&x, "MPI_Scatterv", comm));
+    TRY(check_inter_root(&x, root));
+    if (root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (root == MPI_ROOT) {
+        TRY(mpi_check_type(x.call, comm, sendtype, &(struct mtype *){0}));
+        long *d = byte_displs(&x, displs, sendtype, NULL);
+        struct blocks out = {.counts = sendcounts, .bdispls = d, .type = sendtype};
+        int rc = direct(&x, sendbuf, &out, NULL, NULL);
+        free(d);
+        return rc;
+    }
+    int rn = x.c->rsize;
+    int *c = xmalloc(&x, (long)sizeof(int) * rn);
+    long *d = xmalloc(&x, (long)sizeof(long) * rn);
+    for (int i = 0; i < rn; i++) {
+        c[i] = i == root ? recvcount : 0;
+        d[i] = 0;
+    }
+    struct blocks in = {.counts = c, .bdispls = d, .type = recvtype};
+    int rc = direct(&x, NULL, NULL, recvbuf, &in);
+    free(c);
+    free(d);
+    return rc;
+}
+
+int mpi_inter_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const int recvcounts[], const int displs[],
+                         MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin_inter(&x, "MPI_Allgatherv", comm));
+    TRY(mpi_check_type(x.call, comm, recvtype, &(struct mtype *){0}));
+    int rn = x.c->rsize;
+    long *zero = xmalloc(&x, (long)sizeof(long) * rn);
+    for (int i = 0; i < rn; i++)
+        zero[i] = 0;
+    long *d = byte_displs(&x, displs, recvtype, NULL);
+    struct blocks out = {.count = sendcount, .bdispls = zero, .type = sendtype};
+    struct blocks in = {.counts = recvcounts, .bdispls = d, .type = recvtype};
+    int rc = direct(&x, sendbuf, &out, recvbuf, &in);
+    free(zero);
+    free(d);
+    return rc;
+}
+
+/* Alltoallv (types NULL: one type each side, element displacements) and
+ * Alltoallw (byte displacements, a type per rank). */
+int mpi_inter_alltoallw(const char *call, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], const MPI_Datatype sendtypes[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[],
+                        MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin_inter(&x, call, comm));
+    if (!sendtypes) {
+        TRY(mpi_check_type(call, comm, sendtype, &(struct mtype *){0}));
+        TRY(mpi_check_type(call, comm, recvtype, &(struct mtype *){0}));
+    }
+    long *sd = byte_displs(&x, sdispls, sendtype, sendtypes);
+    long *rd = byte_displs(&x, rdispls, recvtype, recvtypes);
+    struct blocks out = {.counts = sendcounts, .bdispls = sd, .types = sendtypes,
+                         .type = sendtype};
+    struct blocks in = {.counts = recvcounts, .bdispls = rd, .types = recvtypes,
+                        .type = recvtype};
+    int rc = direct(&x, sendbuf, &out, recvbuf, &in);
+    free(sd);
+    free(rd);
+    return rc;
 }

@@ -17,7 +17,6 @@
 
 #include "mpi_coll.h"
 
-
 /* World rank of member i of c's local group. */
 static int local_world(const struct mcomm *c, int i) { return c->world ? c->world[i] : i; }
 

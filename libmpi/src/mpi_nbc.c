@@ -633,7 +633,7 @@ static int alltoall_general(struct cx *x, const void *sendbuf, struct side snd, 
 }
 
 /* Checks and byte displacements of a v-shaped argument set. */
-static int side_of(struct cx *x, const void *buf, const int counts[], const int displs[],
+static int side_of(struct cx *x, const int counts[], const int displs[],
                    const MPI_Datatype types[], MPI_Datatype one_type, long *bd,
                    MPI_Datatype *tv, int count_all, bool bytes)
 {
@@ -646,7 +646,6 @@ static int side_of(struct cx *x, const void *buf, const int counts[], const int 
         tv[i] = th;
         long d = counts ? (displs ? displs[i] : 0) : (long)i * count_all;
         bd[i] = bytes ? d : d * mpi_extent(t);
-        (void)buf;
     }
     return MPI_SUCCESS;
 }
@@ -662,10 +661,10 @@ static int general(const char *call, const void *sendbuf, const int scounts[],
     long *sd = xmalloc(&x, (long)sizeof(long) * 2 * x.n), *rd = sd + x.n;
     MPI_Datatype *st = xmalloc(&x, (long)sizeof(MPI_Datatype) * 2 * x.n), *rt = st + x.n;
     int *sc = xmalloc(&x, (long)sizeof(int) * 2 * x.n), *rc = sc + x.n;
-    int rc_ = side_of(&x, recvbuf, rcounts, rdispls, rtypes, rtype, rd, rt, rcount, bytes);
+    int rc_ = side_of(&x, rcounts, rdispls, rtypes, rtype, rd, rt, rcount, bytes);
     bool inplace = sendbuf == MPI_IN_PLACE;
     if (!rc_ && !inplace)
-        rc_ = side_of(&x, sendbuf, scounts, sdispls, stypes, stype, sd, st, scount, bytes);
+        rc_ = side_of(&x, scounts, sdispls, stypes, stype, sd, st, scount, bytes);
     for (int i = 0; i < x.n; i++) {
         rc[i] = rcounts ? rcounts[i] : rcount;
         sc[i] = inplace ? rc[i] : scounts ? scounts[i] : scount;
@@ -715,6 +714,9 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, 0,
+                                   recvbuf, recvcounts, rdispls, recvtypes, 0, comm);
     MPI_Request r;
     TRY(general("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, 0, 0, recvbuf,
                 recvcounts, rdispls, recvtypes, 0, 0, true, comm, &r));
