@@ -14,6 +14,7 @@
 #include "mpi_impl.h"
 
 struct cx {
+    int rc;               /* mpi_intercoll.c's begin_rooted: its outcome */
     const char *call;
     MPI_Comm h;
     struct mcomm *c;

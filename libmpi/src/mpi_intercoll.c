@@ -44,6 +44,17 @@ static int check_inter_root(const struct cx *x, int root)
                      root, x->c->rsize - 1);
 }
 
+/* A rooted collective's start: false when the rank goes on; true when it
+ * is done (x->rc: an error, or MPI_SUCCESS for an MPI_PROC_NULL rank of
+ * the root's group, which takes no part). */
+static bool begin_rooted(struct cx *x, const char *call, MPI_Comm comm, int root)
+{
+    x->rc = begin_inter(x, call, comm);
+    if (!x->rc)
+        x->rc = check_inter_root(x, root);
+    return x->rc || root == MPI_PROC_NULL;
+}
+
 /* count elements of t at buf packed (malloc'd; *len its bytes). */
 static void *packed(const struct cx *x, const void *buf, long count, const struct mtype *t,
                     long *len)
@@ -71,10 +82,8 @@ int mpi_inter_barrier(MPI_Comm comm)
 int mpi_inter_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     struct cx x;
-    TRY(begin_inter(&x, "MPI_Bcast", comm));
-    TRY(check_inter_root(&x, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
+    if (begin_rooted(&x, "MPI_Bcast", comm, root))
+        return x.rc;
     struct mtype *t;
     TRY(check_data(&x, buf, count, type, &t));
     if (root == MPI_ROOT) {
@@ -103,10 +112,8 @@ int mpi_inter_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
                      MPI_Op op, int root, MPI_Comm comm)
 {
     struct cx x;
-    TRY(begin_inter(&x, "MPI_Reduce", comm));
-    TRY(check_inter_root(&x, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
+    if (begin_rooted(&x, "MPI_Reduce", comm, root))
+        return x.rc;
     struct mtype *t;
     if (root == MPI_ROOT) {
         TRY(check_data(&x, recvbuf, count, type, &t));
@@ -169,10 +176,8 @@ int mpi_inter_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     struct cx x;
-    TRY(begin_inter(&x, "MPI_Gather", comm));
-    TRY(check_inter_root(&x, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
+    if (begin_rooted(&x, "MPI_Gather", comm, root))
+        return x.rc;
     struct mtype *t;
     if (root == MPI_ROOT) {
         int rn = x.c->rsize;
@@ -202,10 +207,8 @@ int mpi_inter_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     struct cx x;
-    TRY(begin_inter(&x, "MPI_Scatter", comm));
-    TRY(check_inter_root(&x, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
+    if (begin_rooted(&x, "MPI_Scatter", comm, root))
+        return x.rc;
     struct mtype *t;
     if (root == MPI_ROOT) {
         int rn = x.c->rsize;
@@ -367,10 +370,8 @@ int mpi_inter_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       int root, MPI_Comm comm)
 {
     struct cx x;
-    TRY(begin_inter(&x, "MPI_Gatherv", comm));
-    TRY(check_inter_root(&x, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
+    if (begin_rooted(&x, "MPI_Gatherv", comm, root))
+        return x.rc;
     if (root == MPI_ROOT) {
         TRY(mpi_check_type(x.call, comm, recvtype, &(struct mtype *){0}));
         long *d = byte_displs(&x, displs, recvtype, NULL);
@@ -399,10 +400,8 @@ int mpi_inter_scatterv(const void *sendbuf, const int sendcounts[], const int di
                        MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     struct cx x;
-    TRY(begin_inter(&x, "MPI_Scatterv", comm));
-    TRY(check_inter_root(&x, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
+    if (begin_rooted(&x, "MPI_Scatterv", comm, root))
+        return x.rc;
     if (root == MPI_ROOT) {
         TRY(mpi_check_type(x.call, comm, sendtype, &(struct mtype *){0}));
         long *d = byte_displs(&x, displs, sendtype, NULL);
