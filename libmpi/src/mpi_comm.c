@@ -319,8 +319,8 @@ static void engine_xfer(const char *call, bool send, int w, uint64_t bits, void 
 /* Only the group's members call it (MPI-3.1 6.4.2): they agree on a
  * context id among themselves, the group's first member ANDing the
  * others' masks and handing back the result, through comm's collective
- * context with the program's tag (collectives' own tags carry their
- * sequence number in bits 8 and up, so a distinct tag stays apart). */
+ * context with the program's tag and bit 31, which the collectives' own
+ * tags (sequence number and step) leave clear. */
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     const char *call = "MPI_Comm_create_group";
@@ -341,7 +341,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
                              "communicator", g->world[i]);
     uint32_t mask[MASK_WORDS], theirs[MASK_WORDS];
     mpi_ctx_free_mask(mask);
-    uint64_t bits = mpi_bits(2 * c->ctx + 1, tag);
+    uint64_t bits = mpi_bits(2 * c->ctx + 1, (int)((unsigned)tag | 0x80000000u));
     if (me == 0) {
         for (int i = 1; i < g->size; i++) {
             engine_xfer(call, false, g->world[i], bits, theirs, sizeof theirs);

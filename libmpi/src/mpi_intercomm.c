@@ -28,8 +28,9 @@ struct swap {
 };
 
 /* Over an existing intercommunicator its rank 0s meet on its collective
- * context, with a tag the collectives' sequence numbers never make. */
-#define LEADER_TAG 0x7FFFFF00
+ * context, with a tag the collectives never make (theirs, sequence number
+ * and step, leave bit 31 clear). */
+#define LEADER_TAG 0x80000000u
 static int leaders_swap(const char *call, const struct swap *w, const void *out, long outlen,
                         void *in, long inlen)
 {
@@ -37,7 +38,7 @@ static int leaders_swap(const char *call, const struct swap *w, const void *out,
         return MPI_Sendrecv(out, (int)outlen, MPI_BYTE, w->remote_leader, w->tag, in,
                             (int)inlen, MPI_BYTE, w->remote_leader, w->tag, w->peer,
                             MPI_STATUS_IGNORE);
-    uint64_t bits = mpi_bits(2 * w->inter->ctx + 1, LEADER_TAG);
+    uint64_t bits = mpi_bits(2 * w->inter->ctx + 1, (int)LEADER_TAG);
     struct msg_req *r = msg_req_new(true), *s = msg_req_new(true);
     if (!r || !s)
         mpi_fatal(call, "no engine request left for the leaders' swap");
