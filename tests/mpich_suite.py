@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import tarfile
@@ -201,14 +202,24 @@ def run_tern(bdir, todo, cluster, timeout, log):
     for c in todo:
         prog = os.path.join(bdir, c.dir, c.name)
         t0 = time.monotonic()
+        # Its own session: at the time limit yod itself is told to stop
+        # (SIGTERM ends its job and gives the nodes back), not only the
+        # wrapper that started it.
+        p = subprocess.Popen([os.path.join(ROOT, "qemu", "cluster"), "--name", cluster,
+                              "exec", "yod", "-sz", str(c.np), prog] + c.args,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             cwd=os.path.join(bdir, c.dir), start_new_session=True)
         try:
-            r = subprocess.run([os.path.join(ROOT, "qemu", "cluster"), "--name", cluster,
-                                "exec", "yod", "-sz", str(c.np), prog] + c.args,
-                               capture_output=True, text=True, timeout=c.timeout(timeout) + 30,
-                               cwd=os.path.join(bdir, c.dir))
-            st, out = r.returncode, r.stdout + r.stderr
-        except subprocess.TimeoutExpired as e:
-            st, out = -9, f"timed out after {e.timeout} s"
+            out, _ = p.communicate(timeout=c.timeout(timeout) + 30)
+            st = p.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGTERM)
+            try:
+                out, _ = p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out, _ = p.communicate()
+            st, out = -9, (out or "") + f"\ntimed out after {c.timeout(timeout) + 30} s"
         results.append((c, passed(st, out), st, out, time.monotonic() - t0))
         log(c, results[-1])
     return results
