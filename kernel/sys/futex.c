@@ -138,8 +138,10 @@ static volatile uint32_t *word(uint64_t uaddr, long *err)
  * absolute on CLOCK_MONOTONIC or (realtime) CLOCK_REALTIME. */
 static long deadline_of(uint64_t tsva, bool absolute, bool realtime, uint64_t *deadline)
 {
+    /* Realtime from the same reading: a second clock read would move the
+     * deadline earlier by the time between the two. */
     uint64_t mono = time_monotonic_ns();
-    uint64_t now = absolute && realtime ? time_realtime_ns() : mono;
+    uint64_t now = absolute && realtime ? time_boot_epoch() * 1000000000ULL + mono : mono;
     long r = timeout_from_user(tsva, absolute, absolute ? now : mono, deadline);
     if (r || *deadline == WAIT_FOREVER || !absolute)
         return r;

@@ -291,8 +291,16 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     /* An intercommunicator's: the group is of the local group; what the
      * other group's ranks give makes the remote side (MPI-3.1 6.4.2), as
      * a split by membership in group order would. */
-    if (c->inter)
+    if (c->inter) {
+        for (int i = 0; i < g->size; i++) {
+            int w = g->world[i];
+            if (c->from_world ? c->from_world[w] < 0 : w >= c->size)
+                return mpi_error(comm, MPI_ERR_GROUP, "MPI_Comm_create",
+                                 "the group has rank %d of MPI_COMM_WORLD, which is not in "
+                                 "the intercommunicator's local group", w);
+        }
         return mpi_intercomm_split(comm, gr == MPI_UNDEFINED ? MPI_UNDEFINED : 0, gr, newcomm);
+    }
     for (int i = 0; i < g->size; i++)
         if (mpi_rank_of(c, g->world[i]) < 0)
             return mpi_error(comm, MPI_ERR_GROUP, "MPI_Comm_create",
