@@ -55,15 +55,13 @@ static bool begin_rooted(struct cx *x, const char *call, MPI_Comm comm, int root
     return x->rc || root == MPI_PROC_NULL;
 }
 
-/* count elements of t at buf packed (malloc'd; *len its bytes). */
-static void *packed(const struct cx *x, const void *buf, long count, const struct mtype *t,
-                    long *len)
+/* The bytes of count elements of t at buf (*len of them): buf itself when
+ * contiguous, else a packed copy in *tmp (free it). */
+static const void *packed(const struct cx *x, const void *buf, long count,
+                          const struct mtype *t, long *len, void **tmp)
 {
     *len = count * t->size;
-    void *p = xmalloc(x, *len);
-    if (count)
-        mpi_pack(buf, count, t, p);
-    return p;
+    return send_view(x, buf, count, t, tmp);
 }
 
 int mpi_inter_barrier(MPI_Comm comm)
@@ -88,9 +86,10 @@ int mpi_inter_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm 
     TRY(check_data(&x, buf, count, type, &t));
     if (root == MPI_ROOT) {
         long len;
-        void *p = packed(&x, buf, count, t, &len);
+        void *tmp;
+        const void *p = packed(&x, buf, count, t, &len, &tmp);
         cwait(&x, csend(&x, 0, 0, p, len));
-        free(p);
+        free(tmp);
         return MPI_SUCCESS;
     }
     if (x.me == 0) {
@@ -130,9 +129,10 @@ int mpi_inter_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     int rc = reduce_here(&x, sendbuf, at, count, type, op);
     if (!rc && x.me == 0) {
         long len;
-        void *p = packed(&x, at, count, t, &len);
+        void *tmp;
+        const void *p = packed(&x, at, count, t, &len, &tmp);
         cwait(&x, csend(&x, root, 0, p, len));
-        free(p);
+        free(tmp);
     }
     free(res);
     return rc;
@@ -152,11 +152,12 @@ int mpi_inter_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     int rc = reduce_here(&x, sendbuf, at, count, type, op);
     if (!rc && x.me == 0) {
         long len;
-        void *mine = packed(&x, at, count, t, &len);
-        void *tmp, *in = recv_view(&x, recvbuf, count, t, &tmp);
+        void *stmp, *rtmp;
+        const void *mine = packed(&x, at, count, t, &len, &stmp);
+        void *in = recv_view(&x, recvbuf, count, t, &rtmp);
         exchange(&x, 0, mine, len, 0, in, count * t->size, 0);
-        recv_done(recvbuf, count, t, tmp);
-        free(mine);
+        recv_done(recvbuf, count, t, rtmp);
+        free(stmp);
     }
     free(res);
     TRY(rc);
@@ -193,13 +194,14 @@ int mpi_inter_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     }
     TRY(check_data(&x, sendbuf, sendcount, sendtype, &t));
     long bs;
-    void *mine = packed(&x, sendbuf, sendcount, t, &bs);
+    void *tmp;
+    const void *mine = packed(&x, sendbuf, sendcount, t, &bs, &tmp);
     int rc;
     char *all = gather_here(&x, mine, bs, &rc);
     if (!rc && x.me == 0)
         cwait(&x, csend(&x, root, 0, all, bs * x.n));
     free(all);
-    free(mine);
+    free(tmp);
     return rc;
 }
 
@@ -246,7 +248,8 @@ int mpi_inter_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     TRY(check_data(&x, recvbuf, recvcount, recvtype, &rt));
     int rn = x.c->rsize;
     long bs, rbs = recvcount * rt->size;
-    void *mine = packed(&x, sendbuf, sendcount, st, &bs);
+    void *tmp;
+    const void *mine = packed(&x, sendbuf, sendcount, st, &bs, &tmp);
     int rc;
     char *all = gather_here(&x, mine, bs, &rc);
     char *theirs = xmalloc(&x, rbs * rn);
@@ -260,7 +263,7 @@ int mpi_inter_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                        (char *)recvbuf + (long)i * recvcount * mpi_extent(rt));
     free(theirs);
     free(all);
-    free(mine);
+    free(tmp);
     return rc;
 }
 
