@@ -244,6 +244,8 @@ bool mpi_type_hold(MPI_Datatype t);
 void mpi_type_drop(MPI_Datatype t);
 struct mtype *mpi_type_get(MPI_Datatype t);
 int mpi_check_type(const char *call, MPI_Comm comm, MPI_Datatype t, struct mtype **out);
+/* The same, committed or not (constructors, MPI_Type_get_contents ...). */
+int mpi_check_type_any(const char *call, MPI_Datatype t, struct mtype **out);
 static inline long mpi_extent(const struct mtype *t) { return t->ub - t->lb; }
 /* One element of it is one block at 0 as long as the extent. */
 static inline bool mpi_contig(const struct mtype *t)

@@ -142,8 +142,8 @@ int mpi_check_type(const char *call, MPI_Comm comm, MPI_Datatype t, struct mtype
     return MPI_SUCCESS;
 }
 
-/* A type argument to a constructor: committed or not. */
-static int check_old(const char *call, MPI_Datatype t, struct mtype **out)
+/* A type argument to a constructor or an inquiry: committed or not. */
+int mpi_check_type_any(const char *call, MPI_Datatype t, struct mtype **out)
 {
     NEED_INIT(call);
     *out = mpi_type_get(t);
@@ -309,7 +309,7 @@ static int bad_count(const char *call, int count)
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     struct mtype *o;
-    TRY(check_old("MPI_Type_contiguous", oldtype, &o));
+    TRY(mpi_check_type_any("MPI_Type_contiguous", oldtype, &o));
     if (count < 0)
         return bad_count("MPI_Type_contiguous", count);
     struct builder x = {0};
@@ -323,7 +323,7 @@ static int hvector(const char *call, int count, int blocklength, long stride_byt
                    MPI_Datatype oldtype, MPI_Datatype *newtype, int combiner)
 {
     struct mtype *o;
-    TRY(check_old(call, oldtype, &o));
+    TRY(mpi_check_type_any(call, oldtype, &o));
     if (count < 0 || blocklength < 0)
         return bad_count(call, count < 0 ? count : blocklength);
     /* One block of blocklength copies, repeated count times stride_bytes
@@ -360,7 +360,7 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
                     MPI_Datatype *newtype)
 {
     struct mtype *o;
-    TRY(check_old("MPI_Type_vector", oldtype, &o));
+    TRY(mpi_check_type_any("MPI_Type_vector", oldtype, &o));
     TRY(hvector("MPI_Type_vector", count, blocklength, (long)stride * mpi_extent(o), oldtype,
                 newtype, MPI_COMBINER_VECTOR));
     int ints[3] = {count, blocklength, stride};
@@ -388,7 +388,7 @@ static int hindexed(const char *call, int count, const int blens[], const MPI_Ai
                     MPI_Datatype *newtype, int combiner)
 {
     struct mtype *o;
-    TRY(check_old(call, oldtype, &o));
+    TRY(mpi_check_type_any(call, oldtype, &o));
     if (count < 0)
         return bad_count(call, count);
     struct builder x = {0};
@@ -476,7 +476,7 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
     x.align = 1;
     for (int i = 0; i < count; i++) {
         struct mtype *o;
-        int rc = check_old("MPI_Type_create_struct", array_of_types[i], &o);
+        int rc = mpi_check_type_any("MPI_Type_create_struct", array_of_types[i], &o);
         if (rc || array_of_blocklengths[i] < 0) {
             free(x.b);
             return rc ? rc : bad_count("MPI_Type_create_struct", array_of_blocklengths[i]);
@@ -511,7 +511,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype)
 {
     struct mtype *o;
-    TRY(check_old("MPI_Type_create_resized", oldtype, &o));
+    TRY(mpi_check_type_any("MPI_Type_create_resized", oldtype, &o));
     struct builder x = {0};
     if (add_copies(&x, o, 0, 1))
         x.n = -1;
@@ -526,7 +526,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     struct mtype *o;
-    TRY(check_old("MPI_Type_dup", oldtype, &o));
+    TRY(mpi_check_type_any("MPI_Type_dup", oldtype, &o));
     struct builder x = {0};
     if (add_copies(&x, o, 0, 1))
         x.n = -1;
@@ -540,7 +540,7 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 int MPI_Type_commit(MPI_Datatype *datatype)
 {
     struct mtype *t;
-    TRY(check_old("MPI_Type_commit", *datatype, &t));
+    TRY(mpi_check_type_any("MPI_Type_commit", *datatype, &t));
     t->committed = true;
     return MPI_SUCCESS;
 }
@@ -548,7 +548,7 @@ int MPI_Type_commit(MPI_Datatype *datatype)
 int MPI_Type_free(MPI_Datatype *datatype)
 {
     struct mtype *t;
-    TRY(check_old("MPI_Type_free", *datatype, &t));
+    TRY(mpi_check_type_any("MPI_Type_free", *datatype, &t));
     if (t->predefined)
         return mpi_error(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Type_free",
                          "%s is predefined and cannot be freed", t->name);
@@ -562,7 +562,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
     struct mtype *t;
-    TRY(check_old("MPI_Type_size", datatype, &t));
+    TRY(mpi_check_type_any("MPI_Type_size", datatype, &t));
     *size = t->size > 0x7FFFFFFF ? MPI_UNDEFINED : (int)t->size;
     return MPI_SUCCESS;
 }
@@ -570,7 +570,7 @@ int MPI_Type_size(MPI_Datatype datatype, int *size)
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
     struct mtype *t;
-    TRY(check_old("MPI_Type_size_x", datatype, &t));
+    TRY(mpi_check_type_any("MPI_Type_size_x", datatype, &t));
     *size = t->size;
     return MPI_SUCCESS;
 }
@@ -578,7 +578,7 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     struct mtype *t;
-    TRY(check_old("MPI_Type_get_extent", datatype, &t));
+    TRY(mpi_check_type_any("MPI_Type_get_extent", datatype, &t));
     *lb = t->lb;
     *extent = mpi_extent(t);
     return MPI_SUCCESS;
@@ -607,7 +607,7 @@ int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     struct mtype *t;
-    TRY(check_old("MPI_Type_get_true_extent", datatype, &t));
+    TRY(mpi_check_type_any("MPI_Type_get_true_extent", datatype, &t));
     *true_lb = t->true_lb;
     *true_extent = t->true_ub - t->true_lb;
     return MPI_SUCCESS;
@@ -678,7 +678,7 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
 {
     const char *call = "MPI_Type_create_subarray";
     struct mtype *o;
-    TRY(check_old(call, oldtype, &o));
+    TRY(mpi_check_type_any(call, oldtype, &o));
     if (ndims <= 0 || (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN))
         return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, call, "ndims %d, order %d", ndims, order);
     for (int d = 0; d < ndims; d++)

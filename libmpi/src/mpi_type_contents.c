@@ -98,22 +98,11 @@ int mpi_type_record(MPI_Datatype newtype, int combiner, int ni, const int *ints,
     return MPI_SUCCESS;
 }
 
-static int check(const char *call, MPI_Datatype datatype, struct mtype **t)
-{
-    NEED_INIT(call);
-    *t = mpi_type_get(datatype);
-    if (!*t)
-        return mpi_error(MPI_COMM_NULL, MPI_ERR_TYPE, call, "%s is not a datatype",
-                         datatype == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL"
-                                                       : "the handle given");
-    return MPI_SUCCESS;
-}
-
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                           int *num_datatypes, int *combiner)
 {
     struct mtype *t;
-    TRY(check("MPI_Type_get_envelope", datatype, &t));
+    TRY(mpi_check_type_any("MPI_Type_get_envelope", datatype, &t));
     const struct type_args *a = t->args;
     *num_integers = a ? a->ni : 0;
     *num_addresses = a ? a->na : 0;
@@ -128,7 +117,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
 {
     const char *call = "MPI_Type_get_contents";
     struct mtype *t;
-    TRY(check(call, datatype, &t));
+    TRY(mpi_check_type_any(call, datatype, &t));
     const struct type_args *a = t->args;
     if (t->predefined || !a)
         return mpi_error(MPI_COMM_NULL, MPI_ERR_TYPE, call,
@@ -154,7 +143,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
     struct mtype *t;
-    TRY(check("MPI_Type_set_name", datatype, &t));
+    TRY(mpi_check_type_any("MPI_Type_set_name", datatype, &t));
     char *n = strndup(type_name, MPI_MAX_OBJECT_NAME - 1);
     if (!n)
         return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Type_set_name", "no memory");
@@ -166,7 +155,7 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     struct mtype *t;
-    TRY(check("MPI_Type_get_name", datatype, &t));
+    TRY(mpi_check_type_any("MPI_Type_get_name", datatype, &t));
     const char *n = t->uname ? t->uname : t->predefined && t->name ? t->name : "";
     size_t len = strnlen(n, MPI_MAX_OBJECT_NAME - 1);
     memcpy(type_name, n, len);
