@@ -229,6 +229,38 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return rc;
 }
 
+/* Hints (MPI-3.1 6.4.4): Tern's MPI uses none of them, so it checks the
+ * info object (MPI_INFO_NULL: no hints) and keeps nothing;
+ * MPI_Comm_get_info returns the hints in use: none. */
+static int check_info(const char *call, MPI_Comm comm, MPI_Info info)
+{
+    if (info != MPI_INFO_NULL && !mpi_info_ok(info))
+        return mpi_error(comm, MPI_ERR_INFO, call, "%#x is not an info object", (unsigned)info);
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_dup_with_info", comm, &c));
+    TRY(check_info("MPI_Comm_dup_with_info", comm, info));
+    return MPI_Comm_dup(comm, newcomm);
+}
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_set_info", comm, &c));
+    return check_info("MPI_Comm_set_info", comm, info);
+}
+
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info)
+{
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Comm_get_info", comm, &c));
+    return MPI_Info_create(info);
+}
+
 struct ck {
     int color, key, rank;
 };
@@ -454,7 +486,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 
 /* Only the predefined attributes: their values live here. */
 static int attr_tag_ub = TAG_UB, attr_host = MPI_PROC_NULL, attr_io, attr_wtime_global = 0;
-static int attr_universe, attr_lastused = MPI_ERR_LASTCODE;
+static int attr_universe, attr_lastused;
 
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
@@ -471,7 +503,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_WTIME_IS_GLOBAL: v = &attr_wtime_global; break;
     /* No processes can be spawned: the universe is the job. */
     case MPI_UNIVERSE_SIZE: MPI_Comm_size(MPI_COMM_WORLD, &attr_universe); v = &attr_universe; break;
-    case MPI_LASTUSEDCODE: v = &attr_lastused; break;
+    case MPI_LASTUSEDCODE: attr_lastused = mpi_last_used_code(); v = &attr_lastused; break;
     case MPI_APPNUM: *flag = 0; return MPI_SUCCESS; /* yod runs one program (SPMD) */
     default:
         return mpi_error(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr",

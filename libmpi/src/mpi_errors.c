@@ -57,15 +57,43 @@ static const struct {
     [MPI_ERR_IO] = {"MPI_ERR_IO", "input/output error"},
 };
 
+/* Classes and codes a program adds (MPI-3.1 8.5), numbered on from
+ * MPI_ERR_LASTCODE: added[i] is code MPI_ERR_LASTCODE + 1 + i.  A class is
+ * a code of its own class; an added code's class may be a predefined one.
+ * Never taken back (MPI-3.1 has no call for it), so at most MAX_ADDED. */
+#define MAX_ADDED 4096
+static struct {
+    int cls;
+    char *text; /* MPI_Add_error_string's, or NULL: "" (MPI-3.1 8.5) */
+    bool is_class;
+} added[MAX_ADDED];
+static int nadded;
+static pthread_mutex_t added_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int mpi_last_used_code(void) { return MPI_ERR_LASTCODE + nadded; }
+
+static bool is_added(int code) { return code > MPI_ERR_LASTCODE && code <= mpi_last_used_code(); }
+
 const char *mpi_err_name(int code)
 {
     if (code >= 0 && code <= MPI_ERR_LASTCODE)
         return classes[code].name;
+    if (is_added(code)) {
+        /* Its string when the program gave one. */
+        const char *t = added[code - MPI_ERR_LASTCODE - 1].text;
+        return t && *t ? t
+               : added[code - MPI_ERR_LASTCODE - 1].is_class ? "an error class of the program"
+                                                             : "an error code of the program";
+    }
     return "MPI_ERR_UNKNOWN";
 }
 
 int MPI_Error_class(int errorcode, int *errorclass)
 {
+    if (is_added(errorcode)) {
+        *errorclass = added[errorcode - MPI_ERR_LASTCODE - 1].cls;
+        return MPI_SUCCESS;
+    }
     if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
         return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class",
                          "%d is not an error code", errorcode);
@@ -75,12 +103,74 @@ int MPI_Error_class(int errorcode, int *errorclass)
 
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
-    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
+    int n;
+    if (is_added(errorcode)) {
+        const char *t = added[errorcode - MPI_ERR_LASTCODE - 1].text;
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", t ? t : "");
+    } else if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE) {
         return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string",
                          "%d is not an error code", errorcode);
-    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", classes[errorcode].name,
+    } else {
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", classes[errorcode].name,
                      classes[errorcode].text);
+    }
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+
+static int add(const char *call, int cls, bool is_class, int *code)
+{
+    pthread_mutex_lock(&added_lock);
+    if (nadded == MAX_ADDED) {
+        pthread_mutex_unlock(&added_lock);
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, call,
+                         "the program has added %d error codes and classes, the most there can be",
+                         MAX_ADDED);
+    }
+    int c = MPI_ERR_LASTCODE + 1 + nadded;
+    added[nadded].cls = is_class ? c : cls;
+    added[nadded].is_class = is_class;
+    nadded++; /* after the entry is filled: readers take no lock */
+    pthread_mutex_unlock(&added_lock);
+    *code = c;
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_class(int *errorclass)
+{
+    NEED_INIT("MPI_Add_error_class");
+    return add("MPI_Add_error_class", 0, true, errorclass);
+}
+
+int MPI_Add_error_code(int errorclass, int *errorcode)
+{
+    NEED_INIT("MPI_Add_error_code");
+    bool ok = (errorclass > MPI_SUCCESS && errorclass <= MPI_ERR_LASTCODE) ||
+              (is_added(errorclass) && added[errorclass - MPI_ERR_LASTCODE - 1].is_class);
+    if (!ok)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_code",
+                         "%d is not an error class", errorclass);
+    return add("MPI_Add_error_code", errorclass, false, errorcode);
+}
+
+int MPI_Add_error_string(int errorcode, const char *string)
+{
+    NEED_INIT("MPI_Add_error_string");
+    if (!is_added(errorcode))
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string",
+                         "%d is not an error code or class the program added", errorcode);
+    if (!string || strlen(string) >= MPI_MAX_ERROR_STRING)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string",
+                         "the string is longer than MPI_MAX_ERROR_STRING - 1 (%d) characters",
+                         MPI_MAX_ERROR_STRING - 1);
+    char *t = strdup(string);
+    if (!t)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Add_error_string", "no memory");
+    pthread_mutex_lock(&added_lock);
+    char *old = added[errorcode - MPI_ERR_LASTCODE - 1].text;
+    added[errorcode - MPI_ERR_LASTCODE - 1].text = t;
+    pthread_mutex_unlock(&added_lock);
+    free(old);
     return MPI_SUCCESS;
 }
 

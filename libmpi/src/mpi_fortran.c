@@ -61,6 +61,19 @@ static size_t fortran_len(const char *s, size_t len)
     return len;
 }
 
+/* A CHARACTER argument as a C string (trailing blanks dropped): malloc'd,
+ * or NULL when there is no memory. */
+static char *c_string(const char *s, size_t len)
+{
+    size_t n = fortran_len(s, len);
+    char *c = malloc(n + 1);
+    if (c) {
+        memcpy(c, s, n);
+        c[n] = 0;
+    }
+    return c;
+}
+
 /* ---- environment ---- */
 void mpi_init_(F *ierr) { *ierr = MPI_Init(NULL, NULL); }
 void mpi_init_thread_(F *required, F *provided, F *ierr)
@@ -101,6 +114,14 @@ void mpi_error_string_(F *code, char *s, F *len, F *ierr, size_t slen)
         *len = (F)slen;
 }
 void mpi_error_class_(F *code, F *cls, F *ierr) { *ierr = MPI_Error_class(*code, cls); }
+void mpi_add_error_class_(F *cls, F *ierr) { *ierr = MPI_Add_error_class(cls); }
+void mpi_add_error_code_(F *cls, F *code, F *ierr) { *ierr = MPI_Add_error_code(*cls, code); }
+void mpi_add_error_string_(F *code, char *s, F *ierr, size_t slen)
+{
+    char *c = c_string(s, slen);
+    *ierr = c ? MPI_Add_error_string(*code, c) : MPI_ERR_NO_MEM;
+    free(c);
+}
 void mpi_comm_set_errhandler_(F *comm, F *eh, F *ierr)
 {
     *ierr = MPI_Comm_set_errhandler(*comm, *eh);
@@ -128,6 +149,12 @@ void mpi_comm_call_errhandler_(F *comm, F *code, F *ierr)
 void mpi_comm_size_(F *comm, F *size, F *ierr) { *ierr = MPI_Comm_size(*comm, size); }
 void mpi_comm_rank_(F *comm, F *rank, F *ierr) { *ierr = MPI_Comm_rank(*comm, rank); }
 void mpi_comm_dup_(F *comm, F *nc, F *ierr) { *ierr = MPI_Comm_dup(*comm, nc); }
+void mpi_comm_dup_with_info_(F *comm, F *info, F *nc, F *ierr)
+{
+    *ierr = MPI_Comm_dup_with_info(*comm, *info, nc);
+}
+void mpi_comm_set_info_(F *comm, F *info, F *ierr) { *ierr = MPI_Comm_set_info(*comm, *info); }
+void mpi_comm_get_info_(F *comm, F *info, F *ierr) { *ierr = MPI_Comm_get_info(*comm, info); }
 void mpi_comm_split_(F *comm, F *color, F *key, F *nc, F *ierr)
 {
     *ierr = MPI_Comm_split(*comm, *color, *key, nc);
@@ -541,6 +568,10 @@ void mpi_type_dup_(F *old, F *nt, F *ierr) { *ierr = MPI_Type_dup(*old, nt); }
 void mpi_type_commit_(F *t, F *ierr) { *ierr = MPI_Type_commit(t); }
 void mpi_type_free_(F *t, F *ierr) { *ierr = MPI_Type_free(t); }
 void mpi_type_size_(F *t, F *size, F *ierr) { *ierr = MPI_Type_size(*t, size); }
+void mpi_type_match_size_(F *cls, F *size, F *type, F *ierr)
+{
+    *ierr = MPI_Type_match_size(*cls, *size, type);
+}
 void mpi_type_extent_(F *t, F *ext, F *ierr)
 {
     MPI_Aint e = 0;
@@ -761,21 +792,31 @@ void mpi_reduce_local_(void *in, void *inout, F *count, F *type, F *op, F *ierr)
 
 /* ---- info objects, subarrays, files ---- */
 
-/* A CHARACTER argument as a C string (trailing blanks dropped): malloc'd,
- * or NULL when there is no memory. */
-static char *c_string(const char *s, size_t len)
-{
-    size_t n = fortran_len(s, len);
-    char *c = malloc(n + 1);
-    if (c) {
-        memcpy(c, s, n);
-        c[n] = 0;
-    }
-    return c;
-}
-
 void mpi_info_create_(F *info, F *ierr) { *ierr = MPI_Info_create(info); }
 void mpi_info_free_(F *info, F *ierr) { *ierr = MPI_Info_free(info); }
+/* Fortran's buflen counts characters, with no NUL (MPI-4.0 9.4). */
+void mpi_info_get_string_(F *info, char *key, F *buflen, char *value, F *flag, F *ierr,
+                          size_t klen, size_t vlen)
+{
+    char *k = c_string(key, klen), *v = malloc(MPI_MAX_INFO_VAL + 1);
+    int f = 0, len = MPI_MAX_INFO_VAL + 1;
+    *ierr = !k || !v ? MPI_ERR_NO_MEM
+            : *buflen < 0 ? MPI_Info_get_string(*info, k, buflen, v, &f) /* the error */
+                          : MPI_Info_get_string(*info, k, &len, v, &f);
+    if (*ierr == MPI_SUCCESS) {
+        *flag = f ? 1 : 0;
+        if (f && *buflen > 0) {
+            size_t n = (size_t)*buflen < vlen ? (size_t)*buflen : vlen;
+            v[n < strlen(v) ? n : strlen(v)] = 0;
+            to_fortran(value, vlen, v);
+        }
+        if (f)
+            *buflen = len - 1;
+    }
+    free(k);
+    free(v);
+}
+void mpi_info_create_env_(F *info, F *ierr) { *ierr = MPI_Info_create_env(0, NULL, info); }
 void mpi_info_set_(F *info, char *key, char *value, F *ierr, size_t klen, size_t vlen)
 {
     char *k = c_string(key, klen), *v = c_string(value, vlen);

@@ -61,6 +61,12 @@ int mpi_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 _Noreturn void mpi_fatal(const char *call, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 const char *mpi_err_name(int code);
+/* The highest error code or class there is (MPI_LASTUSEDCODE): the
+ * predefined ones and those the program added. */
+int mpi_last_used_code(void);
+/* MPI_INFO_ENV's contents, made by MPI_Init (mpi_info.c). */
+void mpi_info_env_init(int argc, char **argv, int nprocs, int thread_level);
+bool mpi_info_ok(MPI_Info info); /* an info object (no error raised) */
 /* An error with handler e (a file's: mpi_file.c): MPI_ERRORS_RETURN returns
  * code; anything else reports it and ends the job, as MPI_ERRORS_ARE_FATAL. */
 int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *fmt, ...)

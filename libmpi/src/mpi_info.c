@@ -3,29 +3,64 @@
  * them (an MPI may ignore any), but a program sets and reads them back, and
  * passes them to MPI_File_open and MPI_File_set_view.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "mpi_impl.h"
 
-#define MAX_INFOS 256
+/* Info objects live in chunks allocated as they are needed, so an object
+ * never moves (a call holds a pointer to one while it makes another) and a
+ * program may have tens of thousands.  Index 0 is MPI_INFO_NULL, 1 is
+ * MPI_INFO_ENV. */
+#define CHUNK 256
+#define MAX_CHUNKS 256
+#define ENV_IDX 1
 
 struct pair {
     char *key, *value;
 };
-static struct minfo {
+struct minfo {
     bool in_use;
     int n;
     struct pair *v;
-} infos[MAX_INFOS];
+};
+static struct minfo *chunks[MAX_CHUNKS];
+
+static struct minfo *slot(int i, bool make)
+{
+    if (i <= 0 || i >= CHUNK * MAX_CHUNKS)
+        return NULL;
+    if (!chunks[i / CHUNK] && make)
+        chunks[i / CHUNK] = calloc(CHUNK, sizeof(struct minfo));
+    return chunks[i / CHUNK] ? &chunks[i / CHUNK][i % CHUNK] : NULL;
+}
 
 static int bad_info(const char *call, MPI_Info h, struct minfo **out)
 {
-    int i = H_IDX(h);
-    if (H_KIND(h) != K_INFO || i <= 0 || i >= MAX_INFOS || !infos[i].in_use)
+    struct minfo *m = H_KIND(h) == K_INFO ? slot(H_IDX(h), false) : NULL;
+    if (H_IDX(h) == ENV_IDX)
+        m = slot(ENV_IDX, true); /* before MPI_Init: empty */
+    if (!m || (!m->in_use && H_IDX(h) != ENV_IDX))
         return mpi_error(MPI_COMM_NULL, MPI_ERR_INFO, call, "%#x is not an info object", h);
-    *out = &infos[i];
+    *out = m;
     return MPI_SUCCESS;
+}
+
+bool mpi_info_ok(MPI_Info h)
+{
+    struct minfo *m = H_KIND(h) == K_INFO ? slot(H_IDX(h), false) : NULL;
+    return h == MPI_INFO_ENV || (m && m->in_use);
+}
+
+/* MPI_INFO_ENV is the library's: a program reads it, never changes it. */
+static int read_only(const char *call, MPI_Info h)
+{
+    if (h != MPI_INFO_ENV)
+        return MPI_SUCCESS;
+    return mpi_error(MPI_COMM_NULL, MPI_ERR_INFO, call, "MPI_INFO_ENV cannot be changed or freed");
 }
 
 static int bad_key(const char *call, const char *key)
@@ -47,21 +82,25 @@ static int find(const struct minfo *m, const char *key)
 
 int MPI_Info_create(MPI_Info *info)
 {
-    for (int i = 1; i < MAX_INFOS; i++)
-        if (!infos[i].in_use) {
-            infos[i] = (struct minfo){.in_use = true};
+    for (int i = ENV_IDX + 1; i < CHUNK * MAX_CHUNKS; i++) {
+        struct minfo *m = slot(i, true);
+        if (!m)
+            return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_create", "no memory");
+        if (!m->in_use) {
+            *m = (struct minfo){.in_use = true};
             *info = H_MAKE(K_INFO, i);
             return MPI_SUCCESS;
         }
+    }
     return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_create", "%d info objects in use",
-                     MAX_INFOS - 1);
+                     CHUNK * MAX_CHUNKS - 2);
 }
 
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
     struct minfo *m = NULL;
     int rc = bad_info("MPI_Info_set", info, &m);
-    if (rc || (rc = bad_key("MPI_Info_set", key)))
+    if (rc || (rc = read_only("MPI_Info_set", info)) || (rc = bad_key("MPI_Info_set", key)))
         return rc;
     size_t vn = value ? strlen(value) : 0;
     if (vn == 0 || vn > MPI_MAX_INFO_VAL)
@@ -109,6 +148,31 @@ int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int 
     return MPI_SUCCESS;
 }
 
+/* MPI-4.0 9.4: buflen in is the buffer's size, out the value's size with
+ * its NUL; the value is cut to fit, always NUL-terminated, and the buffer
+ * is left alone for a key not there or a buflen of 0. */
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+    struct minfo *m = NULL;
+    int rc = bad_info("MPI_Info_get_string", info, &m);
+    if (rc || (rc = bad_key("MPI_Info_get_string", key)))
+        return rc;
+    if (*buflen < 0)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_string", "buflen %d", *buflen);
+    int k = find(m, key);
+    *flag = k >= 0;
+    if (k < 0)
+        return MPI_SUCCESS;
+    size_t n = strlen(m->v[k].value);
+    if (*buflen > 0) {
+        size_t c = n < (size_t)*buflen - 1 ? n : (size_t)*buflen - 1;
+        memcpy(value, m->v[k].value, c);
+        value[c] = 0;
+    }
+    *buflen = (int)n + 1;
+    return MPI_SUCCESS;
+}
+
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
     struct minfo *m = NULL;
@@ -148,7 +212,7 @@ int MPI_Info_delete(MPI_Info info, const char *key)
 {
     struct minfo *m = NULL;
     int rc = bad_info("MPI_Info_delete", info, &m);
-    if (rc || (rc = bad_key("MPI_Info_delete", key)))
+    if (rc || (rc = read_only("MPI_Info_delete", info)) || (rc = bad_key("MPI_Info_delete", key)))
         return rc;
     int k = find(m, key);
     if (k < 0)
@@ -178,7 +242,7 @@ int MPI_Info_free(MPI_Info *info)
 {
     struct minfo *m = NULL;
     int rc = bad_info("MPI_Info_free", *info, &m);
-    if (rc)
+    if (rc || (rc = read_only("MPI_Info_free", *info)))
         return rc;
     for (int k = 0; k < m->n; k++) {
         free(m->v[k].key);
@@ -188,4 +252,75 @@ int MPI_Info_free(MPI_Info *info)
     *m = (struct minfo){0};
     *info = MPI_INFO_NULL;
     return MPI_SUCCESS;
+}
+
+/* ---- the environment (MPI-4.0 11.2.1) ---- */
+
+static int set_if(MPI_Info info, const char *key, const char *value)
+{
+    return value && *value ? MPI_Info_set(info, key, value) : MPI_SUCCESS;
+}
+
+/* What MPI_Info_create_env and MPI_INFO_ENV say of the program: its
+ * command and arguments (from the argv given, or NULL), the directory it
+ * runs in, the node's name and architecture. */
+static int fill_env(MPI_Info info, int argc, char **argv)
+{
+    int rc = MPI_SUCCESS;
+    if (argv && argc > 0 && argv[0]) {
+        rc = set_if(info, "command", argv[0]);
+        size_t len = 1;
+        for (int i = 1; i < argc && argv[i]; i++)
+            len += strlen(argv[i]) + 1;
+        char *args = malloc(len);
+        if (!args)
+            return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_create_env", "no memory");
+        args[0] = 0;
+        for (int i = 1; i < argc && argv[i]; i++) {
+            if (i > 1)
+                strcat(args, " ");
+            strcat(args, argv[i]);
+        }
+        if (!rc && strlen(args) <= MPI_MAX_INFO_VAL)
+            rc = set_if(info, "argv", args);
+        free(args);
+    }
+    char wdir[MPI_MAX_INFO_VAL + 1];
+    if (!rc && getcwd(wdir, sizeof wdir))
+        rc = set_if(info, "wdir", wdir);
+    struct utsname u;
+    if (!rc && uname(&u) == 0 && !(rc = set_if(info, "host", u.nodename)))
+        rc = set_if(info, "arch", u.machine);
+    return rc;
+}
+
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    TRY(MPI_Info_create(info));
+    int rc = fill_env(*info, argc, argv);
+    if (rc)
+        MPI_Info_free(info);
+    return rc;
+}
+
+void mpi_info_env_init(int argc, char **argv, int nprocs, int thread_level)
+{
+    static const char *const level[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                        "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+    struct minfo *m = slot(ENV_IDX, true);
+    if (!m)
+        mpi_fatal("MPI_Init", "no memory");
+    m->in_use = true;
+    /* Filled as any info object is; the program is kept out by read_only. */
+    MPI_Info tmp;
+    if (MPI_Info_create(&tmp) != MPI_SUCCESS || fill_env(tmp, argc, argv) != MPI_SUCCESS)
+        mpi_fatal("MPI_Init", "no memory for MPI_INFO_ENV");
+    char n[16];
+    snprintf(n, sizeof n, "%d", nprocs);
+    if (MPI_Info_set(tmp, "maxprocs", n) != MPI_SUCCESS ||
+        MPI_Info_set(tmp, "thread_level", level[thread_level]) != MPI_SUCCESS)
+        mpi_fatal("MPI_Init", "no memory for MPI_INFO_ENV");
+    struct minfo *t = slot(H_IDX(tmp), false);
+    *m = *t;
+    *t = (struct minfo){0};
 }

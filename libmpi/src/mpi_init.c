@@ -13,7 +13,7 @@
 
 struct mpi_state mpi;
 
-static int start(int required)
+static int start(int *argc, char ***argv, int required)
 {
     if (mpi.initialized || mpi.finalized)
         mpi_fatal("MPI_Init", "MPI is %s already", mpi.finalized ? "finalized" : "initialized");
@@ -35,21 +35,20 @@ static int start(int required)
     mpi.initialized = true; /* communicators are made with MPI calls */
     mpi_comm_init();
     mpi_coll_init();
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        required = MPI_THREAD_SINGLE;
+    mpi_info_env_init(argc ? *argc : 0, argv ? *argv : NULL, mpi.wsize, required);
     return MPI_SUCCESS;
 }
 
 int MPI_Init(int *argc, char ***argv)
 {
-    (void)argc;
-    (void)argv;
-    return start(MPI_THREAD_SINGLE);
+    return start(argc, argv, MPI_THREAD_SINGLE);
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    (void)argc;
-    (void)argv;
-    TRY(start(required));
+    TRY(start(argc, argv, required));
     *provided = mpi.thread_level;
     return MPI_SUCCESS;
 }

@@ -332,6 +332,65 @@ static void attributes(void)
     OK(MPI_Comm_set_attr(MPI_COMM_SELF, kself, NULL));
 }
 
+/* Info objects: thousands at once, MPI_Info_get_string's buflen rule,
+ * MPI_INFO_ENV, hints on communicators (none kept). */
+static void infos(const char *argv0)
+{
+    enum { N = 5000 };
+    static MPI_Info many[N];
+    for (int i = 0; i < N; i++) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", i);
+        OK(MPI_Info_create(&many[i]));
+        OK(MPI_Info_set(many[i], "i", v));
+    }
+    for (int i = 0; i < N; i += 997) {
+        char v[16];
+        int flag, len = sizeof v;
+        OK(MPI_Info_get_string(many[i], "i", &len, v, &flag));
+        CHECK(flag && atoi(v) == i && len == (int)strlen(v) + 1, "info %d says %s (%d)", i, v,
+              len);
+    }
+    for (int i = 0; i < N; i++)
+        OK(MPI_Info_free(&many[i]));
+    MPI_Info in;
+    OK(MPI_Info_create(&in));
+    OK(MPI_Info_set(in, "key", "abcdef"));
+    char v[MPI_MAX_INFO_VAL + 1] = "Z";
+    int flag = 0, len = 0;
+    OK(MPI_Info_get_string(in, "key", &len, v, &flag));
+    CHECK(flag && len == 7 && v[0] == 'Z', "buflen 0: len %d, value %s", len, v);
+    len = 3;
+    OK(MPI_Info_get_string(in, "key", &len, v, &flag));
+    CHECK(flag && len == 7 && !strcmp(v, "ab"), "buflen 3: len %d, value %s", len, v);
+    len = 3;
+    OK(MPI_Info_get_string(in, "nokey", &len, v, &flag));
+    CHECK(!flag && !strcmp(v, "ab"), "missing key changed the value to %s", v);
+    /* The environment: the command, the job's size. */
+    OK(MPI_Info_get(MPI_INFO_ENV, "maxprocs", MPI_MAX_INFO_VAL, v, &flag));
+    CHECK(flag && atoi(v) == t_size, "MPI_INFO_ENV's maxprocs: %s", flag ? v : "none");
+    OK(MPI_Info_get(MPI_INFO_ENV, "command", MPI_MAX_INFO_VAL, v, &flag));
+    CHECK(flag && !strcmp(v, argv0), "MPI_INFO_ENV's command: %s", flag ? v : "none");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK(MPI_Info_set(MPI_INFO_ENV, "command", "x") == MPI_ERR_INFO, "MPI_INFO_ENV changed");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    /* Hints are checked and none is kept. */
+    MPI_Comm d;
+    MPI_Info out;
+    int nkeys = -1;
+    OK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, in, &d));
+    OK(MPI_Comm_set_info(d, in));
+    OK(MPI_Comm_get_info(d, &out));
+    OK(MPI_Info_get_nkeys(out, &nkeys));
+    CHECK(nkeys == 0, "MPI_Comm_get_info gave %d hints", nkeys);
+    int sum = 0, one = 1;
+    OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, d));
+    CHECK(sum == t_size, "the duplicate's sum %d", sum);
+    OK(MPI_Info_free(&out));
+    OK(MPI_Info_free(&in));
+    OK(MPI_Comm_free(&d));
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
@@ -342,6 +401,7 @@ int main(int argc, char **argv)
     dups_apart();
     groups();
     cart();
+    infos(argv[0]);
     OK(MPI_Barrier(MPI_COMM_WORLD));
     OK(MPI_Finalize());
     if (!self_deleted)

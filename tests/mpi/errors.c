@@ -9,6 +9,7 @@
  *             recvcounts say 3 (the root names rank 1)
  *   scatterv  rank 2 of 4 expects 5 ints from MPI_Scatterv where the root's
  *             sendcounts say 3 (rank 2 says so)
+ *   added     rank 1 raises an error code the program added (fatal)
  *   return    MPI_ERRORS_RETURN: the calls return error codes, the job goes on;
  *             a user error handler is called
  * "not reached" printed means the job did not end where it should have. */
@@ -33,6 +34,17 @@ int main(int argc, char **argv)
     }
     t_init(&argc, &argv);
     int x[4] = {1, 2, 3, 4};
+    if (!strcmp(c, "added")) {
+        /* An error class the program added, raised on MPI_COMM_WORLD. */
+        int cls, code;
+        OK(MPI_Add_error_class(&cls));
+        OK(MPI_Add_error_code(cls, &code));
+        OK(MPI_Add_error_string(code, "the solver diverged"));
+        if (t_rank == 1)
+            MPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
+        MPI_Barrier(MPI_COMM_WORLD);
+        printf("not reached\n");
+    }
     if (!strcmp(c, "rank")) {
         if (t_rank == 0)
             MPI_Send(x, 1, MPI_INT, t_size + 3, 0, MPI_COMM_WORLD);
@@ -133,6 +145,31 @@ int main(int argc, char **argv)
         rc = MPI_Send(x, 1, MPI_INT, -7, 0, d);
         CHECK(rc == MPI_ERR_RANK && handler_calls == 1 && handler_code == MPI_ERR_RANK,
               "user handler: rc %d calls %d", rc, handler_calls);
+        /* Classes and codes the program adds: their class, their string,
+         * MPI_LASTUSEDCODE, a handler called with one. */
+        int cls, code, code2, *last, flag;
+        OK(MPI_Add_error_class(&cls));
+        OK(MPI_Add_error_code(cls, &code));
+        OK(MPI_Add_error_code(MPI_ERR_ARG, &code2));
+        OK(MPI_Add_error_string(code, "the program's own error"));
+        int c1 = -1, c2 = -1, c3 = -1;
+        OK(MPI_Error_class(code, &c1));
+        OK(MPI_Error_class(code2, &c2));
+        OK(MPI_Error_class(cls, &c3));
+        CHECK(cls > MPI_ERR_LASTCODE && c1 == cls && c2 == MPI_ERR_ARG && c3 == cls,
+              "added class %d: classes %d %d %d", cls, c1, c2, c3);
+        OK(MPI_Error_string(code, s, &len));
+        CHECK(!strcmp(s, "the program's own error"), "added code's string: %s", s);
+        OK(MPI_Error_string(cls, s, &len));
+        CHECK(len == 0 && s[0] == 0, "a class with no string: %s", s);
+        OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+        CHECK(flag && *last >= code2, "MPI_LASTUSEDCODE %d, codes up to %d", *last, code2);
+        CHECK(MPI_Add_error_code(MPI_ERR_LASTCODE + 999, &c1) == MPI_ERR_ARG &&
+                  MPI_Add_error_string(MPI_ERR_RANK, "x") == MPI_ERR_ARG,
+              "added codes to a class that is not, or a string to a predefined code");
+        OK(MPI_Comm_call_errhandler(d, code));
+        CHECK(handler_calls == 2 && handler_code == code, "handler: calls %d, code %d",
+              handler_calls, handler_code);
         OK(MPI_Errhandler_free(&mine));
         OK(MPI_Comm_free(&d));
         OK(MPI_Barrier(MPI_COMM_WORLD));
