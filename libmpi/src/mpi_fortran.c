@@ -754,6 +754,89 @@ void mpi_alltoallw_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *
 {
     *ierr = MPI_Alltoallw(B(sb), scs, sd, st, B(rb), rcs, rd, rt, *comm);
 }
+/* Persistent collectives: the nonblocking ones' arguments and an info. */
+void mpi_barrier_init_(F *comm, F *info, F *req, F *ierr)
+{
+    *ierr = MPI_Barrier_init(*comm, *info, req);
+}
+void mpi_bcast_init_(void *b, F *count, F *type, F *root, F *comm, F *info, F *req, F *ierr)
+{
+    *ierr = MPI_Bcast_init(B(b), *count, *type, *root, *comm, *info, req);
+}
+void mpi_reduce_init_(void *sb, void *rb, F *count, F *type, F *op, F *root, F *comm, F *info,
+                      F *req, F *ierr)
+{
+    *ierr = MPI_Reduce_init(B(sb), B(rb), *count, *type, *op, *root, *comm, *info, req);
+}
+void mpi_allreduce_init_(void *sb, void *rb, F *count, F *type, F *op, F *comm, F *info, F *req,
+                         F *ierr)
+{
+    *ierr = MPI_Allreduce_init(B(sb), B(rb), *count, *type, *op, *comm, *info, req);
+}
+void mpi_reduce_scatter_init_(void *sb, void *rb, F *rcs, F *type, F *op, F *comm, F *info, F *req,
+                              F *ierr)
+{
+    *ierr = MPI_Reduce_scatter_init(B(sb), B(rb), rcs, *type, *op, *comm, *info, req);
+}
+void mpi_reduce_scatter_block_init_(void *sb, void *rb, F *rc, F *type, F *op, F *comm, F *info,
+                                    F *req, F *ierr)
+{
+    *ierr = MPI_Reduce_scatter_block_init(B(sb), B(rb), *rc, *type, *op, *comm, *info, req);
+}
+void mpi_scan_init_(void *sb, void *rb, F *count, F *type, F *op, F *comm, F *info, F *req, F *ierr)
+{
+    *ierr = MPI_Scan_init(B(sb), B(rb), *count, *type, *op, *comm, *info, req);
+}
+void mpi_exscan_init_(void *sb, void *rb, F *count, F *type, F *op, F *comm, F *info, F *req,
+                      F *ierr)
+{
+    *ierr = MPI_Exscan_init(B(sb), B(rb), *count, *type, *op, *comm, *info, req);
+}
+void mpi_gather_init_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *root, F *comm, F *info,
+                      F *req, F *ierr)
+{
+    *ierr = MPI_Gather_init(B(sb), *sc, *st, B(rb), *rc, *rt, *root, *comm, *info, req);
+}
+void mpi_gatherv_init_(void *sb, F *sc, F *st, void *rb, F *rcs, F *displs, F *rt, F *root,
+                       F *comm, F *info, F *req, F *ierr)
+{
+    *ierr = MPI_Gatherv_init(B(sb), *sc, *st, B(rb), rcs, displs, *rt, *root, *comm, *info, req);
+}
+void mpi_scatter_init_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *root, F *comm, F *info,
+                       F *req, F *ierr)
+{
+    *ierr = MPI_Scatter_init(B(sb), *sc, *st, B(rb), *rc, *rt, *root, *comm, *info, req);
+}
+void mpi_scatterv_init_(void *sb, F *scs, F *displs, F *st, void *rb, F *rc, F *rt, F *root,
+                        F *comm, F *info, F *req, F *ierr)
+{
+    *ierr = MPI_Scatterv_init(B(sb), scs, displs, *st, B(rb), *rc, *rt, *root, *comm, *info, req);
+}
+void mpi_allgather_init_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm, F *info, F *req,
+                         F *ierr)
+{
+    *ierr = MPI_Allgather_init(B(sb), *sc, *st, B(rb), *rc, *rt, *comm, *info, req);
+}
+void mpi_allgatherv_init_(void *sb, F *sc, F *st, void *rb, F *rcs, F *displs, F *rt, F *comm,
+                          F *info, F *req, F *ierr)
+{
+    *ierr = MPI_Allgatherv_init(B(sb), *sc, *st, B(rb), rcs, displs, *rt, *comm, *info, req);
+}
+void mpi_alltoall_init_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm, F *info, F *req,
+                        F *ierr)
+{
+    *ierr = MPI_Alltoall_init(B(sb), *sc, *st, B(rb), *rc, *rt, *comm, *info, req);
+}
+void mpi_alltoallv_init_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *rt, F *comm,
+                         F *info, F *req, F *ierr)
+{
+    *ierr = MPI_Alltoallv_init(B(sb), scs, sd, *st, B(rb), rcs, rd, *rt, *comm, *info, req);
+}
+void mpi_alltoallw_init_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *rt, F *comm,
+                         F *info, F *req, F *ierr)
+{
+    *ierr = MPI_Alltoallw_init(B(sb), scs, sd, st, B(rb), rcs, rd, rt, *comm, *info, req);
+}
 void mpi_reduce_scatter_(void *sb, void *rb, F *rcs, F *type, F *op, F *comm, F *ierr)
 {
     *ierr = MPI_Reduce_scatter(B(sb), B(rb), rcs, *type, *op, *comm);

@@ -16,6 +16,7 @@
  *   mpi_fortran.c  the Fortran bindings (mpif.h)
  *   mpi_intercomm.c intercommunicators; mpi_intercoll.c their collectives
  *   mpi_nbc.c      nonblocking collectives (schedules) and Alltoallw
+ *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
  *   mpi_attr.c, mpi_info.c, mpi_file.c  attributes, info objects, MPI-IO
  *
@@ -282,7 +283,7 @@ int mpi_check_op(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype t);
 bool mpi_op_commutes(MPI_Op op);
 
 /* ---- requests (mpi_request.c) ---- */
-enum rkind { R_SEND, R_RECV, R_COLL };
+enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL };
 struct mreq {
     bool in_use, persistent, active, done_now, cancelled, freed;
     enum rkind kind;
@@ -297,11 +298,17 @@ struct mreq {
     void *tmp;            /* packed copy: sends of non-contiguous types, receives to unpack */
     MPI_Status status;    /* once complete */
     struct nbc *nbc;      /* R_COLL: a nonblocking collective's schedule (mpi_nbc.c) */
+    struct pcoll *pcoll;  /* R_PCOLL: a persistent collective's arguments (mpi_pcoll.c) */
 };
 /* A nonblocking collective's request: stepped, waited for, released. */
 bool mpi_nbc_test(struct mreq *r);
 void mpi_nbc_wait(struct mreq *r);
 void mpi_nbc_release(struct mreq *r);
+/* A persistent collective's request: started, stepped, waited for, freed. */
+int mpi_pcoll_start(const char *call, struct mreq *r);
+bool mpi_pcoll_test(struct mreq *r);
+void mpi_pcoll_wait(struct mreq *r);
+void mpi_pcoll_release(struct mreq *r);
 struct mreq *mpi_req_get(MPI_Request h);
 MPI_Request mpi_req_handle(const struct mreq *r);
 struct mreq *mpi_req_new(const char *call, MPI_Comm comm);

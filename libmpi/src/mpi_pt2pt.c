@@ -413,6 +413,8 @@ int MPI_Start(MPI_Request *request)
     if (r->active)
         return mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Start",
                          "the request is active already (waited for since its last start?)");
+    if (r->kind == R_PCOLL)
+        return mpi_pcoll_start("MPI_Start", r);
     return mpi_req_start("MPI_Start", r);
 }
 

@@ -56,6 +56,8 @@ void mpi_req_release(struct mreq *r)
     r->tmp = NULL;
     if (r->nbc)
         mpi_nbc_release(r);
+    if (r->pcoll)
+        mpi_pcoll_release(r);
     if (r->holds_type)
         mpi_type_drop(r->type);
     r->holds_type = false;
@@ -115,6 +117,8 @@ bool mpi_req_test(struct mreq *r)
 {
     if (!r->active || r->done_now)
         return true;
+    if (r->kind == R_PCOLL)
+        return mpi_pcoll_test(r);
     if (r->kind == R_COLL) {
         if (mpi_nbc_test(r)) {
             mpi_status_empty(&r->status);
@@ -133,6 +137,10 @@ void mpi_req_wait(struct mreq *r)
 {
     if (!r->active || r->done_now)
         return;
+    if (r->kind == R_PCOLL) {
+        mpi_pcoll_wait(r);
+        return;
+    }
     if (r->kind == R_COLL) {
         mpi_nbc_wait(r);
         mpi_status_empty(&r->status);

@@ -10,6 +10,10 @@
  *    in a mixed order with MPI_Waitall, against the blocking call's result;
  *    while they are open the ranks exchange point-to-point messages in a
  *    ring, so nothing finishes a collective but the library's progress.
+ * 3. Persistent collectives (MPI-4): made once, started many times with new
+ *    data, each start checked against the blocking call; the ranks start
+ *    two of them in opposite orders (MPI orders the inits, not the starts),
+ *    and a derived type freed after the init still serves every start.
  *
  * Prints "nbc ok on N ranks: K messages" on rank 0. */
 #include <stdbool.h>
@@ -154,6 +158,59 @@ static void all_at_once(void)
     free(counts);
 }
 
+static void persistent(void)
+{
+    int n = t_size, me = t_rank;
+    int v[4], sum[4], sum_b[4], root_val = -1, *all = malloc(sizeof(int) * 2 * (size_t)n);
+    int pair[2], *all_b = malloc(sizeof(int) * 2 * (size_t)n);
+    CHECK(all && all_b, "no memory");
+    MPI_Request r[4];
+    /* pair as a derived type: two ints, freed by the program at once */
+    MPI_Datatype two;
+    OK(MPI_Type_contiguous(2, MPI_INT, &two));
+    OK(MPI_Type_commit(&two));
+    OK(MPI_Allreduce_init(v, sum, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]));
+    OK(MPI_Bcast_init(&root_val, 1, MPI_INT, n - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]));
+    OK(MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &r[2]));
+    OK(MPI_Allgather_init(pair, 1, two, all, 2, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &r[3]));
+    OK(MPI_Type_free(&two));
+    for (int rep = 0; rep < 10; rep++) {
+        for (int i = 0; i < 4; i++)
+            v[i] = me * 100 + rep * 10 + i;
+        pair[0] = me + rep;
+        pair[1] = -me * rep;
+        if (me == n - 1)
+            root_val = 1000 + rep;
+        /* opposite orders on even and odd ranks */
+        if (me % 2) {
+            OK(MPI_Start(&r[2]));
+            OK(MPI_Start(&r[1]));
+            OK(MPI_Startall(2, (MPI_Request[]){r[0], r[3]}));
+        } else {
+            OK(MPI_Start(&r[3]));
+            OK(MPI_Start(&r[0]));
+            OK(MPI_Start(&r[1]));
+            OK(MPI_Start(&r[2]));
+        }
+        OK(MPI_Waitall(4, r, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < 4; i++)
+            CHECK(r[i] != MPI_REQUEST_NULL, "a persistent request became MPI_REQUEST_NULL");
+        OK(MPI_Allreduce(v, sum_b, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        OK(MPI_Allgather(pair, 2, MPI_INT, all_b, 2, MPI_INT, MPI_COMM_WORLD));
+        for (int i = 0; i < 4; i++)
+            CHECK(sum[i] == sum_b[i], "start %d: Allreduce_init[%d] %d, Allreduce %d", rep, i,
+                  sum[i], sum_b[i]);
+        CHECK(root_val == 1000 + rep, "start %d: Bcast_init gave %d", rep, root_val);
+        for (int i = 0; i < 2 * n; i++)
+            CHECK(all[i] == all_b[i], "start %d: Allgather_init[%d] %d, Allgather %d", rep, i,
+                  all[i], all_b[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        OK(MPI_Request_free(&r[i]));
+    free(all);
+    free(all_b);
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
@@ -162,6 +219,7 @@ int main(int argc, char **argv)
         msgs += nbx();
     for (int rep = 0; rep < 5; rep++)
         all_at_once();
+    persistent();
     if (t_rank == 0)
         printf("nbc ok on %d ranks: %ld messages\n", t_size, msgs);
     return MPI_Finalize();
