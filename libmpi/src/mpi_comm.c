@@ -178,6 +178,8 @@ static const int *members_of(const struct mcomm *c, int **tmp)
 
 static void copy_topology(struct mcomm *to, const struct mcomm *from)
 {
+    if (from->graph)
+        to->graph = mpi_graph_copy(from->graph);
     if (!from->ndims)
         return;
     to->dims = malloc(sizeof(int) * (size_t)from->ndims);
@@ -386,6 +388,7 @@ int MPI_Comm_free(MPI_Comm *comm)
     free(c->from_world);
     free(c->dims);
     free(c->periods);
+    mpi_graph_free(c->graph);
     memset(c, 0, sizeof *c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;

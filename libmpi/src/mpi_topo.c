@@ -1,7 +1,8 @@
 /*
- * Cartesian topologies (row-major: the last dimension varies fastest) and
- * MPI_Dims_create.  reorder is accepted and ignored: ranks keep their order
- * (one rank per node, every node alike).
+ * Cartesian topologies (row-major: the last dimension varies fastest),
+ * MPI_Dims_create, MPI_Topo_test, and the neighbours every topology gives
+ * the neighborhood collectives (mpi_neighbor.c).  reorder is accepted and
+ * ignored: ranks keep their order (one rank per node, every node alike).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -182,7 +183,83 @@ int MPI_Topo_test(MPI_Comm comm, int *status)
 {
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Topo_test", comm, &c));
-    *status = c->ndims ? MPI_CART : MPI_UNDEFINED;
+    *status = c->ndims ? MPI_CART
+              : c->graph ? (c->graph->dist ? MPI_DIST_GRAPH : MPI_GRAPH)
+                         : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* The mapping MPI_Cart_create makes: the identity (see the top), ranks
+ * past the grid's points left out. */
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                 int *newrank)
+{
+    (void)periods;
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Cart_map", comm, &c));
+    if (c->inter)
+        return mpi_error(comm, MPI_ERR_COMM, "MPI_Cart_map", "an intercommunicator");
+    if (ndims < 1)
+        return mpi_error(comm, MPI_ERR_DIMS, "MPI_Cart_map", "ndims = %d", ndims);
+    long prod = 1;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] <= 0)
+            return mpi_error(comm, MPI_ERR_DIMS, "MPI_Cart_map", "dims[%d] = %d", i, dims[i]);
+        prod *= dims[i];
+        if (prod > c->size)
+            return mpi_error(comm, MPI_ERR_DIMS, "MPI_Cart_map", "the grid has more points "
+                             "than the communicator's %d ranks", c->size);
+    }
+    *newrank = c->rank < prod ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* The neighborhood collectives' neighbours (mpi_impl.h).  A Cartesian
+ * communicator's, in and out alike: for each dimension the rank at -1,
+ * then the one at +1 (MPI_Cart_shift's source and destination for a
+ * displacement of 1), MPI_PROC_NULL past a non-periodic edge.  A graph's:
+ * MPI_Graph_neighbors, in and out alike.  A distributed graph's: its
+ * sources and its destinations. */
+int mpi_topo_neighbors(const char *call, MPI_Comm comm, const struct mcomm *c, int *nin,
+                       int **in, int *nout, int **out)
+{
+    const struct mgraph *g = c->graph;
+    int ni, no;
+    const int *gi = NULL, *go = NULL;
+    if (c->ndims) {
+        ni = no = 2 * c->ndims;
+    } else if (g && g->dist) {
+        ni = g->indeg;
+        no = g->outdeg;
+        gi = g->in;
+        go = g->out;
+    } else if (g) {
+        int first = c->rank ? g->index[c->rank - 1] : 0;
+        ni = no = g->index[c->rank] - first;
+        gi = go = g->edges + first;
+    } else {
+        return mpi_error(comm, MPI_ERR_TOPOLOGY, call, "the communicator has no topology "
+                         "(Cartesian, graph or distributed graph)");
+    }
+    *in = malloc(sizeof(int) * (size_t)(ni + 1));
+    *out = malloc(sizeof(int) * (size_t)(no + 1));
+    if (!*in || !*out) {
+        free(*in);
+        free(*out);
+        return mpi_error(comm, MPI_ERR_NO_MEM, call, "no memory for %d neighbours", ni + no);
+    }
+    *nin = ni;
+    *nout = no;
+    if (c->ndims) {
+        for (int d = 0; d < c->ndims; d++)
+            MPI_Cart_shift(comm, d, 1, &(*in)[2 * d], &(*in)[2 * d + 1]);
+        memcpy(*out, *in, sizeof(int) * (size_t)ni);
+        return MPI_SUCCESS;
+    }
+    if (ni)
+        memcpy(*in, gi, sizeof(int) * (size_t)ni);
+    if (no)
+        memcpy(*out, go, sizeof(int) * (size_t)no);
     return MPI_SUCCESS;
 }
 
