@@ -18,8 +18,7 @@ import sys
 DEFINE = re.compile(r"^#define\s+(MPI_\w+)\s+(.*?)\s*(/\*.*)?$")
 # ((Type)0x...), (-2), 3, 0x..
 NUMBER = re.compile(r"^\(*(?:\(\s*MPI_\w+\s*\))?\s*(-?(?:0x[0-9a-fA-F]+|\d+))\s*\)*$")
-C_ONLY = {"MPI_BOTTOM", "MPI_IN_PLACE", "MPI_STATUS_IGNORE", "MPI_STATUSES_IGNORE",
-          "MPI_UNWEIGHTED", "MPI_WEIGHTS_EMPTY"}
+C_ONLY = {"MPI_BOTTOM", "MPI_IN_PLACE", "MPI_STATUS_IGNORE", "MPI_STATUSES_IGNORE"}
 
 
 def constants(text):

@@ -203,10 +203,12 @@ typedef struct MPI_Status {
 #define MPI_DIST_GRAPH 3
 /* MPI_Dist_graph_create(_adjacent)'s weights: none given (every weight
  * taken as 1), and none at all (a degree of 0, told apart from NULL).
- * Sentinels no program's array can be at; not in mpif.h as numbers
- * (Fortran's are variables of the common block, mkmpif.py). */
-#define MPI_UNWEIGHTED ((int *)2)
-#define MPI_WEIGHTS_EMPTY ((int *)3)
+ * Addresses of the library's own (as MPICH's are): a constant like
+ * (int *)2 passed for an int array makes GCC warn of reading past an
+ * object of size 0.  Fortran's are variables of the common block
+ * (mkmpif.py). */
+extern int *const MPI_UNWEIGHTED;
+extern int *const MPI_WEIGHTS_EMPTY;
 
 /* Datatype combiners (MPI_Type_get_envelope is not provided) */
 #define MPI_COMBINER_NAMED 1

@@ -13,6 +13,11 @@
 
 #include "mpi_impl.h"
 
+/* The sentinels (mpi.h): what they point at is never read or written. */
+static int unweighted_sentinel, weights_empty_sentinel;
+int *const MPI_UNWEIGHTED = &unweighted_sentinel;
+int *const MPI_WEIGHTS_EMPTY = &weights_empty_sentinel;
+
 static int *dup_ints(const int *a, int n, bool *ok)
 {
     if (!a || n <= 0)
