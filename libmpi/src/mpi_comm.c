@@ -180,16 +180,17 @@ static void copy_topology(struct mcomm *to, const struct mcomm *from)
 {
     if (from->graph)
         to->graph = mpi_graph_copy(from->graph);
-    if (!from->ndims)
+    if (!from->cart)
         return;
-    to->dims = malloc(sizeof(int) * (size_t)from->ndims);
-    to->periods = malloc(sizeof(int) * (size_t)from->ndims);
+    to->dims = malloc(sizeof(int) * (size_t)(from->ndims + 1));
+    to->periods = malloc(sizeof(int) * (size_t)(from->ndims + 1));
     if (!to->dims || !to->periods) {
         free(to->dims);
         free(to->periods);
         to->dims = to->periods = NULL;
         return;
     }
+    to->cart = true;
     to->ndims = from->ndims;
     memcpy(to->dims, from->dims, sizeof(int) * (size_t)from->ndims);
     memcpy(to->periods, from->periods, sizeof(int) * (size_t)from->ndims);

@@ -134,8 +134,9 @@ struct mcomm {
     /* C stores MPI_MAX_OBJECT_NAME - 1 characters of a name, Fortran
      * MPI_MAX_OBJECT_NAME (MPI-3.1 6.8: C's buffer holds the NUL too). */
     char name[MPI_MAX_OBJECT_NAME + 1];
-    /* Cartesian topology */
-    int ndims;        /* 0: none */
+    /* Cartesian topology (ndims 0: MPI-2.1's zero-dimensional one, a point) */
+    bool cart;
+    int ndims;
     int *dims, *periods;
     struct mgraph *graph; /* a graph or distributed graph topology; NULL: none */
     /* Cached attributes (mpi_attr.c) */

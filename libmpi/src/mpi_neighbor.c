@@ -89,7 +89,7 @@ static int neighbor(const char *call, struct arg snd, struct arg rcv, void *recv
     int rc = entries(&x, &snd, nout, cnt, bd, tv);
     if (!rc)
         rc = entries(&x, &rcv, nin, cnt + nout, bd + nout, tv + nout);
-    if (!rc && x.c->ndims)
+    if (!rc && x.c->cart)
         /* Receive order: +1, then -1 (see the top); every entry keeps its
          * own block. */
         for (int k = nout; k + 1 < nout + nin; k += 2) {

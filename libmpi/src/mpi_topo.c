@@ -12,7 +12,7 @@
 static int check_cart(const char *call, MPI_Comm comm, struct mcomm **c)
 {
     TRY(mpi_check_comm(call, comm, c));
-    if (!(*c)->ndims)
+    if (!(*c)->cart)
         return mpi_error(comm, MPI_ERR_TOPOLOGY, call, "the communicator has no Cartesian "
                          "topology");
     return MPI_SUCCESS;
@@ -24,7 +24,8 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
     (void)reorder;
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Cart_create", comm_old, &c));
-    if (ndims < 1)
+    /* ndims 0: a zero-dimensional grid, one point (MPI-3.1 7.5.1). */
+    if (ndims < 0)
         return mpi_error(comm_old, MPI_ERR_DIMS, "MPI_Cart_create", "ndims = %d", ndims);
     long prod = 1;
     for (int i = 0; i < ndims; i++) {
@@ -44,10 +45,11 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
     if (nc == MPI_COMM_NULL)
         return MPI_SUCCESS;
     struct mcomm *n = mpi_comm_get(nc);
-    n->dims = malloc(sizeof(int) * (size_t)ndims);
-    n->periods = malloc(sizeof(int) * (size_t)ndims);
+    n->dims = malloc(sizeof(int) * (size_t)(ndims + 1));
+    n->periods = malloc(sizeof(int) * (size_t)(ndims + 1));
     if (!n->dims || !n->periods)
         return mpi_error(comm_old, MPI_ERR_NO_MEM, "MPI_Cart_create", "no memory");
+    n->cart = true;
     n->ndims = ndims;
     for (int i = 0; i < ndims; i++) {
         n->dims[i] = dims[i];
@@ -125,8 +127,8 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     struct mcomm *c;
     TRY(check_cart("MPI_Cart_sub", comm, &c));
-    int nd = c->ndims, co[nd], color = 0, key = 0, kept = 0;
-    int dims[nd], periods[nd];
+    int nd = c->ndims, co[nd + 1], color = 0, key = 0, kept = 0; /* + 1: never 0 long */
+    int dims[nd + 1], periods[nd + 1];
     coords_of(c, c->rank, co);
     for (int i = 0; i < nd; i++) {
         if (remain_dims[i]) {
@@ -140,15 +142,13 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     MPI_Comm nc;
     TRY(MPI_Comm_split(comm, color, key, &nc));
     struct mcomm *n = mpi_comm_get(nc);
-    if (!kept) { /* a zero-dimensional grid: one point */
-        dims[0] = 1;
-        periods[0] = 0;
-        kept = 1;
-    }
-    n->dims = malloc(sizeof(int) * (size_t)kept);
-    n->periods = malloc(sizeof(int) * (size_t)kept);
+    /* No dimension kept: each rank its own zero-dimensional grid (MPI-3.1
+     * 7.5.7), a point. */
+    n->dims = malloc(sizeof(int) * (size_t)(kept + 1));
+    n->periods = malloc(sizeof(int) * (size_t)(kept + 1));
     if (!n->dims || !n->periods)
         return mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Cart_sub", "no memory");
+    n->cart = true;
     n->ndims = kept;
     memcpy(n->dims, dims, sizeof(int) * (size_t)kept);
     memcpy(n->periods, periods, sizeof(int) * (size_t)kept);
@@ -183,7 +183,7 @@ int MPI_Topo_test(MPI_Comm comm, int *status)
 {
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Topo_test", comm, &c));
-    *status = c->ndims ? MPI_CART
+    *status = c->cart ? MPI_CART
               : c->graph ? (c->graph->dist ? MPI_DIST_GRAPH : MPI_GRAPH)
                          : MPI_UNDEFINED;
     return MPI_SUCCESS;
@@ -199,7 +199,7 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
     TRY(mpi_check_comm("MPI_Cart_map", comm, &c));
     if (c->inter)
         return mpi_error(comm, MPI_ERR_COMM, "MPI_Cart_map", "an intercommunicator");
-    if (ndims < 1)
+    if (ndims < 0)
         return mpi_error(comm, MPI_ERR_DIMS, "MPI_Cart_map", "ndims = %d", ndims);
     long prod = 1;
     for (int i = 0; i < ndims; i++) {
@@ -226,7 +226,7 @@ int mpi_topo_neighbors(const char *call, MPI_Comm comm, const struct mcomm *c, i
     const struct mgraph *g = c->graph;
     int ni, no;
     const int *gi = NULL, *go = NULL;
-    if (c->ndims) {
+    if (c->cart) {
         ni = no = 2 * c->ndims;
     } else if (g && g->dist) {
         ni = g->indeg;
@@ -250,7 +250,7 @@ int mpi_topo_neighbors(const char *call, MPI_Comm comm, const struct mcomm *c, i
     }
     *nin = ni;
     *nout = no;
-    if (c->ndims) {
+    if (c->cart) {
         for (int d = 0; d < c->ndims; d++)
             MPI_Cart_shift(comm, d, 1, &(*in)[2 * d], &(*in)[2 * d + 1]);
         memcpy(*out, *in, sizeof(int) * (size_t)ni);

@@ -449,6 +449,27 @@ static void cart(const int *periods, const char *name)
     OK(MPI_Comm_free(&c));
 }
 
+/* A zero-dimensional grid: one point, rank 0; no neighbours. */
+static void cart0(void)
+{
+    MPI_Comm c;
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 0, NULL, NULL, 0, &c));
+    CHECK((c == MPI_COMM_NULL) == (t_rank != 0), "0-D Cart_create");
+    int nr;
+    OK(MPI_Cart_map(MPI_COMM_WORLD, 0, NULL, NULL, &nr));
+    CHECK(nr == (t_rank ? MPI_UNDEFINED : 0), "0-D Cart_map %d", nr);
+    if (c == MPI_COMM_NULL)
+        return;
+    int st, nd = -1, size, x = 5, y = -1;
+    OK(MPI_Topo_test(c, &st));
+    OK(MPI_Cartdim_get(c, &nd));
+    OK(MPI_Comm_size(c, &size));
+    CHECK(st == MPI_CART && nd == 0 && size == 1, "0-D: %d %d %d", st, nd, size);
+    OK(MPI_Neighbor_allgather(&x, 1, MPI_INT, &y, 1, MPI_INT, c));
+    CHECK(y == -1, "0-D: a neighbour wrote %d", y);
+    OK(MPI_Comm_free(&c));
+}
+
 /* ---- 4: errors ---- */
 static void errors(void)
 {
@@ -509,6 +530,7 @@ int main(int argc, char **argv)
     cart(per, "periodic 2-D");
     cart(non, "non-periodic 2-D");
     cart(mix, "mixed 2-D");
+    cart0();
     errors();
     OK(MPI_Type_free(&vec2));
     OK(MPI_Type_free(&con2));
