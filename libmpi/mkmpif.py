@@ -2,7 +2,8 @@
 """Write mpif.h from mpi.h: every integer constant of mpi.h, with the same
 value, plus what only Fortran has (MPI_STATUS_SIZE and the status indices,
 the kinds, MPI_WTIME's type, the common block that gives MPI_BOTTOM,
-MPI_IN_PLACE and MPI_STATUS(ES)_IGNORE their addresses).  So the two headers
+MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE, MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY
+their addresses).  So the two headers
 cannot disagree.
 
 The output works as fixed and as free form: statements start in column 7,
@@ -59,9 +60,11 @@ def main():
         "      INTEGER MPI_STATUS_IGNORE(5)",
         "      INTEGER MPI_STATUSES_IGNORE(5,1)",
         "! Their addresses are what the library looks for (mpi_fortran.c).",
-        "! (Two COMMON statements for one block: no continuation line.)",
+        "! (Three COMMON statements for one block: no continuation line.)",
         "      COMMON /TERNMPIF/ MPI_BOTTOM, MPI_IN_PLACE",
         "      COMMON /TERNMPIF/ MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE",
+        "      INTEGER MPI_UNWEIGHTED(1), MPI_WEIGHTS_EMPTY(1)",
+        "      COMMON /TERNMPIF/ MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY",
         "      SAVE /TERNMPIF/",
         "      DOUBLE PRECISION MPI_WTIME, MPI_WTICK",
         "      EXTERNAL MPI_WTIME, MPI_WTICK",

@@ -53,6 +53,9 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("ftest", 4, "fortran ok on 4 ranks"),
     ("fbind", 1, "fortran bindings ok on 1 ranks"),
     ("fbind", 4, "fortran bindings ok on 4 ranks"),
+    ("topo", 1, "topo ok on 1 ranks"),
+    ("topo", 4, "topo ok on 4 ranks"),
+    ("topo", 7, "topo ok on 7 ranks"),
 ])
 def test_semantics(ns, prog, n, expect):
     r = run(ns, n, prog)

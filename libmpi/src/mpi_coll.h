@@ -1,9 +1,9 @@
 /*
- * What the collective operations' files share (mpi_coll.c, mpi_gatherv.c):
- * a call's context, its messages on the communicator's collective context
- * id, argument checks, packed views of typed buffers.  Static inline: no
- * symbol of these leaves the library (a program may have its own csend:
- * NX's).
+ * What the collective operations' files share (mpi_coll.c, mpi_gatherv.c,
+ * mpi_nbc.c, mpi_neighbor.c, mpi_intercoll.c): a call's context, its
+ * messages on the communicator's collective context id, argument checks,
+ * packed views of typed buffers.  Static inline: no symbol of these leaves
+ * the library (a program may have its own csend: NX's).
  */
 #ifndef MPI_COLL_H
 #define MPI_COLL_H
@@ -52,6 +52,22 @@ int mpi_inter_alltoallw(const char *call, const void *sendbuf, const int sendcou
                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                         const int rdispls[], const MPI_Datatype recvtypes[],
                         MPI_Datatype recvtype, MPI_Comm comm);
+
+/* The general all-to-all of the nonblocking collectives (mpi_nbc.c), as a
+ * schedule whose request it gives: what this rank sends and receives, per
+ * entry a count, a byte displacement and a type (NULL counts: nothing).
+ * Entry i is rank i (peers NULL), or peers[i] of n (MPI_PROC_NULL: no
+ * message; the neighborhood collectives, mpi_neighbor.c).  The data goes
+ * packed; to ranks by number, a rank's own part is copied in the call. */
+struct nbc_side {
+    const int *counts;
+    const long *displs;           /* bytes */
+    const MPI_Datatype *types;
+    const int *peers;
+    int n;
+};
+int mpi_nbc_exchange(struct cx *x, const void *sendbuf, struct nbc_side snd, void *recvbuf,
+                     struct nbc_side rcv, MPI_Request *request);
 
 static inline int begin(struct cx *x, const char *call, MPI_Comm comm)
 {

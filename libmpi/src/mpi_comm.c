@@ -178,16 +178,19 @@ static const int *members_of(const struct mcomm *c, int **tmp)
 
 static void copy_topology(struct mcomm *to, const struct mcomm *from)
 {
-    if (!from->ndims)
+    if (from->graph)
+        to->graph = mpi_graph_copy(from->graph);
+    if (!from->cart)
         return;
-    to->dims = malloc(sizeof(int) * (size_t)from->ndims);
-    to->periods = malloc(sizeof(int) * (size_t)from->ndims);
+    to->dims = malloc(sizeof(int) * (size_t)(from->ndims + 1));
+    to->periods = malloc(sizeof(int) * (size_t)(from->ndims + 1));
     if (!to->dims || !to->periods) {
         free(to->dims);
         free(to->periods);
         to->dims = to->periods = NULL;
         return;
     }
+    to->cart = true;
     to->ndims = from->ndims;
     memcpy(to->dims, from->dims, sizeof(int) * (size_t)from->ndims);
     memcpy(to->periods, from->periods, sizeof(int) * (size_t)from->ndims);
@@ -418,6 +421,7 @@ int MPI_Comm_free(MPI_Comm *comm)
     free(c->from_world);
     free(c->dims);
     free(c->periods);
+    mpi_graph_free(c->graph);
     memset(c, 0, sizeof *c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;

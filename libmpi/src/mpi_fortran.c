@@ -5,8 +5,9 @@
  * others.  Handles are the same integers as in C, and a Fortran status
  * (INTEGER status(MPI_STATUS_SIZE)) is the same five ints as C's
  * MPI_Status, so most bindings only dereference.  MPI_BOTTOM, MPI_IN_PLACE
- * and MPI_STATUS(ES)_IGNORE are variables of the common block TERNMPIF
- * (mkmpif.py): their addresses become C's values here.
+ * MPI_STATUS(ES)_IGNORE, MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are variables
+ * of the common block TERNMPIF (mkmpif.py): their addresses become C's
+ * values here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ struct ternmpif {
     F bottom, in_place;
     F status_ignore[5];
     F statuses_ignore[5];
+    F unweighted, weights_empty;   /* after the others: older programs' block */
 };
 struct ternmpif ternmpif_;
 
@@ -41,6 +43,17 @@ static MPI_Status *st1(F *s)
                : (MPI_Status *)(void *)s;
 }
 #define ST(s) st1(s)
+
+/* A distributed graph's weights argument. */
+static int *weights_of(F *w)
+{
+    if (w == &ternmpif_.unweighted)
+        return MPI_UNWEIGHTED;
+    if (w == &ternmpif_.weights_empty)
+        return MPI_WEIGHTS_EMPTY;
+    return w;
+}
+#define W(w) weights_of(w)
 
 /* A C string into a blank-padded Fortran CHARACTER. */
 static void to_fortran(char *dst, size_t len, const char *src)
@@ -350,6 +363,55 @@ void mpi_cart_get_(F *comm, F *maxd, F *dims, F *periods, F *coords, F *ierr)
 void mpi_cartdim_get_(F *comm, F *nd, F *ierr) { *ierr = MPI_Cartdim_get(*comm, nd); }
 void mpi_dims_create_(F *nn, F *nd, F *dims, F *ierr) { *ierr = MPI_Dims_create(*nn, *nd, dims); }
 void mpi_topo_test_(F *comm, F *status, F *ierr) { *ierr = MPI_Topo_test(*comm, status); }
+void mpi_cart_map_(F *comm, F *nd, F *dims, F *periods, F *newrank, F *ierr)
+{
+    *ierr = MPI_Cart_map(*comm, *nd, dims, periods, newrank);
+}
+void mpi_graph_create_(F *comm, F *nnodes, F *index, F *edges, F *reorder, F *nc, F *ierr)
+{
+    *ierr = MPI_Graph_create(*comm, *nnodes, index, edges, *reorder, nc);
+}
+void mpi_graphdims_get_(F *comm, F *nnodes, F *nedges, F *ierr)
+{
+    *ierr = MPI_Graphdims_get(*comm, nnodes, nedges);
+}
+void mpi_graph_get_(F *comm, F *maxindex, F *maxedges, F *index, F *edges, F *ierr)
+{
+    *ierr = MPI_Graph_get(*comm, *maxindex, *maxedges, index, edges);
+}
+void mpi_graph_neighbors_count_(F *comm, F *rank, F *n, F *ierr)
+{
+    *ierr = MPI_Graph_neighbors_count(*comm, *rank, n);
+}
+void mpi_graph_neighbors_(F *comm, F *rank, F *max, F *nb, F *ierr)
+{
+    *ierr = MPI_Graph_neighbors(*comm, *rank, *max, nb);
+}
+void mpi_graph_map_(F *comm, F *nnodes, F *index, F *edges, F *newrank, F *ierr)
+{
+    *ierr = MPI_Graph_map(*comm, *nnodes, index, edges, newrank);
+}
+void mpi_dist_graph_create_adjacent_(F *comm, F *indeg, F *src, F *srcw, F *outdeg, F *dst,
+                                     F *dstw, F *info, F *reorder, F *nc, F *ierr)
+{
+    *ierr = MPI_Dist_graph_create_adjacent(*comm, *indeg, src, W(srcw), *outdeg, dst, W(dstw),
+                                           *info, *reorder, nc);
+}
+void mpi_dist_graph_create_(F *comm, F *n, F *src, F *deg, F *dst, F *w, F *info, F *reorder,
+                            F *nc, F *ierr)
+{
+    *ierr = MPI_Dist_graph_create(*comm, *n, src, deg, dst, W(w), *info, *reorder, nc);
+}
+void mpi_dist_graph_neighbors_count_(F *comm, F *indeg, F *outdeg, F *weighted, F *ierr)
+{
+    /* weighted is a LOGICAL: gfortran's .TRUE. is 1, C's true too. */
+    *ierr = MPI_Dist_graph_neighbors_count(*comm, indeg, outdeg, weighted);
+}
+void mpi_dist_graph_neighbors_(F *comm, F *maxin, F *src, F *srcw, F *maxout, F *dst, F *dstw,
+                               F *ierr)
+{
+    *ierr = MPI_Dist_graph_neighbors(*comm, *maxin, src, W(srcw), *maxout, dst, W(dstw));
+}
 
 /* ---- point to point ---- */
 #define SEND(name, cname)                                                               \
@@ -836,6 +898,57 @@ void mpi_alltoallw_init_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd
                          F *info, F *req, F *ierr)
 {
     *ierr = MPI_Alltoallw_init(B(sb), scs, sd, st, B(rb), rcs, rd, rt, *comm, *info, req);
+}
+/* Neighborhood collectives; Alltoallw's displacements are
+ * INTEGER(KIND=MPI_ADDRESS_KIND), C's MPI_Aint. */
+void mpi_neighbor_allgather_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm,
+                             F *ierr)
+{
+    *ierr = MPI_Neighbor_allgather(B(sb), *sc, *st, B(rb), *rc, *rt, *comm);
+}
+void mpi_neighbor_allgatherv_(void *sb, F *sc, F *st, void *rb, F *rcs, F *displs, F *rt,
+                              F *comm, F *ierr)
+{
+    *ierr = MPI_Neighbor_allgatherv(B(sb), *sc, *st, B(rb), rcs, displs, *rt, *comm);
+}
+void mpi_neighbor_alltoall_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm, F *ierr)
+{
+    *ierr = MPI_Neighbor_alltoall(B(sb), *sc, *st, B(rb), *rc, *rt, *comm);
+}
+void mpi_neighbor_alltoallv_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *rt,
+                             F *comm, F *ierr)
+{
+    *ierr = MPI_Neighbor_alltoallv(B(sb), scs, sd, *st, B(rb), rcs, rd, *rt, *comm);
+}
+void mpi_neighbor_alltoallw_(void *sb, F *scs, MPI_Aint *sd, F *st, void *rb, F *rcs,
+                             MPI_Aint *rd, F *rt, F *comm, F *ierr)
+{
+    *ierr = MPI_Neighbor_alltoallw(B(sb), scs, sd, st, B(rb), rcs, rd, rt, *comm);
+}
+void mpi_ineighbor_allgather_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm,
+                              F *req, F *ierr)
+{
+    *ierr = MPI_Ineighbor_allgather(B(sb), *sc, *st, B(rb), *rc, *rt, *comm, req);
+}
+void mpi_ineighbor_allgatherv_(void *sb, F *sc, F *st, void *rb, F *rcs, F *displs, F *rt,
+                               F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Ineighbor_allgatherv(B(sb), *sc, *st, B(rb), rcs, displs, *rt, *comm, req);
+}
+void mpi_ineighbor_alltoall_(void *sb, F *sc, F *st, void *rb, F *rc, F *rt, F *comm, F *req,
+                             F *ierr)
+{
+    *ierr = MPI_Ineighbor_alltoall(B(sb), *sc, *st, B(rb), *rc, *rt, *comm, req);
+}
+void mpi_ineighbor_alltoallv_(void *sb, F *scs, F *sd, F *st, void *rb, F *rcs, F *rd, F *rt,
+                              F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Ineighbor_alltoallv(B(sb), scs, sd, *st, B(rb), rcs, rd, *rt, *comm, req);
+}
+void mpi_ineighbor_alltoallw_(void *sb, F *scs, MPI_Aint *sd, F *st, void *rb, F *rcs,
+                              MPI_Aint *rd, F *rt, F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Ineighbor_alltoallw(B(sb), scs, sd, st, B(rb), rcs, rd, rt, *comm, req);
 }
 void mpi_reduce_scatter_(void *sb, void *rb, F *rcs, F *type, F *op, F *comm, F *ierr)
 {

@@ -6,7 +6,9 @@
  *   mpi_errors.c   error classes and strings, error handlers, the checks
  *   mpi_comm.c     communicators, context ids, attributes
  *   mpi_group.c    groups
- *   mpi_topo.c     Cartesian topologies, Dims_create
+ *   mpi_topo.c     Cartesian topologies, Dims_create, Cart_map, Topo_test
+ *   mpi_graph.c    graph and distributed graph topologies
+ *   mpi_neighbor.c neighborhood collectives (schedules of mpi_nbc.c)
  *   mpi_type.c     datatypes: predefined, constructors, pack and unpack
  *   mpi_op.c       reduction operations on every predefined type
  *   mpi_pt2pt.c    sends, receives, probes, buffered sends
@@ -139,9 +141,11 @@ struct mcomm {
     /* C stores MPI_MAX_OBJECT_NAME - 1 characters of a name, Fortran
      * MPI_MAX_OBJECT_NAME (MPI-3.1 6.8: C's buffer holds the NUL too). */
     char name[MPI_MAX_OBJECT_NAME + 1];
-    /* Cartesian topology */
-    int ndims;        /* 0: none */
+    /* Cartesian topology (ndims 0: MPI-2.1's zero-dimensional one, a point) */
+    bool cart;
+    int ndims;
     int *dims, *periods;
+    struct mgraph *graph; /* a graph or distributed graph topology; NULL: none */
     /* Cached attributes (mpi_attr.c) */
     struct attr *attrs;
     int nattrs;
@@ -155,6 +159,26 @@ struct mcomm {
     MPI_Group rgroup;
     MPI_Comm local;
 };
+/* A graph topology (mpi_graph.c).  MPI_Graph_create's is the whole graph,
+ * as every rank gave it; a distributed graph's is only this rank's own
+ * neighbours, as MPI_Dist_graph_create(_adjacent) found them. */
+struct mgraph {
+    bool dist;                 /* MPI_DIST_GRAPH, else MPI_GRAPH */
+    int nnodes, *index, *edges;                /* MPI_GRAPH */
+    int indeg, outdeg, *in, *inw, *out, *outw; /* MPI_DIST_GRAPH */
+    bool weighted;
+};
+/* A copy for MPI_Comm_dup (NULL: no memory), and its end. */
+struct mgraph *mpi_graph_copy(const struct mgraph *g);
+void mpi_graph_free(struct mgraph *g);
+/* The neighbours of this rank in comm's topology, in the order the
+ * neighborhood collectives use (MPI-3.1 7.6): the sources data comes from
+ * (*in, *nin) and the destinations it goes to (*out, *nout), malloc'd;
+ * MPI_PROC_NULL for a Cartesian edge's missing neighbour.  Raises
+ * MPI_ERR_TOPOLOGY on a communicator without a topology. */
+int mpi_topo_neighbors(const char *call, MPI_Comm comm, const struct mcomm *c, int *nin,
+                       int **in, int *nout, int **out);
+
 struct mcomm *mpi_comm_get(MPI_Comm c);
 /* Check a communicator argument: NULL after raising MPI_ERR_COMM. */
 int mpi_check_comm(const char *call, MPI_Comm c, struct mcomm **out);

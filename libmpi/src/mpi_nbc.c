@@ -563,31 +563,30 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 
 /* ---- the v-shaped ones: every other the general all-to-all ---- */
 
-/* What each rank sends each rank and receives from each (NULL counts:
- * none), as counts, byte displacements and types.  The data goes packed,
- * its own part copied in the call. */
-struct side {
-    const int *counts;
-    const long *displs;          /* bytes */
-    const MPI_Datatype *types;
-};
-
-static int alltoall_general(struct cx *x, const void *sendbuf, struct side snd, void *recvbuf,
-                            struct side rcv, MPI_Request *request)
+int mpi_nbc_exchange(struct cx *x, const void *sendbuf, struct nbc_side snd, void *recvbuf,
+                     struct nbc_side rcv, MPI_Request *request)
 {
+    /* Listed peers (the neighborhood collectives) may name a rank more
+     * than once, themselves too: every entry is a message of its own, in
+     * entry order (the engine keeps a pair's messages in order), and none
+     * is copied here (which of a rank's entries to itself pairs with which
+     * receive is that order's to say). */
+    int ns = snd.peers ? snd.n : x->n, nr = rcv.peers ? rcv.n : x->n;
+    bool ranks = !snd.peers && !rcv.peers;
     struct nbc *s = nbc_new(x);
-    long *rlen = xmalloc(x, (long)sizeof(long) * x->n);
-    for (int i = 0; i < x->n; i++) {
+    long *rlen = xmalloc(x, (long)sizeof(long) * nr);
+    for (int i = 0; i < nr; i++) {
         struct mtype *rt = rcv.counts && rcv.counts[i] ? mpi_type_get(rcv.types[i]) : NULL;
         rlen[i] = rt ? (long)rcv.counts[i] * rt->size : 0;
     }
-    for (int i = 0; i < x->n; i++) {
-        if (!snd.counts || !snd.counts[i])
+    for (int i = 0; i < ns; i++) {
+        int peer = snd.peers ? snd.peers[i] : i;
+        if (!snd.counts || !snd.counts[i] || peer == MPI_PROC_NULL)
             continue;
         struct mtype *st = mpi_type_get(snd.types[i]);
         long len = (long)snd.counts[i] * st->size;
         const char *from = (const char *)sendbuf + snd.displs[i];
-        if (i == x->me) {
+        if (ranks && i == x->me) {
             if (rlen[i] != len)
                 mpi_fatal(x->call, "rank %d sends itself %ld bytes but receives %ld", i, len,
                           rlen[i]);
@@ -597,10 +596,10 @@ static int alltoall_general(struct cx *x, const void *sendbuf, struct side snd, 
             continue;
         void *p = nbc_alloc(s, len);
         mpi_pack(from, snd.counts[i], st, p);
-        sendto(s, T_ALL, i, p, len);
+        sendto(s, T_ALL, peer, p, len);
     }
     /* Its own part now (its receive buffer is its to write). */
-    if (snd.counts && rcv.counts && snd.counts[x->me] && rlen[x->me]) {
+    if (ranks && snd.counts && rcv.counts && snd.counts[x->me] && rlen[x->me]) {
         struct mtype *st = mpi_type_get(snd.types[x->me]);
         void *p = xmalloc(x, rlen[x->me]);
         mpi_pack((const char *)sendbuf + snd.displs[x->me], snd.counts[x->me], st, p);
@@ -608,18 +607,19 @@ static int alltoall_general(struct cx *x, const void *sendbuf, struct side snd, 
                    (char *)recvbuf + rcv.displs[x->me]);
         free(p);
     }
-    for (int i = 0; i < x->n; i++) {
-        if (i == x->me || !rlen[i])
+    for (int i = 0; i < nr; i++) {
+        int peer = rcv.peers ? rcv.peers[i] : i;
+        if ((ranks && i == x->me) || peer == MPI_PROC_NULL || !rlen[i])
             continue;
         void *p = nbc_alloc(s, rlen[i]);
-        recvfrom(s, T_ALL, i, p, rlen[i]);
+        recvfrom(s, T_ALL, peer, p, rlen[i]);
         unpack(s, p, (char *)recvbuf + rcv.displs[i], rcv.counts[i], rcv.types[i]);
     }
     free(rlen);
     /* The receive types must outlive the call: hold up to three distinct
      * ones; a w-call with more holds none past three (MPI_Type_free during
      * the operation then is the program's risk, as with MPICH's). */
-    for (int i = 0; rcv.counts && i < x->n; i++)
+    for (int i = 0; rcv.counts && i < nr; i++)
         if (rcv.counts[i]) {
             bool have = false;
             for (int k = 0; k < 3; k++)
@@ -676,8 +676,9 @@ static int general(const char *call, const void *sendbuf, const int scounts[],
     if (!rc_) {
         /* In place: what goes out is packed from the receive buffer first. */
         const void *from = inplace ? recvbuf : sendbuf;
-        rc_ = alltoall_general(&x, from, (struct side){sc, sd, st}, recvbuf,
-                               (struct side){rc, rd, rt}, request);
+        struct nbc_side snd = {.counts = sc, .displs = sd, .types = st};
+        struct nbc_side rcv = {.counts = rc, .displs = rd, .types = rt};
+        rc_ = mpi_nbc_exchange(&x, from, snd, recvbuf, rcv, request);
     }
     free(sd);
     free(st);
@@ -780,9 +781,11 @@ static int rooted(const char *call, bool gather, const void *sendbuf, const int 
     }
     if (!rcode && inplace)
         sc[x.me] = rc[x.me] = 0;   /* the root's own block stays where it is */
-    if (!rcode)
-        rcode = alltoall_general(&x, from, (struct side){sc, sd, st}, recvbuf,
-                                 (struct side){rc, rd, rt}, request);
+    if (!rcode) {
+        struct nbc_side snd = {.counts = sc, .displs = sd, .types = st};
+        struct nbc_side rcv = {.counts = rc, .displs = rd, .types = rt};
+        rcode = mpi_nbc_exchange(&x, from, snd, recvbuf, rcv, request);
+    }
     free(sc);
     free(sd);
     free(st);

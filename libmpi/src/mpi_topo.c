@@ -1,7 +1,8 @@
 /*
- * Cartesian topologies (row-major: the last dimension varies fastest) and
- * MPI_Dims_create.  reorder is accepted and ignored: ranks keep their order
- * (one rank per node, every node alike).
+ * Cartesian topologies (row-major: the last dimension varies fastest),
+ * MPI_Dims_create, MPI_Topo_test, and the neighbours every topology gives
+ * the neighborhood collectives (mpi_neighbor.c).  reorder is accepted and
+ * ignored: ranks keep their order (one rank per node, every node alike).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 static int check_cart(const char *call, MPI_Comm comm, struct mcomm **c)
 {
     TRY(mpi_check_comm(call, comm, c));
-    if (!(*c)->ndims)
+    if (!(*c)->cart)
         return mpi_error(comm, MPI_ERR_TOPOLOGY, call, "the communicator has no Cartesian "
                          "topology");
     return MPI_SUCCESS;
@@ -23,7 +24,8 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
     (void)reorder;
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Cart_create", comm_old, &c));
-    if (ndims < 1)
+    /* ndims 0: a zero-dimensional grid, one point (MPI-3.1 7.5.1). */
+    if (ndims < 0)
         return mpi_error(comm_old, MPI_ERR_DIMS, "MPI_Cart_create", "ndims = %d", ndims);
     long prod = 1;
     for (int i = 0; i < ndims; i++) {
@@ -43,10 +45,11 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
     if (nc == MPI_COMM_NULL)
         return MPI_SUCCESS;
     struct mcomm *n = mpi_comm_get(nc);
-    n->dims = malloc(sizeof(int) * (size_t)ndims);
-    n->periods = malloc(sizeof(int) * (size_t)ndims);
+    n->dims = malloc(sizeof(int) * (size_t)(ndims + 1));
+    n->periods = malloc(sizeof(int) * (size_t)(ndims + 1));
     if (!n->dims || !n->periods)
         return mpi_error(comm_old, MPI_ERR_NO_MEM, "MPI_Cart_create", "no memory");
+    n->cart = true;
     n->ndims = ndims;
     for (int i = 0; i < ndims; i++) {
         n->dims[i] = dims[i];
@@ -124,8 +127,8 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     struct mcomm *c;
     TRY(check_cart("MPI_Cart_sub", comm, &c));
-    int nd = c->ndims, co[nd], color = 0, key = 0, kept = 0;
-    int dims[nd], periods[nd];
+    int nd = c->ndims, co[nd + 1], color = 0, key = 0, kept = 0; /* + 1: never 0 long */
+    int dims[nd + 1], periods[nd + 1];
     coords_of(c, c->rank, co);
     for (int i = 0; i < nd; i++) {
         if (remain_dims[i]) {
@@ -139,15 +142,13 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     MPI_Comm nc;
     TRY(MPI_Comm_split(comm, color, key, &nc));
     struct mcomm *n = mpi_comm_get(nc);
-    if (!kept) { /* a zero-dimensional grid: one point */
-        dims[0] = 1;
-        periods[0] = 0;
-        kept = 1;
-    }
-    n->dims = malloc(sizeof(int) * (size_t)kept);
-    n->periods = malloc(sizeof(int) * (size_t)kept);
+    /* No dimension kept: each rank its own zero-dimensional grid (MPI-3.1
+     * 7.5.7), a point. */
+    n->dims = malloc(sizeof(int) * (size_t)(kept + 1));
+    n->periods = malloc(sizeof(int) * (size_t)(kept + 1));
     if (!n->dims || !n->periods)
         return mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Cart_sub", "no memory");
+    n->cart = true;
     n->ndims = kept;
     memcpy(n->dims, dims, sizeof(int) * (size_t)kept);
     memcpy(n->periods, periods, sizeof(int) * (size_t)kept);
@@ -182,7 +183,83 @@ int MPI_Topo_test(MPI_Comm comm, int *status)
 {
     struct mcomm *c;
     TRY(mpi_check_comm("MPI_Topo_test", comm, &c));
-    *status = c->ndims ? MPI_CART : MPI_UNDEFINED;
+    *status = c->cart ? MPI_CART
+              : c->graph ? (c->graph->dist ? MPI_DIST_GRAPH : MPI_GRAPH)
+                         : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* The mapping MPI_Cart_create makes: the identity (see the top), ranks
+ * past the grid's points left out. */
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                 int *newrank)
+{
+    (void)periods;
+    struct mcomm *c;
+    TRY(mpi_check_comm("MPI_Cart_map", comm, &c));
+    if (c->inter)
+        return mpi_error(comm, MPI_ERR_COMM, "MPI_Cart_map", "an intercommunicator");
+    if (ndims < 0)
+        return mpi_error(comm, MPI_ERR_DIMS, "MPI_Cart_map", "ndims = %d", ndims);
+    long prod = 1;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] <= 0)
+            return mpi_error(comm, MPI_ERR_DIMS, "MPI_Cart_map", "dims[%d] = %d", i, dims[i]);
+        prod *= dims[i];
+        if (prod > c->size)
+            return mpi_error(comm, MPI_ERR_DIMS, "MPI_Cart_map", "the grid has more points "
+                             "than the communicator's %d ranks", c->size);
+    }
+    *newrank = c->rank < prod ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* The neighborhood collectives' neighbours (mpi_impl.h).  A Cartesian
+ * communicator's, in and out alike: for each dimension the rank at -1,
+ * then the one at +1 (MPI_Cart_shift's source and destination for a
+ * displacement of 1), MPI_PROC_NULL past a non-periodic edge.  A graph's:
+ * MPI_Graph_neighbors, in and out alike.  A distributed graph's: its
+ * sources and its destinations. */
+int mpi_topo_neighbors(const char *call, MPI_Comm comm, const struct mcomm *c, int *nin,
+                       int **in, int *nout, int **out)
+{
+    const struct mgraph *g = c->graph;
+    int ni, no;
+    const int *gi = NULL, *go = NULL;
+    if (c->cart) {
+        ni = no = 2 * c->ndims;
+    } else if (g && g->dist) {
+        ni = g->indeg;
+        no = g->outdeg;
+        gi = g->in;
+        go = g->out;
+    } else if (g) {
+        int first = c->rank ? g->index[c->rank - 1] : 0;
+        ni = no = g->index[c->rank] - first;
+        gi = go = g->edges + first;
+    } else {
+        return mpi_error(comm, MPI_ERR_TOPOLOGY, call, "the communicator has no topology "
+                         "(Cartesian, graph or distributed graph)");
+    }
+    *in = malloc(sizeof(int) * (size_t)(ni + 1));
+    *out = malloc(sizeof(int) * (size_t)(no + 1));
+    if (!*in || !*out) {
+        free(*in);
+        free(*out);
+        return mpi_error(comm, MPI_ERR_NO_MEM, call, "no memory for %d neighbours", ni + no);
+    }
+    *nin = ni;
+    *nout = no;
+    if (c->cart) {
+        for (int d = 0; d < c->ndims; d++)
+            MPI_Cart_shift(comm, d, 1, &(*in)[2 * d], &(*in)[2 * d + 1]);
+        memcpy(*out, *in, sizeof(int) * (size_t)ni);
+        return MPI_SUCCESS;
+    }
+    if (ni)
+        memcpy(*in, gi, sizeof(int) * (size_t)ni);
+    if (no)
+        memcpy(*out, go, sizeof(int) * (size_t)no);
     return MPI_SUCCESS;
 }
 

@@ -7,7 +7,8 @@
 ! MPI_OP_COMMUTATIVE of MPI_SUM and of user operations (and a reduction
 ! with the non-commutative one keeping rank order), MPI_TYPE_LB, _UB and
 ! _SIZE_X (INTEGER(KIND=MPI_COUNT_KIND)) of vector, resized, struct and
-! 8 GiB types.  A failed check prints it and calls MPI_ABORT (status 2).
+! 8 GiB types; MPI_UNWEIGHTED and a neighbour allgather on a ring and a
+! line.  A failed check prints it and calls MPI_ABORT (status 2).
 ! Prints "fortran bindings ok on N ranks".
 program fbind
   implicit none
@@ -28,6 +29,8 @@ program fbind
   integer(kind=MPI_ADDRESS_KIND) :: aval
   logical :: found
   common /dstate/ ndel
+  integer :: dg, cart, indeg, outdeg, tsrc(1), tdst(1), tsb(1), trb(2), tdims(1)
+  logical :: weighted, tper(1)
   external :: onerr, first, addup, countdel
 
   ! MULTIPLE is asked for; Tern's MPI gives at most FUNNELED, and says so.
@@ -188,6 +191,30 @@ program fbind
   if (ndel /= 2) call fail('the delete callback')
   call mpi_comm_free_keyval(kv, ierr)
   call mpi_keyval_free(kv1, ierr)
+
+  ! Topologies: MPI_UNWEIGHTED through the common block, a ring's
+  ! neighbour allgather, a Cartesian edge's MPI_PROC_NULL block untouched.
+  tsrc(1) = mod(rank + nproc - 1, nproc)
+  tdst(1) = mod(rank + 1, nproc)
+  call mpi_dist_graph_create_adjacent(MPI_COMM_WORLD, 1, tsrc, MPI_UNWEIGHTED, 1, tdst, &
+       MPI_UNWEIGHTED, MPI_INFO_NULL, .false., dg, ierr)
+  call ck(ierr, 'dist_graph_create_adjacent')
+  call mpi_dist_graph_neighbors_count(dg, indeg, outdeg, weighted, ierr)
+  if (ierr /= 0 .or. indeg /= 1 .or. outdeg /= 1 .or. weighted) call fail('unweighted ring')
+  tsb(1) = 100 + rank
+  trb = -1
+  call mpi_neighbor_allgather(tsb, 1, MPI_INTEGER, trb, 1, MPI_INTEGER, dg, ierr)
+  if (ierr /= 0 .or. trb(1) /= 100 + tsrc(1)) call fail('neighbor_allgather on a ring')
+  call mpi_comm_free(dg, ierr)
+  tdims(1) = nproc
+  tper(1) = .false.
+  call mpi_cart_create(MPI_COMM_WORLD, 1, tdims, tper, .false., cart, ierr)
+  trb = -1
+  call mpi_neighbor_allgather(tsb, 1, MPI_INTEGER, trb, 1, MPI_INTEGER, cart, ierr)
+  if (rank > 0 .and. trb(1) /= 99 + rank) call fail('neighbor_allgather from -1')
+  if (rank == 0 .and. trb(1) /= -1) call fail('MPI_PROC_NULL block written')
+  if (rank < nproc - 1 .and. trb(2) /= 101 + rank) call fail('neighbor_allgather from +1')
+  call mpi_comm_free(cart, ierr)
 
   call mpi_comm_free(dup, ierr)
   call mpi_barrier(MPI_COMM_WORLD, ierr)
