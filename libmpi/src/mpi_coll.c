@@ -347,6 +347,9 @@ static int reduce_scatter(struct cx *x, const void *sendbuf, void *recvbuf,
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, 0,
+                                        datatype, op, comm);
     struct cx x;
     TRY(begin(&x, "MPI_Reduce_scatter", comm));
     return reduce_scatter(&x, sendbuf, recvbuf, recvcounts, 0, datatype, op);
@@ -355,6 +358,9 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_reduce_scatter("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL,
+                                        recvcount, datatype, op, comm);
     struct cx x;
     TRY(begin(&x, "MPI_Reduce_scatter_block", comm));
     return reduce_scatter(&x, sendbuf, recvbuf, NULL, recvcount, datatype, op);

@@ -30,6 +30,9 @@ int mpi_inter_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
                      MPI_Op op, int root, MPI_Comm comm);
 int mpi_inter_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                         MPI_Op op, MPI_Comm comm);
+int mpi_inter_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
+                             const int counts[], int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm);
 int mpi_inter_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 int mpi_inter_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -59,6 +62,31 @@ int mpi_inter_alltoallw(const char *call, const void *sendbuf, const int sendcou
  * Entry i is rank i (peers NULL), or peers[i] of n (MPI_PROC_NULL: no
  * message; the neighborhood collectives, mpi_neighbor.c).  The data goes
  * packed; to ranks by number, a rank's own part is copied in the call. */
+/* Building a schedule (mpi_nbc.c, whose head says how one runs): its
+ * messages (a tag of T_* pairs them with the peers', whatever round each
+ * side is in), the local steps after a round's messages (reduce: inout =
+ * in op inout; typed copy; unpack), memory freed with it, derived types
+ * held while it lives (three at most), and its start. */
+enum { T_BCAST = 1, T_REDUCE, T_TO_ROOT, T_SCATTER, T_SCAN, T_ALL, T_BARRIER = 16 };
+struct nbc;
+struct nbc *mpi_nbc_new(const struct cx *x);
+void mpi_nbc_send(struct nbc *s, int tag, int peer, const void *buf, long len);
+void mpi_nbc_recv(struct nbc *s, int tag, int peer, void *buf, long len);
+void mpi_nbc_reduce(struct nbc *s, const void *in, void *inout, long count, MPI_Datatype t,
+                    MPI_Op op);
+void mpi_nbc_tcopy(struct nbc *s, const void *from, void *to, long count, MPI_Datatype t);
+void mpi_nbc_unpack(struct nbc *s, const void *packed, void *to, long count, MPI_Datatype t);
+void mpi_nbc_end_round(struct nbc *s);
+void *mpi_nbc_alloc(struct nbc *s, long len);
+/* Room for count elements of t as they lie in memory (the pointer is where
+ * element 0's offset 0 goes), and one holding this rank's contribution to
+ * a reduction (sendbuf, or recvbuf for MPI_IN_PLACE). */
+void *mpi_nbc_typed_room(struct nbc *s, const struct mtype *t, long count);
+void *mpi_nbc_contribution(struct nbc *s, const void *sendbuf, const void *recvbuf, int count,
+                           MPI_Datatype dt);
+void mpi_nbc_hold(struct nbc *s, MPI_Datatype t);
+int mpi_nbc_launch(struct nbc *s, MPI_Request *request);
+
 struct nbc_side {
     const int *counts;
     const long *displs;           /* bytes */
@@ -68,6 +96,34 @@ struct nbc_side {
 };
 int mpi_nbc_exchange(struct cx *x, const void *sendbuf, struct nbc_side snd, void *recvbuf,
                      struct nbc_side rcv, MPI_Request *request);
+
+/* Their nonblocking collectives (mpi_internbc.c); the v-, w- and plain
+ * forms share one call each (counts NULL: count each). */
+int mpi_inter_ibarrier(MPI_Comm comm, MPI_Request *request);
+int mpi_inter_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                     MPI_Request *request);
+int mpi_inter_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                      MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
+int mpi_inter_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                         MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int mpi_inter_ireduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
+                              const int counts[], int count, MPI_Datatype dt, MPI_Op op,
+                              MPI_Comm comm, MPI_Request *request);
+int mpi_inter_igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int mpi_inter_iscatter(const void *sendbuf, const int sendcounts[], const int displs[],
+                       int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int mpi_inter_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const int recvcounts[], const int displs[],
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *request);
+int mpi_inter_ialltoall(const char *call, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], const MPI_Datatype sendtypes[], int sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 
 static inline int begin(struct cx *x, const char *call, MPI_Comm comm)
 {

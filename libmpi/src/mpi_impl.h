@@ -18,6 +18,7 @@
  *   mpi_fortran.c  the Fortran bindings (mpif.h)
  *   mpi_intercomm.c intercommunicators; mpi_intercoll.c their collectives
  *   mpi_nbc.c      nonblocking collectives (schedules) and Alltoallw
+ *   mpi_internbc.c intercommunicators' nonblocking collectives
  *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
  *   mpi_attr.c, mpi_info.c, mpi_file.c  attributes, info objects, MPI-IO

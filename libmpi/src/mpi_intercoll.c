@@ -164,6 +164,58 @@ int mpi_inter_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     return MPI_Bcast(recvbuf, count, type, 0, x.c->local);
 }
 
+/* MPI-3.1 5.10: group A's vectors (n elements, n the sum of either
+ * group's counts) reduced and scattered over group B by B's counts, and
+ * the other way: each group reduces at its rank 0, the two rank 0s trade
+ * their results, and each scatters what came (counts NULL: count each). */
+int mpi_inter_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
+                             const int counts[], int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm)
+{
+    struct cx x;
+    TRY(begin_inter(&x, call, comm));
+    struct mtype *t;
+    int *cs = xmalloc(&x, (long)sizeof(int) * x.n), *ds = xmalloc(&x, (long)sizeof(int) * x.n);
+    long n = 0;
+    for (int i = 0; i < x.n; i++) {
+        cs[i] = counts ? counts[i] : count;
+        ds[i] = (int)n;
+        n += cs[i];
+    }
+    int rc = n > 0x7FFFFFFF ? mpi_error(comm, MPI_ERR_COUNT, call, "%ld elements in all", n)
+             : cs[x.me] < 0 ? mpi_error(comm, MPI_ERR_COUNT, call, "count %d", cs[x.me])
+                            : MPI_SUCCESS;
+    if (!rc && !(rc = check_data(&x, sendbuf, (int)n, type, &t)))
+        rc = mpi_check_op(call, comm, op, type);
+    if (!rc && sendbuf == MPI_IN_PLACE)
+        rc = mpi_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE on an intercommunicator");
+    char *mine = NULL, *theirs = NULL;
+    if (!rc && x.me == 0) {
+        long span = mpi_span(t, n);
+        mine = xmalloc(&x, span);
+        theirs = xmalloc(&x, span);
+    }
+    if (!rc)
+        rc = reduce_here(&x, sendbuf, mine ? mine - t->true_lb : NULL, (int)n, type, op);
+    if (!rc && x.me == 0) {
+        long len;
+        void *stmp, *rtmp;
+        const void *out = packed(&x, mine - t->true_lb, n, t, &len, &stmp);
+        void *in = recv_view(&x, theirs - t->true_lb, n, t, &rtmp);
+        exchange(&x, 0, out, len, 0, in, n * t->size, 0);
+        recv_done(theirs - t->true_lb, n, t, rtmp);
+        free(stmp);
+    }
+    if (!rc)
+        rc = MPI_Scatterv(theirs ? theirs - t->true_lb : NULL, cs, ds, type, recvbuf, cs[x.me],
+                          type, 0, x.c->local);
+    free(mine);
+    free(theirs);
+    free(cs);
+    free(ds);
+    return rc;
+}
+
 /* The group's packed blocks (bs bytes a rank) gathered at its rank 0:
  * a buffer there, NULL elsewhere. */
 static char *gather_here(const struct cx *x, const void *block, long bs, int *rc)

@@ -26,9 +26,6 @@
 
 enum { S_SEND, S_RECV, S_REDUCE, S_TCOPY, S_UNPACK };
 
-/* Message tags of a schedule (with its call's sequence number): what
- * pairs ranks' messages, whatever round each side is in. */
-enum { T_BCAST = 1, T_REDUCE, T_TO_ROOT, T_SCATTER, T_SCAN, T_ALL, T_BARRIER = 16 };
 
 struct sop {
     int kind, peer, tag;
@@ -56,7 +53,7 @@ struct nbc {
 
 static struct nbc *active;
 
-static struct nbc *nbc_new(const struct cx *x)
+struct nbc *mpi_nbc_new(const struct cx *x)
 {
     struct nbc *s = calloc(1, sizeof *s);
     if (!s)
@@ -74,7 +71,7 @@ static void *grow(const struct nbc *s, void *p, int *cap, size_t each)
     return p;
 }
 
-static void *nbc_alloc(struct nbc *s, long len)
+void *mpi_nbc_alloc(struct nbc *s, long len)
 {
     if (s->nmem == s->memcap)
         s->mem = grow(s, s->mem, &s->memcap, sizeof *s->mem);
@@ -88,36 +85,36 @@ static void add(struct nbc *s, struct sop op)
     s->ops[s->nops++] = op;
 }
 
-static void sendto(struct nbc *s, int tag, int peer, const void *buf, long len)
+void mpi_nbc_send(struct nbc *s, int tag, int peer, const void *buf, long len)
 {
     add(s, (struct sop){.kind = S_SEND, .tag = tag, .peer = peer, .buf = (void *)buf,
                         .len = len});
 }
 
-static void recvfrom(struct nbc *s, int tag, int peer, void *buf, long len)
+void mpi_nbc_recv(struct nbc *s, int tag, int peer, void *buf, long len)
 {
     add(s, (struct sop){.kind = S_RECV, .tag = tag, .peer = peer, .buf = buf, .len = len});
 }
 
 /* Local steps, after the round's messages. */
-static void reduce(struct nbc *s, const void *in, void *inout, long count, MPI_Datatype t,
+void mpi_nbc_reduce(struct nbc *s, const void *in, void *inout, long count, MPI_Datatype t,
                    MPI_Op op)
 {
     add(s, (struct sop){.kind = S_REDUCE, .src = in, .buf = inout, .len = count, .type = t,
                         .op = op});
 }
 
-static void tcopy(struct nbc *s, const void *from, void *to, long count, MPI_Datatype t)
+void mpi_nbc_tcopy(struct nbc *s, const void *from, void *to, long count, MPI_Datatype t)
 {
     add(s, (struct sop){.kind = S_TCOPY, .src = from, .buf = to, .len = count, .type = t});
 }
 
-static void unpack(struct nbc *s, const void *packed, void *to, long count, MPI_Datatype t)
+void mpi_nbc_unpack(struct nbc *s, const void *packed, void *to, long count, MPI_Datatype t)
 {
     add(s, (struct sop){.kind = S_UNPACK, .src = packed, .buf = to, .len = count, .type = t});
 }
 
-static void end_round(struct nbc *s)
+void mpi_nbc_end_round(struct nbc *s)
 {
     if (s->nrounds == s->rcap)
         s->ends = grow(s, s->ends, &s->rcap, sizeof *s->ends);
@@ -126,7 +123,7 @@ static void end_round(struct nbc *s)
         mpi_fatal(s->x.call, "a schedule of more than 255 rounds");
 }
 
-static void hold(struct nbc *s, MPI_Datatype t)
+void mpi_nbc_hold(struct nbc *s, MPI_Datatype t)
 {
     for (int i = 0; i < 3; i++)
         if (!s->held[i]) {
@@ -243,7 +240,7 @@ static void step_all(void)
 }
 
 /* Start s and give the program its request. */
-static int launch(struct nbc *s, MPI_Request *request)
+int mpi_nbc_launch(struct nbc *s, MPI_Request *request)
 {
     static bool hooked;
     if (!hooked) {
@@ -261,8 +258,16 @@ static int launch(struct nbc *s, MPI_Request *request)
     s->req = r;
     s->next = active;
     active = s;
-    if (s->nrounds)
+    /* A send may wait for a free send slot, and the engine runs the hook
+     * while it waits: nothing is stepped until the round is all posted (a
+     * half-posted round would be taken for done, or its unset requests
+     * read). */
+    if (s->nrounds) {
+        bool was = stepping;
+        stepping = true;
         start_round(s);
+        stepping = was;
+    }
     *request = mpi_req_handle(r);
     return MPI_SUCCESS;
 }
@@ -300,15 +305,17 @@ static int begin_nb(struct cx *x, const char *call, MPI_Comm comm, MPI_Request *
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_ibarrier(comm, request);
     struct cx x;
     TRY(begin_nb(&x, "MPI_Ibarrier", comm, request));
-    struct nbc *s = nbc_new(&x);
+    struct nbc *s = mpi_nbc_new(&x);
     for (int d = 1, k = 0; d < x.n; d <<= 1, k++) {
-        sendto(s, T_BARRIER + k, (x.me + d) % x.n, NULL, 0);
-        recvfrom(s, T_BARRIER + k, (x.me - d + x.n) % x.n, NULL, 0);
-        end_round(s);
+        mpi_nbc_send(s, T_BARRIER + k, (x.me + d) % x.n, NULL, 0);
+        mpi_nbc_recv(s, T_BARRIER + k, (x.me - d + x.n) % x.n, NULL, 0);
+        mpi_nbc_end_round(s);
     }
-    return launch(s, request);
+    return mpi_nbc_launch(s, request);
 }
 
 /* Binomial broadcast of len bytes at p from root (relative ranks): a
@@ -318,8 +325,8 @@ static void bcast_rounds(struct nbc *s, void *p, long len, int root)
     int n = s->x.n, vr = (s->x.me - root + n) % n, mask = 1;
     while (mask < n) {
         if (vr & mask) {
-            recvfrom(s, T_BCAST, (vr - mask + root) % n, p, len);
-            end_round(s);
+            mpi_nbc_recv(s, T_BCAST, (vr - mask + root) % n, p, len);
+            mpi_nbc_end_round(s);
             break;
         }
         mask <<= 1;
@@ -327,45 +334,47 @@ static void bcast_rounds(struct nbc *s, void *p, long len, int root)
     bool any = false;
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (vr + mask < n) {
-            sendto(s, T_BCAST, (vr + mask + root) % n, p, len);
+            mpi_nbc_send(s, T_BCAST, (vr + mask + root) % n, p, len);
             any = true;
         }
     if (any)
-        end_round(s);
+        mpi_nbc_end_round(s);
 }
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_ibcast(buffer, count, datatype, root, comm, request);
     struct cx x;
     TRY(begin_nb(&x, "MPI_Ibcast", comm, request));
     struct mtype *t;
     TRY(check_data(&x, buffer, count, datatype, &t));
     TRY(check_root(&x, root));
-    struct nbc *s = nbc_new(&x);
+    struct nbc *s = mpi_nbc_new(&x);
     long len = (long)count * t->size;
     if (x.n > 1 && len) {
         bool contig = mpi_contig(t);
-        void *p = contig ? buffer : nbc_alloc(s, len);
+        void *p = contig ? buffer : mpi_nbc_alloc(s, len);
         if (!contig && x.me == root)
             mpi_pack(buffer, count, t, p);
         bcast_rounds(s, p, len, root);
         if (!contig && x.me != root) {
-            hold(s, datatype);
-            unpack(s, p, buffer, count, datatype);
+            mpi_nbc_hold(s, datatype);
+            mpi_nbc_unpack(s, p, buffer, count, datatype);
             if (!s->nrounds || s->ends[s->nrounds - 1] != s->nops)
-                end_round(s);
+                mpi_nbc_end_round(s);
         }
     }
-    return launch(s, request);
+    return mpi_nbc_launch(s, request);
 }
 
 /* Room for count elements of t laid out in memory: base points where
  * element 0's offset 0 would be. */
-static void *typed_room(struct nbc *s, const struct mtype *t, long count)
+void *mpi_nbc_typed_room(struct nbc *s, const struct mtype *t, long count)
 {
     long span = mpi_span(t, count);
-    return (char *)nbc_alloc(s, span > 0 ? span : 1) - t->true_lb;
+    return (char *)mpi_nbc_alloc(s, span > 0 ? span : 1) - t->true_lb;
 }
 
 /* The reduction of every rank's acc (typed, count elements) at rank 0,
@@ -374,20 +383,20 @@ static void reduce_rounds(struct nbc *s, void *acc, long count, MPI_Datatype dt,
 {
     struct mtype *t = mpi_type_get(dt);
     long span = mpi_span(t, count);
-    void *tmp = typed_room(s, t, count);
+    void *tmp = mpi_nbc_typed_room(s, t, count);
     char *accb = (char *)acc + t->true_lb, *tmpb = (char *)tmp + t->true_lb;
     for (int mask = 1; mask < s->x.n; mask <<= 1) {
         if (s->x.me & mask) {
-            sendto(s, T_REDUCE, s->x.me - mask, accb, span);
-            end_round(s);
+            mpi_nbc_send(s, T_REDUCE, s->x.me - mask, accb, span);
+            mpi_nbc_end_round(s);
             break;
         }
         if (s->x.me + mask < s->x.n) {
             /* acc holds ranks [me, me+mask), the child [me+mask, ...): acc op child */
-            recvfrom(s, T_REDUCE, s->x.me + mask, tmpb, span);
-            reduce(s, acc, tmp, count, dt, op);
-            tcopy(s, tmp, acc, count, dt);
-            end_round(s);
+            mpi_nbc_recv(s, T_REDUCE, s->x.me + mask, tmpb, span);
+            mpi_nbc_reduce(s, acc, tmp, count, dt, op);
+            mpi_nbc_tcopy(s, tmp, acc, count, dt);
+            mpi_nbc_end_round(s);
         }
     }
 }
@@ -403,10 +412,10 @@ static int check_reduce(struct cx *x, const void *sendbuf, void *recvbuf, int co
 }
 
 /* A schedule's accumulator holding this rank's contribution. */
-static void *contribution(struct nbc *s, const void *sendbuf, const void *recvbuf, int count,
+void *mpi_nbc_contribution(struct nbc *s, const void *sendbuf, const void *recvbuf, int count,
                           MPI_Datatype dt)
 {
-    void *acc = typed_room(s, mpi_type_get(dt), count);
+    void *acc = mpi_nbc_typed_room(s, mpi_type_get(dt), count);
     typed_copy(&s->x, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, acc, count, dt);
     return acc;
 }
@@ -414,45 +423,49 @@ static void *contribution(struct nbc *s, const void *sendbuf, const void *recvbu
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                 MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     struct cx x;
     TRY(begin_nb(&x, "MPI_Ireduce", comm, request));
     TRY(check_root(&x, root));
     TRY(check_reduce(&x, sendbuf, recvbuf, count, datatype, op, x.me == root));
-    struct nbc *s = nbc_new(&x);
-    hold(s, datatype);
-    void *acc = contribution(s, sendbuf, recvbuf, count, datatype);
+    struct nbc *s = mpi_nbc_new(&x);
+    mpi_nbc_hold(s, datatype);
+    void *acc = mpi_nbc_contribution(s, sendbuf, recvbuf, count, datatype);
     reduce_rounds(s, acc, count, datatype, op);
     struct mtype *t = mpi_type_get(datatype);
     long span = mpi_span(t, count);
     if (root != 0 && (x.me == 0 || x.me == root)) {
         if (x.me == 0)
-            sendto(s, T_TO_ROOT, root, (char *)acc + t->true_lb, span);
+            mpi_nbc_send(s, T_TO_ROOT, root, (char *)acc + t->true_lb, span);
         else
-            recvfrom(s, T_TO_ROOT, 0, (char *)acc + t->true_lb, span);
-        end_round(s);
+            mpi_nbc_recv(s, T_TO_ROOT, 0, (char *)acc + t->true_lb, span);
+        mpi_nbc_end_round(s);
     }
     if (x.me == root) {
-        tcopy(s, acc, recvbuf, count, datatype);
-        end_round(s);
+        mpi_nbc_tcopy(s, acc, recvbuf, count, datatype);
+        mpi_nbc_end_round(s);
     }
-    return launch(s, request);
+    return mpi_nbc_launch(s, request);
 }
 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
     struct cx x;
     TRY(begin_nb(&x, "MPI_Iallreduce", comm, request));
     TRY(check_reduce(&x, sendbuf, recvbuf, count, datatype, op, true));
-    struct nbc *s = nbc_new(&x);
-    hold(s, datatype);
-    void *acc = contribution(s, sendbuf, recvbuf, count, datatype);
+    struct nbc *s = mpi_nbc_new(&x);
+    mpi_nbc_hold(s, datatype);
+    void *acc = mpi_nbc_contribution(s, sendbuf, recvbuf, count, datatype);
     reduce_rounds(s, acc, count, datatype, op);
     struct mtype *t = mpi_type_get(datatype);
     bcast_rounds(s, (char *)acc + t->true_lb, mpi_span(t, count), 0);
-    tcopy(s, acc, recvbuf, count, datatype);
-    end_round(s);
-    return launch(s, request);
+    mpi_nbc_tcopy(s, acc, recvbuf, count, datatype);
+    mpi_nbc_end_round(s);
+    return mpi_nbc_launch(s, request);
 }
 
 /* Reduce_scatter: the whole reduced at rank 0, which sends each rank its
@@ -472,31 +485,34 @@ static int reduce_scatter_nb(struct cx *x, const void *sendbuf, void *recvbuf,
     struct mtype *t;
     TRY(mpi_check_type(x->call, x->h, datatype, &t));
     TRY(mpi_check_op(x->call, x->h, op, datatype));
-    struct nbc *s = nbc_new(x);
-    hold(s, datatype);
+    struct nbc *s = mpi_nbc_new(x);
+    mpi_nbc_hold(s, datatype);
     const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    void *acc = contribution(s, src, recvbuf, (int)total, datatype);
+    void *acc = mpi_nbc_contribution(s, src, recvbuf, (int)total, datatype);
     reduce_rounds(s, acc, total, datatype, op);
     long ext = mpi_extent(t), at = 0;
-    void *mine = typed_room(s, t, counts[x->me]);
+    void *mine = mpi_nbc_typed_room(s, t, counts[x->me]);
     for (int i = 0; i < x->n; i++) {
         char *part = (char *)acc + at * ext;
         if (x->me == 0 && i != 0 && counts[i])
-            sendto(s, T_SCATTER, i, part + t->true_lb, mpi_span(t, counts[i]));
+            mpi_nbc_send(s, T_SCATTER, i, part + t->true_lb, mpi_span(t, counts[i]));
         if (x->me == 0 && i == 0)
-            tcopy(s, part, mine, counts[i], datatype);
+            mpi_nbc_tcopy(s, part, mine, counts[i], datatype);
         at += counts[i];
     }
     if (x->me != 0 && counts[x->me])
-        recvfrom(s, T_SCATTER, 0, (char *)mine + t->true_lb, mpi_span(t, counts[x->me]));
-    tcopy(s, mine, recvbuf, counts[x->me], datatype);
-    end_round(s);
-    return launch(s, request);
+        mpi_nbc_recv(s, T_SCATTER, 0, (char *)mine + t->true_lb, mpi_span(t, counts[x->me]));
+    mpi_nbc_tcopy(s, mine, recvbuf, counts[x->me], datatype);
+    mpi_nbc_end_round(s);
+    return mpi_nbc_launch(s, request);
 }
 
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_ireduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, 0,
+                                         datatype, op, comm, request);
     struct cx x;
     TRY(begin_nb(&x, "MPI_Ireduce_scatter", comm, request));
     return reduce_scatter_nb(&x, sendbuf, recvbuf, recvcounts, datatype, op, request);
@@ -506,6 +522,9 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_ireduce_scatter("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL,
+                                         recvcount, datatype, op, comm, request);
     struct cx x;
     TRY(begin_nb(&x, "MPI_Ireduce_scatter_block", comm, request));
     int *counts = xmalloc(&x, (long)sizeof(int) * x.n);
@@ -525,28 +544,28 @@ static int scan_nb(const char *call, const void *sendbuf, void *recvbuf, int cou
     struct cx x;
     TRY(begin_nb(&x, call, comm, request));
     TRY(check_reduce(&x, sendbuf, recvbuf, count, datatype, op, true));
-    struct nbc *s = nbc_new(&x);
-    hold(s, datatype);
+    struct nbc *s = mpi_nbc_new(&x);
+    mpi_nbc_hold(s, datatype);
     struct mtype *t = mpi_type_get(datatype);
     long span = mpi_span(t, count);
-    void *acc = contribution(s, sendbuf, recvbuf, count, datatype);
+    void *acc = mpi_nbc_contribution(s, sendbuf, recvbuf, count, datatype);
     if (x.me > 0) {
-        void *before = typed_room(s, t, count);
-        recvfrom(s, T_SCAN, x.me - 1, (char *)before + t->true_lb, span);
+        void *before = mpi_nbc_typed_room(s, t, count);
+        mpi_nbc_recv(s, T_SCAN, x.me - 1, (char *)before + t->true_lb, span);
         if (exclusive)
-            tcopy(s, before, recvbuf, count, datatype);
-        reduce(s, before, acc, count, datatype, op);   /* acc = before op mine */
-        end_round(s);
+            mpi_nbc_tcopy(s, before, recvbuf, count, datatype);
+        mpi_nbc_reduce(s, before, acc, count, datatype, op);   /* acc = before op mine */
+        mpi_nbc_end_round(s);
     }
     if (x.me < x.n - 1) {
-        sendto(s, T_SCAN, x.me + 1, (char *)acc + t->true_lb, span);
-        end_round(s);
+        mpi_nbc_send(s, T_SCAN, x.me + 1, (char *)acc + t->true_lb, span);
+        mpi_nbc_end_round(s);
     }
     if (!exclusive) {
-        tcopy(s, acc, recvbuf, count, datatype);
-        end_round(s);
+        mpi_nbc_tcopy(s, acc, recvbuf, count, datatype);
+        mpi_nbc_end_round(s);
     }
-    return launch(s, request);
+    return mpi_nbc_launch(s, request);
 }
 
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -573,7 +592,7 @@ int mpi_nbc_exchange(struct cx *x, const void *sendbuf, struct nbc_side snd, voi
      * receive is that order's to say). */
     int ns = snd.peers ? snd.n : x->n, nr = rcv.peers ? rcv.n : x->n;
     bool ranks = !snd.peers && !rcv.peers;
-    struct nbc *s = nbc_new(x);
+    struct nbc *s = mpi_nbc_new(x);
     long *rlen = xmalloc(x, (long)sizeof(long) * nr);
     for (int i = 0; i < nr; i++) {
         struct mtype *rt = rcv.counts && rcv.counts[i] ? mpi_type_get(rcv.types[i]) : NULL;
@@ -594,9 +613,9 @@ int mpi_nbc_exchange(struct cx *x, const void *sendbuf, struct nbc_side snd, voi
         }
         if (!len)
             continue;
-        void *p = nbc_alloc(s, len);
+        void *p = mpi_nbc_alloc(s, len);
         mpi_pack(from, snd.counts[i], st, p);
-        sendto(s, T_ALL, peer, p, len);
+        mpi_nbc_send(s, T_ALL, peer, p, len);
     }
     /* Its own part now (its receive buffer is its to write). */
     if (ranks && snd.counts && rcv.counts && snd.counts[x->me] && rlen[x->me]) {
@@ -611,9 +630,9 @@ int mpi_nbc_exchange(struct cx *x, const void *sendbuf, struct nbc_side snd, voi
         int peer = rcv.peers ? rcv.peers[i] : i;
         if ((ranks && i == x->me) || peer == MPI_PROC_NULL || !rlen[i])
             continue;
-        void *p = nbc_alloc(s, rlen[i]);
-        recvfrom(s, T_ALL, peer, p, rlen[i]);
-        unpack(s, p, (char *)recvbuf + rcv.displs[i], rcv.counts[i], rcv.types[i]);
+        void *p = mpi_nbc_alloc(s, rlen[i]);
+        mpi_nbc_recv(s, T_ALL, peer, p, rlen[i]);
+        mpi_nbc_unpack(s, p, (char *)recvbuf + rcv.displs[i], rcv.counts[i], rcv.types[i]);
     }
     free(rlen);
     /* The receive types must outlive the call: hold up to three distinct
@@ -625,11 +644,11 @@ int mpi_nbc_exchange(struct cx *x, const void *sendbuf, struct nbc_side snd, voi
             for (int k = 0; k < 3; k++)
                 have |= s->held[k] == rcv.types[i];
             if (!have)
-                hold(s, rcv.types[i]);
+                mpi_nbc_hold(s, rcv.types[i]);
         }
     if (s->nops)
-        end_round(s);
-    return launch(s, request);
+        mpi_nbc_end_round(s);
+    return mpi_nbc_launch(s, request);
 }
 
 /* Checks and byte displacements of a v-shaped argument set. */
@@ -689,6 +708,9 @@ static int general(const char *call, const void *sendbuf, const int scounts[],
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_ialltoall("MPI_Ialltoall", sendbuf, NULL, NULL, NULL, sendcount, sendtype,
+                                   recvbuf, NULL, NULL, NULL, recvcount, recvtype, comm, request);
     return general("MPI_Ialltoall", sendbuf, NULL, NULL, NULL, sendtype, sendcount, recvbuf,
                    NULL, NULL, NULL, recvtype, recvcount, false, comm, request);
 }
@@ -698,6 +720,10 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_ialltoall("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, NULL, 0,
+                                   sendtype, recvbuf, recvcounts, rdispls, NULL, 0, recvtype, comm,
+                                   request);
     return general("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, NULL, sendtype, 0, recvbuf,
                    recvcounts, rdispls, NULL, recvtype, 0, false, comm, request);
 }
@@ -707,6 +733,10 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                    MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_ialltoall("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, 0,
+                                   MPI_DATATYPE_NULL, recvbuf, recvcounts, rdispls, recvtypes, 0,
+                                   MPI_DATATYPE_NULL, comm, request);
     return general("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, 0, 0, recvbuf,
                    recvcounts, rdispls, recvtypes, 0, 0, true, comm, request);
 }
@@ -796,6 +826,9 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_igather(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount,
+                                 recvtype, root, comm, request);
     return rooted("MPI_Igather", true, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL,
                   NULL, recvcount, recvtype, root, false, comm, request);
 }
@@ -804,6 +837,9 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_igather(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
+                                 recvtype, root, comm, request);
     return rooted("MPI_Igatherv", true, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf,
                   recvcounts, displs, 0, recvtype, root, false, comm, request);
 }
@@ -812,6 +848,9 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_iscatter(sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, recvcount,
+                                  recvtype, root, comm, request);
     return rooted("MPI_Iscatter", false, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf,
                   NULL, NULL, recvcount, recvtype, root, false, comm, request);
 }
@@ -820,6 +859,9 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_iscatter(sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount,
+                                  recvtype, root, comm, request);
     return rooted("MPI_Iscatterv", false, sendbuf, sendcounts, displs, 0, sendtype, recvbuf,
                   NULL, NULL, recvcount, recvtype, root, false, comm, request);
 }
@@ -827,6 +869,9 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_iallgather(sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount,
+                                    recvtype, comm, request);
     return rooted("MPI_Iallgather", true, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf,
                   NULL, NULL, recvcount, recvtype, 0, true, comm, request);
 }
@@ -835,6 +880,9 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm, MPI_Request *request)
 {
+    if (mpi_is_inter(comm))
+        return mpi_inter_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0,
+                                    recvtype, comm, request);
     return rooted("MPI_Iallgatherv", true, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf,
                   recvcounts, displs, 0, recvtype, 0, true, comm, request);
 }

@@ -97,9 +97,6 @@ static int make(const char *call, const struct pcoll *a, MPI_Info info, MPI_Requ
     *request = MPI_REQUEST_NULL;
     struct mcomm *c;
     TRY(mpi_check_comm(call, a->comm, &c));
-    if (c->inter)
-        return mpi_error(a->comm, MPI_ERR_COMM, call,
-                         "persistent collectives on intercommunicators are not in Tern's MPI");
     if (info != MPI_INFO_NULL && !mpi_info_ok(info))
         return mpi_error(a->comm, MPI_ERR_INFO, call, "%#x is not an info object",
                          (unsigned)info);

@@ -10,7 +10,15 @@
  *    in a mixed order with MPI_Waitall, against the blocking call's result;
  *    while they are open the ranks exchange point-to-point messages in a
  *    ring, so nothing finishes a collective but the library's progress.
- * 3. Persistent collectives (MPI-4): made once, started many times with new
+ * 3. Three Ialltoalls of 40 KiB blocks open at once: more large sends than
+ *    the engine has send slots, so posting a round waits for slots (and
+ *    runs the progress hook, which must not step the half-posted round).
+ * 4. On an intercommunicator between the lower and the upper half of the
+ *    ranks: Ibcast from a root to the other group at sizes up to the
+ *    engine's eager limit (the root's sends wait for send slots), Ibarrier,
+ *    Ireduce, Iallreduce, Ireduce_scatter_block, Iallgather, Ialltoall,
+ *    Igather, Iscatter, each against values computed here.
+ * 5. Persistent collectives (MPI-4): made once, started many times with new
  *    data, each start checked against the blocking call; the ranks start
  *    two of them in opposite orders (MPI orders the inits, not the starts),
  *    and a derived type freed after the init still serves every start.
@@ -158,6 +166,140 @@ static void all_at_once(void)
     free(counts);
 }
 
+static void large_rounds(void)
+{
+    enum { K = 3, B = 40 * 1024 };
+    int n = t_size, me = t_rank;
+    unsigned char *out[K], *in[K];
+    MPI_Request r[K];
+    for (int k = 0; k < K; k++) {
+        out[k] = malloc((size_t)B * (size_t)n);
+        in[k] = malloc((size_t)B * (size_t)n);
+        CHECK(out[k] && in[k], "no memory");
+        for (int j = 0; j < n; j++)
+            fill(out[k] + (size_t)B * (size_t)j, B, (me * n + j) * K + k);
+        memset(in[k], 0, (size_t)B * (size_t)n);
+        OK(MPI_Ialltoall(out[k], B, MPI_BYTE, in[k], B, MPI_BYTE, MPI_COMM_WORLD, &r[k]));
+    }
+    OK(MPI_Waitall(K, r, MPI_STATUSES_IGNORE));
+    for (int k = 0; k < K; k++) {
+        for (int j = 0; j < n; j++)
+            CHECK(first_bad(in[k] + (size_t)B * (size_t)j, B, (j * n + me) * K + k) < 0,
+                  "Ialltoall %d: the block from rank %d is wrong at %ld", k, j,
+                  first_bad(in[k] + (size_t)B * (size_t)j, B, (j * n + me) * K + k));
+        free(out[k]);
+        free(in[k]);
+    }
+}
+
+/* Ibcasts of 1 to 16384 ints on inter from the low group's rank 0. */
+static void inter_bcasts(MPI_Comm inter, int low, int lrank)
+{
+    MPI_Request r;
+    for (int count = 1; count <= 16384; count *= 2) {
+        int *buf = malloc(sizeof(int) * (size_t)count);
+        CHECK(buf, "no memory");
+        for (int i = 0; i < count; i++)
+            buf[i] = low && lrank == 0 ? i * 3 + count : -1;
+        int root = low ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        OK(MPI_Ibcast(buf, count, MPI_INT, root, inter, &r));
+        OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        for (int i = 0; i < count; i++)
+            CHECK(buf[i] == (low ? (lrank == 0 ? i * 3 + count : -1) : i * 3 + count),
+                  "inter Ibcast of %d: [%d] = %d", count, i, buf[i]);
+        free(buf);
+    }
+}
+
+static void intercomm(void)
+{
+    int n = t_size, me = t_rank;
+    if (n < 2)
+        return;
+    int half = n / 2, low = me < half, lsize = low ? half : n - half;
+    int rsize = n - lsize, rbase = low ? half : 0, lrank = low ? me : me - half;
+    MPI_Comm local, inter;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, low, me, &local));
+    OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, low ? half : 0, 7, &inter));
+    MPI_Request r;
+    /* Ibcast: the low group's rank 0 to the high group. */
+    for (int rep = 0; rep < 4; rep++)
+        inter_bcasts(inter, low, lrank);
+    OK(MPI_Ibarrier(inter, &r));
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    /* Reductions: sums over the other group's world ranks. */
+    int rsum = 0;
+    for (int j = 0; j < rsize; j++)
+        rsum += rbase + j;
+    int v[2] = {me, 2 * me}, res[2] = {0, 0};
+    OK(MPI_Iallreduce(v, res, 2, MPI_INT, MPI_SUM, inter, &r));
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    CHECK(res[0] == rsum && res[1] == 2 * rsum, "inter Iallreduce %d %d, want %d", res[0],
+          res[1], rsum);
+    /* The same as a persistent collective, started twice. */
+    OK(MPI_Allreduce_init(v, res, 2, MPI_INT, MPI_SUM, inter, MPI_INFO_NULL, &r));
+    for (int k = 0; k < 2; k++) {
+        res[0] = res[1] = -1;
+        OK(MPI_Start(&r));
+        OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        CHECK(res[0] == rsum && res[1] == 2 * rsum, "inter Allreduce_init %d, want %d", res[0],
+              rsum);
+    }
+    OK(MPI_Request_free(&r));
+    res[0] = res[1] = -1;
+    int root = low ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    OK(MPI_Ireduce(v, res, 2, MPI_INT, MPI_SUM, root, inter, &r));
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    if (low && lrank == 0)
+        CHECK(res[0] == rsum && res[1] == 2 * rsum, "inter Ireduce %d, want %d", res[0], rsum);
+    /* Reduce_scatter_block: vectors of 2 x lsize (= 2 x rsize when the
+     * halves are equal; MPI wants the two groups' totals equal). */
+    if (lsize == rsize) {
+        int *vec = malloc(sizeof(int) * 2 * (size_t)lsize), got[2];
+        CHECK(vec, "no memory");
+        for (int i = 0; i < 2 * lsize; i++)
+            vec[i] = me * 1000 + i;
+        OK(MPI_Ireduce_scatter_block(vec, got, 2, MPI_INT, MPI_SUM, inter, &r));
+        OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        for (int k = 0; k < 2; k++)
+            CHECK(got[k] == rsum * 1000 + rsize * (2 * lrank + k),
+                  "inter Ireduce_scatter_block[%d] %d", k, got[k]);
+        free(vec);
+    }
+    /* Iallgather, Ialltoall: blocks from every rank of the other group. */
+    int *all = malloc(sizeof(int) * 2 * (size_t)n), *out = malloc(sizeof(int) * (size_t)n);
+    CHECK(all && out, "no memory");
+    OK(MPI_Iallgather(v, 2, MPI_INT, all, 2, MPI_INT, inter, &r));
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    for (int j = 0; j < rsize; j++)
+        CHECK(all[2 * j] == rbase + j && all[2 * j + 1] == 2 * (rbase + j),
+              "inter Iallgather block %d: %d", j, all[2 * j]);
+    for (int j = 0; j < rsize; j++)
+        out[j] = me * 100 + j;
+    OK(MPI_Ialltoall(out, 1, MPI_INT, all, 1, MPI_INT, inter, &r));
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    for (int j = 0; j < rsize; j++)
+        CHECK(all[j] == (rbase + j) * 100 + lrank, "inter Ialltoall from %d: %d", j, all[j]);
+    /* Igather to, and Iscatter from, the high group's rank 0. */
+    root = low ? 0 : (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL);
+    OK(MPI_Igather(&me, 1, MPI_INT, all, 1, MPI_INT, root, inter, &r));
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    if (!low && lrank == 0)
+        for (int j = 0; j < rsize; j++)
+            CHECK(all[j] == j, "inter Igather from %d: %d", j, all[j]);
+    for (int j = 0; j < rsize; j++)
+        out[j] = 5000 + j;
+    int one = -1;
+    OK(MPI_Iscatter(out, 1, MPI_INT, &one, 1, MPI_INT, root, inter, &r));
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    if (low)
+        CHECK(one == 5000 + lrank, "inter Iscatter gave %d", one);
+    free(all);
+    free(out);
+    OK(MPI_Comm_free(&inter));
+    OK(MPI_Comm_free(&local));
+}
+
 static void persistent(void)
 {
     int n = t_size, me = t_rank;
@@ -219,6 +361,8 @@ int main(int argc, char **argv)
         msgs += nbx();
     for (int rep = 0; rep < 5; rep++)
         all_at_once();
+    large_rounds();
+    intercomm();
     persistent();
     if (t_rank == 0)
         printf("nbc ok on %d ranks: %ld messages\n", t_size, msgs);
