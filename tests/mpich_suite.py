@@ -173,12 +173,11 @@ def missing_calls(bdir, case):
     return sorted(names)
 
 
-def passed(case, status, out):
+def passed(status, out, how=None):
     """MPICH's rule (runtests): exit 0 and " No Errors", but for the lines
-    whose resultTest asks for a job that fails: TestErrFatal and TestStatus
+    whose resultTest (how) asks for a job that fails: TestErrFatal and TestStatus
     pass on a non-zero status, TestStatusNoErrors wants " No Errors" too."""
     no_errors = re.search(r"^\s*No Errors\s*$", out, re.M) is not None
-    how = case.opts.get("resultTest")
     if how in ("TestErrFatal", "TestStatus"):
         return status != 0
     if how == "TestStatusNoErrors":
@@ -201,7 +200,8 @@ def run_host(bdir, todo, timeout, log):
                                     env={"MPITEST_VERBOSE": "0"})
             finally:
                 os.chdir(here)
-            results.append((c, passed(c, r.status, r.out), r.status, r.out + r.err, r.secs))
+            ok = passed(r.status, r.out, c.opts.get("resultTest"))
+            results.append((c, ok, r.status, r.out + r.err, r.secs))
             log(c, results[-1])
     return results
 
@@ -229,7 +229,8 @@ def run_tern(bdir, todo, cluster, timeout, log):
                 os.killpg(p.pid, signal.SIGKILL)
                 out, _ = p.communicate()
             st, out = -9, (out or "") + f"\ntimed out after {c.timeout(timeout) + 30} s"
-        results.append((c, passed(c, st, out), st, out, time.monotonic() - t0))
+        ok = passed(st, out, c.opts.get("resultTest"))
+        results.append((c, ok, st, out, time.monotonic() - t0))
         log(c, results[-1])
     return results
 
