@@ -293,6 +293,8 @@ static inline bool mpi_contig(const struct mtype *t)
 #define BLOCK_OFF(t, R, K) ((t)->blocks[K].off + (R) * (t)->rep_stride)
 void mpi_pack(const void *buf, long count, const struct mtype *t, void *out);
 void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf);
+/* The first bytes of packed data, whole elements and part of the next. */
+void mpi_unpack_bytes(const void *in, long bytes, const struct mtype *t, void *buf);
 /* Bytes of count elements from the first to the last byte of data. */
 long mpi_span(const struct mtype *t, long count);
 void mpi_types_init(void);

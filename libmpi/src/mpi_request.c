@@ -100,11 +100,8 @@ static void settle(struct mreq *r)
         int err = e->error == MSG_ERR_TRUNCATE ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
         mpi_status_set(&r->status, c ? mpi_rank_of(c, (int)e->src) : (int)e->src,
                        (int)(e->mbits & TAG_BITS), err, got);
-        if (r->tmp) {
-            /* Whole elements only: a truncated tail is dropped. */
-            long n = t->size ? (long)(got / t->size) : 0;
-            mpi_unpack(r->tmp, n, t, r->buf);
-        }
+        if (r->tmp)
+            mpi_unpack_bytes(r->tmp, got, t, r->buf);
     } else {
         mpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
     }

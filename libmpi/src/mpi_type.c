@@ -184,6 +184,26 @@ void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf)
     }
 }
 
+/* bytes of packed data into elements of t at buf: the whole elements,
+ * then what there is of the next one in type-map order.  A message shorter
+ * than the receive buffer fills its first part (MPI-3.1 3.2.4), also when
+ * that ends inside an element of a derived type. */
+void mpi_unpack_bytes(const void *in, long bytes, const struct mtype *t, void *buf)
+{
+    long whole = t->size ? bytes / t->size : 0, rest = bytes - whole * t->size;
+    mpi_unpack(in, whole, t, buf);
+    const char *p = (const char *)in + whole * t->size;
+    char *base = (char *)buf + whole * mpi_extent(t);
+    FOR_BLOCKS(t, r, b) {
+        long take = rest < t->blocks[b].len ? rest : t->blocks[b].len;
+        if (take <= 0)
+            return;
+        memcpy(base + BLOCK_OFF(t, r, b), p, (size_t)take);
+        p += take;
+        rest -= take;
+    }
+}
+
 /* ---- building derived types ---- */
 
 /* A type being built: blocks appended in type-map order, merged. */

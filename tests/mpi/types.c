@@ -281,12 +281,42 @@ static void pairs(void)
     pair_reductions();
 }
 
+/* A message shorter than one element of a derived receive type fills its
+ * first part in type-map order (MPI-3.1 3.2.4): 5 ints into a vector of
+ * four blocks of 2 ints, 3 apart. */
+static void short_into_derived(void)
+{
+    int to = (t_rank + 1) % t_size, from = (t_rank - 1 + t_size) % t_size;
+    int out[5] = {11, 12, 13, 14, 15}, in[12];
+    const int want[12] = {11, 12, -1, 13, 14, -1, 15, -1, -1, -1, -1, -1};
+    MPI_Datatype v;
+    MPI_Status st;
+    MPI_Request rq;
+    OK(MPI_Type_vector(4, 2, 3, MPI_INT, &v));
+    OK(MPI_Type_commit(&v));
+    for (int i = 0; i < 12; i++)
+        in[i] = -1;
+    OK(MPI_Irecv(in, 1, v, from, 77, MPI_COMM_WORLD, &rq));
+    OK(MPI_Send(out, 5, MPI_INT, to, 77, MPI_COMM_WORLD));
+    OK(MPI_Wait(&rq, &st));
+    for (int i = 0; i < 12; i++)
+        CHECK(in[i] == want[i], "short message into a vector: [%d] = %d, want %d", i, in[i],
+              want[i]);
+    int n = 0;
+    OK(MPI_Get_elements(&st, v, &n));
+    CHECK(n == 5, "MPI_Get_elements of 5 ints in a vector gave %d", n);
+    OK(MPI_Get_count(&st, v, &n));
+    CHECK(n == MPI_UNDEFINED, "MPI_Get_count of part of an element gave %d", n);
+    OK(MPI_Type_free(&v));
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
     extents();
     traffic();
     pairs();
+    short_into_derived();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (t_rank == 0)
         printf("types ok on %d ranks\n", t_size);
