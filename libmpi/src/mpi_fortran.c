@@ -537,6 +537,33 @@ void mpi_get_elements_(F *status, F *type, F *count, F *ierr)
 {
     *ierr = MPI_Get_elements((MPI_Status *)(void *)status, *type, count);
 }
+void mpi_get_elements_x_(F *status, F *type, MPI_Count *count, F *ierr)
+{
+    *ierr = MPI_Get_elements_x((MPI_Status *)(void *)status, *type, count);
+}
+void mpi_status_set_elements_(F *status, F *type, F *count, F *ierr)
+{
+    *ierr = MPI_Status_set_elements((MPI_Status *)(void *)status, *type, *count);
+}
+void mpi_status_set_elements_x_(F *status, F *type, MPI_Count *count, F *ierr)
+{
+    *ierr = MPI_Status_set_elements_x((MPI_Status *)(void *)status, *type, *count);
+}
+void mpi_status_set_cancelled_(F *status, F *flag, F *ierr)
+{
+    *ierr = MPI_Status_set_cancelled((MPI_Status *)(void *)status, *flag);
+}
+/* The three functions are Fortran subroutines (mpi_greq.c calls them so). */
+typedef void greq_query(MPI_Aint *extra, F *status, F *ierr);
+typedef void greq_free(MPI_Aint *extra, F *ierr);
+typedef void greq_cancel(MPI_Aint *extra, F *complete, F *ierr);
+void mpi_grequest_start_(greq_query *query, greq_free *free_fn, greq_cancel *cancel,
+                         MPI_Aint *extra, F *req, F *ierr)
+{
+    struct mpi_greq_fortran f = {query, free_fn, cancel, *extra};
+    *ierr = mpi_greq_start_fortran(&f, req);
+}
+void mpi_grequest_complete_(F *req, F *ierr) { *ierr = MPI_Grequest_complete(*req); }
 
 /* ---- datatypes ---- */
 void mpi_type_contiguous_(F *count, F *old, F *nt, F *ierr)
@@ -662,6 +689,14 @@ void mpi_type_get_extent_(F *t, MPI_Aint *lb, MPI_Aint *ext, F *ierr)
 void mpi_type_get_true_extent_(F *t, MPI_Aint *lb, MPI_Aint *ext, F *ierr)
 {
     *ierr = MPI_Type_get_true_extent(*t, lb, ext);
+}
+void mpi_type_get_extent_x_(F *t, MPI_Count *lb, MPI_Count *ext, F *ierr)
+{
+    *ierr = MPI_Type_get_extent_x(*t, lb, ext);
+}
+void mpi_type_get_true_extent_x_(F *t, MPI_Count *lb, MPI_Count *ext, F *ierr)
+{
+    *ierr = MPI_Type_get_true_extent_x(*t, lb, ext);
 }
 void mpi_get_address_(void *loc, MPI_Aint *addr, F *ierr)
 {

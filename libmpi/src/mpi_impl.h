@@ -20,6 +20,7 @@
  *   mpi_nbc.c      nonblocking collectives (schedules) and Alltoallw
  *   mpi_internbc.c intercommunicators' nonblocking collectives
  *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
+ *   mpi_greq.c     generalized requests (a program's own operations)
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
  *   mpi_attr.c, mpi_info.c, mpi_file.c  attributes, info objects, MPI-IO
  *
@@ -310,7 +311,7 @@ int mpi_check_op(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype t);
 bool mpi_op_commutes(MPI_Op op);
 
 /* ---- requests (mpi_request.c) ---- */
-enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL };
+enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL, R_GREQ };
 struct mreq {
     bool in_use, persistent, active, done_now, cancelled, freed;
     enum rkind kind;
@@ -326,6 +327,7 @@ struct mreq {
     MPI_Status status;    /* once complete */
     struct nbc *nbc;      /* R_COLL: a nonblocking collective's schedule (mpi_nbc.c) */
     struct pcoll *pcoll;  /* R_PCOLL: a persistent collective's arguments (mpi_pcoll.c) */
+    struct greq *greq;    /* R_GREQ: a generalized request's functions (mpi_greq.c) */
 };
 /* A nonblocking collective's request: stepped, waited for, released. */
 bool mpi_nbc_test(struct mreq *r);
@@ -336,6 +338,18 @@ int mpi_pcoll_start(const char *call, struct mreq *r);
 bool mpi_pcoll_test(struct mreq *r);
 void mpi_pcoll_wait(struct mreq *r);
 void mpi_pcoll_release(struct mreq *r);
+/* A generalized request's: tested, waited for, cancelled, freed. */
+bool mpi_greq_test(struct mreq *r);
+void mpi_greq_wait(struct mreq *r);
+void mpi_greq_cancel(struct mreq *r);
+void mpi_greq_release(struct mreq *r);
+struct mpi_greq_fortran {
+    void (*query)(MPI_Aint *extra, int *status, int *ierr);
+    void (*free_fn)(MPI_Aint *extra, int *ierr);
+    void (*cancel)(MPI_Aint *extra, int *complete, int *ierr);
+    MPI_Aint extra;
+};
+int mpi_greq_start_fortran(const struct mpi_greq_fortran *f, MPI_Request *request);
 struct mreq *mpi_req_get(MPI_Request h);
 MPI_Request mpi_req_handle(const struct mreq *r);
 struct mreq *mpi_req_new(const char *call, MPI_Comm comm);

@@ -58,6 +58,8 @@ void mpi_req_release(struct mreq *r)
         mpi_nbc_release(r);
     if (r->pcoll)
         mpi_pcoll_release(r);
+    if (r->greq)
+        mpi_greq_release(r);
     if (r->holds_type)
         mpi_type_drop(r->type);
     r->holds_type = false;
@@ -116,6 +118,8 @@ bool mpi_req_test(struct mreq *r)
         return true;
     if (r->kind == R_PCOLL)
         return mpi_pcoll_test(r);
+    if (r->kind == R_GREQ)
+        return mpi_greq_test(r);
     if (r->kind == R_COLL) {
         if (mpi_nbc_test(r)) {
             mpi_status_empty(&r->status);
@@ -136,6 +140,10 @@ void mpi_req_wait(struct mreq *r)
         return;
     if (r->kind == R_PCOLL) {
         mpi_pcoll_wait(r);
+        return;
+    }
+    if (r->kind == R_GREQ) {
+        mpi_greq_wait(r);
         return;
     }
     if (r->kind == R_COLL) {
@@ -467,6 +475,10 @@ int MPI_Cancel(MPI_Request *request)
     /* A receive nothing has matched yet is taken back.  Anything else
      * completes normally (a send is never cancelled: MPI-3.1 3.8.4 allows
      * the cancel to fail), and MPI_Test_cancelled says false. */
+    if (r->kind == R_GREQ) {
+        mpi_greq_cancel(r); /* the program's cancel function decides */
+        return MPI_SUCCESS;
+    }
     if (r->active && !r->done_now && r->kind == R_RECV && r->er && msg_cancel_recv(r->er)) {
         r->er = NULL;
         free(r->tmp);
@@ -498,12 +510,11 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
     return MPI_SUCCESS;
 }
 
-int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+/* The basic elements in bytes of data of type t: whole elements, then
+ * the basic elements of the partial one. */
+static long long elements_in(const struct mtype *t, long long b)
 {
-    struct mtype *t;
-    TRY(mpi_check_type("MPI_Get_elements", MPI_COMM_NULL, datatype, &t));
-    long long b = status_bytes(status), n = 0;
-    /* whole elements, then the basic elements of the partial one */
+    long long n = 0;
     if (t->size) {
         long long whole = b / t->size, rest = b % t->size, per = 0;
         FOR_BLOCKS(t, r, k) {
@@ -518,6 +529,61 @@ int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count
         }
         n += whole * per;
     }
+    return n;
+}
+
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    struct mtype *t;
+    TRY(mpi_check_type("MPI_Get_elements", MPI_COMM_NULL, datatype, &t));
+    long long n = elements_in(t, status_bytes(status));
     *count = n > 0x7FFFFFFF ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    struct mtype *t;
+    TRY(mpi_check_type("MPI_Get_elements_x", MPI_COMM_NULL, datatype, &t));
+    *count = elements_in(t, status_bytes(status));
+    return MPI_SUCCESS;
+}
+
+/* For generalized requests' query functions (MPI-3.1 12.2): the status
+ * says count basic elements of datatype arrived.  It keeps bytes, so the
+ * count becomes the bytes that many elements take in type-map order. */
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    struct mtype *t;
+    TRY(mpi_check_type("MPI_Status_set_elements", MPI_COMM_NULL, datatype, &t));
+    if (count < 0)
+        return mpi_error(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Status_set_elements", "count %lld",
+                         count);
+    long long per = elements_in(t, t->size), bytes = 0, left = count;
+    if (per) {
+        bytes = left / per * t->size;
+        left %= per;
+    }
+    FOR_BLOCKS(t, r, k) {
+        (void)r;
+        long bs = mpi_type_get(H_MAKE(K_TYPE, t->blocks[k].basic))->size;
+        long long in = t->blocks[k].len / bs, take = left < in ? left : in;
+        bytes += take * bs;
+        left -= take;
+    }
+    int cancelled = status->count_hi_and_cancelled & 1;
+    status->count_lo = (int)(bytes & 0xFFFFFFFF);
+    status->count_hi_and_cancelled = (int)((bytes >> 32) << 1) | cancelled;
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    return MPI_Status_set_elements_x(status, datatype, count);
+}
+
+int MPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);
     return MPI_SUCCESS;
 }

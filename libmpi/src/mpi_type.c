@@ -595,6 +595,23 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
     return MPI_SUCCESS;
 }
 
+/* The _x forms: MPI_Count and MPI_Aint are both 64 bits here. */
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    MPI_Aint l, e;
+    TRY(MPI_Type_get_extent(datatype, &l, &e));
+    *lb = l;
+    *extent = e;
+    return MPI_SUCCESS;
+}
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    MPI_Aint l, e;
+    TRY(MPI_Type_get_true_extent(datatype, &l, &e));
+    *lb = l;
+    *extent = e;
+    return MPI_SUCCESS;
+}
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     struct mtype *t;

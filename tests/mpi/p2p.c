@@ -3,7 +3,11 @@
  * MPI_PROC_NULL, pair-wise order, the wait and test families, persistent
  * requests (also each mode started alone), probes, cancel, Request_free,
  * Sendrecv(_replace), messages to oneself, synchronous sends that wait for
- * their match, MPI_Init_thread's FUNNELED level.  Prints "p2p ok on N ranks". */
+ * their match, MPI_Init_thread's FUNNELED level, generalized requests (one
+ * completed by another thread).  Prints "p2p ok on N ranks". */
+#include <pthread.h>
+#include <time.h>
+
 #include "mpitest.h"
 
 static const int sizes[] = {0, 1, 7, 256, 8191, 8192, 8193, 65536, 300001};
@@ -348,6 +352,76 @@ static void thread_level(void)
               subversion == MPI_SUBVERSION, "Get_version gave %d.%d", version, subversion);
 }
 
+/* Generalized requests: one completed at once, one by another thread
+ * while this one waits in MPI_Wait; the query function fills the status
+ * (source, tag, 3 doubles), the free function runs once each, the cancel
+ * function is told whether the operation had completed. */
+struct greq_state {
+    int queried, freed, cancelled_complete;
+    volatile int value;
+    MPI_Request req;
+};
+
+static int greq_query(void *extra, MPI_Status *st)
+{
+    struct greq_state *g = extra;
+    g->queried++;
+    st->MPI_SOURCE = 42;
+    st->MPI_TAG = 7;
+    MPI_Status_set_cancelled(st, 0);
+    MPI_Status_set_elements(st, MPI_DOUBLE, 3);
+    return MPI_SUCCESS;
+}
+
+static int greq_free(void *extra)
+{
+    ((struct greq_state *)extra)->freed++;
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    ((struct greq_state *)extra)->cancelled_complete = complete ? 1 : 2;
+    return MPI_SUCCESS;
+}
+
+static void *greq_worker(void *arg)
+{
+    struct greq_state *g = arg;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    g->value = 1234;
+    MPI_Grequest_complete(g->req);
+    return NULL;
+}
+
+static void generalized(void)
+{
+    struct greq_state a = {0}, b = {0};
+    MPI_Status st;
+    int flag = 1, n = -1;
+    OK(MPI_Grequest_start(greq_query, greq_free, greq_cancel, &a, &a.req));
+    OK(MPI_Test(&a.req, &flag, &st));
+    CHECK(!flag && a.queried == 0, "a generalized request was complete before its end");
+    OK(MPI_Cancel(&a.req));
+    CHECK(a.cancelled_complete == 2, "cancel function told %d", a.cancelled_complete);
+    OK(MPI_Grequest_complete(a.req));
+    OK(MPI_Wait(&a.req, &st));
+    OK(MPI_Get_count(&st, MPI_DOUBLE, &n));
+    CHECK(a.req == MPI_REQUEST_NULL && a.queried == 1 && a.freed == 1 && st.MPI_SOURCE == 42 &&
+              st.MPI_TAG == 7 && n == 3,
+          "generalized request: queried %d freed %d source %d count %d", a.queried, a.freed,
+          st.MPI_SOURCE, n);
+    pthread_t th;
+    OK(MPI_Grequest_start(greq_query, greq_free, greq_cancel, &b, &b.req));
+    CHECK(pthread_create(&th, NULL, greq_worker, &b) == 0, "pthread_create");
+    MPI_Request r = b.req;
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    CHECK(b.value == 1234 && b.queried == 1 && b.freed == 1,
+          "completed by a thread: value %d queried %d freed %d", b.value, b.queried, b.freed);
+    pthread_join(th, NULL);
+}
+
 int main(int argc, char **argv)
 {
     int provided = -1;
@@ -366,6 +440,7 @@ int main(int argc, char **argv)
     persistent();
     probes_cancel_self();
     synchronous();
+    generalized();
     double t0 = MPI_Wtime();
     CHECK(MPI_Wtick() > 0 && MPI_Wtick() < 0.01 && MPI_Wtime() >= t0, "Wtime/Wtick");
     char name[MPI_MAX_PROCESSOR_NAME];
