@@ -22,10 +22,10 @@ ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Win_create", "MPI_Win_fence", 
           "MPI_Get", "MPI_Accumulate", "MPI_File_iwrite_at_all", "MPI_File_read_shared",
           "MPI_Isendrecv", "MPI_Comm_spawn_multiple", "MPI_Neighbor_alltoall_init",
           "MPI_Type_create_keyval", "MPI_Win_set_attr", "MPI_Type_set_attr",
-          "MPI_Pack_external", "MPI_Type_create_f90_integer", "MPI_File_write_ordered",
+          "MPI_Pack_external", "MPI_Session_init", "MPI_File_write_ordered",
           "MPI_Type_create_darray", "MPI_Win_lock", "MPI_Rput",
           "MPI_Register_datarep",
-          "MPI_Comm_create_from_group", "MPI_Comm_idup", "MPI_Mprobe", "MPI_Type_create_f90_real",
+          "MPI_Comm_create_from_group", "MPI_Comm_idup", "MPI_Mprobe", "MPI_Comm_accept",
           "MPI_Lookup_name", "MPI_Win_allocate", "MPI_Win_free", "PMPI_Send"]
 
 

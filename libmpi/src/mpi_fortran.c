@@ -661,6 +661,18 @@ void mpi_type_match_size_(F *cls, F *size, F *type, F *ierr)
 {
     *ierr = MPI_Type_match_size(*cls, *size, type);
 }
+void mpi_type_create_f90_real_(F *p, F *r, F *type, F *ierr)
+{
+    *ierr = MPI_Type_create_f90_real(*p, *r, type);
+}
+void mpi_type_create_f90_complex_(F *p, F *r, F *type, F *ierr)
+{
+    *ierr = MPI_Type_create_f90_complex(*p, *r, type);
+}
+void mpi_type_create_f90_integer_(F *r, F *type, F *ierr)
+{
+    *ierr = MPI_Type_create_f90_integer(*r, type);
+}
 void mpi_type_extent_(F *t, F *ext, F *ierr)
 {
     MPI_Aint e = 0;

@@ -22,6 +22,7 @@
  *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
  *   mpi_greq.c     generalized requests (a program's own operations)
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
+ *   mpi_type_fortran.c   types by Fortran kind: Type_match_size, create_f90_*
  *   mpi_attr.c, mpi_info.c, mpi_file.c  attributes, info objects, MPI-IO
  *
  * Match bits of an MPI message: the communicator's context id in bits

@@ -163,36 +163,3 @@ int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
     *resultlen = (int)len;
     return MPI_SUCCESS;
 }
-
-/* MPI-3.1 17.1.9: the predefined type of a Fortran variable of typeclass
- * and size bytes (a REAL of 16 bytes is C's long double: Tern's MPI has no
- * MPI_REAL16). */
-int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
-{
-    static const struct {
-        int cls, size;
-        MPI_Datatype type;
-    } match[] = {
-        {MPI_TYPECLASS_REAL, 4, MPI_REAL4},          {MPI_TYPECLASS_REAL, 8, MPI_REAL8},
-        {MPI_TYPECLASS_REAL, 16, MPI_LONG_DOUBLE},   {MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1},
-        {MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2},    {MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4},
-        {MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8},    {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX8},
-        {MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16},
-        {MPI_TYPECLASS_COMPLEX, 32, MPI_C_LONG_DOUBLE_COMPLEX},
-    };
-    NEED_INIT("MPI_Type_match_size");
-    if (typeclass != MPI_TYPECLASS_REAL && typeclass != MPI_TYPECLASS_INTEGER &&
-        typeclass != MPI_TYPECLASS_COMPLEX)
-        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_match_size",
-                         "%d is not a type class", typeclass);
-    for (size_t i = 0; i < sizeof match / sizeof *match; i++)
-        if (match[i].cls == typeclass && match[i].size == size) {
-            *datatype = match[i].type;
-            return MPI_SUCCESS;
-        }
-    return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_match_size",
-                     "no %s of %d bytes", typeclass == MPI_TYPECLASS_REAL ? "REAL"
-                                          : typeclass == MPI_TYPECLASS_INTEGER ? "INTEGER"
-                                                                               : "COMPLEX",
-                     size);
-}

@@ -8,7 +8,7 @@
 ! with the non-commutative one keeping rank order), MPI_TYPE_LB, _UB and
 ! _SIZE_X (INTEGER(KIND=MPI_COUNT_KIND)) of vector, resized, struct and
 ! 8 GiB types; MPI_UNWEIGHTED and a neighbour allgather on a ring and a
-! line.  A failed check prints it and calls MPI_ABORT (status 2).
+! line; MPI_TYPE_CREATE_F90_REAL and _INTEGER.  A failed check prints it and calls MPI_ABORT (status 2).
 ! Prints "fortran bindings ok on N ranks".
 program fbind
   implicit none
@@ -28,6 +28,9 @@ program fbind
   integer :: kv, kv1, dup2, ival, ndel
   integer(kind=MPI_ADDRESS_KIND) :: aval
   logical :: found
+  integer, parameter :: dk = selected_real_kind(15)
+  real(kind=dk) :: dsend, drecv
+  integer :: f90r, f90r2, f90i, tsize, ni, na, nt, comb
   common /dstate/ ndel
   integer :: dg, cart, indeg, outdeg, tsrc(1), tdst(1), tsb(1), trb(2), tdims(1)
   logical :: weighted, tper(1)
@@ -215,6 +218,21 @@ program fbind
   if (rank == 0 .and. trb(1) /= -1) call fail('MPI_PROC_NULL block written')
   if (rank < nproc - 1 .and. trb(2) /= 101 + rank) call fail('neighbor_allgather from +1')
   call mpi_comm_free(cart, ierr)
+
+  ! Kinds: MPI_TYPE_CREATE_F90_REAL for SELECTED_REAL_KIND(15) carries a
+  ! real(kind=dk) whole, the same handle twice; F90_INTEGER(9) is 4 bytes.
+  call mpi_type_create_f90_real(15, MPI_UNDEFINED, f90r, ierr)
+  call mpi_type_create_f90_real(15, MPI_UNDEFINED, f90r2, ierr)
+  call mpi_type_size(f90r, tsize, ierr)
+  if (ierr /= 0 .or. f90r /= f90r2 .or. tsize /= 8) call fail('type_create_f90_real(15)')
+  call mpi_type_create_f90_integer(9, f90i, ierr)
+  call mpi_type_size(f90i, tsize, ierr)
+  if (ierr /= 0 .or. tsize /= 4) call fail('type_create_f90_integer(9)')
+  call mpi_type_get_envelope(f90r, ni, na, nt, comb, ierr)
+  if (comb /= MPI_COMBINER_F90_REAL .or. ni /= 2) call fail('f90 real envelope')
+  dsend = 1.0_dk / 3.0_dk + rank
+  call mpi_allreduce(dsend, drecv, 1, f90r, MPI_MAX, MPI_COMM_WORLD, ierr)
+  if (ierr /= 0 .or. drecv /= 1.0_dk / 3.0_dk + (nproc - 1)) call fail('f90 real allreduce')
 
   call mpi_comm_free(dup, ierr)
   call mpi_barrier(MPI_COMM_WORLD, ierr)
