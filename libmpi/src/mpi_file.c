@@ -11,6 +11,7 @@
  * tile per extent, and the bytes of its blocks, in order, are the data.
  * Files' errors return their code (MPI_ERRORS_RETURN, the default handler
  * of files) unless MPI_File_set_errhandler said MPI_ERRORS_ARE_FATAL.
+ * The shared file pointer is mpi_file_shared.c's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -515,8 +516,32 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
 
 static long esize(const struct mfile *f) { return mpi_type_get(f->etype)->size; }
 
-static int at_offset(const char *call, MPI_File fh, MPI_Offset offset, void *buf, int count,
-                     MPI_Datatype datatype, MPI_Status *status, bool writing, bool collective)
+int mpi_file_parts(const char *call, MPI_File fh, MPI_Comm *comm, MPI_Errhandler *errh,
+                   long *etype_size)
+{
+    struct mfile *f = NULL;
+    TRY(get_file(call, fh, &f));
+    *comm = f->comm;
+    *errh = f->errh;
+    *etype_size = esize(f);
+    return MPI_SUCCESS;
+}
+
+static int file_size(struct mfile *f, const char *call, MPI_Offset *size);
+static MPI_Offset view_bytes_below(const struct mfile *f, MPI_Offset size);
+
+int mpi_file_end(const char *call, MPI_File fh, MPI_Offset *end)
+{
+    struct mfile *f = NULL;
+    MPI_Offset size;
+    TRY(get_file(call, fh, &f));
+    TRY(file_size(f, call, &size));
+    *end = view_bytes_below(f, size) / esize(f);
+    return MPI_SUCCESS;
+}
+
+int mpi_file_at(const char *call, MPI_File fh, MPI_Offset offset, void *buf, int count,
+                MPI_Datatype datatype, MPI_Status *status, bool writing, bool collective)
 {
     struct mfile *f = NULL;
     TRY(get_file(call, fh, &f));
@@ -546,28 +571,28 @@ static int at_pointer(const char *call, MPI_File fh, void *buf, int count,
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
                      MPI_Datatype datatype, MPI_Status *status)
 {
-    return at_offset("MPI_File_read_at", fh, offset, buf, count, datatype, status, false,
+    return mpi_file_at("MPI_File_read_at", fh, offset, buf, count, datatype, status, false,
                      false);
 }
 
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                       MPI_Datatype datatype, MPI_Status *status)
 {
-    return at_offset("MPI_File_write_at", fh, offset, (void *)buf, count, datatype, status,
+    return mpi_file_at("MPI_File_write_at", fh, offset, (void *)buf, count, datatype, status,
                      true, false);
 }
 
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                          MPI_Datatype datatype, MPI_Status *status)
 {
-    return at_offset("MPI_File_read_at_all", fh, offset, buf, count, datatype, status, false,
+    return mpi_file_at("MPI_File_read_at_all", fh, offset, buf, count, datatype, status, false,
                      true);
 }
 
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                           MPI_Datatype datatype, MPI_Status *status)
 {
-    return at_offset("MPI_File_write_at_all", fh, offset, (void *)buf, count, datatype, status,
+    return mpi_file_at("MPI_File_write_at_all", fh, offset, (void *)buf, count, datatype, status,
                      true, true);
 }
 
@@ -605,7 +630,7 @@ static int at_once(const char *call, MPI_File fh, bool explicit_offset, MPI_Offs
     TRY(get_file(call, fh, &f));
     MPI_Status st;
     int rc = explicit_offset
-                 ? at_offset(call, fh, offset, buf, count, datatype, &st, writing, false)
+                 ? mpi_file_at(call, fh, offset, buf, count, datatype, &st, writing, false)
                  : at_pointer(call, fh, buf, count, datatype, &st, writing, false);
     if (rc)
         return rc;
@@ -710,6 +735,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         f->pos = fstat(fd, &st) ? 0 : st.st_size;
     }
     *fh = H_MAKE(K_FILE, slot);
+    mpi_file_shared_open(*fh, f->comm);
     return MPI_SUCCESS;
 }
 
@@ -721,6 +747,7 @@ int MPI_File_close(MPI_File *fh)
     MPI_Barrier(f->comm);
     int rank;
     MPI_Comm_rank(f->comm, &rank);
+    mpi_file_shared_close(*fh);
     int err = close(f->fd) ? errno : 0;
     if (f->path) {
         MPI_Barrier(f->comm);
@@ -761,9 +788,17 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         return mpi_error_handled(f->errh, MPI_ERR_UNSUPPORTED_DATAREP, call,
                                  "data representation \"%s\" (Tern's MPI writes \"native\")",
                                  datarep ? datarep : "(null)");
+    /* MPI-3.1 13.3: a sequential file's view goes on from where its
+     * shared pointer is. */
+    if (disp == MPI_DISPLACEMENT_CURRENT && (f->amode & MPI_MODE_SEQUENTIAL))
+        TRY(mpi_file_shared_bytes(fh, &disp));
     if (disp < 0)
-        return mpi_error_handled(f->errh, MPI_ERR_ARG, call, "displacement %lld",
-                                 (long long)disp);
+        return mpi_error_handled(f->errh, MPI_ERR_ARG, call, "displacement %lld%s",
+                                 (long long)disp,
+                                 disp == MPI_DISPLACEMENT_CURRENT
+                                     ? " (MPI_DISPLACEMENT_CURRENT: the file is not "
+                                       "MPI_MODE_SEQUENTIAL)"
+                                     : "");
     struct mtype *et = NULL, *ft = NULL;
     int rc = mpi_check_type(call, f->comm, etype, &et);
     if (rc || (rc = mpi_check_type(call, f->comm, filetype, &ft)))
@@ -785,7 +820,8 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     f->etype = e2;
     f->ftype = f2;
     f->pos = 0;
-    return MPI_SUCCESS;
+    /* Collective: the shared pointer is 0 for every rank's next access. */
+    return mpi_file_shared_reset(fh);
 }
 
 int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,

@@ -1142,6 +1142,10 @@ FILEPTR(mpi_file_read_, MPI_File_read)
 FILEPTR(mpi_file_write_, MPI_File_write)
 FILEPTR(mpi_file_read_all_, MPI_File_read_all)
 FILEPTR(mpi_file_write_all_, MPI_File_write_all)
+FILEPTR(mpi_file_read_shared_, MPI_File_read_shared)
+FILEPTR(mpi_file_write_shared_, MPI_File_write_shared)
+FILEPTR(mpi_file_read_ordered_, MPI_File_read_ordered)
+FILEPTR(mpi_file_write_ordered_, MPI_File_write_ordered)
 void mpi_file_iread_at_(F *fh, MPI_Offset *off, void *buf, F *count, F *type, F *req, F *ierr)
 {
     *ierr = MPI_File_iread_at(*fh, *off, B(buf), *count, *type, req);
@@ -1158,9 +1162,25 @@ void mpi_file_iwrite_(F *fh, void *buf, F *count, F *type, F *req, F *ierr)
 {
     *ierr = MPI_File_iwrite(*fh, B(buf), *count, *type, req);
 }
+void mpi_file_iread_shared_(F *fh, void *buf, F *count, F *type, F *req, F *ierr)
+{
+    *ierr = MPI_File_iread_shared(*fh, B(buf), *count, *type, req);
+}
+void mpi_file_iwrite_shared_(F *fh, void *buf, F *count, F *type, F *req, F *ierr)
+{
+    *ierr = MPI_File_iwrite_shared(*fh, B(buf), *count, *type, req);
+}
 void mpi_file_seek_(F *fh, MPI_Offset *off, F *whence, F *ierr)
 {
     *ierr = MPI_File_seek(*fh, *off, *whence);
+}
+void mpi_file_seek_shared_(F *fh, MPI_Offset *off, F *whence, F *ierr)
+{
+    *ierr = MPI_File_seek_shared(*fh, *off, *whence);
+}
+void mpi_file_get_position_shared_(F *fh, MPI_Offset *off, F *ierr)
+{
+    *ierr = MPI_File_get_position_shared(*fh, off);
 }
 void mpi_file_get_position_(F *fh, MPI_Offset *off, F *ierr)
 {

@@ -21,9 +21,11 @@
  *   mpi_internbc.c intercommunicators' nonblocking collectives
  *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
  *   mpi_greq.c     generalized requests (a program's own operations)
+ *   mpi_progress.c what runs whenever the engine makes progress
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
  *   mpi_type_fortran.c   types by Fortran kind: Type_match_size, create_f90_*
  *   mpi_attr.c, mpi_info.c, mpi_file.c  attributes, info objects, MPI-IO
+ *   mpi_file_shared.c  MPI-IO's shared file pointer (kept by the file's rank 0)
  *
  * Match bits of an MPI message: the communicator's context id in bits
  * 32..61 (even for point to point, odd for the communicator's collectives),
@@ -310,6 +312,26 @@ int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, voi
                  long count, MPI_Datatype t);
 int mpi_check_op(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype t);
 bool mpi_op_commutes(MPI_Op op);
+
+/* ---- files (mpi_file.c) for the shared file pointer (mpi_file_shared.c) ---- */
+/* count elements at buf to or from the view's data at offset (etypes). */
+int mpi_file_at(const char *call, MPI_File fh, MPI_Offset offset, void *buf, int count,
+                MPI_Datatype datatype, MPI_Status *status, bool writing, bool collective);
+/* The file's private communicator, error handler and etype size. */
+int mpi_file_parts(const char *call, MPI_File fh, MPI_Comm *comm, MPI_Errhandler *errh,
+                   long *etype_size);
+/* The end of the file, in etypes of the view. */
+int mpi_file_end(const char *call, MPI_File fh, MPI_Offset *end);
+/* A file opened on comm (its private one), its view set, closed. */
+void mpi_file_shared_open(MPI_File fh, MPI_Comm comm);
+int mpi_file_shared_reset(MPI_File fh);
+void mpi_file_shared_close(MPI_File fh);
+/* Collective: the shared pointer's byte offset in the file. */
+int mpi_file_shared_bytes(MPI_File fh, MPI_Offset *bytes);
+
+/* Run fn whenever the engine makes progress (mpi_progress.c): for the
+ * parts of MPI that go on between calls' waits. */
+void mpi_progress_add(void (*fn)(void));
 
 /* ---- requests (mpi_request.c) ---- */
 enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL, R_GREQ };

@@ -242,11 +242,7 @@ static void step_all(void)
 /* Start s and give the program its request. */
 int mpi_nbc_launch(struct nbc *s, MPI_Request *request)
 {
-    static bool hooked;
-    if (!hooked) {
-        msg_set_progress_hook(step_all);
-        hooked = true;
-    }
+    mpi_progress_add(step_all);
     struct mreq *r = mpi_req_new(s->x.call, s->x.h);
     if (!r) {
         nbc_free(s);

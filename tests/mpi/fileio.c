@@ -3,7 +3,7 @@
  * then its block of rows in Fortran order), collectively and not; rank 0
  * reads the file back whole and each rank its own part again through its
  * view, all checked against the element's global index.  Then the
- * individual file pointer, sizes, MPI_SEEK_END, byte offsets, info
+ * individual file pointer, the shared one, sizes, MPI_SEEK_END, byte offsets, info
  * objects, MPI_MODE_EXCL, DELETE_ON_CLOSE and the errors a missing file
  * gives.  Self-checking: it passes with any correct MPI-IO (MPICH's too). */
 #include <stdbool.h>
@@ -53,6 +53,65 @@ static void check_whole(MPI_File fh, int cols, const char *how)
             CHECK(all[r * cols + c] == value(r, c), "%s: [%d][%d] is %d", how, r, c,
                   all[r * cols + c]);
     free(all);
+}
+
+/* The shared file pointer on DIR/shared: every rank appends K records
+ * of its own with write_shared (each lands whole, none overlaps, none is
+ * lost), then write_ordered puts one record per rank after them in rank
+ * order, read_ordered reads those back, seek_shared and
+ * get_position_shared agree. */
+static void shared_pointer(const char *dir)
+{
+    enum { K = 20, W = 4 };
+    char file[1100];
+    snprintf(file, sizeof file, "%s/shared", dir);
+    MPI_File fh;
+    MPI_Status st;
+    OK(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_CREATE | MPI_MODE_RDWR |
+                                               MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+    OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    for (int k = 0; k < K; k++) {
+        int rec[W] = {t_rank, k, t_rank * 100 + k, -7};
+        OK(MPI_File_write_shared(fh, rec, W, MPI_INT, &st));
+        CHECK(t_count(&st, MPI_INT) == W, "write_shared wrote %d ints", t_count(&st, MPI_INT));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Offset pos = -1;
+    OK(MPI_File_get_position_shared(fh, &pos));
+    CHECK(pos == (MPI_Offset)K * W * t_size, "shared position %lld after %d records",
+          (long long)pos, K * t_size);
+    int rec[W] = {t_rank, -1, -2, -3};
+    OK(MPI_File_write_ordered(fh, rec, W, MPI_INT, &st));
+    if (t_rank == 0) {
+        int n = K * t_size + t_size;
+        int *all = malloc(sizeof(int) * W * (size_t)n), *seen = calloc((size_t)n, sizeof(int));
+        CHECK(all && seen, "no memory");
+        OK(MPI_File_read_at(fh, 0, all, W * n, MPI_INT, &st));
+        CHECK(t_count(&st, MPI_INT) == W * n, "the file holds %d ints", t_count(&st, MPI_INT));
+        for (int i = 0; i < K * t_size; i++) {
+            int *r = all + W * i, who = r[0], k = r[1];
+            CHECK(who >= 0 && who < t_size && k >= 0 && k < K && r[2] == who * 100 + k &&
+                      r[3] == -7 && !seen[who * K + k]++,
+                  "record %d: %d %d %d %d", i, r[0], r[1], r[2], r[3]);
+        }
+        for (int r = 0; r < t_size; r++)
+            CHECK(all[W * (K * t_size + r)] == r && all[W * (K * t_size + r) + 1] == -1,
+                  "write_ordered record %d is rank %d's", r, all[W * (K * t_size + r)]);
+        free(all);
+        free(seen);
+    }
+    OK(MPI_File_seek_shared(fh, (MPI_Offset)K * W * t_size, MPI_SEEK_SET));
+    int back[W];
+    OK(MPI_File_read_ordered(fh, back, W, MPI_INT, &st));
+    CHECK(back[0] == t_rank && back[1] == -1, "read_ordered gave rank %d's record", back[0]);
+    OK(MPI_File_get_position_shared(fh, &pos));
+    CHECK(pos == (MPI_Offset)(K + 1) * W * t_size, "shared position %lld at the end",
+          (long long)pos);
+    OK(MPI_File_seek_shared(fh, -W, MPI_SEEK_END));
+    OK(MPI_File_get_position_shared(fh, &pos));
+    CHECK(pos == (MPI_Offset)(K + 1) * W * t_size - W, "SEEK_END: %lld", (long long)pos);
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_close(&fh));
 }
 
 int main(int argc, char **argv)
@@ -144,6 +203,8 @@ int main(int argc, char **argv)
           t_count(&st, MPI_INT));
     OK(MPI_File_close(&fh));
     CHECK(fh == MPI_FILE_NULL, "MPI_File_close left the handle");
+
+    shared_pointer(argv[1]);
 
     /* Info objects. */
     MPI_Info info;
