@@ -29,7 +29,7 @@ static int msg_new(const char *call, MPI_Comm comm, MPI_Message *out)
     int i = FIRST_MSG;
     while (i < n_msgs && msgs[i].in_use)
         i++;
-    if (i == n_msgs) {
+    if (i >= n_msgs) {
         int n = n_msgs ? 2 * n_msgs : 16;
         struct mmsg *t = realloc(msgs, sizeof *t * (size_t)n);
         if (!t)
