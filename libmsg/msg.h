@@ -127,6 +127,18 @@ struct msg_probe_info {
 bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
                struct msg_probe_info *out);
 
+/* Matched probe: take the message a receive (srcsel, bits, ignore) would
+ * take now out of matching, so no later receive or probe sees it; its
+ * sender, bits and length in out.  NULL when there is none (block: wait
+ * for one).  msg_mrecv then receives exactly it on a fresh request, as
+ * msg_irecv would (truncation, rendezvous pull), and lets it go; a taken
+ * message is held (its first bytes on the heap, a rendezvous sender's
+ * buffer exposed) until then. */
+struct msg_saved;
+struct msg_saved *msg_mprobe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
+                             struct msg_probe_info *out);
+void msg_mrecv(struct msg_req *r, struct msg_saved *m, void *buf, uint64_t count);
+
 void msg_progress(bool block);
 /* A layer's own progress (MPI's nonblocking collectives step their
  * schedules): called after each round of the engine's progress, never

@@ -5,6 +5,7 @@
  *   msg_send.c   sends: eager copies, rendezvous, per-target queues, the
  *                sender's half of flow control, control messages
  *   msg_recv.c   requests, receives, the saved-message queue, probes
+ *   msg_mprobe.c matched probes: a message taken out of matching, received later
  *   msg_flow.c   unexpected space and the receiver's half of flow control
  *   msg_barrier.c  barriers on triggered operations and counters
  *
@@ -60,7 +61,7 @@ enum ctl_op { CTL_PAUSE = 1, CTL_PAUSE_ACK, CTL_UNPAUSE, CTL_BARRIER, CTL_EXITIN
 /* Every object whose address travels as a Portals user_ptr starts with its
  * kind, so the event loop knows what an event is about. */
 enum obj_kind { OBJ_REQ = 1, OBJ_MSG, OBJ_CTL, OBJ_OVF, OBJ_DRAIN, OBJ_DRAIN_END, OBJ_PROBE,
-                OBJ_RELEASE };
+                OBJ_RELEASE, OBJ_MPROBE };
 
 /* One data message on its way to a target (eager copy or rendezvous
  * announcement), kept until the target accepted it. */
@@ -100,7 +101,8 @@ struct msg_peer {
 };
 
 /* A message taken off Portals' unexpected list by a drain (or sent to
- * oneself), kept by the library until a receive or probe wants it. */
+ * oneself), kept by the library until a receive or probe wants it; also a
+ * message a matched probe took (msg_mprobe.c), off the queue. */
 struct msg_saved {
     struct msg_saved *next;
     long src;
@@ -109,6 +111,7 @@ struct msg_saved {
     void *data;
     void *ovf_start;      /* where it is still arriving, if pending */
     bool pending;
+    bool posted;          /* taken by an ME posted before it came (msg_mprobe.c) */
     struct msg_req *waiter;
 };
 
@@ -174,6 +177,15 @@ void msg_recv_reply(struct msg_req *r, const ptl_event_t *ev);
 void msg_recv_take_saved(struct msg_req *r, struct msg_saved *s);
 void msg_probe_event(void *probe, const ptl_event_t *ev);
 void msg_self_send(uint64_t bits, const void *buf, uint64_t len);
+/* The oldest saved message a receive would take, unlinked if take. */
+struct msg_saved *msg_saved_find(uint64_t bits, uint64_t ignore, long srcsel, bool take);
+/* The ME of a receive into buf[count]. */
+ptl_me_t msg_recv_me(void *buf, uint64_t count, uint64_t bits, uint64_t ignore, long srcsel);
+/* What a probe reports of a saved message. */
+void msg_saved_info(const struct msg_saved *s, struct msg_probe_info *out);
+
+/* msg_mprobe.c */
+void msg_mprobe_event(void *probe, const ptl_event_t *ev);
 
 /* msg_flow.c */
 void msg_flow_init(void);

@@ -211,7 +211,7 @@ void msg_recv_take_saved(struct msg_req *r, struct msg_saved *s)
         return;
     }
     r->wait_saved = NULL;
-    deliver(r, s->src, s->bits, s->hd, s->len, s->data, s->len, false);
+    deliver(r, s->src, s->bits, s->hd, s->len, s->data, s->len, s->posted);
     msg_saved_release(s);
 }
 
@@ -222,7 +222,7 @@ static bool saved_matches(const struct msg_saved *s, uint64_t bits, uint64_t ign
 }
 
 /* The oldest saved message matching, unlinked from the queue if take. */
-static struct msg_saved *saved_find(uint64_t bits, uint64_t ignore, long srcsel, bool take)
+struct msg_saved *msg_saved_find(uint64_t bits, uint64_t ignore, long srcsel, bool take)
 {
     struct msg_saved *prev = NULL;
     for (struct msg_saved *s = eng.saved_head; s; prev = s, s = s->next) {
@@ -241,7 +241,7 @@ static struct msg_saved *saved_find(uint64_t bits, uint64_t ignore, long srcsel,
     return NULL;
 }
 
-static ptl_me_t recv_me(void *buf, uint64_t count, uint64_t bits, uint64_t ignore, long srcsel)
+ptl_me_t msg_recv_me(void *buf, uint64_t count, uint64_t bits, uint64_t ignore, long srcsel)
 {
     return msg_me(count ? buf : NULL, count,
                   PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_LINK_DISABLE |
@@ -261,12 +261,12 @@ void msg_irecv(struct msg_req *r, long srcsel, uint64_t bits, uint64_t ignore, v
     r->bits = bits;
     r->ignore = ignore;
     r->srcsel = srcsel;
-    struct msg_saved *s = saved_find(bits, ignore, srcsel, true);
+    struct msg_saved *s = msg_saved_find(bits, ignore, srcsel, true);
     if (s) {
         msg_recv_take_saved(r, s);
         return;
     }
-    ptl_me_t me = recv_me(buf, count, bits, ignore, srcsel);
+    ptl_me_t me = msg_recv_me(buf, count, bits, ignore, srcsel);
     int rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_PRIORITY_LIST, r, &r->me);
     if (rc != PTL_OK)
         msg_fatal("cannot post a receive (Portals error %d): too many receives posted?", rc);
@@ -324,19 +324,24 @@ void msg_self_send(uint64_t bits, const void *buf, uint64_t len)
     msg_saved_append(s);
 }
 
+void msg_saved_info(const struct msg_saved *s, struct msg_probe_info *out)
+{
+    out->src = s->src;
+    out->bits = s->bits & ~MSG_BIT_PUSHED;
+    out->len = (s->hd & HD_RDV) ? s->hd & HD_LEN_MASK : s->len;
+}
+
 bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
                struct msg_probe_info *out)
 {
     for (;;) {
-        struct msg_saved *s = saved_find(bits, ignore, srcsel, false);
+        struct msg_saved *s = msg_saved_find(bits, ignore, srcsel, false);
         if (s) {
-            out->src = s->src;
-            out->bits = s->bits & ~MSG_BIT_PUSHED;
-            out->len = (s->hd & HD_RDV) ? s->hd & HD_LEN_MASK : s->len;
+            msg_saved_info(s, out);
             return true;
         }
         struct probe p = {.kind = OBJ_PROBE};
-        ptl_me_t me = recv_me(NULL, 0, bits, ignore, srcsel);
+        ptl_me_t me = msg_recv_me(NULL, 0, bits, ignore, srcsel);
         me.options = PTL_ME_OP_PUT;
         int rc = PtlMESearch(eng.ni, PT_DATA, &me, PTL_SEARCH_ONLY, &p);
         if (rc != PTL_OK)

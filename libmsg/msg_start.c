@@ -150,13 +150,18 @@ static void dispatch(const ptl_event_t *ev)
             msg_control((long)ev->initiator.rank, ev->hdr_data);
         else if (kind == OBJ_REQ)
             msg_recv_event(ev->user_ptr, ev);
+        else if (kind == OBJ_MPROBE)
+            msg_mprobe_event(ev->user_ptr, ev);
         else
             msg_flow_event(ev);
         return;
     case PTL_EVENT_PUT_OVERFLOW:
-        if (kind == OBJ_REQ) {
+        if (kind == OBJ_REQ || kind == OBJ_MPROBE) {
             msg_ovf_claimed(ev);
-            msg_recv_event(ev->user_ptr, ev);
+            if (kind == OBJ_REQ)
+                msg_recv_event(ev->user_ptr, ev);
+            else
+                msg_mprobe_event(ev->user_ptr, ev);
         } else {
             msg_flow_event(ev);
         }

@@ -48,6 +48,8 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("ops", 3, "ops ok on 3 ranks: 326 combinations"),
     ("ops", 16, "ops ok on 16 ranks: 326 combinations"),
     ("unexpected", 8, "unexpected ok: 14000 messages"),
+    ("mprobe", 2, "mprobe ok on 2 ranks"),
+    ("mprobe", 5, "mprobe ok on 5 ranks"),
     ("bigmsg", 3, "bigmsg ok"),
     ("ftest", 1, "fortran ok on 1 ranks"),
     ("ftest", 4, "fortran ok on 4 ranks"),
@@ -191,6 +193,17 @@ def test_unexpected_space_runs_out_nothing_lost(ns):
     s0 = stats(r, 0)
     assert s0["recoveries"] >= 3 and s0["drained"] > 1000, s0
     assert sum(stats(r, k)["resent"] for k in range(1, 8)) > 0
+
+
+def test_matched_probes_take_messages_flow_control_drained(ns):
+    """tests/mpi/mprobe.c with 32 KiB of unexpected space and 64 Portals
+    headers: its flood of 1200 messages is drained into the library's queue
+    in recoveries, and matched probes take them from there in order."""
+    r = run(ns, 5, "mprobe", env=dict(TERN_MPI_UNEXPECTED="32768", TERN_MPI_UH="64",
+                                      TERN_MPI_STATS="1"))
+    assert r.status == 0 and "mprobe ok on 5 ranks" in r.out, r
+    drained = re.search(r"stats node 0: .*recoveries=(\d+) .*drained=(\d+)", r.err)
+    assert drained and int(drained.group(1)) > 0 and int(drained.group(2)) > 0, r.err
 
 
 def test_unexpected_memory_is_bounded_with_a_clear_message(ns):

@@ -40,6 +40,7 @@ def yod(name, n, prog, *args, timeout=300, env=None, size_opt="-sz", limit=240):
     ("types", 4, "types ok on 4 ranks"),
     ("ops", 4, "ops ok on 4 ranks: 326 combinations"),
     ("unexpected", 16, "unexpected ok: 30000 messages"),
+    ("mprobe", 3, "mprobe ok on 3 ranks"),
     ("bigmsg", 4, "bigmsg ok"),
     ("ftest", 4, "fortran ok on 4 ranks"),
     ("topo", 4, "topo ok on 4 ranks"),

@@ -31,6 +31,7 @@ typedef long long MPI_Offset;
 typedef long long MPI_Count;
 typedef int MPI_Fint;
 typedef int MPI_File;
+typedef int MPI_Message;
 
 /* Five ints, like MPICH: Fortran's status array (MPI_STATUS_SIZE = 5) is
  * the same memory, MPI_SOURCE, MPI_TAG, MPI_ERROR at 3, 4, 5 there. */
@@ -61,6 +62,10 @@ typedef struct MPI_Status {
 #define MPI_TYPECLASS_INTEGER 2
 #define MPI_TYPECLASS_COMPLEX 3
 #define MPI_FILE_NULL ((MPI_File)0x08000000)
+#define MPI_MESSAGE_NULL ((MPI_Message)0x09000000)
+/* What a matched probe of MPI_PROC_NULL gives: its receive completes at
+ * once with the empty status of MPI_PROC_NULL. */
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x09000001)
 
 /* Predefined datatypes (index = tern's basic type number). */
 #define MPI_CHAR ((MPI_Datatype)0x03000001)
@@ -441,6 +446,21 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status);
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+/* Matched probe (MPI-3): the message is taken out of matching; only the
+ * receive of its handle gets it. */
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+              MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request);
+/* MPI-4.0 3.10: one request for both halves. */
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request);
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request);
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -824,6 +844,8 @@ int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler);
 #define MPI_Info_f2c(h) ((MPI_Info)(h))
 #define MPI_File_c2f(h) ((MPI_Fint)(h))
 #define MPI_File_f2c(h) ((MPI_File)(h))
+#define MPI_Message_c2f(h) ((MPI_Fint)(h))
+#define MPI_Message_f2c(h) ((MPI_Message)(h))
 
 #ifdef __cplusplus
 }

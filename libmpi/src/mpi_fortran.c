@@ -470,6 +470,33 @@ void mpi_iprobe_(F *src, F *tag, F *comm, F *flag, F *status, F *ierr)
 {
     *ierr = MPI_Iprobe(*src, *tag, *comm, flag, ST(status));
 }
+void mpi_isendrecv_(void *sb, F *sc, F *st, F *dest, F *stag, void *rb, F *rc, F *rt, F *src,
+                    F *rtag, F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Isendrecv(B(sb), *sc, *st, *dest, *stag, B(rb), *rc, *rt, *src, *rtag, *comm,
+                          req);
+}
+void mpi_isendrecv_replace_(void *buf, F *count, F *type, F *dest, F *stag, F *src, F *rtag,
+                            F *comm, F *req, F *ierr)
+{
+    *ierr = MPI_Isendrecv_replace(B(buf), *count, *type, *dest, *stag, *src, *rtag, *comm, req);
+}
+void mpi_mprobe_(F *src, F *tag, F *comm, F *message, F *status, F *ierr)
+{
+    *ierr = MPI_Mprobe(*src, *tag, *comm, message, ST(status));
+}
+void mpi_improbe_(F *src, F *tag, F *comm, F *flag, F *message, F *status, F *ierr)
+{
+    *ierr = MPI_Improbe(*src, *tag, *comm, flag, message, ST(status));
+}
+void mpi_mrecv_(void *buf, F *count, F *type, F *message, F *status, F *ierr)
+{
+    *ierr = MPI_Mrecv(B(buf), *count, *type, message, ST(status));
+}
+void mpi_imrecv_(void *buf, F *count, F *type, F *message, F *req, F *ierr)
+{
+    *ierr = MPI_Imrecv(B(buf), *count, *type, message, req);
+}
 void mpi_start_(F *req, F *ierr) { *ierr = MPI_Start(req); }
 void mpi_startall_(F *n, F *reqs, F *ierr) { *ierr = MPI_Startall(*n, reqs); }
 

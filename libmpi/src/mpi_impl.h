@@ -11,7 +11,8 @@
  *   mpi_neighbor.c neighborhood collectives (schedules of mpi_nbc.c)
  *   mpi_type.c     datatypes: predefined, constructors, pack and unpack
  *   mpi_op.c       reduction operations on every predefined type
- *   mpi_pt2pt.c    sends, receives, probes, buffered sends
+ *   mpi_pt2pt.c    sends, receives, probes, buffered sends, (I)sendrecv
+ *   mpi_mprobe.c   matched probes and their receives (MPI_Message)
  *   mpi_request.c  requests: wait and test, persistent requests, cancel
  *   mpi_coll.c     collective operations (mpi_coll.h: what they share)
  *   mpi_gatherv.c  Gatherv and Scatterv
@@ -45,7 +46,7 @@
 #define H_KIND(h) ((unsigned)(h) >> 24)
 #define H_IDX(h) ((int)((unsigned)(h) & 0xFFFFFF))
 #define H_MAKE(kind, idx) ((int)(((unsigned)(kind) << 24) | (unsigned)(idx)))
-enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE };
+enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE, K_MESSAGE };
 
 #define TAG_UB 0x7FFFFFFF
 #define MAX_CONTEXTS 4096 /* communicators alive at once (context ids) */
@@ -334,7 +335,8 @@ int mpi_file_shared_bytes(MPI_File fh, MPI_Offset *bytes);
 void mpi_progress_add(void (*fn)(void));
 
 /* ---- requests (mpi_request.c) ---- */
-enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL, R_GREQ };
+/* R_PAIR: MPI_Isendrecv(_replace), complete when both its halves are. */
+enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL, R_GREQ, R_PAIR };
 struct mreq {
     bool in_use, persistent, active, done_now, cancelled, freed;
     enum rkind kind;
@@ -351,6 +353,14 @@ struct mreq {
     struct nbc *nbc;      /* R_COLL: a nonblocking collective's schedule (mpi_nbc.c) */
     struct pcoll *pcoll;  /* R_PCOLL: a persistent collective's arguments (mpi_pcoll.c) */
     struct greq *greq;    /* R_GREQ: a generalized request's functions (mpi_greq.c) */
+    /* A receive of a message a matched probe took (mpi_mprobe.c): until
+     * started, the engine's message, received instead of matching one. */
+    struct msg_saved *matched;
+    /* R_PAIR: its send and receive halves (heap, not in the table), each
+     * an active request of its own; buf, count, type, peer and tag are the
+     * receive's (for its errors); tmp is Isendrecv_replace's packed copy
+     * of what is sent.  Both go at completion. */
+    struct mreq *half;
 };
 /* A nonblocking collective's request: stepped, waited for, released. */
 bool mpi_nbc_test(struct mreq *r);
@@ -394,6 +404,12 @@ int mpi_check_count(const char *call, MPI_Comm comm, int count);
 int mpi_check_buf(const char *call, MPI_Comm comm, const void *buf, int count,
                   const struct mtype *t);
 void mpi_bsend_reap(void);
+void mpi_req_fill(struct mreq *r, enum rkind kind, int mode, const void *buf, int count,
+                  MPI_Datatype type, int peer, int tag, MPI_Comm comm);
+/* A blocking call: the request lives on the stack, never in the table;
+ * started, waited for, its status given, a truncation raised on its
+ * communicator. */
+int mpi_req_blocking(const char *call, struct mreq *r, MPI_Status *status);
 
 /* ---- collectives' own messages (mpi_coll.c) ---- */
 void mpi_coll_init(void);

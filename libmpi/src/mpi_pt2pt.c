@@ -228,6 +228,11 @@ int mpi_req_start(const char *call, struct mreq *r)
     if (!r->er)
         return mpi_error(r->comm, MPI_ERR_INTERN, call,
                          "all engine requests are in use (TERN_MPI_REQUESTS)");
+    if (r->matched) { /* MPI_Mrecv: that message, whatever else is there */
+        msg_mrecv(r->er, r->matched, into, (uint64_t)bytes);
+        r->matched = NULL;
+        return MPI_SUCCESS;
+    }
     bool any_tag = r->tag == MPI_ANY_TAG;
     msg_irecv(r->er, r->peer == MPI_ANY_SOURCE ? MSG_ANY_SOURCE : mpi_world_of(c, r->peer),
               mpi_bits(2 * c->ctx, any_tag ? 0 : r->tag), any_tag ? TAG_BITS : 0, into,
@@ -235,8 +240,8 @@ int mpi_req_start(const char *call, struct mreq *r)
     return MPI_SUCCESS;
 }
 
-static void fill(struct mreq *r, enum rkind kind, int mode, const void *buf, int count,
-                 MPI_Datatype type, int peer, int tag, MPI_Comm comm)
+void mpi_req_fill(struct mreq *r, enum rkind kind, int mode, const void *buf, int count,
+                  MPI_Datatype type, int peer, int tag, MPI_Comm comm)
 {
     r->kind = kind;
     r->mode = mode;
@@ -248,8 +253,7 @@ static void fill(struct mreq *r, enum rkind kind, int mode, const void *buf, int
     r->comm = comm;
 }
 
-/* A blocking call: the request lives on the stack, never in the table. */
-static int blocking(const char *call, struct mreq *r, MPI_Status *status)
+int mpi_req_blocking(const char *call, struct mreq *r, MPI_Status *status)
 {
     int rc = mpi_req_start(call, r);
     if (rc) {
@@ -273,8 +277,8 @@ static int send_mode(const char *call, int mode, const void *buf, int count, MPI
     struct mcomm *c;
     TRY(check_args(call, comm, buf, count, type, dest, tag, false, &c));
     struct mreq r = {0};
-    fill(&r, R_SEND, mode, buf, count, type, dest, tag, comm);
-    return blocking(call, &r, MPI_STATUS_IGNORE);
+    mpi_req_fill(&r, R_SEND, mode, buf, count, type, dest, tag, comm);
+    return mpi_req_blocking(call, &r, MPI_STATUS_IGNORE);
 }
 
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -307,8 +311,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     struct mcomm *c;
     TRY(check_args("MPI_Recv", comm, buf, count, datatype, source, tag, true, &c));
     struct mreq r = {0};
-    fill(&r, R_RECV, 0, buf, count, datatype, source, tag, comm);
-    return blocking("MPI_Recv", &r, status);
+    mpi_req_fill(&r, R_RECV, 0, buf, count, datatype, source, tag, comm);
+    return mpi_req_blocking("MPI_Recv", &r, status);
 }
 
 /* Nonblocking and persistent: a request in the table. */
@@ -321,7 +325,7 @@ static int make(const char *call, enum rkind kind, int mode, const void *buf, in
     struct mreq *r = mpi_req_new(call, comm);
     if (!r)
         return MPI_ERR_INTERN;
-    fill(r, kind, mode, buf, count, type, peer, tag, comm);
+    mpi_req_fill(r, kind, mode, buf, count, type, peer, tag, comm);
     r->holds_type = mpi_type_hold(type);
     r->persistent = persistent;
     if (!persistent) {
@@ -435,10 +439,10 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     TRY(check_args("MPI_Sendrecv", comm, recvbuf, recvcount, recvtype, source, recvtag, true,
                    &c));
     struct mreq rr = {0}, sr = {0};
-    fill(&rr, R_RECV, 0, recvbuf, recvcount, recvtype, source, recvtag, comm);
-    fill(&sr, R_SEND, 0, sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    mpi_req_fill(&rr, R_RECV, 0, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    mpi_req_fill(&sr, R_SEND, 0, sendbuf, sendcount, sendtype, dest, sendtag, comm);
     TRY(mpi_req_start("MPI_Sendrecv", &rr));
-    int rc = blocking("MPI_Sendrecv", &sr, MPI_STATUS_IGNORE);
+    int rc = mpi_req_blocking("MPI_Sendrecv", &sr, MPI_STATUS_IGNORE);
     mpi_req_wait(&rr);
     if (rc)
         return rc;
@@ -468,6 +472,81 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
                           source, recvtag, comm, status);
     free(copy);
     return rc;
+}
+
+/* MPI_Isendrecv(_replace): an R_PAIR request over two halves started now,
+ * the receive first (its message may be on its way already).  The send
+ * takes sendcount elements of sendtype at send_data; tmp (or NULL) is
+ * the request's to free. */
+static int isendrecv(const char *call, const void *send_data, int sendcount,
+                     MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, void *tmp,
+                     MPI_Request *request)
+{
+    struct mreq *r = mpi_req_new(call, comm);
+    struct mreq *h = r ? calloc(2, sizeof *h) : NULL;
+    if (!h) {
+        free(tmp);
+        if (!r)
+            return MPI_ERR_INTERN;
+        mpi_req_release(r);
+        return mpi_error(comm, MPI_ERR_NO_MEM, call, "no memory for a request");
+    }
+    mpi_req_fill(r, R_PAIR, 0, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    r->tmp = tmp;
+    r->half = h;
+    r->active = true;
+    mpi_req_fill(&h[0], R_SEND, 0, send_data, sendcount, sendtype, dest, sendtag, comm);
+    mpi_req_fill(&h[1], R_RECV, 0, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    for (int i = 0; i < 2; i++) {
+        h[i].in_use = true;
+        h[i].holds_type = mpi_type_hold(h[i].type);
+    }
+    int rc = mpi_req_start(call, &h[1]);
+    if (!rc)
+        rc = mpi_req_start(call, &h[0]);
+    if (rc) {
+        mpi_req_release(r); /* takes back a receive already posted */
+        return rc;
+    }
+    *request = mpi_req_handle(r);
+    return MPI_SUCCESS;
+}
+
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    struct mcomm *c;
+    TRY(check_args("MPI_Isendrecv", comm, sendbuf, sendcount, sendtype, dest, sendtag, false,
+                   &c));
+    TRY(check_args("MPI_Isendrecv", comm, recvbuf, recvcount, recvtype, source, recvtag, true,
+                   &c));
+    return isendrecv("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                     recvcount, recvtype, source, recvtag, comm, NULL, request);
+}
+
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Isendrecv_replace";
+    struct mcomm *c;
+    TRY(check_args(call, comm, buf, count, datatype, dest, sendtag, false, &c));
+    TRY(check_args(call, comm, buf, count, datatype, source, recvtag, true, &c));
+    struct mtype *t = mpi_type_get(datatype);
+    long bytes = (long)count * t->size;
+    /* The copy goes as bytes: their number must be a count. */
+    if (bytes > 0x7FFFFFFF)
+        return mpi_error(comm, MPI_ERR_COUNT, call,
+                         "%ld bytes to send: more than one call sends", bytes);
+    /* What is sent is copied first: the receive may land in buf before
+     * the send has read it. */
+    void *copy = malloc(bytes ? (size_t)bytes : 1);
+    if (!copy)
+        return mpi_error(comm, MPI_ERR_NO_MEM, call, "no memory for %ld bytes", bytes);
+    mpi_pack(buf, count, t, copy);
+    return isendrecv(call, copy, (int)bytes, MPI_BYTE, dest, sendtag, buf, count, datatype,
+                     source, recvtag, comm, copy, request);
 }
 
 static int probe(const char *call, int source, int tag, MPI_Comm comm, int *flag,

@@ -50,8 +50,12 @@ struct mreq *mpi_req_new(const char *call, MPI_Comm comm)
     return NULL;
 }
 
+static void pair_release(struct mreq *r);
+
 void mpi_req_release(struct mreq *r)
 {
+    if (r->half)
+        pair_release(r);
     free(r->tmp);
     r->tmp = NULL;
     if (r->nbc)
@@ -112,6 +116,37 @@ static void settle(struct mreq *r)
     r->tmp = NULL;
 }
 
+/* R_PAIR: its halves are requests of their own, completed the same way.
+ * Done: the receive's status is the request's (MPI-4.0 3.10), and what
+ * the pair held goes now, not when the program frees the request. */
+static void pair_done(struct mreq *r)
+{
+    r->status = r->half[1].status;
+    pair_release(r);
+    free(r->tmp);
+    r->tmp = NULL;
+    r->done_now = true;
+}
+
+/* Let the halves go; one still in progress (a start that failed half way,
+ * or a pair freed early) is taken back if it is a receive nothing matched
+ * yet, else finished first: the engine must not write into a buffer the
+ * program got back. */
+static void pair_release(struct mreq *r)
+{
+    for (int i = 0; i < 2; i++) {
+        struct mreq *h = &r->half[i];
+        if (h->er && !(h->kind == R_RECV && msg_cancel_recv(h->er))) {
+            msg_wait(h->er);
+            msg_req_free(h->er);
+        }
+        h->er = NULL;
+        mpi_req_release(h);
+    }
+    free(r->half);
+    r->half = NULL;
+}
+
 bool mpi_req_test(struct mreq *r)
 {
     if (!r->active || r->done_now)
@@ -120,6 +155,12 @@ bool mpi_req_test(struct mreq *r)
         return mpi_pcoll_test(r);
     if (r->kind == R_GREQ)
         return mpi_greq_test(r);
+    if (r->kind == R_PAIR) {
+        bool sent = mpi_req_test(&r->half[0]);
+        if (mpi_req_test(&r->half[1]) && sent)
+            pair_done(r);
+        return r->done_now;
+    }
     if (r->kind == R_COLL) {
         if (mpi_nbc_test(r)) {
             mpi_status_empty(&r->status);
@@ -144,6 +185,12 @@ void mpi_req_wait(struct mreq *r)
     }
     if (r->kind == R_GREQ) {
         mpi_greq_wait(r);
+        return;
+    }
+    if (r->kind == R_PAIR) {
+        mpi_req_wait(&r->half[0]);
+        mpi_req_wait(&r->half[1]);
+        pair_done(r);
         return;
     }
     if (r->kind == R_COLL) {
