@@ -21,7 +21,7 @@ LIBS = [os.path.join(ROOT, "build", "libmpi", lib) for lib in ("libmpi.a", "libm
 ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Win_create", "MPI_Win_fence", "MPI_Put",
           "MPI_Get", "MPI_Accumulate", "MPI_File_iwrite_at_all", "MPI_File_read_shared",
           "MPI_Isendrecv", "MPI_Comm_spawn_multiple", "MPI_Neighbor_alltoall_init",
-          "MPI_Type_create_keyval", "MPI_Win_set_attr", "MPI_Type_set_attr",
+          "MPI_Win_get_attr", "MPI_Win_set_attr", "MPI_Type_create_f90_integer",
           "MPI_Pack_external", "MPI_Get_elements_x", "MPI_File_write_ordered",
           "MPI_Type_create_darray", "MPI_Win_lock", "MPI_Rput",
           "MPI_Register_datarep",

@@ -20,7 +20,8 @@
  *   mpi_nbc.c      nonblocking collectives (schedules) and Alltoallw
  *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
- *   mpi_attr.c, mpi_info.c, mpi_file.c  attributes, info objects, MPI-IO
+ *   mpi_attr.c     attributes of communicators and datatypes, keyvals
+ *   mpi_info.c, mpi_file.c  info objects, MPI-IO
  *
  * Match bits of an MPI message: the communicator's context id in bits
  * 32..61 (even for point to point, odd for the communicator's collectives),
@@ -79,18 +80,34 @@ int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *
  * nid:pid per rank; ranks per core share one); -1 without it. */
 long mpi_node_of(int wrank);
 
-/* Attributes (mpi_attr.c).  A keyval's callbacks are C's, or Fortran's:
- * by reference with INTEGER(KIND=MPI_ADDRESS_KIND) values (MPI-2), or with
- * default INTEGER values (MPI-1's MPI_KEYVAL_CREATE). */
+/* Attributes (mpi_attr.c), cached on communicators and datatypes: an
+ * object is its handle (K_COMM or K_TYPE), a keyval is made for one kind.
+ * A keyval's callbacks are C's, or Fortran's: by reference with
+ * INTEGER(KIND=MPI_ADDRESS_KIND) values (MPI-2), or with default INTEGER
+ * values (MPI-1's MPI_KEYVAL_CREATE).  The object's handle is checked by
+ * the caller; errors go to a communicator's handler, a datatype's to
+ * MPI_COMM_WORLD's. */
 enum { CB_C, CB_FORTRAN, CB_FORTRAN_INT };
 #define FIRST_KEYVAL 16            /* below: the predefined attributes */
-int mpi_keyval_create(const char *call, MPI_Comm_copy_attr_function *copy, int copy_kind,
-                      MPI_Comm_delete_attr_function *del, int del_kind, int *keyval,
-                      void *extra);
-int mpi_attr_set(const char *call, MPI_Comm comm, int keyval, void *val);
-int mpi_attr_get(MPI_Comm comm, int keyval, void **val, int *flag);
-int mpi_attrs_copy(MPI_Comm from, MPI_Comm to);      /* MPI_Comm_dup */
-int mpi_attrs_delete(MPI_Comm comm);                 /* MPI_Comm_free, MPI_Finalize */
+struct attr {
+    int keyval;
+    void *val;
+};
+struct attrs {                     /* an object's attributes */
+    struct attr *a;
+    int n;
+};
+int mpi_keyval_create(const char *call, int kind, MPI_Comm_copy_attr_function *copy,
+                      int copy_kind, MPI_Comm_delete_attr_function *del, int del_kind,
+                      int *keyval, void *extra);
+int mpi_keyval_free(const char *call, int kind, int *keyval);
+int mpi_attr_set(const char *call, int obj, int keyval, void *val);
+int mpi_attr_get(const char *call, int obj, int keyval, void **val, int *flag);
+int mpi_attr_delete(const char *call, int obj, int keyval);
+/* Duplicating from into to (Comm_dup, Type_dup): on an error to has none. */
+int mpi_attrs_copy(const char *call, int from, int to);
+/* Every attribute's delete callback (Comm_free, Type_free, MPI_Finalize). */
+int mpi_attrs_delete(const char *call, int obj);
 
 /* Every call but a few needs MPI_Init first. */
 #define NEED_INIT(call)                                                          \
@@ -121,10 +138,6 @@ void mpi_group_unref(MPI_Group g);
 int mpi_group_rank_of(const struct mgroup *g, int world_rank);
 
 /* ---- communicators (mpi_comm.c) ---- */
-struct attr {
-    int keyval;
-    void *val;
-};
 struct mcomm {
     bool in_use;
     int ctx;          /* context id; match bits use 2*ctx and 2*ctx+1 */
@@ -146,9 +159,7 @@ struct mcomm {
     int ndims;
     int *dims, *periods;
     struct mgraph *graph; /* a graph or distributed graph topology; NULL: none */
-    /* Cached attributes (mpi_attr.c) */
-    struct attr *attrs;
-    int nattrs;
+    struct attrs attrs;   /* cached attributes (mpi_attr.c) */
     /* An intercommunicator (mpi_intercomm.c): rank, size, world and group
      * are the local group's; the ranks sends and receives name are the
      * remote group's (rworld, from_rworld); local is an intracommunicator
@@ -261,6 +272,7 @@ struct mtype {
     struct type_args *args;
     int refs;             /* the program's handle and the types made of it */
     char *uname;          /* MPI_Type_set_name's */
+    struct attrs attrs;   /* cached attributes (mpi_attr.c) */
 };
 /* Record how newtype was made; ints, aints and types as
  * MPI_Type_get_contents gives them back.  0 or MPI_ERR_NO_MEM. */
@@ -274,6 +286,7 @@ void mpi_type_unref(struct mtype *t);
 bool mpi_type_hold(MPI_Datatype t);
 void mpi_type_drop(MPI_Datatype t);
 struct mtype *mpi_type_get(MPI_Datatype t);
+MPI_Datatype mpi_type_handle(const struct mtype *t);
 int mpi_check_type(const char *call, MPI_Comm comm, MPI_Datatype t, struct mtype **out);
 /* The same, committed or not (constructors, MPI_Type_get_contents ...). */
 int mpi_check_type_any(const char *call, MPI_Datatype t, struct mtype **out);

@@ -131,6 +131,8 @@ struct mtype *mpi_type_get(MPI_Datatype t)
     return types[H_IDX(t)].in_use ? &types[H_IDX(t)] : NULL;
 }
 
+MPI_Datatype mpi_type_handle(const struct mtype *t) { return H_MAKE(K_TYPE, (int)(t - types)); }
+
 int mpi_check_type(const char *call, MPI_Comm comm, MPI_Datatype t, struct mtype **out)
 {
     *out = mpi_type_get(t);
@@ -534,7 +536,14 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     x.ub = o->ub;
     TRY(finish("MPI_Type_dup", &x, MPI_COMBINER_DUP, newtype));
     mpi_type_get(*newtype)->committed = o->committed;
-    return mpi_type_record(*newtype, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &oldtype);
+    TRY(mpi_type_record(*newtype, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &oldtype));
+    /* A copy callback's error leaves no duplicate (MPI-3.1 6.7.4). */
+    int rc = mpi_attrs_copy("MPI_Type_dup", oldtype, *newtype);
+    if (rc) {
+        MPI_Type_free(newtype);
+        *newtype = MPI_DATATYPE_NULL;
+    }
+    return rc;
 }
 
 int MPI_Type_commit(MPI_Datatype *datatype)
@@ -553,7 +562,11 @@ int MPI_Type_free(MPI_Datatype *datatype)
         return mpi_error(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Type_free",
                          "%s is predefined and cannot be freed", t->name);
     /* Types built from it hold their own flattened copy of its blocks;
-     * only MPI_Type_get_contents's record of them holds it. */
+     * only MPI_Type_get_contents's record of them holds it, and requests.
+     * Its attributes go with the last hold; when that is the program's,
+     * a delete callback's error is returned here and the type stays. */
+    if (t->refs == 1)
+        TRY(mpi_attrs_delete("MPI_Type_free", *datatype));
     mpi_type_unref(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
