@@ -23,7 +23,7 @@ ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Win_create", "MPI_Win_fence", 
           "MPI_Isendrecv", "MPI_Comm_spawn_multiple", "MPI_Neighbor_alltoall_init",
           "MPI_Win_get_attr", "MPI_Win_set_attr", "MPI_Type_create_f90_integer",
           "MPI_Pack_external", "MPI_Get_elements_x", "MPI_File_write_ordered",
-          "MPI_Type_create_darray", "MPI_Win_lock", "MPI_Rput",
+          "MPI_Comm_connect", "MPI_Win_lock", "MPI_Rput",
           "MPI_Register_datarep",
           "MPI_Grequest_start", "MPI_Comm_idup", "MPI_Mprobe", "MPI_Type_create_f90_real",
           "MPI_Lookup_name", "MPI_Win_allocate", "MPI_Win_free", "PMPI_Send"]

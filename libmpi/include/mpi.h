@@ -183,9 +183,13 @@ typedef struct MPI_Status {
 #define MPI_SEEK_END 604
 #define MPI_MAX_DATAREP_STRING 128
 #define MPI_DISPLACEMENT_CURRENT (-54278278)
-/* Subarrays */
+/* Subarrays and distributed arrays */
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 /* MPI_Comm_split_type */
 #define MPI_COMM_TYPE_SHARED 1
@@ -740,10 +744,14 @@ int MPI_Info_free(MPI_Info *info);
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 
-/* Subarray datatypes */
+/* Subarray and distributed array datatypes */
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
                              const int array_of_subsizes[], const int array_of_starts[],
                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype);
 
 /* Files (MPI-IO): each rank reads and writes the file itself, through the
  * node's file system (docs/mpi.md). */

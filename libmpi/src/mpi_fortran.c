@@ -1085,6 +1085,12 @@ void mpi_type_create_subarray_(F *ndims, F *sizes, F *subsizes, F *starts, F *or
 {
     *ierr = MPI_Type_create_subarray(*ndims, sizes, subsizes, starts, *order, *old, nt);
 }
+void mpi_type_create_darray_(F *size, F *rank, F *ndims, F *gsizes, F *distribs, F *dargs,
+                             F *psizes, F *order, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_darray(*size, *rank, *ndims, gsizes, distribs, dargs, psizes, *order,
+                                   *old, nt);
+}
 
 void mpi_file_open_(F *comm, char *name, F *amode, F *info, F *fh, F *ierr, size_t nlen)
 {

@@ -20,6 +20,7 @@
  *   mpi_nbc.c      nonblocking collectives (schedules) and Alltoallw
  *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
+ *   mpi_darray.c   distributed array datatypes (Type_create_darray)
  *   mpi_attr.c     attributes of communicators and datatypes, keyvals
  *   mpi_info.c, mpi_file.c  info objects, MPI-IO
  *
