@@ -1091,6 +1091,30 @@ void mpi_type_create_darray_(F *size, F *rank, F *ndims, F *gsizes, F *distribs,
     *ierr = MPI_Type_create_darray(*size, *rank, *ndims, gsizes, distribs, dargs, psizes, *order,
                                    *old, nt);
 }
+/* The data representation is a CHARACTER argument. */
+void mpi_pack_external_(char *rep, void *in, F *count, F *type, void *out, MPI_Aint *outsize,
+                        MPI_Aint *pos, F *ierr, size_t rlen)
+{
+    char *r = c_string(rep, rlen);
+    *ierr = r ? MPI_Pack_external(r, B(in), *count, *type, out, *outsize, pos)
+              : mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Pack_external", "no memory");
+    free(r);
+}
+void mpi_unpack_external_(char *rep, void *in, MPI_Aint *insize, MPI_Aint *pos, void *out,
+                          F *count, F *type, F *ierr, size_t rlen)
+{
+    char *r = c_string(rep, rlen);
+    *ierr = r ? MPI_Unpack_external(r, in, *insize, pos, B(out), *count, *type)
+              : mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Unpack_external", "no memory");
+    free(r);
+}
+void mpi_pack_external_size_(char *rep, F *count, F *type, MPI_Aint *size, F *ierr, size_t rlen)
+{
+    char *r = c_string(rep, rlen);
+    *ierr = r ? MPI_Pack_external_size(r, *count, *type, size)
+              : mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Pack_external_size", "no memory");
+    free(r);
+}
 
 void mpi_file_open_(F *comm, char *name, F *amode, F *info, F *fh, F *ierr, size_t nlen)
 {

@@ -21,6 +21,7 @@
  *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
  *   mpi_darray.c   distributed array datatypes (Type_create_darray)
+ *   mpi_external.c Pack_external and friends: the "external32" representation
  *   mpi_attr.c     attributes of communicators and datatypes, keyvals
  *   mpi_info.c, mpi_file.c  info objects, MPI-IO
  *
@@ -306,6 +307,15 @@ static inline bool mpi_contig(const struct mtype *t)
 #define BLOCK_OFF(t, R, K) ((t)->blocks[K].off + (R) * (t)->rep_stride)
 void mpi_pack(const void *buf, long count, const struct mtype *t, void *out);
 void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf);
+/* One block of a type map (len bytes of basic in memory at mem) moved to
+ * (pack) or from the packed buffer at packed in some representation
+ * (mpi_external.c's external32); returns the packed bytes it made or took. */
+typedef long mpi_block_fn(char *mem, char *packed, long len, int basic, bool pack);
+/* What mpi_pack and mpi_unpack are: every block of count elements in
+ * order, as is (f NULL) or through f; returns the packed bytes. */
+long mpi_walk(void *buf, long count, const struct mtype *t, void *packed, bool pack,
+              mpi_block_fn *f);
+long mpi_basic_size(int basic);   /* bytes of one predefined type in memory */
 /* Bytes of count elements from the first to the last byte of data. */
 long mpi_span(const struct mtype *t, long count);
 void mpi_types_init(void);

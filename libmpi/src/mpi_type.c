@@ -160,30 +160,40 @@ long mpi_span(const struct mtype *t, long count)
     return count > 0 ? (count - 1) * mpi_extent(t) + t->true_ub - t->true_lb : 0;
 }
 
-void mpi_pack(const void *buf, long count, const struct mtype *t, void *out)
-{
-    char *o = out;
-    long ext = mpi_extent(t);
-    for (long i = 0; i < count; i++) {
-        const char *base = (const char *)buf + i * ext;
-        FOR_BLOCKS(t, r, b) {
-            memcpy(o, base + BLOCK_OFF(t, r, b), (size_t)t->blocks[b].len);
-            o += t->blocks[b].len;
-        }
-    }
-}
+long mpi_basic_size(int basic) { return predef[basic].size; }
 
-void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf)
+/* The one walk over count elements' type maps, block by block, in order:
+ * each block moved between memory and the packed buffer as is (f NULL)
+ * or by f, which says how many packed bytes it made or took. */
+long mpi_walk(void *buf, long count, const struct mtype *t, void *packed, bool pack,
+              mpi_block_fn *f)
 {
-    const char *p = in;
+    char *p = packed;
     long ext = mpi_extent(t);
     for (long i = 0; i < count; i++) {
         char *base = (char *)buf + i * ext;
         FOR_BLOCKS(t, r, b) {
-            memcpy(base + BLOCK_OFF(t, r, b), p, (size_t)t->blocks[b].len);
-            p += t->blocks[b].len;
+            char *m = base + BLOCK_OFF(t, r, b);
+            long len = t->blocks[b].len;
+            if (f)
+                p += f(m, p, len, t->blocks[b].basic, pack);
+            else {
+                memcpy(pack ? p : m, pack ? m : p, (size_t)len);
+                p += len;
+            }
         }
     }
+    return p - (char *)packed;
+}
+
+void mpi_pack(const void *buf, long count, const struct mtype *t, void *out)
+{
+    mpi_walk((void *)buf, count, t, out, true, NULL);   /* buf only read */
+}
+
+void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf)
+{
+    mpi_walk(buf, count, t, (void *)in, false, NULL);   /* in only read */
 }
 
 /* ---- building derived types ---- */
