@@ -21,7 +21,7 @@
 static const char *const call = "MPI_Type_create_darray";
 
 /* The runs of dimension d's global indices that coord holds: their starts
- * and lengths in st[] and len[] (room for gsize runs), how many returned;
+ * and lengths in st[] and len[] (room for all of them), how many returned;
  * -1 after raising an error for bad arguments. */
 static int runs(int d, int gsize, int distrib, int darg, int psize, int coord, int *st,
                 int *len)
@@ -127,12 +127,19 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
     struct mtype *o;
     TRY(mpi_check_type_any(call, oldtype, &o));
     TRY(check_args(size, rank, ndims, array_of_gsizes, array_of_psizes, order));
-    long maxg = 0;
+    /* Room for the most runs a dimension gives: one for a block, one per
+     * psize*k indices for cyclic(k) (a bad k is refused by runs()). */
+    long maxr = 1;
     for (int d = 0; d < ndims; d++)
-        if (array_of_gsizes[d] > maxg)
-            maxg = array_of_gsizes[d];
-    int *st = malloc(sizeof(int) * (size_t)maxg), *len = malloc(sizeof(int) * (size_t)maxg);
-    MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)maxg);
+        if (array_of_distribs[d] == MPI_DISTRIBUTE_CYCLIC) {
+            long k = array_of_dargs[d] == MPI_DISTRIBUTE_DFLT_DARG || array_of_dargs[d] <= 0
+                         ? 1 : array_of_dargs[d];
+            long r = (array_of_gsizes[d] + k * array_of_psizes[d] - 1) / (k * array_of_psizes[d]);
+            if (r > maxr)
+                maxr = r;
+        }
+    int *st = malloc(sizeof(int) * (size_t)maxr), *len = malloc(sizeof(int) * (size_t)maxr);
+    MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)maxr);
     if (!st || !len || !disp) {
         free(st), free(len), free(disp);
         return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, call, "no memory");
