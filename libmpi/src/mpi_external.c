@@ -7,6 +7,7 @@
  * LP64 long beyond 32 bits loses its high bits there, as in every MPI
  * (the MPI Forum's issue 157 proposes an "external64" for it).  The type map is walked by mpi_type.c's mpi_walk, as MPI_Pack does;
  * each block (a run of one basic type) is converted here, value by value.
+ * MPI-IO's "external32" file views (mpi_file.c) convert the same way.
  */
 #include <float.h>
 #include <stdint.h>
@@ -133,7 +134,7 @@ static long xlen(long len, int basic)
     return len / (mpi_basic_size(basic) / x->parts) * x->size;
 }
 
-static long convert(char *mem, char *packed, long len, int basic, bool pack)
+long mpi_external32_block(char *mem, char *packed, long len, int basic, bool pack)
 {
     const struct xrep *x = xrep_of(basic);
     int n = (int)(mpi_basic_size(basic) / x->parts), xs = x->size;   /* a part's bytes */
@@ -155,6 +156,14 @@ static long convert(char *mem, char *packed, long len, int basic, bool pack)
             store(m, n, get_be(p, xs, sign));
     }
     return parts * xs;
+}
+
+bool mpi_external32_same_size(const struct mtype *t)
+{
+    for (int k = 0; k < t->nblocks; k++)
+        if (xlen(t->blocks[k].len, t->blocks[k].basic) != t->blocks[k].len)
+            return false;
+    return true;
 }
 
 /* The packed size of one element of t in external32. */
@@ -198,7 +207,7 @@ int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
         return mpi_error(MPI_COMM_NULL, MPI_ERR_TRUNCATE, call,
                          "%ld bytes do not fit in %ld from position %ld", need, (long)outsize,
                          (long)*position);
-    *position += mpi_walk((void *)inbuf, incount, t, (char *)outbuf + *position, true, convert);
+    *position += mpi_walk((void *)inbuf, incount, t, (char *)outbuf + *position, true, mpi_external32_block);
     return MPI_SUCCESS;
 }
 
@@ -213,7 +222,7 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
         return mpi_error(MPI_COMM_NULL, MPI_ERR_TRUNCATE, call,
                          "%ld bytes wanted, %ld left from position %ld of %ld", need,
                          (long)(insize - *position), (long)*position, (long)insize);
-    *position += mpi_walk(outbuf, outcount, t, (char *)inbuf + *position, false, convert);
+    *position += mpi_walk(outbuf, outcount, t, (char *)inbuf + *position, false, mpi_external32_block);
     return MPI_SUCCESS;
 }
 

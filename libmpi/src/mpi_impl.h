@@ -316,6 +316,11 @@ typedef long mpi_block_fn(char *mem, char *packed, long len, int basic, bool pac
 long mpi_walk(void *buf, long count, const struct mtype *t, void *packed, bool pack,
               mpi_block_fn *f);
 long mpi_basic_size(int basic);   /* bytes of one predefined type in memory */
+/* external32 (mpi_external.c): a block converted, as an mpi_block_fn; and
+ * whether every value of t keeps its size there (then a file view of t
+ * lays its bytes out as in memory, only their order differs). */
+long mpi_external32_block(char *mem, char *packed, long len, int basic, bool pack);
+bool mpi_external32_same_size(const struct mtype *t);
 /* Bytes of count elements from the first to the last byte of data. */
 long mpi_span(const struct mtype *t, long count);
 void mpi_types_init(void);
