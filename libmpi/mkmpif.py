@@ -72,6 +72,8 @@ def main():
         "      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN",
         "      EXTERNAL MPI_COMM_DUP_FN",
         "      EXTERNAL MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, MPI_DUP_FN",
+        "      EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN",
+        "      EXTERNAL MPI_TYPE_DUP_FN",
     ]
     for line in out:
         assert len(line) <= 72, line

@@ -21,9 +21,9 @@ LIBS = [os.path.join(ROOT, "build", "libmpi", lib) for lib in ("libmpi.a", "libm
 ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Win_create", "MPI_Win_fence", "MPI_Put",
           "MPI_Get", "MPI_Accumulate", "MPI_File_iwrite_at_all", "MPI_Comm_join",
           "MPI_Comm_disconnect", "MPI_Comm_spawn_multiple", "MPI_Neighbor_alltoall_init",
-          "MPI_Type_create_keyval", "MPI_Win_set_attr", "MPI_Type_set_attr",
-          "MPI_Pack_external", "MPI_Session_init", "MPI_File_iread_all",
-          "MPI_Type_create_darray", "MPI_Win_lock", "MPI_Rput",
+          "MPI_Win_get_attr", "MPI_Win_set_attr", "MPI_Win_get_group",
+          "MPI_Publish_name", "MPI_Session_init", "MPI_File_iread_all",
+          "MPI_Comm_connect", "MPI_Win_lock", "MPI_Rput",
           "MPI_Register_datarep",
           "MPI_Comm_create_from_group", "MPI_Comm_idup", "MPI_Unpublish_name", "MPI_Comm_accept",
           "MPI_Lookup_name", "MPI_Win_allocate", "MPI_Win_free", "PMPI_Send"]

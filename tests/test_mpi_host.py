@@ -44,6 +44,8 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("comm", 16, "comm ok on 16 ranks"),
     ("types", 2, "types ok on 2 ranks"),
     ("types", 5, "types ok on 5 ranks"),
+    ("typextra", 1, "typextra ok on 1 ranks"),
+    ("typextra", 4, "typextra ok on 4 ranks"),
     ("ops", 1, "ops ok on 1 ranks: 326 combinations"),
     ("ops", 3, "ops ok on 3 ranks: 326 combinations"),
     ("ops", 16, "ops ok on 16 ranks: 326 combinations"),

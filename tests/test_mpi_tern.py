@@ -38,6 +38,7 @@ def yod(name, n, prog, *args, timeout=300, env=None, size_opt="-sz", limit=240):
     ("comm", 4, "comm ok on 4 ranks"),
     ("comm", 16, "comm ok on 16 ranks"),
     ("types", 4, "types ok on 4 ranks"),
+    ("typextra", 4, "typextra ok on 4 ranks"),
     ("ops", 4, "ops ok on 4 ranks: 326 combinations"),
     ("unexpected", 16, "unexpected ok: 30000 messages"),
     ("mprobe", 3, "mprobe ok on 3 ranks"),

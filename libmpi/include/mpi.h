@@ -188,9 +188,13 @@ typedef struct MPI_Status {
 #define MPI_SEEK_END 604
 #define MPI_MAX_DATAREP_STRING 128
 #define MPI_DISPLACEMENT_CURRENT (-54278278)
-/* Subarrays */
+/* Subarrays and distributed arrays */
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 /* MPI_Comm_split_type */
 #define MPI_COMM_TYPE_SHARED 1
@@ -298,6 +302,16 @@ int MPIR_Dup_fn(MPI_Comm comm, int keyval, void *extra_state, void *attribute_va
 #define MPI_NULL_COPY_FN ((MPI_Copy_function *)0)
 #define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0)
 #define MPI_DUP_FN MPIR_Dup_fn
+/* Datatypes' attribute callbacks (MPI-3.1 6.7.4): handles are ints, so
+ * they have the communicators' shape. */
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out,
+                                        int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
+                                          void *attribute_val, void *extra_state);
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
+#define MPI_TYPE_DUP_FN MPIR_Dup_fn
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error, ...);
 typedef MPI_Comm_errhandler_function MPI_Handler_function;
 
@@ -568,6 +582,22 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+/* Portable packing (MPI-3.1 4.2.1): datarep "external32" only. */
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                      MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+                      MPI_Aint *position);
+int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                        MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                           MPI_Aint *size);
+/* Attributes on datatypes */
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                           void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 
 /* Collectives */
 int MPI_Barrier(MPI_Comm comm);
@@ -760,10 +790,14 @@ int MPI_Info_free(MPI_Info *info);
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 
-/* Subarray datatypes */
+/* Subarray and distributed array datatypes */
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
                              const int array_of_subsizes[], const int array_of_starts[],
                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype);
 
 /* Files (MPI-IO): each rank reads and writes the file itself, through the
  * node's file system (docs/mpi.md). */

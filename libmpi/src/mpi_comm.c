@@ -200,11 +200,9 @@ static void copy_topology(struct mcomm *to, const struct mcomm *from)
  * error leaves no duplicate (MPI_COMM_NULL, MPI-3.1 6.7.2). */
 static int dup_attrs(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    int rc = mpi_attrs_copy(comm, *newcomm);
+    int rc = mpi_attrs_copy("MPI_Comm_dup", comm, *newcomm);
     if (rc) {
-        struct mcomm *n = mpi_comm_get(*newcomm);
-        n->errh = MPI_ERRORS_RETURN;   /* the copy's own deletes: errors were raised */
-        MPI_Comm_free(newcomm);
+        MPI_Comm_free(newcomm);   /* it has no attributes left */
         *newcomm = MPI_COMM_NULL;
     }
     return rc;
@@ -407,7 +405,7 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return mpi_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
                          "%s cannot be freed", c->name);
-    TRY(mpi_attrs_delete(*comm));           /* the delete callbacks, first */
+    TRY(mpi_attrs_delete("MPI_Comm_free", *comm));           /* the delete callbacks, first */
     c = mpi_comm_get(*comm);
     ctx_give(c->ctx);
     if (c->inter)
@@ -498,7 +496,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     TRY(mpi_check_comm("MPI_Comm_get_attr", comm, &c));
     attr_io = MPI_ANY_SOURCE; /* every rank can do I/O (through yod / fyod) */
     if (keyval >= FIRST_KEYVAL)
-        return mpi_attr_get(comm, keyval, attribute_val, flag);   /* a program's own */
+        return mpi_attr_get("MPI_Comm_get_attr", comm, keyval, attribute_val, flag);   /* a program's own */
     int *v = NULL;
     switch (keyval) {
     case MPI_TAG_UB: v = &attr_tag_ub; break;

@@ -37,6 +37,7 @@ static struct mfile {
     int atomic;
     MPI_Errhandler errh;
     char *path;              /* for MPI_MODE_DELETE_ON_CLOSE */
+    bool ext32;              /* the view's data representation is "external32" */
 } files[MAX_FILES];
 
 /* The handler of MPI_FILE_NULL: MPI_File_open's and MPI_File_delete's. */
@@ -469,7 +470,8 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
     struct mtype *mt = mpi_type_get(datatype);
     int acc = f->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
     bool sound = mt && mt->committed && count >= 0 && at >= 0 &&
-                 !(writing && acc == MPI_MODE_RDONLY) && !(!writing && acc == MPI_MODE_WRONLY);
+                 !(writing && acc == MPI_MODE_RDONLY) && !(!writing && acc == MPI_MODE_WRONLY) &&
+                 !(f->ext32 && !mpi_external32_same_size(mt));
     if (collective) {
         int all;
         MPI_Allreduce(&sound, &all, 1, MPI_INT, MPI_MIN, f->comm);
@@ -485,8 +487,14 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
                                  writing ? "read-only" : "write-only");
     if (at < 0)
         return mpi_error_handled(f->errh, MPI_ERR_ARG, call, "offset %lld", (long long)at);
+    if (f->ext32 && !mpi_external32_same_size(mt))
+        return mpi_error_handled(f->errh, MPI_ERR_UNSUPPORTED_DATAREP, call,
+                                 "its values change size in \"external32\" (MPI_LONG, "
+                                 "MPI_WCHAR, long double): not in a file view here");
     long n = (long)count * mt->size;
-    bool contig = mpi_contig(mt);
+    /* external32: converted through a buffer, by the walk Pack_external
+     * uses; the sizes are the same, so the view places the bytes alike. */
+    bool contig = mpi_contig(mt) && !f->ext32;
     char *mem = contig ? buf : malloc(n ? (size_t)n : 1);
     int nomem = !mem, any = nomem;
     if (collective)
@@ -497,7 +505,7 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
         return mpi_error_handled(f->errh, MPI_ERR_NO_MEM, call, "%ld bytes", n);
     }
     if (writing && !contig)
-        mpi_pack(buf, count, mt, mem);
+        mpi_walk(buf, count, mt, mem, true, f->ext32 ? mpi_external32_block : NULL);
     struct xfer x = {.fd = f->fd, .mem = mem, .writing = writing};
     int two = collective ? two_phase(f, at, mem, n, writing, &x.moved) : -1;
     if (two > 0)
@@ -505,7 +513,8 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
     else if (two < 0)
         view_walk(f, at, n, move_piece, &x);
     if (!writing && !contig)
-        mpi_unpack(mem, x.moved / (mt->size ? mt->size : 1), mt, buf);
+        mpi_walk(buf, x.moved / (mt->size ? mt->size : 1), mt, mem, false,
+                 f->ext32 ? mpi_external32_block : NULL);
     if (!contig)
         free(mem);
     if (x.err)
@@ -784,10 +793,11 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     struct mfile *f = NULL;
     TRY(get_file(call, fh, &f));
     (void)info;
-    if (!datarep || (strcmp(datarep, "native") && strcmp(datarep, "internal")))
+    bool ext32 = datarep && !strcmp(datarep, "external32");
+    if (!datarep || (strcmp(datarep, "native") && strcmp(datarep, "internal") && !ext32))
         return mpi_error_handled(f->errh, MPI_ERR_UNSUPPORTED_DATAREP, call,
-                                 "data representation \"%s\" (Tern's MPI writes \"native\")",
-                                 datarep ? datarep : "(null)");
+                                 "data representation \"%s\" (Tern's MPI writes \"native\" "
+                                 "and \"external32\")", datarep ? datarep : "(null)");
     /* MPI-3.1 13.3: a sequential file's view goes on from where its
      * shared pointer is. */
     if (disp == MPI_DISPLACEMENT_CURRENT && (f->amode & MPI_MODE_SEQUENTIAL))
@@ -803,6 +813,12 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     int rc = mpi_check_type(call, f->comm, etype, &et);
     if (rc || (rc = mpi_check_type(call, f->comm, filetype, &ft)))
         return rc;
+    /* external32 of values that keep their size: the view lays out the
+     * file as in memory (MPI_File_get_type_extent needs no other answer). */
+    if (ext32 && (!mpi_external32_same_size(et) || !mpi_external32_same_size(ft)))
+        return mpi_error_handled(f->errh, MPI_ERR_UNSUPPORTED_DATAREP, call,
+                                 "an etype or filetype whose values change size in "
+                                 "\"external32\" (MPI_LONG, MPI_WCHAR, long double)");
     if (et->size == 0 || ft->size % et->size)
         return mpi_error_handled(f->errh, MPI_ERR_ARG, call,
                                  "the filetype's %ld bytes are not whole etypes of %ld",
@@ -820,6 +836,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     f->etype = e2;
     f->ftype = f2;
     f->pos = 0;
+    f->ext32 = ext32;
     /* Collective: the shared pointer is 0 for every rank's next access. */
     return mpi_file_shared_reset(fh);
 }
@@ -837,7 +854,7 @@ int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
         MPI_Type_dup(f->etype, etype);
     if (!mpi_type_get(f->ftype)->predefined)
         MPI_Type_dup(f->ftype, filetype);
-    strcpy(datarep, "native");
+    strcpy(datarep, f->ext32 ? "external32" : "native");
     return MPI_SUCCESS;
 }
 

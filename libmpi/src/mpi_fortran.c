@@ -267,31 +267,68 @@ void mpi_null_delete_fn_(F *comm, F *key, F *val, F *extra, F *ierr)
     *ierr = MPI_SUCCESS;
 }
 
-/* A Fortran callback as a keyval keeps it: the predefined ones as C's. */
-static void keyval_fortran(const char *call, void *copy, void *del, F *keyval, void *extra,
-                           int kind, F *ierr)
+/* Datatypes' predefined callbacks have the communicators' shape. */
+void mpi_type_null_copy_fn_(F *type, F *key, MPI_Aint *extra, MPI_Aint *in, MPI_Aint *out,
+                            F *flag, F *ierr)
 {
-    bool mpi1 = kind == CB_FORTRAN_INT;
-    void *nc = mpi1 ? (void *)mpi_null_copy_fn_ : (void *)mpi_comm_null_copy_fn_;
-    void *dc = mpi1 ? (void *)mpi_dup_fn_ : (void *)mpi_comm_dup_fn_;
-    void *nd = mpi1 ? (void *)mpi_null_delete_fn_ : (void *)mpi_comm_null_delete_fn_;
+    mpi_comm_null_copy_fn_(type, key, extra, in, out, flag, ierr);
+}
+void mpi_type_dup_fn_(F *type, F *key, MPI_Aint *extra, MPI_Aint *in, MPI_Aint *out, F *flag,
+                      F *ierr)
+{
+    mpi_comm_dup_fn_(type, key, extra, in, out, flag, ierr);
+}
+void mpi_type_null_delete_fn_(F *type, F *key, MPI_Aint *val, MPI_Aint *extra, F *ierr)
+{
+    mpi_comm_null_delete_fn_(type, key, val, extra, ierr);
+}
+
+/* A Fortran callback as a keyval keeps it: the predefined ones as C's. */
+static void keyval_fortran(const char *call, int obj_kind, void *copy, void *del, F *keyval,
+                           void *extra, int kind, F *ierr)
+{
+    bool mpi1 = kind == CB_FORTRAN_INT, type = obj_kind == K_TYPE;
+    void *nc = mpi1 ? (void *)mpi_null_copy_fn_
+               : type ? (void *)mpi_type_null_copy_fn_ : (void *)mpi_comm_null_copy_fn_;
+    void *dc = mpi1 ? (void *)mpi_dup_fn_
+               : type ? (void *)mpi_type_dup_fn_ : (void *)mpi_comm_dup_fn_;
+    void *nd = mpi1 ? (void *)mpi_null_delete_fn_
+               : type ? (void *)mpi_type_null_delete_fn_ : (void *)mpi_comm_null_delete_fn_;
     MPI_Comm_copy_attr_function *c = (MPI_Comm_copy_attr_function *)copy;
     if (copy == nc || copy == dc)
         c = copy == nc ? NULL : MPIR_Dup_fn;
-    *ierr = mpi_keyval_create(call, c, copy == nc || copy == dc ? CB_C : kind,
+    *ierr = mpi_keyval_create(call, obj_kind, c, copy == nc || copy == dc ? CB_C : kind,
                               del == nd ? NULL : (MPI_Comm_delete_attr_function *)del,
                               del == nd ? CB_C : kind, keyval, extra);
 }
 void mpi_comm_create_keyval_(void *copy, void *del, F *keyval, MPI_Aint *extra, F *ierr)
 {
-    keyval_fortran("MPI_Comm_create_keyval", copy, del, keyval, (void *)*extra, CB_FORTRAN,
-                   ierr);
+    keyval_fortran("MPI_Comm_create_keyval", K_COMM, copy, del, keyval, (void *)*extra,
+                   CB_FORTRAN, ierr);
 }
 void mpi_keyval_create_(void *copy, void *del, F *keyval, F *extra, F *ierr)
 {
-    keyval_fortran("MPI_Keyval_create", copy, del, keyval, (void *)(MPI_Aint)*extra,
+    keyval_fortran("MPI_Keyval_create", K_COMM, copy, del, keyval, (void *)(MPI_Aint)*extra,
                    CB_FORTRAN_INT, ierr);
 }
+void mpi_type_create_keyval_(void *copy, void *del, F *keyval, MPI_Aint *extra, F *ierr)
+{
+    keyval_fortran("MPI_Type_create_keyval", K_TYPE, copy, del, keyval, (void *)*extra,
+                   CB_FORTRAN, ierr);
+}
+void mpi_type_free_keyval_(F *keyval, F *ierr) { *ierr = MPI_Type_free_keyval(keyval); }
+void mpi_type_set_attr_(F *type, F *key, MPI_Aint *val, F *ierr)
+{
+    *ierr = MPI_Type_set_attr(*type, *key, (void *)*val);
+}
+void mpi_type_get_attr_(F *type, F *key, MPI_Aint *val, F *flag, F *ierr)
+{
+    void *p = NULL;
+    *ierr = MPI_Type_get_attr(*type, *key, &p, flag);
+    if (!*ierr && *flag)
+        *val = (MPI_Aint)p;
+}
+void mpi_type_delete_attr_(F *type, F *key, F *ierr) { *ierr = MPI_Type_delete_attr(*type, *key); }
 void mpi_comm_free_keyval_(F *keyval, F *ierr) { *ierr = MPI_Comm_free_keyval(keyval); }
 void mpi_keyval_free_(F *keyval, F *ierr) { *ierr = MPI_Keyval_free(keyval); }
 void mpi_comm_set_attr_(F *comm, F *key, MPI_Aint *val, F *ierr)
@@ -1121,6 +1158,36 @@ void mpi_type_create_subarray_(F *ndims, F *sizes, F *subsizes, F *starts, F *or
                                F *nt, F *ierr)
 {
     *ierr = MPI_Type_create_subarray(*ndims, sizes, subsizes, starts, *order, *old, nt);
+}
+void mpi_type_create_darray_(F *size, F *rank, F *ndims, F *gsizes, F *distribs, F *dargs,
+                             F *psizes, F *order, F *old, F *nt, F *ierr)
+{
+    *ierr = MPI_Type_create_darray(*size, *rank, *ndims, gsizes, distribs, dargs, psizes, *order,
+                                   *old, nt);
+}
+/* The data representation is a CHARACTER argument. */
+void mpi_pack_external_(char *rep, void *in, F *count, F *type, void *out, MPI_Aint *outsize,
+                        MPI_Aint *pos, F *ierr, size_t rlen)
+{
+    char *r = c_string(rep, rlen);
+    *ierr = r ? MPI_Pack_external(r, B(in), *count, *type, out, *outsize, pos)
+              : mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Pack_external", "no memory");
+    free(r);
+}
+void mpi_unpack_external_(char *rep, void *in, MPI_Aint *insize, MPI_Aint *pos, void *out,
+                          F *count, F *type, F *ierr, size_t rlen)
+{
+    char *r = c_string(rep, rlen);
+    *ierr = r ? MPI_Unpack_external(r, in, *insize, pos, B(out), *count, *type)
+              : mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Unpack_external", "no memory");
+    free(r);
+}
+void mpi_pack_external_size_(char *rep, F *count, F *type, MPI_Aint *size, F *ierr, size_t rlen)
+{
+    char *r = c_string(rep, rlen);
+    *ierr = r ? MPI_Pack_external_size(r, *count, *type, size)
+              : mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Pack_external_size", "no memory");
+    free(r);
 }
 
 void mpi_file_open_(F *comm, char *name, F *amode, F *info, F *fh, F *ierr, size_t nlen)

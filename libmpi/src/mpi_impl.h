@@ -25,7 +25,10 @@
  *   mpi_progress.c what runs whenever the engine makes progress
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
  *   mpi_type_fortran.c   types by Fortran kind: Type_match_size, create_f90_*
- *   mpi_attr.c, mpi_info.c, mpi_file.c  attributes, info objects, MPI-IO
+ *   mpi_darray.c   distributed array datatypes (Type_create_darray)
+ *   mpi_external.c Pack_external and friends: the "external32" representation
+ *   mpi_attr.c     attributes of communicators and datatypes, keyvals
+ *   mpi_info.c, mpi_file.c  info objects, MPI-IO
  *   mpi_file_shared.c  MPI-IO's shared file pointer (kept by the file's rank 0)
  *
  * Match bits of an MPI message: the communicator's context id in bits
@@ -85,18 +88,34 @@ int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *
  * nid:pid per rank; ranks per core share one); -1 without it. */
 long mpi_node_of(int wrank);
 
-/* Attributes (mpi_attr.c).  A keyval's callbacks are C's, or Fortran's:
- * by reference with INTEGER(KIND=MPI_ADDRESS_KIND) values (MPI-2), or with
- * default INTEGER values (MPI-1's MPI_KEYVAL_CREATE). */
+/* Attributes (mpi_attr.c), cached on communicators and datatypes: an
+ * object is its handle (K_COMM or K_TYPE), a keyval is made for one kind.
+ * A keyval's callbacks are C's, or Fortran's: by reference with
+ * INTEGER(KIND=MPI_ADDRESS_KIND) values (MPI-2), or with default INTEGER
+ * values (MPI-1's MPI_KEYVAL_CREATE).  The object's handle is checked by
+ * the caller; errors go to a communicator's handler, a datatype's to
+ * MPI_COMM_WORLD's. */
 enum { CB_C, CB_FORTRAN, CB_FORTRAN_INT };
 #define FIRST_KEYVAL 16            /* below: the predefined attributes */
-int mpi_keyval_create(const char *call, MPI_Comm_copy_attr_function *copy, int copy_kind,
-                      MPI_Comm_delete_attr_function *del, int del_kind, int *keyval,
-                      void *extra);
-int mpi_attr_set(const char *call, MPI_Comm comm, int keyval, void *val);
-int mpi_attr_get(MPI_Comm comm, int keyval, void **val, int *flag);
-int mpi_attrs_copy(MPI_Comm from, MPI_Comm to);      /* MPI_Comm_dup */
-int mpi_attrs_delete(MPI_Comm comm);                 /* MPI_Comm_free, MPI_Finalize */
+struct attr {
+    int keyval;
+    void *val;
+};
+struct attrs {                     /* an object's attributes */
+    struct attr *a;
+    int n;
+};
+int mpi_keyval_create(const char *call, int kind, MPI_Comm_copy_attr_function *copy,
+                      int copy_kind, MPI_Comm_delete_attr_function *del, int del_kind,
+                      int *keyval, void *extra);
+int mpi_keyval_free(const char *call, int kind, int *keyval);
+int mpi_attr_set(const char *call, int obj, int keyval, void *val);
+int mpi_attr_get(const char *call, int obj, int keyval, void **val, int *flag);
+int mpi_attr_delete(const char *call, int obj, int keyval);
+/* Duplicating from into to (Comm_dup, Type_dup): on an error to has none. */
+int mpi_attrs_copy(const char *call, int from, int to);
+/* Every attribute's delete callback (Comm_free, Type_free, MPI_Finalize). */
+int mpi_attrs_delete(const char *call, int obj);
 
 /* Every call but a few needs MPI_Init first. */
 #define NEED_INIT(call)                                                          \
@@ -127,10 +146,6 @@ void mpi_group_unref(MPI_Group g);
 int mpi_group_rank_of(const struct mgroup *g, int world_rank);
 
 /* ---- communicators (mpi_comm.c) ---- */
-struct attr {
-    int keyval;
-    void *val;
-};
 struct mcomm {
     bool in_use;
     int ctx;          /* context id; match bits use 2*ctx and 2*ctx+1 */
@@ -152,9 +167,7 @@ struct mcomm {
     int ndims;
     int *dims, *periods;
     struct mgraph *graph; /* a graph or distributed graph topology; NULL: none */
-    /* Cached attributes (mpi_attr.c) */
-    struct attr *attrs;
-    int nattrs;
+    struct attrs attrs;   /* cached attributes (mpi_attr.c) */
     /* An intercommunicator (mpi_intercomm.c): rank, size, world and group
      * are the local group's; the ranks sends and receives name are the
      * remote group's (rworld, from_rworld); local is an intracommunicator
@@ -267,6 +280,7 @@ struct mtype {
     struct type_args *args;
     int refs;             /* the program's handle and the types made of it */
     char *uname;          /* MPI_Type_set_name's */
+    struct attrs attrs;   /* cached attributes (mpi_attr.c) */
 };
 /* Record how newtype was made; ints, aints and types as
  * MPI_Type_get_contents gives them back.  0 or MPI_ERR_NO_MEM. */
@@ -280,6 +294,7 @@ void mpi_type_unref(struct mtype *t);
 bool mpi_type_hold(MPI_Datatype t);
 void mpi_type_drop(MPI_Datatype t);
 struct mtype *mpi_type_get(MPI_Datatype t);
+MPI_Datatype mpi_type_handle(const struct mtype *t);
 int mpi_check_type(const char *call, MPI_Comm comm, MPI_Datatype t, struct mtype **out);
 /* The same, committed or not (constructors, MPI_Type_get_contents ...). */
 int mpi_check_type_any(const char *call, MPI_Datatype t, struct mtype **out);
@@ -300,6 +315,20 @@ void mpi_pack(const void *buf, long count, const struct mtype *t, void *out);
 void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf);
 /* The first bytes of packed data, whole elements and part of the next. */
 void mpi_unpack_bytes(const void *in, long bytes, const struct mtype *t, void *buf);
+/* One block of a type map (len bytes of basic in memory at mem) moved to
+ * (pack) or from the packed buffer at packed in some representation
+ * (mpi_external.c's external32); returns the packed bytes it made or took. */
+typedef long mpi_block_fn(char *mem, char *packed, long len, int basic, bool pack);
+/* What mpi_pack and mpi_unpack are: every block of count elements in
+ * order, as is (f NULL) or through f; returns the packed bytes. */
+long mpi_walk(void *buf, long count, const struct mtype *t, void *packed, bool pack,
+              mpi_block_fn *f);
+long mpi_basic_size(int basic);   /* bytes of one predefined type in memory */
+/* external32 (mpi_external.c): a block converted, as an mpi_block_fn; and
+ * whether every value of t keeps its size there (then a file view of t
+ * lays its bytes out as in memory, only their order differs). */
+long mpi_external32_block(char *mem, char *packed, long len, int basic, bool pack);
+bool mpi_external32_same_size(const struct mtype *t);
 /* Bytes of count elements from the first to the last byte of data. */
 long mpi_span(const struct mtype *t, long count);
 void mpi_types_init(void);

@@ -84,7 +84,7 @@ int MPI_Finalize(void)
     NEED_INIT("MPI_Finalize");
     /* MPI_COMM_SELF's attributes go first, as if it were freed (MPI-3.1
      * 8.7.1): libraries hang their clean-up there. */
-    TRY(mpi_attrs_delete(MPI_COMM_SELF));
+    TRY(mpi_attrs_delete("MPI_Finalize", MPI_COMM_SELF));
     /* Buffered messages leave first; then every message this rank sent is
      * accepted and the others know it is done (the engine's exit). */
     mpi_bsend_reap();

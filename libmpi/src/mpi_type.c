@@ -131,6 +131,8 @@ struct mtype *mpi_type_get(MPI_Datatype t)
     return types[H_IDX(t)].in_use ? &types[H_IDX(t)] : NULL;
 }
 
+MPI_Datatype mpi_type_handle(const struct mtype *t) { return H_MAKE(K_TYPE, (int)(t - types)); }
+
 int mpi_check_type(const char *call, MPI_Comm comm, MPI_Datatype t, struct mtype **out)
 {
     *out = mpi_type_get(t);
@@ -158,30 +160,40 @@ long mpi_span(const struct mtype *t, long count)
     return count > 0 ? (count - 1) * mpi_extent(t) + t->true_ub - t->true_lb : 0;
 }
 
-void mpi_pack(const void *buf, long count, const struct mtype *t, void *out)
-{
-    char *o = out;
-    long ext = mpi_extent(t);
-    for (long i = 0; i < count; i++) {
-        const char *base = (const char *)buf + i * ext;
-        FOR_BLOCKS(t, r, b) {
-            memcpy(o, base + BLOCK_OFF(t, r, b), (size_t)t->blocks[b].len);
-            o += t->blocks[b].len;
-        }
-    }
-}
+long mpi_basic_size(int basic) { return predef[basic].size; }
 
-void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf)
+/* The one walk over count elements' type maps, block by block, in order:
+ * each block moved between memory and the packed buffer as is (f NULL)
+ * or by f, which says how many packed bytes it made or took. */
+long mpi_walk(void *buf, long count, const struct mtype *t, void *packed, bool pack,
+              mpi_block_fn *f)
 {
-    const char *p = in;
+    char *p = packed;
     long ext = mpi_extent(t);
     for (long i = 0; i < count; i++) {
         char *base = (char *)buf + i * ext;
         FOR_BLOCKS(t, r, b) {
-            memcpy(base + BLOCK_OFF(t, r, b), p, (size_t)t->blocks[b].len);
-            p += t->blocks[b].len;
+            char *m = base + BLOCK_OFF(t, r, b);
+            long len = t->blocks[b].len;
+            if (f)
+                p += f(m, p, len, t->blocks[b].basic, pack);
+            else {
+                memcpy(pack ? p : m, pack ? m : p, (size_t)len);
+                p += len;
+            }
         }
     }
+    return p - (char *)packed;
+}
+
+void mpi_pack(const void *buf, long count, const struct mtype *t, void *out)
+{
+    mpi_walk((void *)buf, count, t, out, true, NULL);   /* buf only read */
+}
+
+void mpi_unpack(const void *in, long count, const struct mtype *t, void *buf)
+{
+    mpi_walk(buf, count, t, (void *)in, false, NULL);   /* in only read */
 }
 
 /* bytes of packed data into elements of t at buf: the whole elements,
@@ -554,7 +566,14 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     x.ub = o->ub;
     TRY(finish("MPI_Type_dup", &x, MPI_COMBINER_DUP, newtype));
     mpi_type_get(*newtype)->committed = o->committed;
-    return mpi_type_record(*newtype, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &oldtype);
+    TRY(mpi_type_record(*newtype, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &oldtype));
+    /* A copy callback's error leaves no duplicate (MPI-3.1 6.7.4). */
+    int rc = mpi_attrs_copy("MPI_Type_dup", oldtype, *newtype);
+    if (rc) {
+        MPI_Type_free(newtype);
+        *newtype = MPI_DATATYPE_NULL;
+    }
+    return rc;
 }
 
 int MPI_Type_commit(MPI_Datatype *datatype)
@@ -573,7 +592,11 @@ int MPI_Type_free(MPI_Datatype *datatype)
         return mpi_error(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Type_free",
                          "%s is predefined and cannot be freed", t->name);
     /* Types built from it hold their own flattened copy of its blocks;
-     * only MPI_Type_get_contents's record of them holds it. */
+     * only MPI_Type_get_contents's record of them holds it, and requests.
+     * Its attributes go with the last hold; when that is the program's,
+     * a delete callback's error is returned here and the type stays. */
+    if (t->refs == 1)
+        TRY(mpi_attrs_delete("MPI_Type_free", *datatype));
     mpi_type_unref(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

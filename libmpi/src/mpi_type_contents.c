@@ -40,6 +40,13 @@ void mpi_type_unref(struct mtype *t)
 {
     if (--t->refs > 0)
         return;
+    /* The last hold on it was a record's or a request's: its attributes
+     * go now (a callback's error is raised; there is no caller to return
+     * it to). */
+    t->refs = 1;   /* alive while the callbacks run */
+    mpi_attrs_delete("MPI_Type_free", mpi_type_handle(t));
+    t->refs = 0;
+    free(t->attrs.a);
     struct type_args *a = t->args;
     free(t->blocks);
     free(t->uname);

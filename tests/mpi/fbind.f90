@@ -8,7 +8,8 @@
 ! with the non-commutative one keeping rank order), MPI_TYPE_LB, _UB and
 ! _SIZE_X (INTEGER(KIND=MPI_COUNT_KIND)) of vector, resized, struct and
 ! 8 GiB types; MPI_UNWEIGHTED and a neighbour allgather on a ring and a
-! line; MPI_TYPE_CREATE_F90_REAL and _INTEGER.  A failed check prints it and calls MPI_ABORT (status 2).
+! line; MPI_TYPE_CREATE_F90_REAL and _INTEGER; datatype attributes, a darray in
+! Fortran order, Pack_external.  A failed check prints it and calls MPI_ABORT (status 2).
 ! Prints "fortran bindings ok on N ranks".
 program fbind
   implicit none
@@ -34,6 +35,10 @@ program fbind
   common /dstate/ ndel
   integer :: dg, cart, indeg, outdeg, tsrc(1), tdst(1), tsb(1), trb(2), tdims(1)
   logical :: weighted, tper(1)
+  integer :: da, tkv, tt, tt2, ga(4, 6), pk(12), gs(2), dist(2), dargs(2), ps(2), j, k, pos
+  integer :: xv(2), xback(2)
+  integer(kind=1) :: xb(8)
+  integer(kind=MPI_ADDRESS_KIND) :: xpos, xsize
   external :: onerr, first, addup, countdel
 
   ! MULTIPLE is asked for; Tern's MPI gives at most FUNNELED, and says so.
@@ -194,6 +199,66 @@ program fbind
   if (ndel /= 2) call fail('the delete callback')
   call mpi_comm_free_keyval(kv, ierr)
   call mpi_keyval_free(kv1, ierr)
+
+  ! Datatype attributes: MPI_TYPE_DUP_FN copies the value to Type_dup's
+  ! duplicate, countdel sees it go at Type_free and Type_delete_attr.
+  call mpi_type_create_keyval(MPI_TYPE_DUP_FN, countdel, tkv, 5_MPI_ADDRESS_KIND, ierr)
+  call ck(ierr, 'type_create_keyval')
+  call mpi_type_contiguous(2, MPI_INTEGER, tt, ierr)
+  call mpi_type_set_attr(tt, tkv, 12345_MPI_ADDRESS_KIND, ierr)
+  call ck(ierr, 'type_set_attr')
+  call mpi_type_dup(tt, tt2, ierr)
+  aval = 0
+  call mpi_type_get_attr(tt2, tkv, aval, found, ierr)
+  if (ierr /= MPI_SUCCESS .or. .not. found .or. aval /= 12345) call fail('type attribute copied')
+  ndel = 0
+  call mpi_type_free(tt2, ierr)
+  call mpi_type_delete_attr(tt, tkv, ierr)
+  if (ndel /= 2) call fail('the type delete callback')
+  call mpi_type_free(tt, ierr)
+  call mpi_type_free_keyval(tkv, ierr)
+  call ck(ierr, 'type_free_keyval')
+
+  ! A darray in Fortran order: 4 x 6, rows whole, columns cyclic on 2
+  ! processes; process 1 of 2 has columns 2, 4 and 6, column by column.
+  do j = 1, 6
+    do i = 1, 4
+      ga(i, j) = 10 * i + j
+    end do
+  end do
+  gs = (/4, 6/)
+  dist = (/MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC/)
+  dargs = (/MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG/)
+  ps = (/1, 2/)
+  call mpi_type_create_darray(2, 1, 2, gs, dist, dargs, ps, MPI_ORDER_FORTRAN, MPI_INTEGER, &
+       da, ierr)
+  call ck(ierr, 'type_create_darray')
+  call mpi_type_commit(da, ierr)
+  pos = 0
+  call mpi_pack(ga, 1, da, pk, 48, pos, MPI_COMM_WORLD, ierr)
+  if (ierr /= 0 .or. pos /= 48) call fail('pack of a darray')
+  k = 0
+  do j = 2, 6, 2
+    do i = 1, 4
+      k = k + 1
+      if (pk(k) /= 10 * i + j) call fail('darray element')
+    end do
+  end do
+  call mpi_type_free(da, ierr)
+
+  ! external32: big-endian INTEGERs, the representation a CHARACTER.
+  xv = (/1, -2/)
+  call mpi_pack_external_size('external32', 2, MPI_INTEGER, xsize, ierr)
+  if (ierr /= 0 .or. xsize /= 8) call fail('pack_external_size')
+  xpos = 0
+  call mpi_pack_external('external32', xv, 2, MPI_INTEGER, xb, 8_MPI_ADDRESS_KIND, xpos, ierr)
+  if (ierr /= 0 .or. xpos /= 8) call fail('pack_external')
+  if (any(xb /= (/0_1, 0_1, 0_1, 1_1, -1_1, -1_1, -1_1, -2_1/))) call fail('external32 bytes')
+  xpos = 0
+  xback = 0
+  call mpi_unpack_external('external32  ', xb, 8_MPI_ADDRESS_KIND, xpos, xback, 2, &
+       MPI_INTEGER, ierr)
+  if (ierr /= 0 .or. xpos /= 8 .or. any(xback /= xv)) call fail('unpack_external')
 
   ! Topologies: MPI_UNWEIGHTED through the common block, a ring's
   ! neighbour allgather, a Cartesian edge's MPI_PROC_NULL block untouched.
