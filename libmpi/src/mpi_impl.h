@@ -424,6 +424,11 @@ bool mpi_req_test(struct mreq *r); /* progress once; is it complete? */
 void mpi_req_wait(struct mreq *r);
 void mpi_status_set(MPI_Status *st, int src, int tag, int err, long long bytes);
 void mpi_status_empty(MPI_Status *st);
+/* A status to the program: all but MPI_ERROR (which only the calls that
+ * complete many requests set, for MPI_ERR_IN_STATUS). */
+void mpi_status_out(MPI_Status *st, const MPI_Status *from);
+void mpi_status_fill(MPI_Status *st, int src, int tag, long long bytes);
+void mpi_status_none(MPI_Status *st);
 void mpi_requests_init(void);
 
 /* ---- point to point for the library itself (mpi_pt2pt.c) ---- */

@@ -57,7 +57,7 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int *flag
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         *message = MPI_MESSAGE_NO_PROC;
-        mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        mpi_status_fill(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
         return MPI_SUCCESS;
     }
     /* The handle first: a message taken has to be given to the program. */
@@ -79,7 +79,7 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int *flag
     e->src = mpi_rank_of(c, (int)p.src);
     e->tag = (int)(p.bits & TAG_BITS);
     *message = h;
-    mpi_status_set(status, e->src, e->tag, MPI_SUCCESS, (long long)p.len);
+    mpi_status_fill(status, e->src, e->tag, (long long)p.len);
     return MPI_SUCCESS;
 }
 

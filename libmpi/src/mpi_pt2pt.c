@@ -261,8 +261,7 @@ int mpi_req_blocking(const char *call, struct mreq *r, MPI_Status *status)
         return rc;
     }
     mpi_req_wait(r);
-    if (status != MPI_STATUS_IGNORE)
-        *status = r->status;
+    mpi_status_out(status, &r->status);
     if (r->status.MPI_ERROR == MPI_ERR_TRUNCATE)
         return mpi_error(r->comm, MPI_ERR_TRUNCATE, call,
                          "the message from rank %d (tag %d) is longer than the receive buffer "
@@ -446,8 +445,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     mpi_req_wait(&rr);
     if (rc)
         return rc;
-    if (status != MPI_STATUS_IGNORE)
-        *status = rr.status;
+    mpi_status_out(status, &rr.status);
     if (rr.status.MPI_ERROR == MPI_ERR_TRUNCATE)
         return mpi_error(comm, MPI_ERR_TRUNCATE, "MPI_Sendrecv",
                          "the message from rank %d (tag %d) is longer than the receive buffer",
@@ -558,7 +556,7 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int *flag
     TRY(mpi_check_tag(call, comm, tag, true));
     if (source == MPI_PROC_NULL) {
         *flag = 1;
-        mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        mpi_status_fill(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
         return MPI_SUCCESS;
     }
     bool any_tag = tag == MPI_ANY_TAG;
@@ -567,8 +565,8 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int *flag
                       mpi_bits(2 * c->ctx, any_tag ? 0 : tag), any_tag ? TAG_BITS : 0, block,
                       &p);
     if (*flag)
-        mpi_status_set(status, mpi_rank_of(c, (int)p.src), (int)(p.bits & TAG_BITS),
-                       MPI_SUCCESS, (long long)p.len);
+        mpi_status_fill(status, mpi_rank_of(c, (int)p.src), (int)(p.bits & TAG_BITS),
+                        (long long)p.len);
     return MPI_SUCCESS;
 }
 

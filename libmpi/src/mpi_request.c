@@ -83,6 +83,29 @@ void mpi_status_set(MPI_Status *st, int src, int tag, int err, long long bytes)
 
 void mpi_status_empty(MPI_Status *st) { mpi_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, 0); }
 
+/* Statuses the program gets: MPI-3.1 3.2.5, "message-passing calls do not
+ * modify the value of the error code field of status variables"; only
+ * the calls completing many requests set it, when they return
+ * MPI_ERR_IN_STATUS (finish_all).  The library's own statuses (a
+ * request's) carry the error there. */
+void mpi_status_out(MPI_Status *st, const MPI_Status *from)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    int keep = st->MPI_ERROR;
+    *st = *from;
+    st->MPI_ERROR = keep;
+}
+
+void mpi_status_fill(MPI_Status *st, int src, int tag, long long bytes)
+{
+    MPI_Status s;
+    mpi_status_set(&s, src, tag, MPI_SUCCESS, bytes);
+    mpi_status_out(st, &s);
+}
+
+void mpi_status_none(MPI_Status *st) { mpi_status_fill(st, MPI_ANY_SOURCE, MPI_ANY_TAG, 0); }
+
 static long long status_bytes(const MPI_Status *st)
 {
     return (long long)(unsigned)st->count_lo |
@@ -208,11 +231,10 @@ int mpi_req_complete(struct mreq *r, MPI_Request *h, MPI_Status *st)
 {
     int err = MPI_SUCCESS;
     if (!r->active) {
-        mpi_status_empty(st);
+        mpi_status_none(st);
     } else {
         err = r->status.MPI_ERROR;
-        if (st != MPI_STATUS_IGNORE)
-            *st = r->status;
+        mpi_status_out(st, &r->status);
     }
     if (r->persistent) {
         r->active = false;
@@ -281,7 +303,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     struct mreq *r;
     TRY(get_req("MPI_Wait", *request, &r));
     if (!r) {
-        mpi_status_empty(status);
+        mpi_status_none(status);
         return MPI_SUCCESS;
     }
     mpi_req_wait(r);
@@ -296,7 +318,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     reap_freed();
     if (!r) {
         *flag = 1;
-        mpi_status_empty(status);
+        mpi_status_none(status);
         return MPI_SUCCESS;
     }
     *flag = mpi_req_test(r);
@@ -318,11 +340,15 @@ static int finish_all(const char *call, int count, MPI_Request reqv[], MPI_Statu
     for (int i = 0; i < count; i++) {
         struct mreq *r = reqv[i] == MPI_REQUEST_NULL ? NULL : mpi_req_get(reqv[i]);
         if (!r) {
-            mpi_status_empty(nth(st, i));
+            mpi_status_none(nth(st, i));
+            if (nth(st, i) != MPI_STATUS_IGNORE)
+                nth(st, i)->MPI_ERROR = MPI_SUCCESS;   /* read if one fails */
             continue;
         }
         MPI_Comm comm = r->comm;
         int e = mpi_req_complete(r, &reqv[i], nth(st, i));
+        if (nth(st, i) != MPI_STATUS_IGNORE)
+            nth(st, i)->MPI_ERROR = e;
         if (e) {
             err = MPI_ERR_IN_STATUS;
             errcomm = comm;
@@ -401,7 +427,7 @@ static int any(const char *call, int count, MPI_Request reqv[], int *index, int 
         if (!active) {
             *index = MPI_UNDEFINED;
             *flag = 1;
-            mpi_status_empty(status);
+            mpi_status_none(status);
             return MPI_SUCCESS;
         }
         if (i >= 0) {
@@ -448,7 +474,10 @@ static int some(const char *call, int incount, MPI_Request reqv[], int *outcount
             if (!mpi_req_test(r))
                 continue;
             MPI_Comm comm = r->comm;
-            if (mpi_req_complete(r, &reqv[i], nth(st, n))) {
+            int e = mpi_req_complete(r, &reqv[i], nth(st, n));
+            if (nth(st, n) != MPI_STATUS_IGNORE)
+                nth(st, n)->MPI_ERROR = e;   /* read if one fails */
+            if (e) {
                 err = MPI_ERR_IN_STATUS;
                 errcomm = comm;
             }
@@ -488,12 +517,12 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     TRY(get_req("MPI_Request_get_status", request, &r));
     if (!r || !r->active) {
         *flag = 1;
-        mpi_status_empty(status);
+        mpi_status_none(status);
         return MPI_SUCCESS;
     }
     *flag = mpi_req_test(r);
-    if (*flag && status != MPI_STATUS_IGNORE)
-        *status = r->status;
+    if (*flag)
+        mpi_status_out(status, &r->status);
     return MPI_SUCCESS;
 }
 

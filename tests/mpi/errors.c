@@ -109,10 +109,27 @@ int main(int argc, char **argv)
             MPI_Request rq;
             OK(MPI_Isend(x, 4, MPI_INT, peer, 9, MPI_COMM_WORLD, &rq));
             int y[2];
+            /* A single completion leaves MPI_ERROR alone (MPI-3.1 3.2.5). */
+            st.MPI_ERROR = 4242;
             rc = MPI_Recv(y, 2, MPI_INT, peer, 9, MPI_COMM_WORLD, &st);
-            CHECK(rc == MPI_ERR_TRUNCATE && st.MPI_ERROR == MPI_ERR_TRUNCATE && y[0] == 1 &&
-                      y[1] == 2, "truncate gave %d", rc);
+            CHECK(rc == MPI_ERR_TRUNCATE && st.MPI_ERROR == 4242 && y[0] == 1 && y[1] == 2 &&
+                      st.MPI_SOURCE == peer && st.MPI_TAG == 9,
+                  "truncate gave %d, status error %d", rc, st.MPI_ERROR);
             OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            /* MPI_Waitall with one failing: MPI_ERR_IN_STATUS, and every
+             * status says how its request went. */
+            MPI_Request two[2];
+            MPI_Status sts[2];
+            int z[4];
+            OK(MPI_Irecv(y, 2, MPI_INT, peer, 12, MPI_COMM_WORLD, &two[0]));
+            OK(MPI_Irecv(z, 4, MPI_INT, peer, 13, MPI_COMM_WORLD, &two[1]));
+            OK(MPI_Send(x, 4, MPI_INT, peer, 12, MPI_COMM_WORLD));
+            OK(MPI_Send(x, 4, MPI_INT, peer, 13, MPI_COMM_WORLD));
+            rc = MPI_Waitall(2, two, sts);
+            CHECK(rc == MPI_ERR_IN_STATUS && sts[0].MPI_ERROR == MPI_ERR_TRUNCATE &&
+                      sts[1].MPI_ERROR == MPI_SUCCESS && z[3] == 4,
+                  "Waitall with a truncated receive: %d, errors %d %d", rc, sts[0].MPI_ERROR,
+                  sts[1].MPI_ERROR);
             /* Above the eager limit, the receive posted first (a zero-byte
              * exchange says so): the sender pushes the message with its
              * announcement (libmsg/msg_send.c), the receive keeps its first

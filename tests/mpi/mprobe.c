@@ -98,10 +98,9 @@ static void every_size(void)
                 OK(MPI_Test(&rq, &done, &rs));
         }
         CHECK(m == MPI_MESSAGE_NULL, "message handle not MPI_MESSAGE_NULL after the receive");
-        CHECK(rs.MPI_SOURCE == src && rs.MPI_TAG == tag && rs.MPI_ERROR == MPI_SUCCESS &&
-                  t_count(&rs, MPI_BYTE) == n,
-              "receive status %d/%d/%d count %d of %d/%d", rs.MPI_SOURCE, rs.MPI_TAG,
-              rs.MPI_ERROR, t_count(&rs, MPI_BYTE), src, tag);
+        CHECK(rs.MPI_SOURCE == src && rs.MPI_TAG == tag && t_count(&rs, MPI_BYTE) == n,
+              "receive status %d/%d count %d of %d/%d", rs.MPI_SOURCE, rs.MPI_TAG,
+              t_count(&rs, MPI_BYTE), src, tag);
         long bad = first_bad(r, n, seed_of(src, tag));
         CHECK(bad < 0, "byte %ld of the %d of message %d/%d wrong", bad, n, src, tag);
         CHECK(r[n] == 0xEE, "wrote past message %d/%d", src, tag);
@@ -244,10 +243,11 @@ static void types_truncation_procnull_self(void)
             int t[60];
             memset(t, 0, sizeof t);
             OK(MPI_Mprobe(1, tag + k, MPI_COMM_WORLD, &m, &st));
+            st.MPI_ERROR = 4242; /* a single completion leaves it (MPI-3.1 3.2.5) */
             int rc = MPI_Mrecv(t, 50, MPI_INT, &m, &st);
             int cls;
             MPI_Error_class(rc, &cls);
-            CHECK(cls == MPI_ERR_TRUNCATE && st.MPI_ERROR == MPI_ERR_TRUNCATE,
+            CHECK(cls == MPI_ERR_TRUNCATE && st.MPI_ERROR == 4242,
                   "truncated Mrecv gave %d, status error %d", rc, st.MPI_ERROR);
             CHECK(m == MPI_MESSAGE_NULL, "truncated Mrecv left the handle");
             for (int i = 0; i < 60; i++)
