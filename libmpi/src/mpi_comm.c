@@ -496,7 +496,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     TRY(mpi_check_comm("MPI_Comm_get_attr", comm, &c));
     attr_io = MPI_ANY_SOURCE; /* every rank can do I/O (through yod / fyod) */
     if (keyval >= FIRST_KEYVAL)
-        return mpi_attr_get("MPI_Comm_get_attr", comm, keyval, attribute_val, flag);   /* a program's own */
+        /* a program's own */
+        return mpi_attr_get("MPI_Comm_get_attr", comm, keyval, attribute_val, flag);
     int *v = NULL;
     switch (keyval) {
     case MPI_TAG_UB: v = &attr_tag_ub; break;
@@ -505,7 +506,10 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_WTIME_IS_GLOBAL: v = &attr_wtime_global; break;
     /* No processes can be spawned: the universe is the job. */
     case MPI_UNIVERSE_SIZE: MPI_Comm_size(MPI_COMM_WORLD, &attr_universe); v = &attr_universe; break;
-    case MPI_LASTUSEDCODE: attr_lastused = mpi_last_used_code(); v = &attr_lastused; break;
+    case MPI_LASTUSEDCODE:
+        attr_lastused = mpi_last_used_code();
+        v = &attr_lastused;
+        break;
     case MPI_APPNUM: *flag = 0; return MPI_SUCCESS; /* yod runs one program (SPMD) */
     default:
         return mpi_error(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr",

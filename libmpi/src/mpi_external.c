@@ -5,8 +5,9 @@
  * machine's (MPI_WCHAR 2 bytes, long double IEEE binary128 in 16).  Table
  * 13.2 gives MPI_LONG and MPI_UNSIGNED_LONG 4 bytes, an ILP32 long: an
  * LP64 long beyond 32 bits loses its high bits there, as in every MPI
- * (the MPI Forum's issue 157 proposes an "external64" for it).  The type map is walked by mpi_type.c's mpi_walk, as MPI_Pack does;
- * each block (a run of one basic type) is converted here, value by value.
+ * (the MPI Forum's issue 157 proposes an "external64" for it).  The type
+ * map is walked by mpi_type.c's mpi_walk, as MPI_Pack does; each block (a
+ * run of one basic type) is converted here, value by value.
  * MPI-IO's "external32" file views (mpi_file.c) convert the same way.
  */
 #include <float.h>
@@ -207,7 +208,8 @@ int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
         return mpi_error(MPI_COMM_NULL, MPI_ERR_TRUNCATE, call,
                          "%ld bytes do not fit in %ld from position %ld", need, (long)outsize,
                          (long)*position);
-    *position += mpi_walk((void *)inbuf, incount, t, (char *)outbuf + *position, true, mpi_external32_block);
+    *position += mpi_walk((void *)inbuf, incount, t, (char *)outbuf + *position, true,
+                          mpi_external32_block);
     return MPI_SUCCESS;
 }
 
@@ -222,7 +224,8 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
         return mpi_error(MPI_COMM_NULL, MPI_ERR_TRUNCATE, call,
                          "%ld bytes wanted, %ld left from position %ld of %ld", need,
                          (long)(insize - *position), (long)*position, (long)insize);
-    *position += mpi_walk(outbuf, outcount, t, (char *)inbuf + *position, false, mpi_external32_block);
+    *position += mpi_walk(outbuf, outcount, t, (char *)inbuf + *position, false,
+                          mpi_external32_block);
     return MPI_SUCCESS;
 }
 

@@ -643,14 +643,7 @@ static int at_once(const char *call, MPI_File fh, bool explicit_offset, MPI_Offs
                  : at_pointer(call, fh, buf, count, datatype, &st, writing, false);
     if (rc)
         return rc;
-    struct mreq *r = mpi_req_new(call, f->comm);
-    if (!r)
-        return MPI_ERR_INTERN;
-    r->kind = writing ? R_SEND : R_RECV;
-    r->active = r->done_now = true;
-    r->status = st;
-    *request = mpi_req_handle(r);
-    return MPI_SUCCESS;
+    return mpi_req_done(call, f->comm, &st, writing, request);
 }
 
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,

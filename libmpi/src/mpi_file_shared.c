@@ -186,14 +186,7 @@ static int shared_at_once(const char *call, MPI_File fh, void *buf, int count,
     long es;
     TRY(mpi_file_parts(call, fh, &comm, &errh, &es));
     TRY(shared_access(call, fh, buf, count, datatype, &st, writing));
-    struct mreq *r = mpi_req_new(call, comm);
-    if (!r)
-        return MPI_ERR_INTERN;
-    r->kind = writing ? R_SEND : R_RECV;
-    r->active = r->done_now = true;
-    r->status = st;
-    *request = mpi_req_handle(r);
-    return MPI_SUCCESS;
+    return mpi_req_done(call, comm, &st, writing, request);
 }
 
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,

@@ -415,6 +415,9 @@ int mpi_greq_start_fortran(const struct mpi_greq_fortran *f, MPI_Request *reques
 struct mreq *mpi_req_get(MPI_Request h);
 MPI_Request mpi_req_handle(const struct mreq *r);
 struct mreq *mpi_req_new(const char *call, MPI_Comm comm);
+/* A request complete from the start, with status st (work done in the call). */
+int mpi_req_done(const char *call, MPI_Comm comm, const MPI_Status *st, bool send,
+                 MPI_Request *request);
 void mpi_req_release(struct mreq *r);
 int mpi_req_start(const char *call, struct mreq *r); /* start the engine's part */
 /* Completion of an active request: fills st (may be IGNORE), frees or

@@ -9,8 +9,9 @@
  * sized from MPI_Get_count and checks every byte.  Then: a message taken
  * is not the one a receive with the same selectors gets next; derived
  * receive types; truncation; MPI_PROC_NULL (MPI_MESSAGE_NO_PROC); messages
- * to oneself; a flood that flow control drains; MPI_Isendrecv and MPI_Isendrecv_replace around a ring.  The
- * library offers at most MPI_THREAD_FUNNELED, so no threads.  Prints
+ * to oneself; a flood that flow control drains; MPI_Isendrecv and
+ * MPI_Isendrecv_replace around a ring.  The library offers at most
+ * MPI_THREAD_FUNNELED, so no threads.  Prints
  * "mprobe ok on N ranks". */
 #include "mpitest.h"
 
