@@ -132,6 +132,7 @@ int mpi_comm_install(const char *call, MPI_Comm errcomm, int ctx, int n, const i
         return mpi_error(errcomm, MPI_ERR_NO_MEM, call, "no memory for a communicator of %d",
                          n);
     comms[H_IDX(h)].errh = mpi_comm_get(errcomm)->errh;
+    mpi_errh_ref(comms[H_IDX(h)].errh);
     *newcomm = h;
     return MPI_SUCCESS;
 }
@@ -420,6 +421,7 @@ int MPI_Comm_free(MPI_Comm *comm)
     free(c->dims);
     free(c->periods);
     mpi_graph_free(c->graph);
+    mpi_errh_unref(c->errh);
     memset(c, 0, sizeof *c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;

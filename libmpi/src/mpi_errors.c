@@ -176,11 +176,15 @@ int MPI_Add_error_string(int errorcode, const char *string)
 
 /* ---- handlers ---- */
 
-#define MAX_ERRH 64
+/* A handler's slot is taken again once the program has freed it and no
+ * communicator uses it (MPI-3.1 8.3.4: those keep using it); refs counts
+ * the program's handle and each communicator's. */
+#define MAX_ERRH 256
 static struct {
-    bool in_use;
+    bool in_use, freed;
+    int refs;
     MPI_Comm_errhandler_function *fn;
-} errhs[MAX_ERRH] = {[1] = {true, NULL}, [2] = {true, NULL}};
+} errhs[MAX_ERRH] = {[1] = {true, false, 1, NULL}, [2] = {true, false, 1, NULL}};
 
 static bool errh_ok(MPI_Errhandler e)
 {
@@ -244,6 +248,19 @@ int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *
     fatal(call, code, fmt, ap);
 }
 
+/* Predefined handlers (slots 1 and 2) are never counted. */
+void mpi_errh_ref(MPI_Errhandler e)
+{
+    if (errh_ok(e) && H_IDX(e) > 2)
+        errhs[H_IDX(e)].refs++;
+}
+
+void mpi_errh_unref(MPI_Errhandler e)
+{
+    if (errh_ok(e) && H_IDX(e) > 2 && --errhs[H_IDX(e)].refs == 0)
+        errhs[H_IDX(e)] = (typeof(errhs[0])){0};
+}
+
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     NEED_INIT("MPI_Comm_set_errhandler");
@@ -252,6 +269,8 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     if (!errh_ok(errhandler))
         return mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
                          "%#x is not an error handler", (unsigned)errhandler);
+    mpi_errh_ref(errhandler);
+    mpi_errh_unref(c->errh);
     c->errh = errhandler;
     return MPI_SUCCESS;
 }
@@ -280,13 +299,13 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler 
     NEED_INIT("MPI_Comm_create_errhandler");
     for (int i = 3; i < MAX_ERRH; i++)
         if (!errhs[i].in_use) {
-            errhs[i].in_use = true;
-            errhs[i].fn = fn;
+            errhs[i] = (typeof(errhs[0])){.in_use = true, .refs = 1, .fn = fn};
             *errhandler = H_MAKE(K_ERRH, i);
             return MPI_SUCCESS;
         }
     return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler",
-                     "all %d error handlers in use", MAX_ERRH - 3);
+                     "all %d error handlers in use (freed ones still set on a communicator "
+                     "count)", MAX_ERRH - 3);
 }
 
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
@@ -295,8 +314,12 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler)
     if (!errh_ok(*errhandler))
         return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free",
                          "%#x is not an error handler", (unsigned)*errhandler);
-    /* Communicators that use it keep using it (MPI-3.1 8.3.4), so its slot
-     * is never reused: at most MAX_ERRH - 3 are ever made. */
+    /* Communicators that use it keep using it (MPI-3.1 8.3.4): the slot
+     * goes with the last of them. */
+    if (H_IDX(*errhandler) > 2 && !errhs[H_IDX(*errhandler)].freed) {
+        errhs[H_IDX(*errhandler)].freed = true;
+        mpi_errh_unref(*errhandler);
+    }
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }

@@ -73,6 +73,9 @@ int mpi_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 _Noreturn void mpi_fatal(const char *call, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 const char *mpi_err_name(int code);
+/* A communicator takes or drops its error handler (counted while set). */
+void mpi_errh_ref(MPI_Errhandler e);
+void mpi_errh_unref(MPI_Errhandler e);
 /* The highest error code or class there is (MPI_LASTUSEDCODE): the
  * predefined ones and those the program added. */
 int mpi_last_used_code(void);

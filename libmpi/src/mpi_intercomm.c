@@ -196,7 +196,9 @@ int mpi_intercomm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     TRY(make_inter("MPI_Comm_dup", c->local, mpi_ctx_lowest(both), theirs.size, remote,
                    newcomm));
     struct mcomm *n = mpi_comm_get(*newcomm);
+    mpi_errh_unref(n->errh);
     n->errh = mpi_comm_get(comm)->errh;
+    mpi_errh_ref(n->errh);
     return MPI_SUCCESS;
 }
 

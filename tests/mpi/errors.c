@@ -188,6 +188,21 @@ int main(int argc, char **argv)
         CHECK(handler_calls == 2 && handler_code == code, "handler: calls %d, code %d",
               handler_calls, handler_code);
         OK(MPI_Errhandler_free(&mine));
+        /* Handlers freed by the program keep working on the communicators
+         * that have them, and their slots come back after: 1000 made. */
+        for (int i = 0; i < 1000; i++) {
+            MPI_Comm d2;
+            MPI_Errhandler h;
+            OK(MPI_Comm_dup(d, &d2));
+            OK(MPI_Comm_create_errhandler(handler, &h));
+            OK(MPI_Comm_set_errhandler(d2, h));
+            OK(MPI_Errhandler_free(&h));
+            handler_calls = 0;
+            OK(MPI_Comm_call_errhandler(d2, MPI_ERR_OTHER));
+            CHECK(handler_calls == 1 && handler_code == MPI_ERR_OTHER,
+                  "handler %d, freed but set: %d calls", i, handler_calls);
+            OK(MPI_Comm_free(&d2));
+        }
         OK(MPI_Comm_free(&d));
         OK(MPI_Barrier(MPI_COMM_WORLD));
         if (t_rank == 0)
