@@ -174,10 +174,10 @@ def missing_calls(bdir, case):
 
 
 def passed(status, out, how=None):
-    """MPICH's rule (runtests): exit 0 and " No Errors", but for the lines
+    """MPICH's rule (runtests): exit 0 and " No Errors" (or "errors"), but for the lines
     whose resultTest (how) asks for a job that fails: TestErrFatal and TestStatus
     pass on a non-zero status, TestStatusNoErrors wants " No Errors" too."""
-    no_errors = re.search(r"^\s*No Errors\s*$", out, re.M) is not None
+    no_errors = re.search(r"^\s*No [Ee]rrors\s*$", out, re.M) is not None
     if how in ("TestErrFatal", "TestStatus"):
         return status != 0
     if how == "TestStatusNoErrors":
