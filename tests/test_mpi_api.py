@@ -25,7 +25,7 @@ ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Win_create", "MPI_Win_fence", 
           "MPI_Publish_name", "MPI_Session_init", "MPI_File_iread_all",
           "MPI_Comm_connect", "MPI_Win_lock", "MPI_Rput",
           "MPI_Register_datarep",
-          "MPI_Comm_create_from_group", "MPI_Comm_idup", "MPI_Unpublish_name", "MPI_Comm_accept",
+          "MPI_Comm_create_from_group", "MPI_Errhandler_create", "MPI_Unpublish_name", "MPI_Comm_accept",
           "MPI_Lookup_name", "MPI_Win_allocate", "MPI_Win_free", "PMPI_Send"]
 
 

@@ -86,6 +86,11 @@ void *mpi_nbc_contribution(struct nbc *s, const void *sendbuf, const void *recvb
                            MPI_Datatype dt);
 void mpi_nbc_hold(struct nbc *s, MPI_Datatype t);
 int mpi_nbc_launch(struct nbc *s, MPI_Request *request);
+/* An in-place Iallreduce on comm's collective context under sequence
+ * number seq, which the caller keeps apart from the communicator's own
+ * (mpi_idup.c's agreements). */
+int mpi_nbc_allreduce_at(const char *call, MPI_Comm comm, uint32_t seq, void *buf, int count,
+                         MPI_Datatype datatype, MPI_Op op, MPI_Request *request);
 
 struct nbc_side {
     const int *counts;
@@ -106,6 +111,10 @@ int mpi_inter_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
                       MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
 int mpi_inter_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
                          MPI_Op op, MPI_Comm comm, MPI_Request *request);
+/* The same under sequence number seq, kept apart by the caller (mpi_idup.c). */
+int mpi_inter_iallreduce_at(const char *call, MPI_Comm comm, uint32_t seq,
+                            const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                            MPI_Op op, MPI_Request *request);
 int mpi_inter_ireduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
                               const int counts[], int count, MPI_Datatype dt, MPI_Op op,
                               MPI_Comm comm, MPI_Request *request);

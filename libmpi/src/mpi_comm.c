@@ -106,7 +106,22 @@ void mpi_comm_init(void)
     ctx_take(1);
 }
 
-void mpi_ctx_free_mask(uint32_t *mask) { memcpy(mask, ctx_free, sizeof ctx_free); }
+/* Context ids come from two halves: the blocking calls agree on ids below
+ * IDUP_FIRST, MPI_Comm_idup (mpi_idup.c) on ids from it up, so an agreement
+ * that may not wait never races one that does (each half's own rule keeps
+ * its agreements apart). */
+void mpi_ctx_free_mask(uint32_t *mask)
+{
+    memcpy(mask, ctx_free, sizeof ctx_free);
+    memset(mask + IDUP_FIRST / 32, 0, sizeof ctx_free - IDUP_FIRST / 32 * sizeof *mask);
+}
+
+void mpi_ctx_idup_mask(uint32_t *mask)
+{
+    memset(mask, 0, IDUP_FIRST / 32 * sizeof *mask);
+    memcpy(mask + IDUP_FIRST / 32, ctx_free + IDUP_FIRST / 32,
+           sizeof ctx_free - IDUP_FIRST / 32 * sizeof *mask);
+}
 
 int mpi_ctx_lowest(const uint32_t *mask)
 {
@@ -209,6 +224,14 @@ static int dup_attrs(MPI_Comm comm, MPI_Comm *newcomm)
     return rc;
 }
 
+/* What MPI_Comm_dup and MPI_Comm_idup give the new communicator besides
+ * its members: the topology and the attributes (their copy callbacks). */
+int mpi_comm_dup_finish(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    copy_topology(mpi_comm_get(*newcomm), mpi_comm_get(comm));
+    return dup_attrs(comm, newcomm);
+}
+
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     struct mcomm *c;
@@ -223,12 +246,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         return mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "no memory");
     int rc = mpi_comm_make("MPI_Comm_dup", comm, c->size, m, newcomm);
     free(tmp);
-    if (!rc) {
-        c = mpi_comm_get(comm);
-        copy_topology(mpi_comm_get(*newcomm), c);
-        rc = dup_attrs(comm, newcomm);
-    }
-    return rc;
+    return rc ? rc : mpi_comm_dup_finish(comm, newcomm);
 }
 
 /* Hints (MPI-3.1 6.4.4): Tern's MPI uses none of them, so it checks the

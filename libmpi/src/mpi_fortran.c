@@ -166,6 +166,11 @@ void mpi_comm_dup_with_info_(F *comm, F *info, F *nc, F *ierr)
 {
     *ierr = MPI_Comm_dup_with_info(*comm, *info, nc);
 }
+void mpi_comm_idup_(F *comm, F *nc, F *req, F *ierr) { *ierr = MPI_Comm_idup(*comm, nc, req); }
+void mpi_comm_idup_with_info_(F *comm, F *info, F *nc, F *req, F *ierr)
+{
+    *ierr = MPI_Comm_idup_with_info(*comm, *info, nc, req);
+}
 void mpi_comm_set_info_(F *comm, F *info, F *ierr) { *ierr = MPI_Comm_set_info(*comm, *info); }
 void mpi_comm_get_info_(F *comm, F *info, F *ierr) { *ierr = MPI_Comm_get_info(*comm, info); }
 void mpi_comm_split_(F *comm, F *color, F *key, F *nc, F *ierr)

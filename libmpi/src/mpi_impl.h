@@ -22,6 +22,7 @@
  *   mpi_internbc.c intercommunicators' nonblocking collectives
  *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
  *   mpi_greq.c     generalized requests (a program's own operations)
+ *   mpi_idup.c     MPI_Comm_idup: context ids agreed without blocking
  *   mpi_progress.c what runs whenever the engine makes progress
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
  *   mpi_type_fortran.c   types by Fortran kind: Type_match_size, create_f90_*
@@ -158,6 +159,7 @@ struct mcomm {
     MPI_Group group;
     MPI_Errhandler errh;
     uint32_t coll_seq; /* collectives called on it, in the same order everywhere */
+    uint32_t idups;    /* MPI_Comm_idup calls on it, in the same order everywhere */
     /* MPI_Barrier's way, chosen by its first call (mpi_coll.c): forwarded
      * by Portals through bar, or messages through the engine. */
     enum { BAR_UNDECIDED = 0, BAR_PORTALS, BAR_MESSAGES } bar_mode;
@@ -239,12 +241,20 @@ int mpi_comm_make(const char *call, MPI_Comm parent, int n, const int *members,
  * agreed on some other way (intercommunicators); errors are raised on
  * errcomm. */
 #define CTX_MASK_WORDS (MAX_CONTEXTS / 32)
+/* The free ids the blocking calls agree on (below IDUP_FIRST), and those
+ * MPI_Comm_idup's agreements do (from it up: mpi_idup.c). */
+#define IDUP_FIRST (MAX_CONTEXTS / 2)
 void mpi_ctx_free_mask(uint32_t *mask);
+void mpi_ctx_idup_mask(uint32_t *mask);
 int mpi_ctx_lowest(const uint32_t *mask);
 int mpi_comm_install(const char *call, MPI_Comm errcomm, int ctx, int n, const int *members,
                      MPI_Comm *newcomm);
 /* Intercommunicators' parts of MPI_Comm_dup, _free and _compare. */
+/* A duplicate's topology and attributes, once it has its members. */
+int mpi_comm_dup_finish(MPI_Comm comm, MPI_Comm *newcomm);
 int mpi_intercomm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+/* MPI_Comm_idup of an intercommunicator: its groups, ids agreed already. */
+int mpi_intercomm_install(MPI_Comm comm, int ctx, int priv_ctx, MPI_Comm *newcomm);
 int mpi_intercomm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 void mpi_intercomm_release(struct mcomm *c);
 int mpi_intercomm_compare(struct mcomm *a, struct mcomm *b, int *result);

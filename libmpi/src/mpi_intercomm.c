@@ -54,8 +54,11 @@ static int leaders_swap(const char *call, const struct swap *w, const void *out,
 /* Make an intercommunicator of local (an intracommunicator whose members
  * are the local group) and the remote group `remote` (world ranks, rsize),
  * with context id ctx; takes remote. */
-static int make_inter(const char *call, MPI_Comm local, int ctx, int rsize, int *remote,
-                      MPI_Comm *newcomm)
+/* An intercommunicator over local's group and the remote world ranks
+ * (taken), with context id ctx; its private local communicator gets
+ * priv_ctx, or (-1) one agreed over local here, a collective on it. */
+static int make_inter(const char *call, MPI_Comm local, int ctx, int priv_ctx, int rsize,
+                      int *remote, MPI_Comm *newcomm)
 {
     struct mcomm *l = mpi_comm_get(local);
     int *members = malloc(sizeof(int) * (size_t)l->size);
@@ -76,7 +79,9 @@ static int make_inter(const char *call, MPI_Comm local, int ctx, int rsize, int 
      * made after the intercommunicator has taken its id (so not that id). */
     MPI_Comm priv = MPI_COMM_NULL;
     int rc = mpi_comm_install(call, local, ctx, l->size, members, newcomm);
-    int rc2 = mpi_comm_make(call, local, l->size, members, &priv);
+    int rc2 = priv_ctx >= 0
+                  ? mpi_comm_install(call, local, priv_ctx, l->size, members, &priv)
+                  : mpi_comm_make(call, local, l->size, members, &priv);
     free(members);
     if (rc || rc2) {
         if (priv != MPI_COMM_NULL)
@@ -180,7 +185,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
             return mpi_error(local_comm, MPI_ERR_COMM, call,
                              "rank %d of MPI_COMM_WORLD is in both groups", remote[i]);
         }
-    return make_inter(call, local_comm, mpi_ctx_lowest(both), theirs.size, remote,
+    return make_inter(call, local_comm, mpi_ctx_lowest(both), -1, theirs.size, remote,
                       newintercomm);
 }
 
@@ -193,8 +198,23 @@ int mpi_intercomm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     uint32_t both[CTX_MASK_WORDS];
     TRY(agree("MPI_Comm_dup", c->local, 0, 0, &w, &theirs, &remote, both));
     c = mpi_comm_get(comm);
-    TRY(make_inter("MPI_Comm_dup", c->local, mpi_ctx_lowest(both), theirs.size, remote,
+    TRY(make_inter("MPI_Comm_dup", c->local, mpi_ctx_lowest(both), -1, theirs.size, remote,
                    newcomm));
+    struct mcomm *n = mpi_comm_get(*newcomm);
+    mpi_errh_unref(n->errh);
+    n->errh = mpi_comm_get(comm)->errh;
+    mpi_errh_ref(n->errh);
+    return MPI_SUCCESS;
+}
+
+int mpi_intercomm_install(MPI_Comm comm, int ctx, int priv_ctx, MPI_Comm *newcomm)
+{
+    struct mcomm *c = mpi_comm_get(comm);
+    int *remote = malloc(sizeof(int) * (size_t)c->rsize);
+    if (!remote)
+        return mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Comm_idup", "no memory");
+    memcpy(remote, c->rworld, sizeof(int) * (size_t)c->rsize);
+    TRY(make_inter("MPI_Comm_idup", c->local, ctx, priv_ctx, c->rsize, remote, newcomm));
     struct mcomm *n = mpi_comm_get(*newcomm);
     mpi_errh_unref(n->errh);
     n->errh = mpi_comm_get(comm)->errh;
@@ -290,7 +310,7 @@ int mpi_intercomm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         for (int i = 0; !rc && i < k; i++)
             rw[i] = remote[theirs[3 * i + 2]];
         if (!rc)
-            rc = make_inter(call, sub, mpi_ctx_lowest(both), k, rw, newcomm);
+            rc = make_inter(call, sub, mpi_ctx_lowest(both), -1, k, rw, newcomm);
     }
     free(theirs);
     free(remote);

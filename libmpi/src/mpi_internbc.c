@@ -142,11 +142,32 @@ int mpi_inter_ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
     return mpi_nbc_launch(s, request);
 }
 
+static int iallreduce(struct cx *x, const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype dt, MPI_Op op, MPI_Request *request);
+
 int mpi_inter_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
                          MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     struct cx x;
     TRY(begin_inb(&x, "MPI_Iallreduce", comm, request));
+    return iallreduce(&x, sendbuf, recvbuf, count, dt, op, request);
+}
+
+int mpi_inter_iallreduce_at(const char *call, MPI_Comm comm, uint32_t seq,
+                            const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                            MPI_Op op, MPI_Request *request)
+{
+    struct cx x;
+    TRY(begin_inb(&x, call, comm, request));
+    x.c->coll_seq--; /* not one of the communicator's own */
+    x.seq = seq;
+    return iallreduce(&x, sendbuf, recvbuf, count, dt, op, request);
+}
+
+static int iallreduce(struct cx *x_, const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype dt, MPI_Op op, MPI_Request *request)
+{
+    struct cx x = *x_;
     TRY(check_reduction(&x, sendbuf, recvbuf, count, dt, op, true, true));
     struct nbc *s = mpi_nbc_new(&x);
     mpi_nbc_hold(s, dt);

@@ -445,15 +445,11 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return mpi_nbc_launch(s, request);
 }
 
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int iallreduce(struct cx *x, const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype datatype, MPI_Op op, MPI_Request *request)
 {
-    if (mpi_is_inter(comm))
-        return mpi_inter_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-    struct cx x;
-    TRY(begin_nb(&x, "MPI_Iallreduce", comm, request));
-    TRY(check_reduce(&x, sendbuf, recvbuf, count, datatype, op, true));
-    struct nbc *s = mpi_nbc_new(&x);
+    TRY(check_reduce(x, sendbuf, recvbuf, count, datatype, op, true));
+    struct nbc *s = mpi_nbc_new(x);
     mpi_nbc_hold(s, datatype);
     void *acc = mpi_nbc_contribution(s, sendbuf, recvbuf, count, datatype);
     reduce_rounds(s, acc, count, datatype, op);
@@ -463,6 +459,28 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     mpi_nbc_end_round(s);
     return mpi_nbc_launch(s, request);
 }
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    if (mpi_is_inter(comm))
+        return mpi_inter_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+    struct cx x;
+    TRY(begin_nb(&x, "MPI_Iallreduce", comm, request));
+    return iallreduce(&x, sendbuf, recvbuf, count, datatype, op, request);
+}
+
+int mpi_nbc_allreduce_at(const char *call, MPI_Comm comm, uint32_t seq, void *buf, int count,
+                         MPI_Datatype datatype, MPI_Op op, MPI_Request *request)
+{
+    struct cx x = {.call = call, .h = comm, .seq = seq};
+    *request = MPI_REQUEST_NULL;
+    TRY(mpi_check_comm(call, comm, &x.c));
+    x.n = x.c->size;
+    x.me = x.c->rank;
+    return iallreduce(&x, MPI_IN_PLACE, buf, count, datatype, op, request);
+}
+
 
 /* Reduce_scatter: the whole reduced at rank 0, which sends each rank its
  * part (counts[i] elements from displ[i]). */

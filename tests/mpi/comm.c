@@ -391,6 +391,65 @@ static void infos(const char *argv0)
     OK(MPI_Comm_free(&d));
 }
 
+/* MPI_Comm_idup: ranks but 0 start it, then send rank 0 a synchronous
+ * message it takes before it calls the idup itself (an idup that waited
+ * for the others would hang); several at once on overlapping
+ * communicators with a blocking Comm_dup among them; an
+ * intercommunicator's; each result carries an Allreduce. */
+static void idups(void)
+{
+    MPI_Comm a, b[3], half, ic, ica;
+    MPI_Request r, rs[4];
+    int x = t_rank, sum = 0;
+    if (t_rank == 0) {
+        for (int i = 1; i < t_size; i++)
+            OK(MPI_Recv(&x, 1, MPI_INT, i, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Comm_idup(MPI_COMM_WORLD, &a, &r));
+    } else {
+        OK(MPI_Comm_idup(MPI_COMM_WORLD, &a, &r));
+        OK(MPI_Ssend(&x, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
+    }
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    x = t_rank;
+    OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, a));
+    CHECK(sum == t_size * (t_size - 1) / 2, "sum on an idup'd communicator %d", sum);
+    OK(MPI_Comm_split(MPI_COMM_WORLD, t_rank % 2, t_rank, &half));
+    OK(MPI_Comm_idup(MPI_COMM_WORLD, &b[0], &rs[0]));
+    OK(MPI_Comm_idup(half, &b[1], &rs[1]));
+    MPI_Comm blocking;
+    OK(MPI_Comm_dup(a, &blocking));
+    OK(MPI_Comm_idup(MPI_COMM_WORLD, &b[2], &rs[2]));
+    OK(MPI_Waitall(3, rs, MPI_STATUSES_IGNORE));
+    int hsize, res;
+    OK(MPI_Comm_size(half, &hsize));
+    for (int k = 0; k < 3; k++) {
+        OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, k == 1 ? b[1] : b[k]));
+        OK(MPI_Comm_compare(k == 1 ? half : MPI_COMM_WORLD, b[k], &res));
+        CHECK(res == MPI_CONGRUENT, "idup %d is not congruent to its parent: %d", k, res);
+    }
+    OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, blocking));
+    CHECK(sum == t_size * (t_size - 1) / 2, "the blocking duplicate's sum %d", sum);
+    if (t_size >= 2) {
+        OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, t_rank % 2 ? 0 : 1, 9, &ic));
+        OK(MPI_Comm_idup(ic, &ica, &r));
+        OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        int rsize, want = 0;
+        OK(MPI_Comm_remote_size(ica, &rsize));
+        for (int i = t_rank % 2 ? 0 : 1; i < t_size; i += 2)
+            want += i;
+        OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, ica));
+        CHECK(sum == want && rsize == t_size - hsize, "idup'd intercommunicator: %d of %d",
+              sum, want);
+        OK(MPI_Comm_free(&ica));
+        OK(MPI_Comm_free(&ic));
+    }
+    for (int k = 0; k < 3; k++)
+        OK(MPI_Comm_free(&b[k]));
+    OK(MPI_Comm_free(&blocking));
+    OK(MPI_Comm_free(&half));
+    OK(MPI_Comm_free(&a));
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
@@ -402,6 +461,7 @@ int main(int argc, char **argv)
     groups();
     cart();
     infos(argv[0]);
+    idups();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     OK(MPI_Finalize());
     if (!self_deleted)
