@@ -8,7 +8,8 @@ and their collectives (blocking and nonblocking), nonblocking and
 persistent collectives and MPI_Alltoallw, MPI_Comm_create_group, datatype
 contents, a type freed while a receive uses it, attribute copies and freed
 keyvals, graph topologies and neighborhood collectives, error classes a
-program adds, MPI_Info_get_string, plus a sample of the rest.  They run on the Linux host's Portals; a few also on
+program adds and error handlers given back, MPI_Info_get_string,
+MPI_Comm_idup, the shared file pointer, plus a sample of the rest.  They run on the Linux host's Portals; a few also on
 Tern nodes through yod.  Skipped when deb.debian.org cannot be reached."""
 import os
 
@@ -33,7 +34,8 @@ HOST = [
     ("coll/nbredscat", 4), ("coll/alltoallw1", 10),
     ("coll/nbicbcast", 8), ("coll/nbicalltoall", 8), ("coll/p_order", 2),
     ("topo/distgraph1", 4), ("topo/graphcr", 4), ("coll/ring_neighbor_alltoall", 2),
-    ("errhan/adderr", 1), ("info/infogetstring", 1),
+    ("errhan/adderr", 1), ("info/infogetstring", 1), ("errhan/commcall", 2),
+    ("comm/comm_idup", 4), ("comm/comm_idup_overlap", 2), ("io/rdwrord", 4),
 ]
 TERN = [("coll/icallreduce", 4), ("comm/icm", 4), ("datatype/tfree", 2),
         ("coll/nonblocking2", 4)]
