@@ -56,6 +56,10 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("topo", 1, "topo ok on 1 ranks"),
     ("topo", 4, "topo ok on 4 ranks"),
     ("topo", 7, "topo ok on 7 ranks"),
+    ("rma", 1, "rma ok on 1 ranks"),
+    ("rma", 2, "rma ok on 2 ranks"),
+    ("rma", 4, "rma ok on 4 ranks"),
+    ("rma", 7, "rma ok on 7 ranks"),
 ])
 def test_semantics(ns, prog, n, expect):
     r = run(ns, n, prog)

@@ -22,6 +22,8 @@
  *   mpi_pcoll.c    persistent collectives (MPI-4: each start a nonblocking one)
  *   mpi_type_contents.c  Type_get_envelope/contents, type names, holds
  *   mpi_attr.c, mpi_info.c, mpi_file.c  attributes, info objects, MPI-IO
+ *   mpi_win.c      one-sided windows and their synchronization (mpi_rma.h)
+ *   mpi_rma.c      one-sided operations: origin side and target side
  *
  * Match bits of an MPI message: the communicator's context id in bits
  * 32..61 (even for point to point, odd for the communicator's collectives),
@@ -41,7 +43,7 @@
 #define H_KIND(h) ((unsigned)(h) >> 24)
 #define H_IDX(h) ((int)((unsigned)(h) & 0xFFFFFF))
 #define H_MAKE(kind, idx) ((int)(((unsigned)(kind) << 24) | (unsigned)(idx)))
-enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE };
+enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE, K_WIN };
 
 #define TAG_UB 0x7FFFFFFF
 #define MAX_CONTEXTS 4096 /* communicators alive at once (context ids) */
@@ -75,6 +77,10 @@ bool mpi_info_ok(MPI_Info info); /* an info object (no error raised) */
  * code; anything else reports it and ends the job, as MPI_ERRORS_ARE_FATAL. */
 int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* An error handler the program may name, and its function (NULL for the
+ * predefined ones): windows call it with their own handle (mpi_win.c). */
+bool mpi_errh_valid(MPI_Errhandler e);
+MPI_Comm_errhandler_function *mpi_errh_fn(MPI_Errhandler e);
 
 /* The node world rank wrank runs on, as TERN_MAP lists it (nid or
  * nid:pid per rank; ranks per core share one); -1 without it. */
@@ -306,6 +312,11 @@ int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, voi
                  long count, MPI_Datatype t);
 int mpi_check_op(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype t);
 bool mpi_op_commutes(MPI_Op op);
+/* The same for a predefined reduction op (not MPI_REPLACE, MPI_NO_OP) on
+ * a type known only by its type map (no handle: one-sided accumulates). */
+int mpi_op_apply_type(const char *call, MPI_Comm comm, MPI_Op op, const void *in, void *inout,
+                      long count, const struct mtype *t);
+bool mpi_op_predefined(MPI_Op op); /* MPI_MAX ... MPI_NO_OP */
 
 /* ---- requests (mpi_request.c) ---- */
 enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL };
@@ -355,6 +366,12 @@ int mpi_check_count(const char *call, MPI_Comm comm, int count);
 int mpi_check_buf(const char *call, MPI_Comm comm, const void *buf, int count,
                   const struct mtype *t);
 void mpi_bsend_reap(void);
+
+/* The layer's progress (mpi_request.c): fn runs whenever this rank makes
+ * progress in any MPI call (the engine's hook, msg_set_progress_hook),
+ * after those added before it.  Schedules (mpi_nbc.c) and one-sided
+ * targets (mpi_win.c) step themselves there. */
+void mpi_progress_add(void (*fn)(void));
 
 /* ---- collectives' own messages (mpi_coll.c) ---- */
 void mpi_coll_init(void);

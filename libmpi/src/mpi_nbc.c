@@ -244,7 +244,7 @@ int mpi_nbc_launch(struct nbc *s, MPI_Request *request)
 {
     static bool hooked;
     if (!hooked) {
-        msg_set_progress_hook(step_all);
+        mpi_progress_add(step_all);
         hooked = true;
     }
     struct mreq *r = mpi_req_new(s->x.call, s->x.h);

@@ -14,6 +14,26 @@
 static struct mreq *reqs;
 static long n_reqs, hint;
 
+/* The engine has one hook; the layer's parts share it, in the order they
+ * were added. */
+#define MAX_PROGRESS 4
+static void (*progress_fns[MAX_PROGRESS])(void);
+static int n_progress;
+
+static void run_progress(void)
+{
+    for (int i = 0; i < n_progress; i++)
+        progress_fns[i]();
+}
+
+void mpi_progress_add(void (*fn)(void))
+{
+    if (n_progress == MAX_PROGRESS)
+        mpi_fatal("MPI_Init", "more than %d progress functions", MAX_PROGRESS);
+    progress_fns[n_progress++] = fn;
+    msg_set_progress_hook(run_progress);
+}
+
 void mpi_requests_init(void)
 {
     n_reqs = msg_req_capacity();
