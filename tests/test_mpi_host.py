@@ -287,10 +287,10 @@ def test_calls_tern_mpi_lacks_fail_at_link_time(tmp_path):
     r = subprocess.run([MPICC, "-o", str(tmp_path / "spawn"), str(src)], capture_output=True,
                        text=True)
     assert r.returncode != 0 and "undefined reference to `MPI_Comm_spawn'" in r.stderr, r.stderr
-    fsrc = tmp_path / "win.f90"
-    fsrc.write_text("program w\ninclude 'mpif.h'\ninteger :: ierr, win\n"
-                    "call mpi_init(ierr)\ncall mpi_win_fence(0, win, ierr)\n"
+    fsrc = tmp_path / "idup.f90"
+    fsrc.write_text("program w\ninclude 'mpif.h'\ninteger :: ierr, c, r\n"
+                    "call mpi_init(ierr)\ncall mpi_comm_idup(MPI_COMM_WORLD, c, r, ierr)\n"
                     "call mpi_finalize(ierr)\nend program w\n")
-    r = subprocess.run([MPIF90, "-o", str(tmp_path / "win"), str(fsrc)], capture_output=True,
+    r = subprocess.run([MPIF90, "-o", str(tmp_path / "idup"), str(fsrc)], capture_output=True,
                        text=True)
-    assert r.returncode != 0 and "undefined reference to `mpi_win_fence_'" in r.stderr, r.stderr
+    assert r.returncode != 0 and "undefined reference to `mpi_comm_idup_'" in r.stderr, r.stderr
