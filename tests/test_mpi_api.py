@@ -21,7 +21,7 @@ LIBS = [os.path.join(ROOT, "build", "libmpi", lib) for lib in ("libmpi.a", "libm
 ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Comm_connect", "MPI_Publish_name",
           "MPI_Type_create_f90_integer", "MPI_File_iwrite_at_all", "MPI_File_read_shared",
           "MPI_Isendrecv", "MPI_Comm_spawn_multiple", "MPI_Neighbor_alltoall_init",
-          "MPI_Type_create_keyval", "MPI_Win_set_attr", "MPI_Type_set_attr",
+          "MPI_Type_create_keyval", "MPI_Win_shared_query", "MPI_Type_set_attr",
           "MPI_Pack_external", "MPI_Get_elements_x", "MPI_File_write_ordered",
           "MPI_Type_create_darray", "MPI_Session_init", "MPI_Rput",
           "MPI_Register_datarep",

@@ -121,6 +121,9 @@ static struct attr *find(struct mcomm *c, int keyval)
 static int run_delete(MPI_Comm comm, struct attr *a)
 {
     struct keyval *k = &keyvals[a->keyval];
+    struct mcomm *c = mpi_comm_get(comm);
+    if (c && c->attr_owner)
+        comm = c->attr_owner;
     MPI_Fint fc = comm, fk = a->keyval, err = MPI_SUCCESS;
     if (!k->del)
         return MPI_SUCCESS;

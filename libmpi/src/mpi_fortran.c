@@ -1212,6 +1212,17 @@ void mpi_win_get_attr_(F *win, F *key, MPI_Aint *val, F *flag, F *ierr)
     else
         *val = *(int *)p;
 }
+void mpi_win_create_keyval_(void *copy, void *del, F *keyval, MPI_Aint *extra, F *ierr)
+{
+    keyval_fortran("MPI_Win_create_keyval", copy, del, keyval, (void *)*extra, CB_FORTRAN,
+                   ierr);
+}
+void mpi_win_free_keyval_(F *keyval, F *ierr) { *ierr = MPI_Win_free_keyval(keyval); }
+void mpi_win_set_attr_(F *win, F *key, MPI_Aint *val, F *ierr)
+{
+    *ierr = MPI_Win_set_attr(*win, *key, (void *)*val);
+}
+void mpi_win_delete_attr_(F *win, F *key, F *ierr) { *ierr = MPI_Win_delete_attr(*win, *key); }
 void mpi_win_set_name_(F *win, char *name, F *ierr, size_t name_len)
 {
     char *n = c_string(name, name_len);

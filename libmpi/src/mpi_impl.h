@@ -165,6 +165,9 @@ struct mcomm {
     int *rworld, *from_rworld;
     MPI_Group rgroup;
     MPI_Comm local;
+    /* The handle attribute callbacks are given: a window's (mpi_win.c),
+     * whose attributes its private communicator keeps; 0: this one's. */
+    int attr_owner;
 };
 /* A graph topology (mpi_graph.c).  MPI_Graph_create's is the whole graph,
  * as every rank gave it; a distributed graph's is only this rank's own

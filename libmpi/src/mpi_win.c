@@ -169,6 +169,7 @@ static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, 
         w->units[i] = (int)all[2 * i + 1];
     }
     free(all);
+    c = mpi_comm_get(comm); /* making one may have moved the table */
     w->in_use = true;
     w->h = H_MAKE(K_WIN, slot);
     w->rank = c->rank;
@@ -181,6 +182,7 @@ static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, 
     w->excl = -1;
     w->errh = MPI_ERRORS_ARE_FATAL;
     mpi_comm_get(w->comm)->errh = MPI_ERRORS_ARE_FATAL;
+    mpi_comm_get(w->comm)->attr_owner = w->h;
     static bool hooked;
     if (!hooked) {
         mpi_progress_add(mpi_win_serve_all);
@@ -235,6 +237,7 @@ int MPI_Win_free(MPI_Win *win)
     if (in_epoch(w))
         return mpi_win_error(w, MPI_ERR_RMA_SYNC, call,
                              "an epoch (lock, start or post) is still open on the window");
+    TRY(mpi_win_raise(w, mpi_attrs_delete(w->comm))); /* the delete callbacks, first */
     int rc = mpi_rma_complete(w, -1);
     /* Every rank's operations are complete once all are here: passive ones
      * were acknowledged, active ones counted by a fence or a wait. */
@@ -283,13 +286,47 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
     case MPI_WIN_CREATE_FLAVOR: v = &w->flavor; break;
     case MPI_WIN_MODEL: v = &w->model; break;
     default:
-        /* Windows carry no attributes of the program's (no MPI_Win_set_attr). */
-        *flag = 0;
-        return MPI_SUCCESS;
+        /* The program's, kept by the private communicator. */
+        return mpi_win_raise(w, mpi_attr_get(w->comm, win_keyval, attribute_val, flag));
     }
     *(void **)attribute_val = v;
     *flag = 1;
     return MPI_SUCCESS;
+}
+
+/* The program's attributes live on the private communicator, whose
+ * callbacks are given the window's handle (mcomm.attr_owner); keyvals are
+ * the communicators' (one table, MPI-3.1 allows it). */
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                          void *extra_state)
+{
+    NEED_INIT("MPI_Win_create_keyval");
+    return mpi_keyval_create("MPI_Win_create_keyval", win_copy_attr_fn, CB_C,
+                             win_delete_attr_fn, CB_C, win_keyval, extra_state);
+}
+
+int MPI_Win_free_keyval(int *win_keyval)
+{
+    NEED_INIT("MPI_Win_free_keyval");
+    return MPI_Comm_free_keyval(win_keyval);
+}
+
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    NEED_INIT("MPI_Win_set_attr");
+    struct mwin *w = NULL;
+    TRY(mpi_win_check("MPI_Win_set_attr", win, &w));
+    return mpi_win_raise(w, mpi_attr_set("MPI_Win_set_attr", w->comm, win_keyval,
+                                         attribute_val));
+}
+
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    NEED_INIT("MPI_Win_delete_attr");
+    struct mwin *w = NULL;
+    TRY(mpi_win_check("MPI_Win_delete_attr", win, &w));
+    return mpi_win_raise(w, MPI_Comm_delete_attr(w->comm, win_keyval));
 }
 
 int MPI_Win_set_name(MPI_Win win, const char *win_name)

@@ -215,6 +215,16 @@ static void pscw(void)
     OK(MPI_Win_free(&win));
 }
 
+static MPI_Win deleted_on;
+static int on_delete(MPI_Win win, int keyval, void *val, void *extra)
+{
+    (void)keyval;
+    (void)extra;
+    CHECK(*(int *)val == 31, "attribute value %d", *(int *)val);
+    deleted_on = win;
+    return MPI_SUCCESS;
+}
+
 static void errors(void)
 {
     int x[4] = {0};
@@ -258,7 +268,17 @@ static void errors(void)
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_WIN, "fence on MPI_WIN_NULL: %d", rc);
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    /* An attribute of the program's: its delete callback gets the window. */
+    int key, val = 31, *got = NULL, flag = 0;
+    OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, on_delete, &key, NULL));
+    OK(MPI_Win_set_attr(win, key, &val));
+    OK(MPI_Win_get_attr(win, key, &got, &flag));
+    CHECK(flag && got == &val, "window attribute");
+    MPI_Win was = win;
     OK(MPI_Win_free(&win));
+    CHECK(deleted_on == was, "delete callback on %#x, not the window %#x", (unsigned)deleted_on,
+          (unsigned)was);
+    OK(MPI_Win_free_keyval(&key));
 }
 
 int main(int argc, char **argv)
