@@ -60,6 +60,10 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("topo", 1, "topo ok on 1 ranks"),
     ("topo", 4, "topo ok on 4 ranks"),
     ("topo", 7, "topo ok on 7 ranks"),
+    ("rma", 1, "rma ok on 1 ranks"),
+    ("rma", 2, "rma ok on 2 ranks"),
+    ("rma", 4, "rma ok on 4 ranks"),
+    ("rma", 7, "rma ok on 7 ranks"),
 ])
 def test_semantics(ns, prog, n, expect):
     r = run(ns, n, prog)
@@ -298,10 +302,11 @@ def test_calls_tern_mpi_lacks_fail_at_link_time(tmp_path):
     r = subprocess.run([MPICC, "-o", str(tmp_path / "spawn"), str(src)], capture_output=True,
                        text=True)
     assert r.returncode != 0 and "undefined reference to `MPI_Comm_spawn'" in r.stderr, r.stderr
-    fsrc = tmp_path / "win.f90"
-    fsrc.write_text("program w\ninclude 'mpif.h'\ninteger :: ierr, win\n"
-                    "call mpi_init(ierr)\ncall mpi_win_fence(0, win, ierr)\n"
+    fsrc = tmp_path / "accept.f90"
+    fsrc.write_text("program w\ninclude 'mpif.h'\ninteger :: ierr, c\n"
+                    "call mpi_init(ierr)\n"
+                    "call mpi_comm_accept('port', MPI_INFO_NULL, 0, MPI_COMM_WORLD, c, ierr)\n"
                     "call mpi_finalize(ierr)\nend program w\n")
-    r = subprocess.run([MPIF90, "-o", str(tmp_path / "win"), str(fsrc)], capture_output=True,
+    r = subprocess.run([MPIF90, "-o", str(tmp_path / "accept"), str(fsrc)], capture_output=True,
                        text=True)
-    assert r.returncode != 0 and "undefined reference to `mpi_win_fence_'" in r.stderr, r.stderr
+    assert r.returncode != 0 and "undefined reference to `mpi_comm_accept_'" in r.stderr, r.stderr

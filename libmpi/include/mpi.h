@@ -32,6 +32,7 @@ typedef long long MPI_Count;
 typedef int MPI_Fint;
 typedef int MPI_File;
 typedef int MPI_Message;
+typedef int MPI_Win;
 
 /* Five ints, like MPICH: Fortran's status array (MPI_STATUS_SIZE = 5) is
  * the same memory, MPI_SOURCE, MPI_TAG, MPI_ERROR at 3, 4, 5 there. */
@@ -66,6 +67,7 @@ typedef struct MPI_Status {
 /* What a matched probe of MPI_PROC_NULL gives: its receive completes at
  * once with the empty status of MPI_PROC_NULL. */
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)0x09000001)
+#define MPI_WIN_NULL ((MPI_Win)0x0a000000)
 
 /* Predefined datatypes (index = tern's basic type number). */
 #define MPI_CHAR ((MPI_Datatype)0x03000001)
@@ -168,6 +170,27 @@ typedef struct MPI_Status {
 #define MPI_UNIVERSE_SIZE 5
 #define MPI_APPNUM 6
 #define MPI_LASTUSEDCODE 7
+/* Predefined attributes of every window (MPI_Win_get_attr) */
+#define MPI_WIN_BASE 8
+#define MPI_WIN_SIZE 9
+#define MPI_WIN_DISP_UNIT 10
+#define MPI_WIN_CREATE_FLAVOR 11
+#define MPI_WIN_MODEL 12
+/* Their values: how a window was made, its memory model */
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+/* One-sided synchronization: lock types and assertions (MPI-3.1 11.5) */
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
 
 /* Info objects (MPI_Info_*) */
 #define MPI_MAX_INFO_KEY 255
@@ -283,7 +306,19 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_ERR_READ_ONLY 34
 #define MPI_ERR_FILE_IN_USE 35
 #define MPI_ERR_IO 36
-#define MPI_ERR_LASTCODE 36
+#define MPI_ERR_WIN 37
+#define MPI_ERR_BASE 38
+#define MPI_ERR_SIZE 39
+#define MPI_ERR_DISP 40
+#define MPI_ERR_LOCKTYPE 41
+#define MPI_ERR_ASSERT 42
+#define MPI_ERR_RMA_CONFLICT 43
+#define MPI_ERR_RMA_SYNC 44
+#define MPI_ERR_RMA_RANGE 45
+#define MPI_ERR_RMA_ATTACH 46
+#define MPI_ERR_RMA_SHARED 47
+#define MPI_ERR_RMA_FLAVOR 48
+#define MPI_ERR_LASTCODE 48
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
@@ -314,6 +349,16 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval
 #define MPI_TYPE_DUP_FN MPIR_Dup_fn
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error, ...);
 typedef MPI_Comm_errhandler_function MPI_Handler_function;
+/* The same type: a window handle is an int as a communicator's is. */
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *error, ...);
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
+                                       void *attribute_val_in, void *attribute_val_out,
+                                       int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val,
+                                         void *extra_state);
+/* Windows are never copied: only the null callbacks. */
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0)
 
 /* Environment */
 int MPI_Init(int *argc, char ***argv);
@@ -866,6 +911,62 @@ int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exten
 int MPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler);
 int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler);
 
+/* One-sided communication (mpi_win.c: windows and synchronization;
+ * mpi_rma.c: the operations) */
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win);
+int MPI_Win_free(MPI_Win *win);
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                          void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Win_set_name(MPI_Win win, const char *win_name);
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int *flag);
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void *origin_addr, int origin_count,
+                       MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                       MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Win win);
+
 /* Handle conversion: the identity (handles are Fortran integers). */
 #define MPI_Comm_c2f(h) ((MPI_Fint)(h))
 #define MPI_Comm_f2c(h) ((MPI_Comm)(h))
@@ -883,6 +984,8 @@ int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler);
 #define MPI_File_f2c(h) ((MPI_File)(h))
 #define MPI_Message_c2f(h) ((MPI_Fint)(h))
 #define MPI_Message_f2c(h) ((MPI_Message)(h))
+#define MPI_Win_c2f(h) ((MPI_Fint)(h))
+#define MPI_Win_f2c(h) ((MPI_Win)(h))
 
 #ifdef __cplusplus
 }

@@ -146,6 +146,11 @@ int mpi_keyval_free(const char *call, int kind, int *keyval)
 static int run_delete(int obj, struct attr a)
 {
     struct keyval *k = &keyvals[a.keyval];
+    /* A window's attributes live on its private communicator (mpi_win.c):
+     * the callback is given the window. */
+    struct mcomm *c = H_KIND(obj) == K_COMM ? mpi_comm_get(obj) : NULL;
+    if (c && c->attr_owner)
+        obj = c->attr_owner;
     MPI_Fint fo = obj, fk = a.keyval, err = MPI_SUCCESS;
     if (!k->del)
         return MPI_SUCCESS;

@@ -55,6 +55,18 @@ static const struct {
     [MPI_ERR_READ_ONLY] = {"MPI_ERR_READ_ONLY", "read-only file or file system"},
     [MPI_ERR_FILE_IN_USE] = {"MPI_ERR_FILE_IN_USE", "file in use"},
     [MPI_ERR_IO] = {"MPI_ERR_IO", "input/output error"},
+    [MPI_ERR_WIN] = {"MPI_ERR_WIN", "invalid window"},
+    [MPI_ERR_BASE] = {"MPI_ERR_BASE", "invalid base address"},
+    [MPI_ERR_SIZE] = {"MPI_ERR_SIZE", "invalid size"},
+    [MPI_ERR_DISP] = {"MPI_ERR_DISP", "invalid displacement unit"},
+    [MPI_ERR_LOCKTYPE] = {"MPI_ERR_LOCKTYPE", "invalid lock type"},
+    [MPI_ERR_ASSERT] = {"MPI_ERR_ASSERT", "invalid assertion"},
+    [MPI_ERR_RMA_CONFLICT] = {"MPI_ERR_RMA_CONFLICT", "conflicting accesses to a window"},
+    [MPI_ERR_RMA_SYNC] = {"MPI_ERR_RMA_SYNC", "wrong synchronization of RMA calls"},
+    [MPI_ERR_RMA_RANGE] = {"MPI_ERR_RMA_RANGE", "target memory outside the window"},
+    [MPI_ERR_RMA_ATTACH] = {"MPI_ERR_RMA_ATTACH", "memory cannot be attached"},
+    [MPI_ERR_RMA_SHARED] = {"MPI_ERR_RMA_SHARED", "memory cannot be shared"},
+    [MPI_ERR_RMA_FLAVOR] = {"MPI_ERR_RMA_FLAVOR", "wrong window flavor"},
 };
 
 /* Classes and codes a program adds (MPI-3.1 8.5), numbered on from
@@ -189,6 +201,14 @@ static struct {
 static bool errh_ok(MPI_Errhandler e)
 {
     return H_KIND(e) == K_ERRH && H_IDX(e) > 0 && H_IDX(e) < MAX_ERRH && errhs[H_IDX(e)].in_use;
+}
+
+bool mpi_errh_valid(MPI_Errhandler e) { return errh_ok(e); }
+
+MPI_Comm_errhandler_function *mpi_errh_fn(MPI_Errhandler e)
+{
+    return errh_ok(e) && e != MPI_ERRORS_ARE_FATAL && e != MPI_ERRORS_RETURN ? errhs[H_IDX(e)].fn
+                                                                             : NULL;
 }
 
 static void vreport(const char *call, int code, const char *fmt, va_list ap)

@@ -1347,3 +1347,128 @@ void mpi_alloc_mem_(MPI_Aint *size, F *info, MPI_Aint *baseptr, F *ierr)
         *baseptr = (MPI_Aint)p;
 }
 void mpi_free_mem_(void *base, F *ierr) { *ierr = MPI_Free_mem(base); }
+
+/* ---- one-sided communication ---- */
+void mpi_win_create_(void *base, MPI_Aint *size, F *unit, F *info, F *comm, F *win, F *ierr)
+{
+    *ierr = MPI_Win_create(B(base), *size, *unit, *info, *comm, win);
+}
+/* baseptr: an INTEGER(KIND=MPI_ADDRESS_KIND), as for MPI_ALLOC_MEM. */
+void mpi_win_allocate_(MPI_Aint *size, F *unit, F *info, F *comm, MPI_Aint *baseptr, F *win,
+                       F *ierr)
+{
+    void *p = NULL;
+    *ierr = MPI_Win_allocate(*size, *unit, *info, *comm, &p, win);
+    if (*ierr == MPI_SUCCESS)
+        *baseptr = (MPI_Aint)p;
+}
+void mpi_win_free_(F *win, F *ierr) { *ierr = MPI_Win_free(win); }
+void mpi_win_get_group_(F *win, F *g, F *ierr) { *ierr = MPI_Win_get_group(*win, g); }
+/* MPI_WIN_BASE is the address; the others their values (MPI-3.1 11.2.6). */
+void mpi_win_get_attr_(F *win, F *key, MPI_Aint *val, F *flag, F *ierr)
+{
+    void *p = NULL;
+    *ierr = MPI_Win_get_attr(*win, *key, &p, flag);
+    if (*ierr || !*flag)
+        return;
+    if (*key == MPI_WIN_BASE)
+        *val = (MPI_Aint)p;
+    else if (*key == MPI_WIN_SIZE)
+        *val = *(MPI_Aint *)p;
+    else
+        *val = *(int *)p;
+}
+void mpi_win_create_keyval_(void *copy, void *del, F *keyval, MPI_Aint *extra, F *ierr)
+{
+    keyval_fortran("MPI_Win_create_keyval", K_COMM, copy, del, keyval, (void *)*extra,
+                   CB_FORTRAN, ierr);
+}
+void mpi_win_free_keyval_(F *keyval, F *ierr) { *ierr = MPI_Win_free_keyval(keyval); }
+void mpi_win_set_attr_(F *win, F *key, MPI_Aint *val, F *ierr)
+{
+    *ierr = MPI_Win_set_attr(*win, *key, (void *)*val);
+}
+void mpi_win_delete_attr_(F *win, F *key, F *ierr) { *ierr = MPI_Win_delete_attr(*win, *key); }
+void mpi_win_set_name_(F *win, char *name, F *ierr, size_t name_len)
+{
+    char *n = c_string(name, name_len);
+    *ierr = n ? MPI_Win_set_name(*win, n) : MPI_ERR_NO_MEM;
+    free(n);
+}
+void mpi_win_get_name_(F *win, char *name, F *len, F *ierr, size_t name_len)
+{
+    char buf[MPI_MAX_OBJECT_NAME];
+    int n = 0;
+    *ierr = MPI_Win_get_name(*win, buf, &n);
+    to_fortran(name, name_len, *ierr ? "" : buf);
+    *len = *ierr ? 0 : (F)((size_t)n < name_len ? (size_t)n : name_len);
+}
+void mpi_win_create_errhandler_(MPI_Win_errhandler_function *fn, F *eh, F *ierr)
+{
+    /* As MPI_COMM_CREATE_ERRHANDLER's: (window, error code) by reference. */
+    *ierr = MPI_Win_create_errhandler(fn, eh);
+}
+void mpi_win_set_errhandler_(F *win, F *eh, F *ierr) { *ierr = MPI_Win_set_errhandler(*win, *eh); }
+void mpi_win_get_errhandler_(F *win, F *eh, F *ierr) { *ierr = MPI_Win_get_errhandler(*win, eh); }
+void mpi_win_call_errhandler_(F *win, F *code, F *ierr)
+{
+    *ierr = MPI_Win_call_errhandler(*win, *code);
+}
+void mpi_win_set_info_(F *win, F *info, F *ierr) { *ierr = MPI_Win_set_info(*win, *info); }
+void mpi_win_get_info_(F *win, F *info, F *ierr) { *ierr = MPI_Win_get_info(*win, info); }
+void mpi_win_fence_(F *assert, F *win, F *ierr) { *ierr = MPI_Win_fence(*assert, *win); }
+void mpi_win_lock_(F *type, F *rank, F *assert, F *win, F *ierr)
+{
+    *ierr = MPI_Win_lock(*type, *rank, *assert, *win);
+}
+void mpi_win_unlock_(F *rank, F *win, F *ierr) { *ierr = MPI_Win_unlock(*rank, *win); }
+void mpi_win_lock_all_(F *assert, F *win, F *ierr) { *ierr = MPI_Win_lock_all(*assert, *win); }
+void mpi_win_unlock_all_(F *win, F *ierr) { *ierr = MPI_Win_unlock_all(*win); }
+void mpi_win_flush_(F *rank, F *win, F *ierr) { *ierr = MPI_Win_flush(*rank, *win); }
+void mpi_win_flush_all_(F *win, F *ierr) { *ierr = MPI_Win_flush_all(*win); }
+void mpi_win_flush_local_(F *rank, F *win, F *ierr) { *ierr = MPI_Win_flush_local(*rank, *win); }
+void mpi_win_flush_local_all_(F *win, F *ierr) { *ierr = MPI_Win_flush_local_all(*win); }
+void mpi_win_sync_(F *win, F *ierr) { *ierr = MPI_Win_sync(*win); }
+void mpi_win_post_(F *g, F *assert, F *win, F *ierr) { *ierr = MPI_Win_post(*g, *assert, *win); }
+void mpi_win_start_(F *g, F *assert, F *win, F *ierr)
+{
+    *ierr = MPI_Win_start(*g, *assert, *win);
+}
+void mpi_win_complete_(F *win, F *ierr) { *ierr = MPI_Win_complete(*win); }
+void mpi_win_wait_(F *win, F *ierr) { *ierr = MPI_Win_wait(*win); }
+void mpi_win_test_(F *win, F *flag, F *ierr)
+{
+    int f = 0;
+    *ierr = MPI_Win_test(*win, &f);
+    if (*ierr == MPI_SUCCESS)
+        *flag = f ? 1 : 0;
+}
+void mpi_put_(void *o, F *oc, F *ot, F *rank, MPI_Aint *disp, F *tc, F *tt, F *win, F *ierr)
+{
+    *ierr = MPI_Put(B(o), *oc, *ot, *rank, *disp, *tc, *tt, *win);
+}
+void mpi_get_(void *o, F *oc, F *ot, F *rank, MPI_Aint *disp, F *tc, F *tt, F *win, F *ierr)
+{
+    *ierr = MPI_Get(B(o), *oc, *ot, *rank, *disp, *tc, *tt, *win);
+}
+void mpi_accumulate_(void *o, F *oc, F *ot, F *rank, MPI_Aint *disp, F *tc, F *tt, F *op,
+                     F *win, F *ierr)
+{
+    *ierr = MPI_Accumulate(B(o), *oc, *ot, *rank, *disp, *tc, *tt, *op, *win);
+}
+void mpi_get_accumulate_(void *o, F *oc, F *ot, void *r, F *rc, F *rt, F *rank, MPI_Aint *disp,
+                         F *tc, F *tt, F *op, F *win, F *ierr)
+{
+    *ierr = MPI_Get_accumulate(B(o), *oc, *ot, B(r), *rc, *rt, *rank, *disp, *tc, *tt, *op,
+                               *win);
+}
+void mpi_fetch_and_op_(void *o, void *r, F *type, F *rank, MPI_Aint *disp, F *op, F *win,
+                       F *ierr)
+{
+    *ierr = MPI_Fetch_and_op(B(o), B(r), *type, *rank, *disp, *op, *win);
+}
+void mpi_compare_and_swap_(void *o, void *c, void *r, F *type, F *rank, MPI_Aint *disp,
+                           F *win, F *ierr)
+{
+    *ierr = MPI_Compare_and_swap(B(o), B(c), B(r), *type, *rank, *disp, *win);
+}

@@ -31,6 +31,8 @@
  *   mpi_attr.c     attributes of communicators and datatypes, keyvals
  *   mpi_info.c, mpi_file.c  info objects, MPI-IO
  *   mpi_file_shared.c  MPI-IO's shared file pointer (kept by the file's rank 0)
+ *   mpi_win.c      one-sided windows and their synchronization (mpi_rma.h)
+ *   mpi_rma.c      one-sided operations: origin side and target side
  *
  * Match bits of an MPI message: the communicator's context id in bits
  * 32..61 (even for point to point, odd for the communicator's collectives),
@@ -50,7 +52,7 @@
 #define H_KIND(h) ((unsigned)(h) >> 24)
 #define H_IDX(h) ((int)((unsigned)(h) & 0xFFFFFF))
 #define H_MAKE(kind, idx) ((int)(((unsigned)(kind) << 24) | (unsigned)(idx)))
-enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE, K_MESSAGE };
+enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE, K_MESSAGE, K_WIN };
 
 #define TAG_UB 0x7FFFFFFF
 #define MAX_CONTEXTS 4096 /* communicators alive at once (context ids) */
@@ -87,6 +89,10 @@ bool mpi_info_ok(MPI_Info info); /* an info object (no error raised) */
  * code; anything else reports it and ends the job, as MPI_ERRORS_ARE_FATAL. */
 int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* An error handler the program may name, and its function (NULL for the
+ * predefined ones): windows call it with their own handle (mpi_win.c). */
+bool mpi_errh_valid(MPI_Errhandler e);
+MPI_Comm_errhandler_function *mpi_errh_fn(MPI_Errhandler e);
 
 /* The node world rank wrank runs on, as TERN_MAP lists it (nid or
  * nid:pid per rank; ranks per core share one); -1 without it. */
@@ -182,6 +188,9 @@ struct mcomm {
     int *rworld, *from_rworld;
     MPI_Group rgroup;
     MPI_Comm local;
+    /* The handle attribute callbacks are given: a window's (mpi_win.c),
+     * whose attributes its private communicator keeps; 0: this one's. */
+    int attr_owner;
 };
 /* A graph topology (mpi_graph.c).  MPI_Graph_create's is the whole graph,
  * as every rank gave it; a distributed graph's is only this rank's own
@@ -355,6 +364,11 @@ int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, voi
                  long count, MPI_Datatype t);
 int mpi_check_op(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype t);
 bool mpi_op_commutes(MPI_Op op);
+/* The same for a predefined reduction op (not MPI_REPLACE, MPI_NO_OP) on
+ * a type known only by its type map (no handle: one-sided accumulates). */
+int mpi_op_apply_type(const char *call, MPI_Comm comm, MPI_Op op, const void *in, void *inout,
+                      long count, const struct mtype *t);
+bool mpi_op_predefined(MPI_Op op); /* MPI_MAX ... MPI_NO_OP */
 
 /* ---- files (mpi_file.c) for the shared file pointer (mpi_file_shared.c) ---- */
 /* count elements at buf to or from the view's data at offset (etypes). */
@@ -460,6 +474,7 @@ void mpi_req_fill(struct mreq *r, enum rkind kind, int mode, const void *buf, in
  * started, waited for, its status given, a truncation raised on its
  * communicator. */
 int mpi_req_blocking(const char *call, struct mreq *r, MPI_Status *status);
+
 
 /* ---- collectives' own messages (mpi_coll.c) ---- */
 void mpi_coll_init(void);

@@ -198,23 +198,18 @@ int mpi_check_op(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype dt)
     return MPI_SUCCESS;
 }
 
-int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, void *inout,
-                 long count, MPI_Datatype dt)
+/* A predefined op over count elements of t; dt is t's handle, or
+ * MPI_DATATYPE_NULL for a type that has none (a window's target type as
+ * the origin described it, mpi_rma.c). */
+static int apply_type(const char *call, MPI_Comm comm, MPI_Op op, const void *in, void *inout,
+                      long count, const struct mtype *t, MPI_Datatype dt)
 {
-    if (count <= 0)
-        return MPI_SUCCESS;
     int o = H_IDX(op);
-    if (o >= FIRST_USER) {
-        int n = (int)count;
-        ops[o].fn((void *)in, inout, &n, &dt);
-        return MPI_SUCCESS;
-    }
-    struct mtype *t = mpi_type_get(dt);
     if (mpi_contig(t)) { /* one run of elements (or of whole pairs): one call */
         const struct block *b = &t->blocks[0];
         long n = b->pair ? count : count * (b->len / basic_size(b->basic));
         if (apply_basic(o, block_kind(b), in, inout, n) < 0)
-            return mpi_check_op(call, comm, op, dt);
+            goto undefined;
         return MPI_SUCCESS;
     }
     long ext = mpi_extent(t);
@@ -226,10 +221,41 @@ int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, voi
             long off = i * ext + BLOCK_OFF(t, r, k);
             if (apply_basic(o, block_kind(b), (const char *)in + off, (char *)inout + off,
                             b->pair ? 1 : b->len / basic_size(b->basic)) < 0)
-                return mpi_check_op(call, comm, op, dt);
+                goto undefined;
         }
     return MPI_SUCCESS;
+undefined:
+    if (dt != MPI_DATATYPE_NULL)
+        return mpi_check_op(call, comm, op, dt);
+    return mpi_error(comm, MPI_ERR_OP, call, "%s is not defined on the target's datatype",
+                     op_valid(op) && o < FIRST_USER ? op_names[o] : "the operation");
 }
+
+int mpi_op_apply(const char *call, MPI_Comm comm, MPI_Op op, const void *in, void *inout,
+                 long count, MPI_Datatype dt)
+{
+    if (count <= 0)
+        return MPI_SUCCESS;
+    int o = H_IDX(op);
+    if (o >= FIRST_USER) {
+        int n = (int)count;
+        ops[o].fn((void *)in, inout, &n, &dt);
+        return MPI_SUCCESS;
+    }
+    return apply_type(call, comm, op, in, inout, count, mpi_type_get(dt), dt);
+}
+
+int mpi_op_apply_type(const char *call, MPI_Comm comm, MPI_Op op, const void *in, void *inout,
+                      long count, const struct mtype *t)
+{
+    if (count <= 0)
+        return MPI_SUCCESS;
+    if (!op_valid(op) || H_IDX(op) >= FIRST_USER || H_IDX(op) >= O_REPLACE)
+        return mpi_error(comm, MPI_ERR_OP, call, "not a predefined reduction operation");
+    return apply_type(call, comm, op, in, inout, count, t, MPI_DATATYPE_NULL);
+}
+
+bool mpi_op_predefined(MPI_Op op) { return op_valid(op) && H_IDX(op) < FIRST_USER; }
 
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {

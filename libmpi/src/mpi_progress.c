@@ -1,7 +1,8 @@
 /*
  * What MPI does whenever the message engine makes progress, on behalf of
  * parts of it that never wait inside a call: the nonblocking collectives'
- * schedules (mpi_nbc.c), the shared file pointers' keeper (mpi_file_shared.c).
+ * schedules (mpi_nbc.c), the shared file pointers' keeper (mpi_file_shared.c),
+ * MPI_Comm_idup's agreements (mpi_idup.c), one-sided targets (mpi_win.c).
  * The engine has one hook (libmsg/msg.h: it calls up through it, never by
  * name); each part registers its function here, and the hook runs them in
  * turn.

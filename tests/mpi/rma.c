@@ -1,0 +1,296 @@
+/* One-sided communication (MPI-3.1 chapter 11): fence epochs with Put, Get
+ * and Accumulate in a ring and all-to-all (a vector origin type among
+ * them), a counter under MPI_Win_lock_all hammered with MPI_Fetch_and_op,
+ * exclusive-lock read-modify-write, Compare_and_swap, a Get of what the
+ * target stored before the previous fence, post/start/complete/wait, and
+ * errors under MPI_ERRORS_RETURN.  Every result is checked exactly. */
+#include "mpitest.h"
+
+#define N 8 /* ints per rank's slot */
+
+static void fences(void)
+{
+    int n = t_size, me = t_rank;
+    int *buf;
+    MPI_Win win;
+    OK(MPI_Win_allocate((MPI_Aint)(n * N * sizeof(int)), sizeof(int), MPI_INFO_NULL,
+                        MPI_COMM_WORLD, &buf, &win));
+    for (int i = 0; i < n * N; i++)
+        buf[i] = -1;
+    int flavor = 0, *fl, model = 0, *md, flag = 0;
+    MPI_Aint *sz;
+    OK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &fl, &flag));
+    flavor = *fl;
+    CHECK(flag && flavor == MPI_WIN_FLAVOR_ALLOCATE, "flavor %d", flavor);
+    OK(MPI_Win_get_attr(win, MPI_WIN_MODEL, &md, &flag));
+    model = *md;
+    CHECK(flag && model == MPI_WIN_UNIFIED, "model %d", model);
+    OK(MPI_Win_get_attr(win, MPI_WIN_SIZE, &sz, &flag));
+    CHECK(flag && *sz == (MPI_Aint)(n * N * sizeof(int)), "size %ld", (long)*sz);
+
+    /* All-to-all: every rank puts N ints into its slot at every rank. */
+    int src[N];
+    for (int k = 0; k < N; k++)
+        src[k] = me * 100 + k;
+    OK(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
+    for (int t = 0; t < n; t++)
+        OK(MPI_Put(src, N, MPI_INT, t, me * N, N, MPI_INT, win));
+    OK(MPI_Win_fence(0, win));
+    for (int r = 0; r < n; r++)
+        for (int k = 0; k < N; k++)
+            CHECK(buf[r * N + k] == r * 100 + k, "put from %d: buf[%d] = %d", r, k,
+                  buf[r * N + k]);
+
+    /* The next epoch's puts may land as soon as a rank leaves the fence:
+     * reading the window while they may would be a conflicting access. */
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    /* Ring: a vector origin type (every other int of 2N) into the right
+     * neighbour's slot 0, and a get of the left neighbour's slot 1. */
+    int wide[2 * N], got[N];
+    for (int k = 0; k < 2 * N; k++)
+        wide[k] = k % 2 ? -7 : me * 1000 + k / 2;
+    MPI_Datatype vec;
+    OK(MPI_Type_vector(N, 1, 2, MPI_INT, &vec));
+    OK(MPI_Type_commit(&vec));
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    OK(MPI_Put(wide, 1, vec, right, 0, N, MPI_INT, win));
+    if (n > 1) /* one rank's window has no slot 1 */
+        OK(MPI_Get(got, N, MPI_INT, left, N, N, MPI_INT, win));
+    OK(MPI_Type_free(&vec)); /* the put holds it */
+    OK(MPI_Win_fence(0, win));
+    for (int k = 0; k < N; k++) {
+        CHECK(buf[k] == left * 1000 + k, "vector put: buf[%d] = %d", k, buf[k]);
+        /* slot 1 of left holds rank 1's all-to-all put: the ring's put
+         * went to slot 0 */
+        if (n > 1)
+            CHECK(got[k] == 100 + k, "get from %d: got[%d] = %d", left, k, got[k]);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    /* A derived target type: a vector into every other int of the last slot. */
+    OK(MPI_Type_vector(N / 2, 1, 2, MPI_INT, &vec));
+    OK(MPI_Type_commit(&vec));
+    int four[N / 2];
+    for (int k = 0; k < N / 2; k++)
+        four[k] = 5000 + me * 10 + k;
+    OK(MPI_Put(four, N / 2, MPI_INT, right, (n - 1) * N, 1, vec, win));
+    OK(MPI_Win_fence(0, win));
+    for (int k = 0; k < N / 2; k++)
+        CHECK(buf[(n - 1) * N + 2 * k] == 5000 + left * 10 + k, "target vector: %d",
+              buf[(n - 1) * N + 2 * k]);
+    OK(MPI_Type_free(&vec));
+
+    /* Accumulate: everyone adds into slot 0 of everyone; MPI_MAX into
+     * slot 1 elements; then a Get of what the target changed before the
+     * previous fence. */
+    OK(MPI_Win_fence(0, win));
+    for (int k = 0; k < (n > 1 ? 2 * N : N); k++)
+        buf[k] = 0;
+    OK(MPI_Win_fence(0, win));
+    int ones[N];
+    for (int k = 0; k < N; k++)
+        ones[k] = me + k;
+    for (int t = 0; t < n; t++) {
+        OK(MPI_Accumulate(ones, N, MPI_INT, t, 0, N, MPI_INT, MPI_SUM, win));
+        if (n > 1)
+            OK(MPI_Accumulate(ones, N, MPI_INT, t, N, N, MPI_INT, MPI_MAX, win));
+    }
+    OK(MPI_Win_fence(0, win));
+    int sumranks = n * (n - 1) / 2;
+    for (int k = 0; k < N; k++) {
+        CHECK(buf[k] == sumranks + n * k, "sum: buf[%d] = %d", k, buf[k]);
+        if (n > 1)
+            CHECK(buf[N + k] == (n - 1) + k, "max: buf[%d] = %d", N + k, buf[N + k]);
+    }
+    buf[0] = 4242 + me; /* a local store, then a fence, then the get */
+    OK(MPI_Win_fence(0, win));
+    int v = 0;
+    OK(MPI_Get(&v, 1, MPI_INT, left, 0, 1, MPI_INT, win));
+    OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    CHECK(v == 4242 + left, "get after fence: %d", v);
+    OK(MPI_Win_free(&win));
+    CHECK(win == MPI_WIN_NULL, "freed window");
+}
+
+static void counter(void)
+{
+    long *cnt;
+    MPI_Win win;
+    OK(MPI_Win_allocate(sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &cnt, &win));
+    *cnt = 0;
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    enum { ROUNDS = 50 };
+    long mine[ROUNDS], one = 1;
+    OK(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < ROUNDS; i++) {
+        OK(MPI_Fetch_and_op(&one, &mine[i], MPI_LONG, 0, 0, MPI_SUM, win));
+        if (i % 7 == 0)
+            OK(MPI_Win_flush(0, win));
+    }
+    OK(MPI_Win_unlock_all(win));
+    /* Every fetched value is distinct across the job: 0..n*ROUNDS-1. */
+    long total = (long)t_size * ROUNDS;
+    long *all = malloc((size_t)total * sizeof *all);
+    char *seen = calloc((size_t)total, 1);
+    OK(MPI_Allgather(mine, ROUNDS, MPI_LONG, all, ROUNDS, MPI_LONG, MPI_COMM_WORLD));
+    for (long i = 0; i < total; i++) {
+        CHECK(all[i] >= 0 && all[i] < total && !seen[all[i]], "fetched %ld twice or wrong",
+              all[i]);
+        seen[all[i]] = 1;
+    }
+    for (int i = 1; i < ROUNDS; i++)
+        CHECK(mine[i] > mine[i - 1], "fetches in order: %ld then %ld", mine[i - 1], mine[i]);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (t_rank == 0)
+        CHECK(*cnt == total, "counter %ld, want %ld", *cnt, total);
+    free(all);
+    free(seen);
+
+    /* Exclusive lock: read, add, write back, on rank n-1's counter. */
+    int tgt = t_size - 1;
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (t_rank == tgt)
+        *cnt = 0;
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < 5; i++) {
+        long x = -1;
+        OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tgt, 0, win));
+        OK(MPI_Get(&x, 1, MPI_LONG, tgt, 0, 1, MPI_LONG, win));
+        OK(MPI_Win_flush(tgt, win));
+        x += t_rank + 1;
+        OK(MPI_Put(&x, 1, MPI_LONG, tgt, 0, 1, MPI_LONG, win));
+        OK(MPI_Win_unlock(tgt, win));
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (t_rank == tgt)
+        CHECK(*cnt == 5L * t_size * (t_size + 1) / 2, "exclusive rmw: %ld", *cnt);
+
+    /* Compare_and_swap: every rank tries to claim rank 0's word; one wins. */
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (t_rank == 0)
+        *cnt = -1;
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    long want = t_rank, cmp = -1, old = 0;
+    OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    OK(MPI_Compare_and_swap(&want, &cmp, &old, MPI_LONG, 0, 0, win));
+    OK(MPI_Win_unlock(0, win));
+    int won = old == -1, winners = 0;
+    OK(MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(winners == 1, "%d ranks won the swap", winners);
+    long owner = -2;
+    OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    OK(MPI_Get(&owner, 1, MPI_LONG, 0, 0, 1, MPI_LONG, win));
+    OK(MPI_Win_unlock(0, win));
+    CHECK(owner >= 0 && owner < t_size, "owner %ld", owner);
+    if (won)
+        CHECK(owner == t_rank, "winner %d but owner %ld", t_rank, owner);
+    else
+        CHECK(old >= 0 && old < t_size, "loser saw %ld", old);
+    OK(MPI_Win_free(&win));
+}
+
+static void pscw(void)
+{
+    int n = t_size, me = t_rank, x[2] = {0, 0};
+    MPI_Win win;
+    OK(MPI_Win_create(x, sizeof x, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Group world, nb;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    int r1[1] = {right}, r2[1] = {left};
+    /* Expose to the left neighbour, access the right one. */
+    OK(MPI_Group_incl(world, 1, r2, &nb));
+    OK(MPI_Win_post(nb, 0, win));
+    MPI_Group_free(&nb);
+    OK(MPI_Group_incl(world, 1, r1, &nb));
+    OK(MPI_Win_start(nb, 0, win));
+    MPI_Group_free(&nb);
+    int v = me + 77;
+    OK(MPI_Put(&v, 1, MPI_INT, right, 1, 1, MPI_INT, win));
+    OK(MPI_Win_complete(win));
+    int flag = 0;
+    while (!flag)
+        OK(MPI_Win_test(win, &flag));
+    CHECK(x[1] == left + 77, "pscw put: %d", x[1]);
+    MPI_Group_free(&world);
+    OK(MPI_Win_free(&win));
+}
+
+static MPI_Win deleted_on;
+static int on_delete(MPI_Win win, int keyval, void *val, void *extra)
+{
+    (void)keyval;
+    (void)extra;
+    CHECK(*(int *)val == 31, "attribute value %d", *(int *)val);
+    deleted_on = win;
+    return MPI_SUCCESS;
+}
+
+static void errors(void)
+{
+    int x[4] = {0};
+    MPI_Win win;
+    OK(MPI_Win_create(x, sizeof x, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    OK(MPI_Win_set_name(win, "rma test"));
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = 0, cls = 0, y = 1;
+    OK(MPI_Win_get_name(win, name, &len));
+    CHECK(strcmp(name, "rma test") == 0 && len == 8, "name %s", name);
+    /* Outside an epoch. */
+    int rc = MPI_Put(&y, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_SYNC, "put outside an epoch: %d", rc);
+    OK(MPI_Win_fence(0, win));
+    rc = MPI_Put(&y, 1, MPI_INT, 0, 4, 1, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "put past the end: %d", rc);
+    rc = MPI_Get(&y, 2, MPI_INT, 0, -1, 2, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "get before the start: %d", rc);
+    rc = MPI_Put(&y, 1, MPI_INT, t_size, 0, 1, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RANK, "put to rank %d: %d", t_size, rc);
+    rc = MPI_Accumulate(&y, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OP, "accumulate with MPI_OP_NULL: %d", rc);
+    OK(MPI_Put(&y, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
+    OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    rc = MPI_Win_unlock(0, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_SYNC, "unlock without lock: %d", rc);
+    rc = MPI_Win_lock(99, 0, 0, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_LOCKTYPE, "lock type 99: %d", rc);
+    CHECK(x[0] == 0 && x[1] == 0 && x[2] == 0 && x[3] == 0, "nothing written");
+    MPI_Win bad = MPI_WIN_NULL;
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    rc = MPI_Win_fence(0, bad);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_WIN, "fence on MPI_WIN_NULL: %d", rc);
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    /* An attribute of the program's: its delete callback gets the window. */
+    int key, val = 31, *got = NULL, flag = 0;
+    OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, on_delete, &key, NULL));
+    OK(MPI_Win_set_attr(win, key, &val));
+    OK(MPI_Win_get_attr(win, key, &got, &flag));
+    CHECK(flag && got == &val, "window attribute");
+    MPI_Win was = win;
+    OK(MPI_Win_free(&win));
+    CHECK(deleted_on == was, "delete callback on %#x, not the window %#x", (unsigned)deleted_on,
+          (unsigned)was);
+    OK(MPI_Win_free_keyval(&key));
+}
+
+int main(int argc, char **argv)
+{
+    t_init(&argc, &argv);
+    fences();
+    counter();
+    pscw();
+    errors();
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (t_rank == 0)
+        printf("rma ok on %d ranks\n", t_size);
+    MPI_Finalize();
+    return 0;
+}
