@@ -181,6 +181,7 @@ static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, 
     w->model = MPI_WIN_UNIFIED;
     w->excl = -1;
     w->errh = MPI_ERRORS_ARE_FATAL;
+    mpi_errh_unref(mpi_comm_get(w->comm)->errh); /* the parent's, counted */
     mpi_comm_get(w->comm)->errh = MPI_ERRORS_ARE_FATAL;
     mpi_comm_get(w->comm)->attr_owner = w->h;
     static bool hooked;
@@ -258,6 +259,7 @@ int MPI_Win_free(MPI_Win *win)
     free(w->sent);
     free(w->applied);
     free(w->errs);
+    mpi_errh_unref(w->errh);
     w->in_use = false;
     *win = MPI_WIN_NULL;
     return rc ? rc : brc;
@@ -362,6 +364,8 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     if (!mpi_errh_valid(errhandler))
         return mpi_win_error(w, MPI_ERR_ARG, "MPI_Win_set_errhandler",
                              "%#x is not an error handler", (unsigned)errhandler);
+    mpi_errh_ref(errhandler); /* counted while set (mpi_errors.c) */
+    mpi_errh_unref(w->errh);
     w->errh = errhandler;
     mpi_comm_get(w->comm)->errh = mpi_errh_fn(errhandler) ? MPI_ERRORS_RETURN : errhandler;
     return MPI_SUCCESS;
@@ -444,7 +448,8 @@ static int group_ranks(const char *call, struct mwin *w, MPI_Group group, bool *
     int n;
     TRY(mpi_win_raise(w, MPI_Group_size(group, &n)));
     TRY(MPI_Comm_group(w->comm, &wg));
-    int *in = malloc((size_t)(n ? n : 1) * sizeof *in), *out = malloc((size_t)(n ? n : 1) * sizeof *out);
+    int *in = malloc((size_t)(n ? n : 1) * sizeof *in);
+    int *out = malloc((size_t)(n ? n : 1) * sizeof *out);
     if (!in || !out)
         mpi_fatal(call, "no memory");
     for (int i = 0; i < n; i++)
