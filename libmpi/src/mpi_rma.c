@@ -21,6 +21,9 @@ static uint64_t rbits(const struct mwin *w, int tag)
     return mpi_bits(2 * mpi_comm_get(w->comm)->ctx, tag);
 }
 
+/* Operations of a window waiting for an answer or a send at once. */
+#define RMA_MAX_PENDING 256
+
 static long world_of(const struct mwin *w, int r) { return mpi_world_of(mpi_comm_get(w->comm), r); }
 
 static struct msg_req *new_req(struct mwin *w, const char *call)
@@ -257,6 +260,7 @@ static void pend_add(struct mwin *w, struct msg_req *r, int target, void *buf)
     p->dtype = MPI_DATATYPE_NULL;
     p->next = w->pend;
     w->pend = p;
+    w->npend++;
 }
 
 /* Finish one: wait, unpack an answer; its error code. */
@@ -286,6 +290,7 @@ int mpi_rma_complete(struct mwin *w, int target)
             continue;
         }
         *pp = p->next;
+        w->npend--;
         int e = pend_finish(p);
         free(p);
         if (e && !rc)
@@ -416,6 +421,17 @@ static int rma_op(const char *call, MPI_Win win, const struct opargs *a)
         mpi_pack(a->origin, a->ocount, ot, m + hlen);
         if (a->kind == RMA_CAS)
             mpi_pack(a->compare, a->ocount, ot, m + hlen + tbytes);
+    }
+    if ((a->kind == RMA_GET || a->kind == RMA_GACC || a->kind == RMA_CAS) &&
+        w->npend >= RMA_MAX_PENDING) {
+        /* Each answer waits in a posted receive, which Portals holds only
+         * so many of: an epoch of thousands of gets finishes what it has
+         * started first (MPICH's rma/manyget ended the job). */
+        int e = mpi_rma_complete(w, -1);
+        if (e) {
+            free(m);
+            return mpi_win_error(w, e, call, "an earlier operation of this epoch failed");
+        }
     }
     if (a->kind == RMA_GET || a->kind == RMA_GACC || a->kind == RMA_CAS) {
         /* The answer's receive is posted before the request leaves. */

@@ -78,6 +78,7 @@ struct mwin {
     int *sent;               /* counted operations to each target since the last sync */
     uint32_t next_tag;
     struct rma_pend *pend;
+    int npend;               /* entries of pend */
     /* as a target */
     int *applied;            /* counted operations from each origin, not yet synced */
     int excl;                /* the exclusive lock's holder; -1: none */
