@@ -2,8 +2,8 @@
  * and Accumulate in a ring and all-to-all (a vector origin type among
  * them), a counter under MPI_Win_lock_all hammered with MPI_Fetch_and_op,
  * exclusive-lock read-modify-write, Compare_and_swap, a Get of what the
- * target stored before the previous fence, post/start/complete/wait, and
- * errors under MPI_ERRORS_RETURN.  Every result is checked exactly. */
+ * target stored before the previous fence, post/start/complete/wait, 3000
+ * gets in one epoch, and errors under MPI_ERRORS_RETURN.  Every result is checked exactly. */
 #include "mpitest.h"
 
 #define N 8 /* ints per rank's slot */
@@ -281,12 +281,39 @@ static void errors(void)
     OK(MPI_Win_free_keyval(&key));
 }
 
+/* More gets in one fence epoch than Portals holds posted receives (2048
+ * entries): each answer's receive is posted before its request leaves, so
+ * the library must finish some before it starts more. */
+static void many_gets(void)
+{
+    enum { GETS = 3000 };
+    int *base = malloc(sizeof(int) * GETS), *got = malloc(sizeof(int) * GETS);
+    CHECK(base && got, "no memory");
+    for (int i = 0; i < GETS; i++) {
+        base[i] = t_rank * 100000 + i;
+        got[i] = -1;
+    }
+    MPI_Win w;
+    OK(MPI_Win_create(base, sizeof(int) * GETS, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+    int t = (t_rank + 1) % t_size;
+    OK(MPI_Win_fence(0, w));
+    for (int i = 0; i < GETS; i++)
+        OK(MPI_Get(&got[i], 1, MPI_INT, t, GETS - 1 - i, 1, MPI_INT, w));
+    OK(MPI_Win_fence(0, w));
+    for (int i = 0; i < GETS; i++)
+        CHECK(got[i] == t * 100000 + GETS - 1 - i, "get %d of %d gave %d", i, GETS, got[i]);
+    OK(MPI_Win_free(&w));
+    free(base);
+    free(got);
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
     fences();
     counter();
     pscw();
+    many_gets();
     errors();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (t_rank == 0)
