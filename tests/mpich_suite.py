@@ -248,6 +248,11 @@ def main():
     a = ap.parse_args()
     dirs = a.dirs.split(",")
     kind = "host" if a.host else "tern"
+    # tern-mpicc and the libraries it links come from the tree's own build
+    # (a no-op after `make`); a clean clone would otherwise fail in
+    # configure with "C compiler cannot create executables".
+    from nodes import make
+    make("-j2", "all")
     bdir = build(kind, dirs)
     allc = cases(bdir, dirs)
     if a.only:
