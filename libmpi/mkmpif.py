@@ -68,6 +68,8 @@ def main():
         "      SAVE /TERNMPIF/",
         "      DOUBLE PRECISION MPI_WTIME, MPI_WTICK",
         "      EXTERNAL MPI_WTIME, MPI_WTICK",
+        "      INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF",
+        "      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF",
         "! The predefined attribute callbacks (mpi_fortran.c).",
         "      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN",
         "      EXTERNAL MPI_COMM_DUP_FN",

@@ -259,10 +259,16 @@ int mpi_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
     fatal(call, code, fmt, ap);
 }
 
-int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *fmt, ...)
+int mpi_error_handled(MPI_Errhandler e, MPI_File fh, int code, const char *call,
+                      const char *fmt, ...)
 {
-    if (e == MPI_ERRORS_RETURN)
+    if (e == MPI_ERRORS_RETURN || !errh_ok(e))
         return code;
+    if (e != MPI_ERRORS_ARE_FATAL) {
+        /* MPI_File_errhandler_function: the same call with the file's handle */
+        errhs[H_IDX(e)].fn((MPI_Comm *)&fh, &code);
+        return code;
+    }
     va_list ap;
     va_start(ap, fmt);
     fatal(call, code, fmt, ap);
@@ -326,6 +332,11 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler 
     return mpi_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler",
                      "all %d error handlers in use (freed ones still set on a communicator "
                      "count)", MAX_ERRH - 3);
+}
+
+int MPI_Errhandler_create(MPI_Handler_function *fn, MPI_Errhandler *errhandler)
+{
+    return MPI_Comm_create_errhandler(fn, errhandler);
 }
 
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)

@@ -10,7 +10,8 @@
  * etypes, onto the file: the filetype's type map is tiled from disp on, one
  * tile per extent, and the bytes of its blocks, in order, are the data.
  * Files' errors return their code (MPI_ERRORS_RETURN, the default handler
- * of files) unless MPI_File_set_errhandler said MPI_ERRORS_ARE_FATAL.
+ * of files) unless MPI_File_set_errhandler set another: MPI_ERRORS_ARE_FATAL
+ * or a function of the program's, called with the file's handle.
  * The shared file pointer is mpi_file_shared.c's.
  */
 #define _GNU_SOURCE
@@ -24,7 +25,7 @@
 
 #include "mpi_impl.h"
 
-#define MAX_FILES 256
+#define MAX_FILES MPI_FILE_SLOTS
 
 static struct mfile {
     bool in_use;
@@ -40,8 +41,12 @@ static struct mfile {
     bool ext32;              /* the view's data representation is "external32" */
 } files[MAX_FILES];
 
-/* The handler of MPI_FILE_NULL: MPI_File_open's and MPI_File_delete's. */
+/* The handler of MPI_FILE_NULL: MPI_File_open's and MPI_File_delete's,
+ * and what a file opened takes as its own. */
 static MPI_Errhandler null_errh = MPI_ERRORS_RETURN;
+
+/* A file's handler and handle: what an error on it is raised with. */
+#define FH(f) (f)->errh, (MPI_File)H_MAKE(K_FILE, (int)((f) - files))
 
 static int io_class(int e)
 {
@@ -63,7 +68,7 @@ static int get_file(const char *call, MPI_File fh, struct mfile **out)
     NEED_INIT(call);
     int i = H_IDX(fh);
     if (H_KIND(fh) != K_FILE || i <= 0 || i >= MAX_FILES || !files[i].in_use)
-        return mpi_error_handled(null_errh, MPI_ERR_FILE, call, "%#x is not an open file",
+        return mpi_error_handled(null_errh, MPI_FILE_NULL, MPI_ERR_FILE, call, "%#x is not an open file",
                                  (unsigned)fh);
     *out = &files[i];
     return MPI_SUCCESS;
@@ -481,14 +486,14 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
     if (rc)
         return rc;
     if (count < 0)
-        return mpi_error_handled(f->errh, MPI_ERR_COUNT, call, "count %d", count);
+        return mpi_error_handled(FH(f), MPI_ERR_COUNT, call, "count %d", count);
     if ((writing && acc == MPI_MODE_RDONLY) || (!writing && acc == MPI_MODE_WRONLY))
-        return mpi_error_handled(f->errh, MPI_ERR_ACCESS, call, "the file is open %s",
+        return mpi_error_handled(FH(f), MPI_ERR_ACCESS, call, "the file is open %s",
                                  writing ? "read-only" : "write-only");
     if (at < 0)
-        return mpi_error_handled(f->errh, MPI_ERR_ARG, call, "offset %lld", (long long)at);
+        return mpi_error_handled(FH(f), MPI_ERR_ARG, call, "offset %lld", (long long)at);
     if (f->ext32 && !mpi_external32_same_size(mt))
-        return mpi_error_handled(f->errh, MPI_ERR_UNSUPPORTED_DATAREP, call,
+        return mpi_error_handled(FH(f), MPI_ERR_UNSUPPORTED_DATAREP, call,
                                  "its values change size in \"external32\" (MPI_LONG, "
                                  "MPI_WCHAR, long double): not in a file view here");
     long n = (long)count * mt->size;
@@ -502,7 +507,7 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
     if (any) {
         if (!contig)
             free(mem);
-        return mpi_error_handled(f->errh, MPI_ERR_NO_MEM, call, "%ld bytes", n);
+        return mpi_error_handled(FH(f), MPI_ERR_NO_MEM, call, "%ld bytes", n);
     }
     if (writing && !contig)
         mpi_walk(buf, count, mt, mem, true, f->ext32 ? mpi_external32_block : NULL);
@@ -518,7 +523,7 @@ static int transfer(const char *call, struct mfile *f, MPI_Offset at, void *buf,
     if (!contig)
         free(mem);
     if (x.err)
-        return mpi_error_handled(f->errh, io_class(x.err), call, "%s", strerror(x.err));
+        return mpi_error_handled(FH(f), io_class(x.err), call, "%s", strerror(x.err));
     mpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, x.moved);
     return MPI_SUCCESS;
 }
@@ -630,17 +635,20 @@ int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dat
 
 /* The nonblocking accesses do their work in the call (nothing here runs
  * beside the program to do it later) and hand back a request that is
- * complete: MPI_Wait and MPI_Test give its status. */
+ * complete: MPI_Wait and MPI_Test give its status.  The collective ones
+ * (MPI-3.1 13.4.3) are collective in the call: every rank of the file
+ * starts them in the same order, so doing each in its start call keeps
+ * that order, and two_phase gathers their pieces as the blocking ones'. */
 static int at_once(const char *call, MPI_File fh, bool explicit_offset, MPI_Offset offset,
                    void *buf, int count, MPI_Datatype datatype, MPI_Request *request,
-                   bool writing)
+                   bool writing, bool collective)
 {
     struct mfile *f = NULL;
     TRY(get_file(call, fh, &f));
     MPI_Status st;
     int rc = explicit_offset
-                 ? mpi_file_at(call, fh, offset, buf, count, datatype, &st, writing, false)
-                 : at_pointer(call, fh, buf, count, datatype, &st, writing, false);
+                 ? mpi_file_at(call, fh, offset, buf, count, datatype, &st, writing, collective)
+                 : at_pointer(call, fh, buf, count, datatype, &st, writing, collective);
     if (rc)
         return rc;
     return mpi_req_done(call, f->comm, &st, writing, request);
@@ -649,27 +657,56 @@ static int at_once(const char *call, MPI_File fh, bool explicit_offset, MPI_Offs
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
                       MPI_Datatype datatype, MPI_Request *request)
 {
-    return at_once("MPI_File_iread_at", fh, true, offset, buf, count, datatype, request, false);
+    return at_once("MPI_File_iread_at", fh, true, offset, buf, count, datatype, request, false,
+                   false);
 }
 
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                        MPI_Datatype datatype, MPI_Request *request)
 {
     return at_once("MPI_File_iwrite_at", fh, true, offset, (void *)buf, count, datatype,
-                   request, true);
+                   request, true, false);
 }
 
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                    MPI_Request *request)
 {
-    return at_once("MPI_File_iread", fh, false, 0, buf, count, datatype, request, false);
+    return at_once("MPI_File_iread", fh, false, 0, buf, count, datatype, request, false, false);
 }
 
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                     MPI_Request *request)
 {
     return at_once("MPI_File_iwrite", fh, false, 0, (void *)buf, count, datatype, request,
+                   true, false);
+}
+
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                          MPI_Datatype datatype, MPI_Request *request)
+{
+    return at_once("MPI_File_iread_at_all", fh, true, offset, buf, count, datatype, request,
+                   false, true);
+}
+
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                           MPI_Datatype datatype, MPI_Request *request)
+{
+    return at_once("MPI_File_iwrite_at_all", fh, true, offset, (void *)buf, count, datatype,
+                   request, true, true);
+}
+
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Request *request)
+{
+    return at_once("MPI_File_iread_all", fh, false, 0, buf, count, datatype, request, false,
                    true);
+}
+
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                        MPI_Request *request)
+{
+    return at_once("MPI_File_iwrite_all", fh, false, 0, (void *)buf, count, datatype, request,
+                   true, true);
 }
 
 /* ---- opening and closing ---- */
@@ -686,11 +723,11 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     if ((acc != MPI_MODE_RDONLY && acc != MPI_MODE_WRONLY && acc != MPI_MODE_RDWR) ||
         (acc == MPI_MODE_RDONLY && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL))) ||
         (acc == MPI_MODE_RDWR && (amode & MPI_MODE_SEQUENTIAL)))
-        return mpi_error_handled(null_errh, MPI_ERR_AMODE, call, "amode %#x", amode);
+        return mpi_error_handled(null_errh, MPI_FILE_NULL, MPI_ERR_AMODE, call, "amode %#x", amode);
     int mine[2] = {amode, -amode}, all[2];
     TRY(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm));
     if (all[0] != amode || -all[1] != amode)
-        return mpi_error_handled(null_errh, MPI_ERR_NOT_SAME, call,
+        return mpi_error_handled(null_errh, MPI_FILE_NULL, MPI_ERR_NOT_SAME, call,
                                  "the ranks gave different amodes");
     int slot = 0;
     for (int i = 1; i < MAX_FILES && !slot; i++)
@@ -718,17 +755,19 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         if (fd >= 0)
             close(fd);
         int e = err ? err : worst;
-        return mpi_error_handled(null_errh, e == EMFILE ? MPI_ERR_NO_MEM : io_class(e), call,
+        return mpi_error_handled(null_errh, MPI_FILE_NULL, e == EMFILE ? MPI_ERR_NO_MEM : io_class(e), call,
                                  "%s: %s", path, strerror(e));
     }
     struct mfile *f = &files[slot];
     *f = (struct mfile){.in_use = true, .fd = fd, .amode = amode, .etype = MPI_BYTE,
                         .ftype = MPI_BYTE, .errh = null_errh};
+    mpi_errh_ref(null_errh);
     int rc = MPI_Comm_dup(comm, &f->comm);
     if (!rc && (amode & MPI_MODE_DELETE_ON_CLOSE) && !(f->path = strdup(path)))
         rc = MPI_ERR_NO_MEM;
     if (rc) {
         close(fd);
+        mpi_errh_unref(null_errh);
         *f = (struct mfile){0};
         return rc;
     }
@@ -750,6 +789,7 @@ int MPI_File_close(MPI_File *fh)
     int rank;
     MPI_Comm_rank(f->comm, &rank);
     mpi_file_shared_close(*fh);
+    mpi_file_split_close(*fh);
     int err = close(f->fd) ? errno : 0;
     if (f->path) {
         MPI_Barrier(f->comm);
@@ -760,10 +800,13 @@ int MPI_File_close(MPI_File *fh)
     MPI_Comm_free(&f->comm);
     drop_types(f);
     MPI_Errhandler e = f->errh;
+    MPI_File was = *fh;
     *f = (struct mfile){0};
     *fh = MPI_FILE_NULL;
-    return err ? mpi_error_handled(e, io_class(err), "MPI_File_close", "%s", strerror(err))
-               : MPI_SUCCESS;
+    int rc = err ? mpi_error_handled(e, was, io_class(err), "MPI_File_close", "%s", strerror(err))
+                 : MPI_SUCCESS;
+    mpi_errh_unref(e); /* counted while the file had it */
+    return rc;
 }
 
 int MPI_File_delete(const char *filename, MPI_Info info)
@@ -772,7 +815,7 @@ int MPI_File_delete(const char *filename, MPI_Info info)
     (void)info;
     const char *path = file_path(filename);
     if (unlink(path))
-        return mpi_error_handled(null_errh, io_class(errno), "MPI_File_delete", "%s: %s", path,
+        return mpi_error_handled(null_errh, MPI_FILE_NULL, io_class(errno), "MPI_File_delete", "%s: %s", path,
                                  strerror(errno));
     return MPI_SUCCESS;
 }
@@ -788,7 +831,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     (void)info;
     bool ext32 = datarep && !strcmp(datarep, "external32");
     if (!datarep || (strcmp(datarep, "native") && strcmp(datarep, "internal") && !ext32))
-        return mpi_error_handled(f->errh, MPI_ERR_UNSUPPORTED_DATAREP, call,
+        return mpi_error_handled(FH(f), MPI_ERR_UNSUPPORTED_DATAREP, call,
                                  "data representation \"%s\" (Tern's MPI writes \"native\" "
                                  "and \"external32\")", datarep ? datarep : "(null)");
     /* MPI-3.1 13.3: a sequential file's view goes on from where its
@@ -796,7 +839,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     if (disp == MPI_DISPLACEMENT_CURRENT && (f->amode & MPI_MODE_SEQUENTIAL))
         TRY(mpi_file_shared_bytes(fh, &disp));
     if (disp < 0)
-        return mpi_error_handled(f->errh, MPI_ERR_ARG, call, "displacement %lld%s",
+        return mpi_error_handled(FH(f), MPI_ERR_ARG, call, "displacement %lld%s",
                                  (long long)disp,
                                  disp == MPI_DISPLACEMENT_CURRENT
                                      ? " (MPI_DISPLACEMENT_CURRENT: the file is not "
@@ -809,11 +852,11 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     /* external32 of values that keep their size: the view lays out the
      * file as in memory (MPI_File_get_type_extent needs no other answer). */
     if (ext32 && (!mpi_external32_same_size(et) || !mpi_external32_same_size(ft)))
-        return mpi_error_handled(f->errh, MPI_ERR_UNSUPPORTED_DATAREP, call,
+        return mpi_error_handled(FH(f), MPI_ERR_UNSUPPORTED_DATAREP, call,
                                  "an etype or filetype whose values change size in "
                                  "\"external32\" (MPI_LONG, MPI_WCHAR, long double)");
     if (et->size == 0 || ft->size % et->size)
-        return mpi_error_handled(f->errh, MPI_ERR_ARG, call,
+        return mpi_error_handled(FH(f), MPI_ERR_ARG, call,
                                  "the filetype's %ld bytes are not whole etypes of %ld",
                                  ft->size, et->size);
     MPI_Datatype e2 = etype, f2 = filetype;
@@ -857,7 +900,7 @@ static int file_size(struct mfile *f, const char *call, MPI_Offset *size)
 {
     struct stat st;
     if (fstat(f->fd, &st))
-        return mpi_error_handled(f->errh, io_class(errno), call, "%s", strerror(errno));
+        return mpi_error_handled(FH(f), io_class(errno), call, "%s", strerror(errno));
     *size = st.st_size;
     return MPI_SUCCESS;
 }
@@ -875,10 +918,10 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
         TRY(file_size(f, call, &size));
         to += view_bytes_below(f, size) / esize(f);
     } else if (whence != MPI_SEEK_SET) {
-        return mpi_error_handled(f->errh, MPI_ERR_ARG, call, "whence %d", whence);
+        return mpi_error_handled(FH(f), MPI_ERR_ARG, call, "whence %d", whence);
     }
     if (to < 0)
-        return mpi_error_handled(f->errh, MPI_ERR_ARG, call, "a position before the view");
+        return mpi_error_handled(FH(f), MPI_ERR_ARG, call, "a position before the view");
     f->pos = to;
     return MPI_SUCCESS;
 }
@@ -921,7 +964,7 @@ static int resize(const char *call, MPI_File fh, MPI_Offset size, bool only_grow
     struct mfile *f = NULL;
     TRY(get_file(call, fh, &f));
     if (size < 0)
-        return mpi_error_handled(f->errh, MPI_ERR_ARG, call, "size %lld", (long long)size);
+        return mpi_error_handled(FH(f), MPI_ERR_ARG, call, "size %lld", (long long)size);
     int rank, err = 0;
     MPI_Comm_rank(f->comm, &rank);
     /* Every rank is past what it did before the call (ROMIO's agree on the
@@ -934,7 +977,7 @@ static int resize(const char *call, MPI_File fh, MPI_Offset size, bool only_grow
             err = errno;
     }
     MPI_Bcast(&err, 1, MPI_INT, 0, f->comm);
-    return err ? mpi_error_handled(f->errh, io_class(err), call, "%s", strerror(err))
+    return err ? mpi_error_handled(FH(f), io_class(err), call, "%s", strerror(err))
                : MPI_SUCCESS;
 }
 
@@ -953,7 +996,7 @@ int MPI_File_sync(MPI_File fh)
     struct mfile *f = NULL;
     TRY(get_file("MPI_File_sync", fh, &f));
     if (fsync(f->fd))
-        return mpi_error_handled(f->errh, io_class(errno), "MPI_File_sync", "%s",
+        return mpi_error_handled(FH(f), io_class(errno), "MPI_File_sync", "%s",
                                  strerror(errno));
     return MPI_SUCCESS;
 }
@@ -1015,16 +1058,19 @@ int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exten
 
 int MPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler)
 {
-    if (errhandler != MPI_ERRORS_RETURN && errhandler != MPI_ERRORS_ARE_FATAL)
-        return mpi_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_File_set_errhandler",
-                         "a file's handler is MPI_ERRORS_RETURN or MPI_ERRORS_ARE_FATAL here");
-    if (fh == MPI_FILE_NULL) {
-        null_errh = errhandler;
-        return MPI_SUCCESS;
+    NEED_INIT("MPI_File_set_errhandler");
+    MPI_Errhandler *slot = &null_errh;
+    if (fh != MPI_FILE_NULL) {
+        struct mfile *f = NULL;
+        TRY(get_file("MPI_File_set_errhandler", fh, &f));
+        slot = &f->errh;
     }
-    struct mfile *f = NULL;
-    TRY(get_file("MPI_File_set_errhandler", fh, &f));
-    f->errh = errhandler;
+    if (!mpi_errh_valid(errhandler))
+        return mpi_error_handled(*slot, fh, MPI_ERR_ARG, "MPI_File_set_errhandler",
+                                 "%#x is not an error handler", (unsigned)errhandler);
+    mpi_errh_ref(errhandler); /* counted while set (mpi_errors.c) */
+    mpi_errh_unref(*slot);
+    *slot = errhandler;
     return MPI_SUCCESS;
 }
 
@@ -1037,5 +1083,25 @@ int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler)
     struct mfile *f = NULL;
     TRY(get_file("MPI_File_get_errhandler", fh, &f));
     *errhandler = f->errh;
+    return MPI_SUCCESS;
+}
+
+int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    /* One kind of handler serves communicators, windows and files: each
+     * calls the function with its own handle (mpi_errors.c). */
+    return MPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)fn, errhandler);
+}
+
+int MPI_File_call_errhandler(MPI_File fh, int errorcode)
+{
+    NEED_INIT("MPI_File_call_errhandler");
+    MPI_Errhandler e = null_errh;
+    if (fh != MPI_FILE_NULL) {
+        struct mfile *f = NULL;
+        TRY(get_file("MPI_File_call_errhandler", fh, &f));
+        e = f->errh;
+    }
+    mpi_error_handled(e, fh, errorcode, "MPI_File_call_errhandler", "raised by the program");
     return MPI_SUCCESS;
 }

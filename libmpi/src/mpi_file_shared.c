@@ -19,7 +19,7 @@
 
 #include "mpi_impl.h"
 
-#define MAX_SHARED 256 /* mpi_file.c's MAX_FILES */
+#define MAX_SHARED MPI_FILE_SLOTS
 /* Tags on the file's private communicator (the program has none there). */
 #define ASK 0x7FFFFF01
 #define ANSWER 0x7FFFFF02
@@ -136,7 +136,7 @@ static int fetch_add(const char *call, MPI_File fh, long long n, MPI_Offset *bef
     msg_req_free(out);
     msg_req_free(in);
     if (answer < 0)
-        return mpi_error_handled(errh, MPI_ERR_INTERN, call, "the shared file pointer's keeper "
+        return mpi_error_handled(errh, fh, MPI_ERR_INTERN, call, "the shared file pointer's keeper "
                                  "could not read the question");
     *before = answer;
     return MPI_SUCCESS;
@@ -152,10 +152,10 @@ static int shared_access(const char *call, MPI_File fh, void *buf, int count,
     struct mtype *t;
     TRY(mpi_file_parts(call, fh, &comm, &errh, &es));
     if (mpi_check_type(call, comm, datatype, &t) || count < 0)
-        return mpi_error_handled(errh, count < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE, call,
+        return mpi_error_handled(errh, fh, count < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE, call,
                                  "count %d or its datatype", count);
     if (((long long)count * t->size) % es)
-        return mpi_error_handled(errh, MPI_ERR_ARG, call,
+        return mpi_error_handled(errh, fh, MPI_ERR_ARG, call,
                                  "%lld bytes are not whole etypes of %ld",
                                  (long long)count * t->size, es);
     MPI_Offset at;
@@ -224,7 +224,7 @@ static int ordered(const char *call, MPI_File fh, void *buf, int count, MPI_Data
     MPI_Comm_size(comm, &n);
     long long *all = malloc(sizeof(long long) * 2 * (size_t)n);
     if (!all)
-        return mpi_error_handled(errh, MPI_ERR_NO_MEM, call, "no memory");
+        return mpi_error_handled(errh, fh, MPI_ERR_NO_MEM, call, "no memory");
     int rc = MPI_Allgather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, comm);
     MPI_Offset at = all[1], end = all[1];
     bool bad = false;
@@ -239,7 +239,7 @@ static int ordered(const char *call, MPI_File fh, void *buf, int count, MPI_Data
     if (s->rank == 0)
         s->pos = end;
     if (bad && mine[0] >= 0)
-        return mpi_error_handled(errh, MPI_ERR_ARG, call, "another rank's count or datatype");
+        return mpi_error_handled(errh, fh, MPI_ERR_ARG, call, "another rank's count or datatype");
     /* Bad arguments here: the access reports them, collectively still. */
     return mpi_file_at(call, fh, at, buf, count, datatype, status, writing, true);
 }
@@ -267,7 +267,7 @@ int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     struct shared *s = &sh[H_IDX(fh) % MAX_SHARED];
     int rc = MPI_SUCCESS;
     if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END)
-        rc = mpi_error_handled(errh, MPI_ERR_ARG, call, "whence %d", whence);
+        rc = mpi_error_handled(errh, fh, MPI_ERR_ARG, call, "whence %d", whence);
     TRY(MPI_Barrier(comm)); /* as in ordered(): earlier accesses first */
     if (!rc && s->rank == 0) {
         MPI_Offset to = offset, end = 0;
@@ -276,7 +276,7 @@ int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
         else if (whence == MPI_SEEK_END && !(rc = mpi_file_end(call, fh, &end)))
             to += end;
         if (!rc && to < 0)
-            rc = mpi_error_handled(errh, MPI_ERR_ARG, call, "a position before the view");
+            rc = mpi_error_handled(errh, fh, MPI_ERR_ARG, call, "a position before the view");
         if (!rc)
             s->pos = to;
     }
@@ -309,7 +309,7 @@ int mpi_file_shared_bytes(MPI_File fh, MPI_Offset *bytes)
     }
     TRY(MPI_Bcast(&b, 1, MPI_LONG_LONG, 0, comm));
     if (b < 0)
-        return mpi_error_handled(errh, MPI_ERR_IO, call, "the shared file pointer's offset");
+        return mpi_error_handled(errh, fh, MPI_ERR_IO, call, "the shared file pointer's offset");
     *bytes = b;
     return MPI_SUCCESS;
 }

@@ -146,6 +146,10 @@ void mpi_comm_get_errhandler_(F *comm, F *eh, F *ierr)
 void mpi_errhandler_set_(F *comm, F *eh, F *ierr) { *ierr = MPI_Errhandler_set(*comm, *eh); }
 void mpi_errhandler_get_(F *comm, F *eh, F *ierr) { *ierr = MPI_Errhandler_get(*comm, eh); }
 void mpi_errhandler_free_(F *eh, F *ierr) { *ierr = MPI_Errhandler_free(eh); }
+void mpi_errhandler_create_(MPI_Handler_function *fn, F *eh, F *ierr)
+{
+    *ierr = MPI_Errhandler_create(fn, eh);
+}
 void mpi_comm_create_errhandler_(MPI_Comm_errhandler_function *fn, F *eh, F *ierr)
 {
     /* A Fortran subroutine (comm, error code), both INTEGERs by reference:
@@ -783,6 +787,15 @@ void mpi_get_address_(void *loc, MPI_Aint *addr, F *ierr)
 {
     *ierr = MPI_Get_address(B(loc), addr);
 }
+MPI_Aint mpi_aint_add_(MPI_Aint *base, MPI_Aint *disp)
+{
+    return MPI_Aint_add(*base, *disp);
+}
+
+MPI_Aint mpi_aint_diff_(MPI_Aint *a1, MPI_Aint *a2)
+{
+    return MPI_Aint_diff(*a1, *a2);
+}
 void mpi_address_(void *loc, F *addr, F *ierr)
 {
     MPI_Aint a = 0;
@@ -1261,6 +1274,50 @@ void mpi_file_iwrite_(F *fh, void *buf, F *count, F *type, F *req, F *ierr)
 {
     *ierr = MPI_File_iwrite(*fh, B(buf), *count, *type, req);
 }
+void mpi_file_iread_at_all_(F *fh, MPI_Offset *off, void *buf, F *count, F *type, F *req,
+                            F *ierr)
+{
+    *ierr = MPI_File_iread_at_all(*fh, *off, B(buf), *count, *type, req);
+}
+void mpi_file_iwrite_at_all_(F *fh, MPI_Offset *off, void *buf, F *count, F *type, F *req,
+                             F *ierr)
+{
+    *ierr = MPI_File_iwrite_at_all(*fh, *off, B(buf), *count, *type, req);
+}
+void mpi_file_iread_all_(F *fh, void *buf, F *count, F *type, F *req, F *ierr)
+{
+    *ierr = MPI_File_iread_all(*fh, B(buf), *count, *type, req);
+}
+void mpi_file_iwrite_all_(F *fh, void *buf, F *count, F *type, F *req, F *ierr)
+{
+    *ierr = MPI_File_iwrite_all(*fh, B(buf), *count, *type, req);
+}
+void mpi_file_read_at_all_begin_(F *fh, MPI_Offset *off, void *buf, F *count, F *type, F *ierr)
+{
+    *ierr = MPI_File_read_at_all_begin(*fh, *off, B(buf), *count, *type);
+}
+void mpi_file_write_at_all_begin_(F *fh, MPI_Offset *off, void *buf, F *count, F *type,
+                                  F *ierr)
+{
+    *ierr = MPI_File_write_at_all_begin(*fh, *off, B(buf), *count, *type);
+}
+#define FILEBEGIN(name, cname)                                                         \
+    void name(F *fh, void *buf, F *count, F *type, F *ierr)                          \
+    {                                                                                \
+        *ierr = cname(*fh, B(buf), *count, *type);                                   \
+    }
+FILEBEGIN(mpi_file_read_all_begin_, MPI_File_read_all_begin)
+FILEBEGIN(mpi_file_write_all_begin_, MPI_File_write_all_begin)
+FILEBEGIN(mpi_file_read_ordered_begin_, MPI_File_read_ordered_begin)
+FILEBEGIN(mpi_file_write_ordered_begin_, MPI_File_write_ordered_begin)
+#define FILEEND(name, cname)                                                           \
+    void name(F *fh, void *buf, F *st, F *ierr) { *ierr = cname(*fh, B(buf), ST(st)); }
+FILEEND(mpi_file_read_at_all_end_, MPI_File_read_at_all_end)
+FILEEND(mpi_file_write_at_all_end_, MPI_File_write_at_all_end)
+FILEEND(mpi_file_read_all_end_, MPI_File_read_all_end)
+FILEEND(mpi_file_write_all_end_, MPI_File_write_all_end)
+FILEEND(mpi_file_read_ordered_end_, MPI_File_read_ordered_end)
+FILEEND(mpi_file_write_ordered_end_, MPI_File_write_ordered_end)
 void mpi_file_iread_shared_(F *fh, void *buf, F *count, F *type, F *req, F *ierr)
 {
     *ierr = MPI_File_iread_shared(*fh, B(buf), *count, *type, req);
@@ -1310,6 +1367,15 @@ void mpi_file_get_atomicity_(F *fh, F *flag, F *ierr)
 }
 void mpi_file_set_errhandler_(F *fh, F *e, F *ierr) { *ierr = MPI_File_set_errhandler(*fh, *e); }
 void mpi_file_get_errhandler_(F *fh, F *e, F *ierr) { *ierr = MPI_File_get_errhandler(*fh, e); }
+void mpi_file_create_errhandler_(MPI_File_errhandler_function *fn, F *eh, F *ierr)
+{
+    /* As MPI_COMM_CREATE_ERRHANDLER's: (file, error code) by reference. */
+    *ierr = MPI_File_create_errhandler(fn, eh);
+}
+void mpi_file_call_errhandler_(F *fh, F *code, F *ierr)
+{
+    *ierr = MPI_File_call_errhandler(*fh, *code);
+}
 void mpi_file_get_group_(F *fh, F *group, F *ierr) { *ierr = MPI_File_get_group(*fh, group); }
 void mpi_file_get_info_(F *fh, F *info, F *ierr) { *ierr = MPI_File_get_info(*fh, info); }
 void mpi_file_set_info_(F *fh, F *info, F *ierr) { *ierr = MPI_File_set_info(*fh, *info); }

@@ -85,10 +85,11 @@ int mpi_last_used_code(void);
 /* MPI_INFO_ENV's contents, made by MPI_Init (mpi_info.c). */
 void mpi_info_env_init(int argc, char **argv, int nprocs, int thread_level);
 bool mpi_info_ok(MPI_Info info); /* an info object (no error raised) */
-/* An error with handler e (a file's: mpi_file.c): MPI_ERRORS_RETURN returns
- * code; anything else reports it and ends the job, as MPI_ERRORS_ARE_FATAL. */
-int mpi_error_handled(MPI_Errhandler e, int code, const char *call, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* An error on file fh, whose handler is e (mpi_file.c): MPI_ERRORS_RETURN
+ * returns code; MPI_ERRORS_ARE_FATAL reports it and ends the job; a
+ * program's handler is called with fh, then the code is returned. */
+int mpi_error_handled(MPI_Errhandler e, MPI_File fh, int code, const char *call,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* An error handler the program may name, and its function (NULL for the
  * predefined ones): windows call it with their own handle (mpi_win.c). */
 bool mpi_errh_valid(MPI_Errhandler e);
@@ -370,7 +371,9 @@ int mpi_op_apply_type(const char *call, MPI_Comm comm, MPI_Op op, const void *in
                       long count, const struct mtype *t);
 bool mpi_op_predefined(MPI_Op op); /* MPI_MAX ... MPI_NO_OP */
 
-/* ---- files (mpi_file.c) for the shared file pointer (mpi_file_shared.c) ---- */
+/* ---- files (mpi_file.c) for the shared file pointer (mpi_file_shared.c)
+ * and the split collectives (mpi_file_split.c) ---- */
+#define MPI_FILE_SLOTS 256 /* open files at once; a handle's index is below */
 /* count elements at buf to or from the view's data at offset (etypes). */
 int mpi_file_at(const char *call, MPI_File fh, MPI_Offset offset, void *buf, int count,
                 MPI_Datatype datatype, MPI_Status *status, bool writing, bool collective);
@@ -385,6 +388,8 @@ int mpi_file_shared_reset(MPI_File fh);
 void mpi_file_shared_close(MPI_File fh);
 /* Collective: the shared pointer's byte offset in the file. */
 int mpi_file_shared_bytes(MPI_File fh, MPI_Offset *bytes);
+/* The file is closed: a split collective begun on it is forgotten. */
+void mpi_file_split_close(MPI_File fh);
 
 /* Run fn whenever the engine makes progress (mpi_progress.c): for the
  * parts of MPI that go on between calls' waits. */

@@ -681,6 +681,20 @@ int MPI_Get_address(const void *location, MPI_Aint *address)
 
 int MPI_Address(void *location, MPI_Aint *address) { return MPI_Get_address(location, address); }
 
+/* Addresses are plain byte addresses here (MPI_Get_address), so the sum
+ * and the difference are the integers'. */
+/* Addresses are plain byte addresses here (MPI_Get_address), so the sum
+ * and the difference are integer arithmetic. */
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+    return base + disp;
+}
+
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+    return addr1 - addr2;
+}
+
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
              int *position, MPI_Comm comm)
 {

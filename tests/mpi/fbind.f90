@@ -9,7 +9,8 @@
 ! _SIZE_X (INTEGER(KIND=MPI_COUNT_KIND)) of vector, resized, struct and
 ! 8 GiB types; MPI_UNWEIGHTED and a neighbour allgather on a ring and a
 ! line; MPI_TYPE_CREATE_F90_REAL and _INTEGER; datatype attributes, a darray in
-! Fortran order, Pack_external.  A failed check prints it and calls MPI_ABORT (status 2).
+! Fortran order, Pack_external; MPI_AINT_DIFF/_ADD; a file written with a split
+! collective, read with a nonblocking collective, and a file error handler.  A failed check prints it and calls MPI_ABORT (status 2).
 ! Prints "fortran bindings ok on N ranks".
 program fbind
   implicit none
@@ -39,7 +40,13 @@ program fbind
   integer :: xv(2), xback(2)
   integer(kind=1) :: xb(8)
   integer(kind=MPI_ADDRESS_KIND) :: xpos, xsize
-  external :: onerr, first, addup, countdel
+  integer :: fh, feh, freq, fpid, fcount, fbuf(4), fback(4), fstat(MPI_STATUS_SIZE)
+  integer(kind=MPI_OFFSET_KIND) :: foff
+  integer(kind=MPI_ADDRESS_KIND) :: fa0, fa1
+  character(len=64) :: fname
+  integer :: fhcount, fhfile, fhcode
+  common /fstate/ fhcount, fhfile, fhcode
+  external :: onerr, first, addup, countdel, onfileerr
 
   ! MULTIPLE is asked for; Tern's MPI gives at most FUNNELED, and says so.
   rank = -1
@@ -299,6 +306,51 @@ program fbind
   call mpi_allreduce(dsend, drecv, 1, f90r, MPI_MAX, MPI_COMM_WORLD, ierr)
   if (ierr /= 0 .or. drecv /= 1.0_dk / 3.0_dk + (nproc - 1)) call fail('f90 real allreduce')
 
+  ! MPI_AINT_DIFF and MPI_AINT_ADD: two ints of an array are 4 bytes apart.
+  call mpi_get_address(fbuf(1), fa0, ierr)
+  call mpi_get_address(fbuf(2), fa1, ierr)
+  if (mpi_aint_diff(fa1, fa0) /= 4 .or. mpi_aint_add(fa0, mpi_aint_diff(fa1, fa0)) /= fa1) &
+       call fail('aint_diff/aint_add')
+
+  ! ---- MPI-IO: each rank its own file under /tmp (MPI_COMM_SELF), written
+  ! with a split collective, read back with a nonblocking collective; a
+  ! Fortran file error handler called with its file and code ----
+  fpid = getpid()
+  call mpi_bcast(fpid, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  write (fname, '(a,i0,a,i0)') '/tmp/tern-fbind-', fpid, '-', rank
+  call mpi_file_open(MPI_COMM_SELF, fname, MPI_MODE_CREATE + MPI_MODE_RDWR + &
+       MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, fh, ierr)
+  call ck(ierr, 'file_open')
+  fbuf = (/ 11, 22, 33, 44 + rank /)
+  foff = 8
+  call mpi_file_write_at_all_begin(fh, foff, fbuf, 4, MPI_INTEGER, ierr)
+  call ck(ierr, 'write_at_all_begin')
+  call mpi_file_write_at_all_end(fh, fbuf, fstat, ierr)
+  call ck(ierr, 'write_at_all_end')
+  call mpi_get_count(fstat, MPI_INTEGER, fcount, ierr)
+  if (fcount /= 4) call fail('write_at_all_end status')
+  fback = 0
+  call mpi_file_iread_at_all(fh, foff, fback, 4, MPI_INTEGER, freq, ierr)
+  call ck(ierr, 'iread_at_all')
+  call mpi_wait(freq, fstat, ierr)
+  if (ierr /= 0 .or. any(fback /= fbuf)) call fail('iread_at_all read back what was written')
+  fhcount = 0
+  call mpi_file_create_errhandler(onfileerr, feh, ierr)
+  call ck(ierr, 'file_create_errhandler')
+  call mpi_file_set_errhandler(fh, feh, ierr)
+  call ck(ierr, 'file_set_errhandler')
+  ! An end with no begin: MPI_ERR_IO, through the handler.
+  call mpi_file_write_at_all_end(fh, fbuf, fstat, ierr)
+  call mpi_error_class(ierr, cls, i)
+  if (cls /= MPI_ERR_IO .or. fhcount /= 1 .or. fhfile /= fh .or. fhcode /= ierr) &
+       call fail('an end with no begin called the file handler with MPI_ERR_IO')
+  call mpi_file_call_errhandler(fh, MPI_ERR_OTHER, ierr)
+  if (ierr /= 0 .or. fhcount /= 2 .or. fhcode /= MPI_ERR_OTHER) &
+       call fail('file_call_errhandler')
+  call mpi_errhandler_free(feh, ierr)
+  call mpi_file_close(fh, ierr)
+  call ck(ierr, 'file_close')
+
   call mpi_comm_free(dup, ierr)
   call mpi_barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(a,i0,a)', 'fortran bindings ok on ', nproc, ' ranks'
@@ -352,6 +404,17 @@ subroutine onerr(comm, code)
   hcomm = comm
   hcode = code
 end subroutine onerr
+
+! The file error handler: (file, error code).
+subroutine onfileerr(file, code)
+  implicit none
+  integer :: file, code
+  integer :: fhcount, fhfile, fhcode
+  common /fstate/ fhcount, fhfile, fhcode
+  fhcount = fhcount + 1
+  fhfile = file
+  fhcode = code
+end subroutine onfileerr
 
 ! a op b = a: associative, not commutative (inoutvec = invec op inoutvec).
 subroutine first(invec, inoutvec, n, datatype)

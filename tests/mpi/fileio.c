@@ -1,12 +1,17 @@
 /* MPI-IO: `fileio DIR`.  The ranks write one global 2-D array of ints to
  * DIR/array through subarray views (each its block of columns in C order,
- * then its block of rows in Fortran order), collectively and not; rank 0
- * reads the file back whole and each rank its own part again through its
- * view, all checked against the element's global index.  Then the
- * individual file pointer, the shared one, sizes, MPI_SEEK_END, byte offsets,
- * an "external32" view, info
- * objects, MPI_MODE_EXCL, DELETE_ON_CLOSE and the errors a missing file
- * gives.  Self-checking: it passes with any correct MPI-IO (MPICH's too). */
+ * then its block of rows in Fortran order) four ways: collectively,
+ * independently, with a nonblocking collective and with a split
+ * collective; rank 0 reads the file back whole after each and each rank
+ * its own part again through its view (blocking, nonblocking and split
+ * collective reads), all checked against the element's global index.
+ * Then the individual file pointer, the shared one, sizes, MPI_SEEK_END,
+ * byte offsets, an "external32" view, the errors a split collective
+ * misused gives, file error handlers (the program's own, called with the
+ * file's handle; the one MPI_FILE_NULL holds inherited by a new file),
+ * info objects, MPI_MODE_EXCL, DELETE_ON_CLOSE and the errors a missing
+ * file gives.  Self-checking: it passes with any correct MPI-IO (MPICH's
+ * too). */
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -20,7 +25,9 @@ static int value(int r, int c) { return r * 1000 + c; }
 
 /* Writes the array through a C-order subarray view: this rank's COLS_PER
  * columns of every row. */
-static void write_columns(MPI_File fh, int cols, bool collective)
+enum how { INDEPENDENT, COLLECTIVE, NONBLOCKING, SPLIT };
+
+static void write_columns(MPI_File fh, int cols, enum how how)
 {
     int sizes[2] = {ROWS, cols}, subs[2] = {ROWS, COLS_PER}, starts[2] = {0, t_rank * COLS_PER};
     MPI_Datatype block;
@@ -33,10 +40,20 @@ static void write_columns(MPI_File fh, int cols, bool collective)
     OK(MPI_File_set_view(fh, 0, MPI_INT, block, "native", MPI_INFO_NULL));
     OK(MPI_Type_free(&block));      /* the view keeps its own */
     MPI_Status st;
-    if (collective)
-        OK(MPI_File_write_at_all(fh, 0, mine, ROWS * COLS_PER, MPI_INT, &st));
-    else
-        OK(MPI_File_write_at(fh, 0, mine, ROWS * COLS_PER, MPI_INT, &st));
+    MPI_Request req;
+    switch (how) {
+    case INDEPENDENT: OK(MPI_File_write_at(fh, 0, mine, ROWS * COLS_PER, MPI_INT, &st)); break;
+    case COLLECTIVE: OK(MPI_File_write_at_all(fh, 0, mine, ROWS * COLS_PER, MPI_INT, &st)); break;
+    case NONBLOCKING:
+        OK(MPI_File_iwrite_at_all(fh, 0, mine, ROWS * COLS_PER, MPI_INT, &req));
+        OK(MPI_Wait(&req, &st));
+        CHECK(req == MPI_REQUEST_NULL, "MPI_Wait left the request");
+        break;
+    case SPLIT:
+        OK(MPI_File_write_at_all_begin(fh, 0, mine, ROWS * COLS_PER, MPI_INT));
+        OK(MPI_File_write_at_all_end(fh, mine, &st));
+        break;
+    }
     CHECK(t_count(&st, MPI_INT) == ROWS * COLS_PER, "wrote %d ints", t_count(&st, MPI_INT));
 }
 
@@ -105,6 +122,12 @@ static void shared_pointer(const char *dir)
     int back[W];
     OK(MPI_File_read_ordered(fh, back, W, MPI_INT, &st));
     CHECK(back[0] == t_rank && back[1] == -1, "read_ordered gave rank %d's record", back[0]);
+    OK(MPI_File_seek_shared(fh, (MPI_Offset)K * W * t_size, MPI_SEEK_SET));
+    memset(back, 0, sizeof back);
+    OK(MPI_File_read_ordered_begin(fh, back, W, MPI_INT));
+    OK(MPI_File_read_ordered_end(fh, back, &st));
+    CHECK(back[0] == t_rank && back[1] == -1 && t_count(&st, MPI_INT) == W,
+          "read_ordered_begin/end gave rank %d's record", back[0]);
     OK(MPI_File_get_position_shared(fh, &pos));
     CHECK(pos == (MPI_Offset)(K + 1) * W * t_size, "shared position %lld at the end",
           (long long)pos);
@@ -113,6 +136,97 @@ static void shared_pointer(const char *dir)
     CHECK(pos == (MPI_Offset)(K + 1) * W * t_size - W, "SEEK_END: %lld", (long long)pos);
     MPI_Barrier(MPI_COMM_WORLD);
     OK(MPI_File_close(&fh));
+}
+
+static int errclass(int rc)
+{
+    int cls;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+/* A split collective misused: a second begin while one is active, an end
+ * with none active, an end of another kind.  Each is MPI_ERR_IO (MPI-3.1
+ * 13.4.5) and leaves the active access as it was.  MPI_ERRORS_RETURN is
+ * the files' default handler. */
+static void split_errors(MPI_File fh)
+{
+    int a[2] = {1, 2}, b[2];
+    MPI_Status st;
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    CHECK(errclass(MPI_File_read_at_all_end(fh, b, &st)) == MPI_ERR_IO,
+          "an end with no begin");
+    OK(MPI_File_read_at_all_begin(fh, 0, b, 2, MPI_INT));
+    CHECK(errclass(MPI_File_write_at_all_begin(fh, 0, a, 2, MPI_INT)) == MPI_ERR_IO,
+          "a second begin while one is active");
+    CHECK(errclass(MPI_File_write_at_all_end(fh, a, &st)) == MPI_ERR_IO,
+          "the end of another kind");
+    OK(MPI_File_read_at_all_end(fh, b, &st));
+    CHECK(t_count(&st, MPI_INT) == 2, "the active read, after the errors: %d ints",
+          t_count(&st, MPI_INT));
+}
+
+/* The program's own file error handler. */
+static int handler_calls, handler_code;
+static MPI_File handler_file;
+
+static void count_errors(MPI_File *fh, int *code, ...)
+{
+    handler_calls++;
+    handler_file = *fh;
+    handler_code = *code;
+}
+
+static void file_handlers(const char *dir)
+{
+    char file[1100];
+    snprintf(file, sizeof file, "%s/handlers", dir);
+    MPI_Errhandler mine, got, was;
+    OK(MPI_File_create_errhandler(count_errors, &mine));
+    /* A new file takes the handler MPI_FILE_NULL holds. */
+    OK(MPI_File_get_errhandler(MPI_FILE_NULL, &was));
+    OK(MPI_File_set_errhandler(MPI_FILE_NULL, mine));
+    MPI_File fh;
+    OK(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                     &fh));
+    OK(MPI_File_close(&fh));
+    OK(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE,
+                     MPI_INFO_NULL, &fh));
+    OK(MPI_File_set_errhandler(MPI_FILE_NULL, was));
+    OK(MPI_File_get_errhandler(fh, &got));
+    CHECK(got == mine, "a new file's handler is %#x, not the one MPI_FILE_NULL held",
+          (unsigned)got);
+    /* A write to a read-only file: the handler sees this file and the
+     * code the call returns. */
+    int one = 1, rc = MPI_File_write_at(fh, 0, &one, 1, MPI_INT, MPI_STATUS_IGNORE);
+    CHECK(rc != MPI_SUCCESS && handler_calls == 1 && handler_file == fh && handler_code == rc,
+          "the handler: %d calls, file %s, code %d for %d", handler_calls,
+          handler_file == fh ? "this one" : "another", handler_code, rc);
+    CHECK(errclass(rc) == MPI_ERR_READ_ONLY || errclass(rc) == MPI_ERR_ACCESS,
+          "a write to a read-only file: class %d", errclass(rc));
+    /* A bad whence, then MPI_File_call_errhandler with a code of its own. */
+    rc = MPI_File_seek(fh, 0, 12345);
+    CHECK(rc != MPI_SUCCESS && handler_calls == 2 && handler_code == rc,
+          "a bad whence: %d calls", handler_calls);
+    CHECK(MPI_File_call_errhandler(fh, MPI_ERR_OTHER) == MPI_SUCCESS && handler_calls == 3 &&
+              handler_code == MPI_ERR_OTHER && handler_file == fh,
+          "MPI_File_call_errhandler: %d calls, code %d", handler_calls, handler_code);
+    /* Set another on the open file: the program's is no longer called. */
+    OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    rc = MPI_File_seek(fh, 0, 12345);
+    CHECK(rc != MPI_SUCCESS && handler_calls == 3, "MPI_ERRORS_RETURN set: %d calls",
+          handler_calls);
+    OK(MPI_Errhandler_free(&mine)); /* the file is no longer holding it either */
+    OK(MPI_File_close(&fh));
+    /* Opening a missing file raises on MPI_FILE_NULL's handler. */
+    OK(MPI_File_create_errhandler(count_errors, &mine));
+    OK(MPI_File_set_errhandler(MPI_FILE_NULL, mine));
+    rc = MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    CHECK(errclass(rc) == MPI_ERR_NO_SUCH_FILE && handler_calls == 4 &&
+              handler_file == MPI_FILE_NULL,
+          "opening a missing file: class %d, %d calls", errclass(rc), handler_calls);
+    OK(MPI_File_set_errhandler(MPI_FILE_NULL, was));
+    OK(MPI_Errhandler_free(&mine));
 }
 
 int main(int argc, char **argv)
@@ -128,7 +242,7 @@ int main(int argc, char **argv)
 
     /* Columns, collectively, then independently over the same file. */
     OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-    write_columns(fh, cols, true);
+    write_columns(fh, cols, COLLECTIVE);
     OK(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
     check_whole(fh, cols, "columns, write_at_all");
@@ -136,10 +250,18 @@ int main(int argc, char **argv)
     OK(MPI_File_get_size(fh, &size));
     CHECK(size == (MPI_Offset)sizeof(int) * ROWS * cols, "size %lld", (long long)size);
     MPI_Barrier(MPI_COMM_WORLD);
-    OK(MPI_File_set_size(fh, 0));
-    write_columns(fh, cols, false);
-    MPI_Barrier(MPI_COMM_WORLD);
-    check_whole(fh, cols, "columns, write_at");
+    static const struct { enum how how; const char *name; } ways[] = {
+        {INDEPENDENT, "columns, write_at"},
+        {NONBLOCKING, "columns, iwrite_at_all"},
+        {SPLIT, "columns, write_at_all_begin/end"},
+    };
+    for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+        OK(MPI_File_set_size(fh, 0));
+        write_columns(fh, cols, ways[w].how);
+        MPI_Barrier(MPI_COMM_WORLD);
+        check_whole(fh, cols, ways[w].name);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
 
     /* Each rank's part again, through a Fortran-order view (dimension 0
      * fastest): sizes {cols, ROWS}, its columns as the first dimension. */
@@ -153,14 +275,32 @@ int main(int argc, char **argv)
     OK(MPI_File_set_view(fh, 0, MPI_INT, fblock, "native", MPI_INFO_NULL));
     int back[ROWS * COLS_PER];
     MPI_Status st;
-    OK(MPI_File_read_all(fh, back, ROWS * COLS_PER, MPI_INT, &st));
-    for (int r = 0; r < ROWS; r++)
-        for (int c = 0; c < COLS_PER; c++)
-            CHECK(back[r * COLS_PER + c] == value(r, t_rank * COLS_PER + c),
-                  "own part: [%d][%d] is %d", r, c, back[r * COLS_PER + c]);
     MPI_Offset pos, byte;
-    OK(MPI_File_get_position(fh, &pos));
-    CHECK(pos == ROWS * COLS_PER, "position %lld after the read", (long long)pos);
+    /* Read three ways, each from the start of the view: read_all,
+     * iread_all, read_all_begin/end; each moves the individual pointer. */
+    for (int way = 0; way < 3; way++) {
+        memset(back, 0, sizeof back);
+        OK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+        if (way == 0) {
+            OK(MPI_File_read_all(fh, back, ROWS * COLS_PER, MPI_INT, &st));
+        } else if (way == 1) {
+            MPI_Request req;
+            OK(MPI_File_iread_all(fh, back, ROWS * COLS_PER, MPI_INT, &req));
+            OK(MPI_Wait(&req, &st));
+        } else {
+            OK(MPI_File_read_all_begin(fh, back, ROWS * COLS_PER, MPI_INT));
+            OK(MPI_File_read_all_end(fh, back, &st));
+        }
+        CHECK(t_count(&st, MPI_INT) == ROWS * COLS_PER, "read way %d: %d ints", way,
+              t_count(&st, MPI_INT));
+        for (int r = 0; r < ROWS; r++)
+            for (int c = 0; c < COLS_PER; c++)
+                CHECK(back[r * COLS_PER + c] == value(r, t_rank * COLS_PER + c),
+                      "own part, read way %d: [%d][%d] is %d", way, r, c,
+                      back[r * COLS_PER + c]);
+        OK(MPI_File_get_position(fh, &pos));
+        CHECK(pos == ROWS * COLS_PER, "position %lld after read way %d", (long long)pos, way);
+    }
     /* The view's element 7: row 1, this rank's column 2. */
     OK(MPI_File_get_byte_offset(fh, 7, &byte));
     CHECK(byte == (MPI_Offset)sizeof(int) * (1 * cols + t_rank * COLS_PER + 2), "byte offset %lld",
@@ -225,10 +365,12 @@ int main(int argc, char **argv)
     OK(MPI_File_read_at(fh, x32, raw, 8, MPI_BYTE, &st));
     CHECK(raw[0] == 1 && raw[1] == 2 && raw[2] == 3 && raw[3] == 4 && raw[4] == 0xff &&
           raw[7] == 0xfe, "external32 bytes %02x %02x %02x %02x", raw[0], raw[1], raw[2], raw[3]);
+    split_errors(fh);
     OK(MPI_File_close(&fh));
     CHECK(fh == MPI_FILE_NULL, "MPI_File_close left the handle");
 
     shared_pointer(argv[1]);
+    file_handlers(argv[1]);
 
     /* Info objects. */
     MPI_Info info;

@@ -123,6 +123,14 @@ static void traffic(void)
     OK(MPI_Sendrecv(MPI_BOTTOM, 1, abs_s, peer, 4, MPI_BOTTOM, 1, abs_r, peer, 4,
                     MPI_COMM_WORLD, &st));
     CHECK(ra == peer + 5 && rd == peer + 0.25, "MPI_BOTTOM %d %g", ra, rd);
+    /* MPI_Aint_diff/_add: the displacement between two addresses, and back. */
+    int pair[2];
+    MPI_Aint p0, p1;
+    OK(MPI_Get_address(&pair[0], &p0));
+    OK(MPI_Get_address(&pair[1], &p1));
+    CHECK(MPI_Aint_diff(p1, p0) == (MPI_Aint)sizeof(int) &&
+              MPI_Aint_add(p0, MPI_Aint_diff(p1, p0)) == p1,
+          "MPI_Aint_diff %ld", (long)MPI_Aint_diff(p1, p0));
     /* 4. indexed, hindexed, indexed_block, resized, contiguous of vectors */
     int buf[64], out[64];
     for (int i = 0; i < 64; i++)
