@@ -822,6 +822,31 @@ int MPI_File_delete(const char *filename, MPI_Info info)
 
 /* ---- the view ---- */
 
+/* MPI-3.1 13.3: the displacements of the etype's and the filetype's type
+ * maps are nonnegative and nondecreasing, and on a file open for writing
+ * their regions do not overlap (else where a byte goes, or which of two
+ * writes lands, would depend on the walk).  Checked a block at a time (a
+ * run of contiguous bytes), as ROMIO does: a block starting inside the one
+ * before is an overlap, not a decrease.  What is wrong, or NULL. */
+static const char *view_type_fault(const struct mtype *t, bool writable)
+{
+    long prev = 0, prev_end = 0;
+    FOR_BLOCKS(t, R, K) {
+        long off = BLOCK_OFF(t, R, K), len = t->blocks[K].len;
+        if (len == 0)
+            continue;
+        if (off < 0)
+            return "a negative displacement";
+        if (off < prev)
+            return "displacements that decrease";
+        if (writable && off < prev_end)
+            return "regions that overlap, on a file open for writing";
+        prev = off;
+        prev_end = off + len;
+    }
+    return NULL;
+}
+
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, MPI_Info info)
 {
@@ -855,6 +880,13 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         return mpi_error_handled(FH(f), MPI_ERR_UNSUPPORTED_DATAREP, call,
                                  "an etype or filetype whose values change size in "
                                  "\"external32\" (MPI_LONG, MPI_WCHAR, long double)");
+    bool writable = f->amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR);
+    const char *fault;
+    /* MPI_ERR_IO: the class ROMIO gives, so programs that check it agree. */
+    if ((fault = view_type_fault(et, writable)))
+        return mpi_error_handled(FH(f), MPI_ERR_IO, call, "the etype has %s", fault);
+    if ((fault = view_type_fault(ft, writable)))
+        return mpi_error_handled(FH(f), MPI_ERR_IO, call, "the filetype has %s", fault);
     if (et->size == 0 || ft->size % et->size)
         return mpi_error_handled(FH(f), MPI_ERR_ARG, call,
                                  "the filetype's %ld bytes are not whole etypes of %ld",

@@ -7,7 +7,7 @@
  * collective reads), all checked against the element's global index.
  * Then the individual file pointer, the shared one, sizes, MPI_SEEK_END,
  * byte offsets, an "external32" view, the errors a split collective
- * misused gives, file error handlers (the program's own, called with the
+ * misused and views that go backwards or overlap give, file error handlers (the program's own, called with the
  * file's handle; the one MPI_FILE_NULL holds inherited by a new file),
  * info objects, MPI_MODE_EXCL, DELETE_ON_CLOSE and the errors a missing
  * file gives.  Self-checking: it passes with any correct MPI-IO (MPICH's
@@ -164,6 +164,36 @@ static void split_errors(MPI_File fh)
     OK(MPI_File_read_at_all_end(fh, b, &st));
     CHECK(t_count(&st, MPI_INT) == 2, "the active read, after the errors: %d ints",
           t_count(&st, MPI_INT));
+}
+
+/* Views whose type maps go backwards or overlap (MPI-3.1 13.3): refused
+ * with MPI_ERR_IO on a file open for writing; an overlapping filetype is
+ * fine on a read-only one (checked there, in main). */
+static MPI_Datatype two_ints(int d0, int b0, int d1, int b1)
+{
+    int disp[2] = {d0, d1}, blen[2] = {b0, b1};
+    MPI_Datatype t;
+    OK(MPI_Type_indexed(2, blen, disp, MPI_INT, &t));
+    OK(MPI_Type_commit(&t));
+    return t;
+}
+
+static void view_faults(MPI_File fh)
+{
+    static const struct { int d0, b0, d1, b1; bool as_etype; const char *what; } bad[] = {
+        {-2, 1, 2, 1, true, "an etype with a negative displacement"},
+        {3, 1, 0, 1, true, "an etype whose displacements decrease"},
+        {-2, 1, 2, 1, false, "a filetype with a negative displacement"},
+        {3, 1, 0, 1, false, "a filetype whose displacements decrease"},
+        {0, 3, 1, 1, false, "an overlapping filetype on a file open for writing"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        MPI_Datatype t = two_ints(bad[i].d0, bad[i].b0, bad[i].d1, bad[i].b1);
+        int rc = MPI_File_set_view(fh, 0, bad[i].as_etype ? t : MPI_INT, t, "native",
+                                   MPI_INFO_NULL);
+        CHECK(errclass(rc) == MPI_ERR_IO, "%s: class %d", bad[i].what, errclass(rc));
+        OK(MPI_Type_free(&t));
+    }
 }
 
 /* The program's own file error handler. */
@@ -366,6 +396,7 @@ int main(int argc, char **argv)
     CHECK(raw[0] == 1 && raw[1] == 2 && raw[2] == 3 && raw[3] == 4 && raw[4] == 0xff &&
           raw[7] == 0xfe, "external32 bytes %02x %02x %02x %02x", raw[0], raw[1], raw[2], raw[3]);
     split_errors(fh);
+    view_faults(fh);
     OK(MPI_File_close(&fh));
     CHECK(fh == MPI_FILE_NULL, "MPI_File_close left the handle");
 
@@ -398,6 +429,14 @@ int main(int argc, char **argv)
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_READ_ONLY || cls == MPI_ERR_ACCESS, "a write to a read-only file: %d",
           cls);
+    /* Read-only, a filetype may overlap: ints 0, 1, 2 and 1 again. */
+    MPI_Datatype lap = two_ints(0, 3, 1, 1);
+    OK(MPI_File_set_view(fh, 0, MPI_INT, lap, "native", MPI_INFO_NULL));
+    OK(MPI_Type_free(&lap));
+    OK(MPI_File_read_at(fh, 0, back, 4, MPI_INT, &st));
+    CHECK(back[0] == value(0, 0) && back[1] == value(0, 1) && back[2] == value(0, 2) &&
+              back[3] == value(0, 1),
+          "an overlapping view read %d %d %d %d", back[0], back[1], back[2], back[3]);
     OK(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(access(path, F_OK) != 0, "DELETE_ON_CLOSE left the file");
