@@ -26,7 +26,7 @@ ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Comm_connect", "MPI_Publish_na
           "MPI_Comm_accept", "MPI_Lookup_name", "MPI_Win_allocate_shared",
           "MPI_Win_create_dynamic", "MPI_Win_attach", "MPI_Rget", "MPI_Raccumulate",
           "MPI_Rget_accumulate", "MPI_Win_detach", "MPI_Send_c",
-          "MPI_Session_finalize", "MPI_Psend_init", "PMPI_Send"]
+          "MPI_Session_finalize", "MPI_Psend_init", "PMPI_Session_init"]
 
 
 def declared():
@@ -41,7 +41,7 @@ def defined():
         nm = subprocess.run(["nm", "--defined-only", lib], capture_output=True, text=True,
                             check=True).stdout
         out.append({p[2] for p in (line.split() for line in nm.splitlines())
-                    if len(p) == 3 and p[1] == "T"})
+                    if len(p) == 3 and p[1] in "TW"})
     return out
 
 
@@ -58,10 +58,27 @@ def test_every_declared_call_is_defined_in_both_builds_with_a_fortran_binding():
         assert [n for n in names if n.lower() + "_" not in syms] == []
 
 
+def test_every_call_has_its_profiling_name_and_a_program_may_define_the_mpi_one():
+    """MPI-3.1 14.2: PMPI_x (pmpi_x_) is the library's strong definition and
+    MPI_x (mpi_x_) a weak one, so a tool's own MPI_x wins the link
+    (tests/mpi/profile.c does that)."""
+    names = declared()
+    for lib in LIBS:
+        nm = subprocess.run(["nm", "--defined-only", lib], capture_output=True, text=True,
+                            check=True).stdout
+        kind = {p[2]: p[1] for p in (line.split() for line in nm.splitlines()) if len(p) == 3}
+        for n in names:
+            f = n.lower() + "_"
+            assert (kind.get(n), kind.get("P" + n), kind.get(f), kind.get("p" + f)) == \
+                ("W", "T", "W", "T"), n
+
+
 @pytest.mark.parametrize("flags", [[], ["--linux-portals"]])
 def test_a_program_taking_every_declared_call_links(tmp_path, flags):
-    """Each call's address in a table: the linker must find every one."""
+    """Each call's address in a table, and its profiling name's (declared
+    by mpi.h too): the linker must find every one."""
     names = declared()
+    names = names + ["P" + n for n in names]
     src = tmp_path / "every.c"
     src.write_text("#include <mpi.h>\n#include <stdio.h>\n"
                    "static void (*const calls[])(void) = {\n" +
@@ -132,6 +149,10 @@ def test_the_stub_finder_finds_stubs():
     assert [n for n, b in bodies(text) if silent(b)] == ["MPI_Win_fence", "mpi_win_fence_"]
 
 
+# Calls the standard itself defines to do nothing here.
+NO_EFFECT = {"MPI_Pcontrol"}  # MPI-3.1 14.2.4: for a profiler; the library returns at once
+
+
 def test_no_call_is_a_silent_stub():
     """Every call the library defines is looked at: a function body, or a
     Fortran binding a macro makes to forward to the C call of its name."""
@@ -142,7 +163,7 @@ def test_no_call_is_a_silent_stub():
         text = open(os.path.join(SRC, name)).read()
         for fn, body in bodies(text):
             seen.add(fn)
-            if silent(body):
+            if silent(body) and fn not in NO_EFFECT:
                 stubs.append(f"{name}: {fn}")
         for fn, cname in re.findall(r"^[A-Z]+\((mpi_\w+_), (MPI_\w+)\)$", text, re.M):
             assert fn == cname.lower() + "_", fn

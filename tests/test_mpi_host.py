@@ -64,6 +64,8 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("rma", 2, "rma ok on 2 ranks"),
     ("rma", 4, "rma ok on 4 ranks"),
     ("rma", 7, "rma ok on 7 ranks"),
+    ("profile", 1, "profile ok on 1 ranks"),
+    ("profile", 4, "profile ok on 4 ranks"),
 ])
 def test_semantics(ns, prog, n, expect):
     r = run(ns, n, prog)

@@ -47,6 +47,7 @@ def yod(name, n, prog, *args, timeout=300, env=None, size_opt="-sz", limit=240):
     ("topo", 4, "topo ok on 4 ranks"),
     ("fbind", 4, "fortran bindings ok on 4 ranks"),
     ("rma", 4, "rma ok on 4 ranks"),
+    ("profile", 3, "profile ok on 3 ranks"),
 ])
 def test_semantics(tc, prog, n, expect):
     r = yod(tc, n, prog)

@@ -365,6 +365,8 @@ typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attr
 int MPI_Init(int *argc, char ***argv);
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
 int MPI_Initialized(int *flag);
+/* Profiling (MPI-3.1 14.2): every call is also PMPI_x (mpi_pmpi.h). */
+int MPI_Pcontrol(const int level, ...);
 int MPI_Finalize(void);
 int MPI_Finalized(int *flag);
 int MPI_Abort(MPI_Comm comm, int errorcode);
@@ -1016,6 +1018,29 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 #define MPI_Message_f2c(h) ((MPI_Message)(h))
 #define MPI_Win_c2f(h) ((MPI_Fint)(h))
 #define MPI_Win_f2c(h) ((MPI_Win)(h))
+/* Their profiling names (MPI-3.1 14.2) are the same conversions. */
+#define PMPI_Comm_c2f MPI_Comm_c2f
+#define PMPI_Comm_f2c MPI_Comm_f2c
+#define PMPI_Type_c2f MPI_Type_c2f
+#define PMPI_Type_f2c MPI_Type_f2c
+#define PMPI_Group_c2f MPI_Group_c2f
+#define PMPI_Group_f2c MPI_Group_f2c
+#define PMPI_Op_c2f MPI_Op_c2f
+#define PMPI_Op_f2c MPI_Op_f2c
+#define PMPI_Request_c2f MPI_Request_c2f
+#define PMPI_Request_f2c MPI_Request_f2c
+#define PMPI_Info_c2f MPI_Info_c2f
+#define PMPI_Info_f2c MPI_Info_f2c
+#define PMPI_File_c2f MPI_File_c2f
+#define PMPI_File_f2c MPI_File_f2c
+#define PMPI_Message_c2f MPI_Message_c2f
+#define PMPI_Message_f2c MPI_Message_f2c
+#define PMPI_Win_c2f MPI_Win_c2f
+#define PMPI_Win_f2c MPI_Win_f2c
+
+/* PMPI_x for every call above, each of its MPI_x's type (generated from
+ * this file by libmpi/mkpmpi.py into the build's include directory). */
+#include "mpi_pmpi.h"
 
 #ifdef __cplusplus
 }

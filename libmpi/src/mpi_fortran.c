@@ -94,6 +94,7 @@ void mpi_init_thread_(F *required, F *provided, F *ierr)
     *ierr = MPI_Init_thread(NULL, NULL, *required, provided);
 }
 void mpi_initialized_(F *flag, F *ierr) { *ierr = MPI_Initialized(flag); }
+void mpi_pcontrol_(F *level, F *ierr) { *ierr = MPI_Pcontrol(*level); }
 void mpi_finalize_(F *ierr) { *ierr = MPI_Finalize(); }
 void mpi_finalized_(F *flag, F *ierr) { *ierr = MPI_Finalized(flag); }
 void mpi_abort_(F *comm, F *code, F *ierr) { *ierr = MPI_Abort(*comm, *code); }

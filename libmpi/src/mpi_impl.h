@@ -47,6 +47,10 @@
 #include <stdint.h>
 
 #include "mpi.h"
+/* Generated (libmpi/mkpmpi.py): from here on every call's MPI_ name means
+ * its PMPI_ one, so the library defines the profiling names and calls
+ * them itself; the MPI_ names are weak aliases added to each object. */
+#include "mpi_pmpi_names.h"
 #include "msg.h"
 
 #define H_KIND(h) ((unsigned)(h) >> 24)
