@@ -1539,3 +1539,24 @@ void mpi_compare_and_swap_(void *o, void *c, void *r, F *type, F *rank, MPI_Aint
 {
     *ierr = MPI_Compare_and_swap(B(o), B(c), B(r), *type, *rank, *disp, *win);
 }
+void mpi_rput_(void *o, F *oc, F *ot, F *rank, MPI_Aint *disp, F *tc, F *tt, F *win, F *req,
+               F *ierr)
+{
+    *ierr = MPI_Rput(B(o), *oc, *ot, *rank, *disp, *tc, *tt, *win, req);
+}
+void mpi_rget_(void *o, F *oc, F *ot, F *rank, MPI_Aint *disp, F *tc, F *tt, F *win, F *req,
+               F *ierr)
+{
+    *ierr = MPI_Rget(B(o), *oc, *ot, *rank, *disp, *tc, *tt, *win, req);
+}
+void mpi_raccumulate_(void *o, F *oc, F *ot, F *rank, MPI_Aint *disp, F *tc, F *tt, F *op,
+                      F *win, F *req, F *ierr)
+{
+    *ierr = MPI_Raccumulate(B(o), *oc, *ot, *rank, *disp, *tc, *tt, *op, *win, req);
+}
+void mpi_rget_accumulate_(void *o, F *oc, F *ot, void *r, F *rc, F *rt, F *rank,
+                          MPI_Aint *disp, F *tc, F *tt, F *op, F *win, F *req, F *ierr)
+{
+    *ierr = MPI_Rget_accumulate(B(o), *oc, *ot, B(r), *rc, *rt, *rank, *disp, *tc, *tt, *op,
+                                *win, req);
+}

@@ -401,7 +401,7 @@ void mpi_progress_add(void (*fn)(void));
 
 /* ---- requests (mpi_request.c) ---- */
 /* R_PAIR: MPI_Isendrecv(_replace), complete when both its halves are. */
-enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL, R_GREQ, R_PAIR };
+enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL, R_GREQ, R_PAIR, R_RMA };
 struct mreq {
     bool in_use, persistent, active, done_now, cancelled, freed;
     enum rkind kind;
@@ -418,6 +418,9 @@ struct mreq {
     struct nbc *nbc;      /* R_COLL: a nonblocking collective's schedule (mpi_nbc.c) */
     struct pcoll *pcoll;  /* R_PCOLL: a persistent collective's arguments (mpi_pcoll.c) */
     struct greq *greq;    /* R_GREQ: a generalized request's functions (mpi_greq.c) */
+    /* R_RMA: a request-based get's answer, until it arrives (mpi_rma.c). */
+    struct rma_pend *rma;
+    struct mwin *rma_win;
     /* A receive of a message a matched probe took (mpi_mprobe.c): until
      * started, the engine's message, received instead of matching one. */
     struct msg_saved *matched;
@@ -441,6 +444,10 @@ bool mpi_greq_test(struct mreq *r);
 void mpi_greq_wait(struct mreq *r);
 void mpi_greq_cancel(struct mreq *r);
 void mpi_greq_release(struct mreq *r);
+/* A request-based one-sided operation's (MPI_Rget ...): the same. */
+bool mpi_rma_req_test(struct mreq *r);
+void mpi_rma_req_wait(struct mreq *r);
+void mpi_rma_req_release(struct mreq *r);
 struct mpi_greq_fortran {
     void (*query)(MPI_Aint *extra, int *status, int *ierr);
     void (*free_fn)(MPI_Aint *extra, int *ierr);

@@ -64,6 +64,8 @@ void mpi_req_release(struct mreq *r)
         mpi_pcoll_release(r);
     if (r->greq)
         mpi_greq_release(r);
+    if (r->rma)
+        mpi_rma_req_release(r);
     if (r->holds_type)
         mpi_type_drop(r->type);
     r->holds_type = false;
@@ -178,6 +180,8 @@ bool mpi_req_test(struct mreq *r)
         return mpi_pcoll_test(r);
     if (r->kind == R_GREQ)
         return mpi_greq_test(r);
+    if (r->kind == R_RMA)
+        return mpi_rma_req_test(r);
     if (r->kind == R_PAIR) {
         bool sent = mpi_req_test(&r->half[0]);
         if (mpi_req_test(&r->half[1]) && sent)
@@ -208,6 +212,10 @@ void mpi_req_wait(struct mreq *r)
     }
     if (r->kind == R_GREQ) {
         mpi_greq_wait(r);
+        return;
+    }
+    if (r->kind == R_RMA) {
+        mpi_rma_req_wait(r);
         return;
     }
     if (r->kind == R_PAIR) {

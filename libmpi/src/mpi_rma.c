@@ -277,6 +277,11 @@ static int pend_finish(struct rma_pend *p)
     }
     msg_req_free(p->r);
     free(p->buf);
+    if (p->req) { /* MPI_Rget ...: its request completes with it */
+        mpi_status_set(&p->req->status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0);
+        p->req->done_now = true;
+        p->req->rma = NULL;
+    }
     return err;
 }
 
@@ -377,13 +382,43 @@ static int check_types(const char *call, struct mwin *w, const struct opargs *a,
     return MPI_SUCCESS;
 }
 
-static int rma_op(const char *call, MPI_Win win, const struct opargs *a)
+/* A request-based call's request (request not NULL): complete at once
+ * (MPI_PROC_NULL, or an operation whose origin data is packed and gone
+ * with the call), or tied to the pending answer of a get. */
+static int rma_request(const char *call, struct mwin *w, MPI_Request *request,
+                       struct mreq **out)
+{
+    struct mreq *q = mpi_req_new(call, w->comm);
+    if (!q)
+        return MPI_ERR_INTERN; /* raised by mpi_req_new */
+    q->kind = R_RMA;
+    q->active = true;
+    q->done_now = true;
+    q->rma_win = w;
+    mpi_status_empty(&q->status);
+    *request = mpi_req_handle(q);
+    *out = q;
+    return MPI_SUCCESS;
+}
+
+static int rma_op(const char *call, MPI_Win win, const struct opargs *a, MPI_Request *request)
 {
     NEED_INIT(call);
     struct mwin *w = NULL;
     TRY(mpi_win_check(call, win, &w));
+    struct mreq *q = NULL;
+    if (request) {
+        *request = MPI_REQUEST_NULL;
+        /* MPI-3.1 11.3.5: only inside a passive-target epoch. */
+        bool passive = a->target >= 0 && a->target < w->size &&
+                       (w->lock_all || w->locked[a->target]);
+        if (a->target != MPI_PROC_NULL && !passive && a->target >= 0 && a->target < w->size)
+            return mpi_win_error(w, MPI_ERR_RMA_SYNC, call,
+                                 "request-based operations need a passive-target epoch on "
+                                 "rank %d (MPI_Win_lock or MPI_Win_lock_all)", a->target);
+    }
     if (a->target == MPI_PROC_NULL)
-        return MPI_SUCCESS;
+        return request ? rma_request(call, w, request, &q) : MPI_SUCCESS;
     if (a->target < 0 || a->target >= w->size)
         return mpi_win_error(w, MPI_ERR_RANK, call, "target rank %d is not in 0..%d",
                              a->target, w->size - 1);
@@ -406,6 +441,7 @@ static int rma_op(const char *call, MPI_Win win, const struct opargs *a)
                  (a->kind == RMA_GACC && a->op != MPI_NO_OP);
     long dlen = sends ? (a->kind == RMA_CAS ? 2 * tbytes : tbytes) : 0;
     long hlen = (long)sizeof(struct rma_hdr) + (long)tt->nblocks * (long)sizeof(struct block);
+    int rc;
     char *m = malloc((size_t)(hlen + dlen));
     if (!m)
         return mpi_win_error(w, MPI_ERR_NO_MEM, call, "no memory for %ld bytes", hlen + dlen);
@@ -433,12 +469,18 @@ static int rma_op(const char *call, MPI_Win win, const struct opargs *a)
             return mpi_win_error(w, e, call, "an earlier operation of this epoch failed");
         }
     }
+    if (request && (rc = rma_request(call, w, request, &q))) {
+        free(m);
+        return rc;
+    }
     if (a->kind == RMA_GET || a->kind == RMA_GACC || a->kind == RMA_CAS) {
         /* The answer's receive is posted before the request leaves. */
         h->reply_tag = T_RMA_REPLY + (int)(w->next_tag++ % (uint32_t)(TAG_UB - T_RMA_REPLY));
         char *room = malloc((size_t)tbytes + 8);
         if (!room) {
             free(m);
+            if (q)
+                MPI_Request_free(request);
             return mpi_win_error(w, MPI_ERR_NO_MEM, call, "no memory for %ld bytes", tbytes);
         }
         struct msg_req *r = new_req(w, call);
@@ -448,6 +490,11 @@ static int rma_op(const char *call, MPI_Win win, const struct opargs *a)
         w->pend->dcount = a->rcount;
         w->pend->dtype = a->rtype;
         w->pend->held = mpi_type_hold(a->rtype);
+        if (q) { /* complete when the answer is in */
+            q->done_now = false;
+            q->rma = w->pend;
+            w->pend->req = q;
+        }
     }
     if (!passive)
         w->sent[t]++;
@@ -469,7 +516,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
     struct opargs a = {.kind = RMA_PUT, .origin = origin_addr, .ocount = origin_count,
                        .otype = origin_datatype, .target = target_rank, .disp = target_disp,
                        .tcount = target_count, .ttype = target_datatype, .op = MPI_REPLACE};
-    return rma_op("MPI_Put", win, &a);
+    return rma_op("MPI_Put", win, &a, NULL);
 }
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -478,7 +525,7 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
     struct opargs a = {.kind = RMA_GET, .result = origin_addr, .rcount = origin_count,
                        .rtype = origin_datatype, .target = target_rank, .disp = target_disp,
                        .tcount = target_count, .ttype = target_datatype, .op = MPI_NO_OP};
-    return rma_op("MPI_Get", win, &a);
+    return rma_op("MPI_Get", win, &a, NULL);
 }
 
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -488,7 +535,7 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
     struct opargs a = {.kind = RMA_ACC, .origin = origin_addr, .ocount = origin_count,
                        .otype = origin_datatype, .target = target_rank, .disp = target_disp,
                        .tcount = target_count, .ttype = target_datatype, .op = op};
-    return rma_op("MPI_Accumulate", win, &a);
+    return rma_op("MPI_Accumulate", win, &a, NULL);
 }
 
 int MPI_Get_accumulate(const void *origin_addr, int origin_count,
@@ -501,7 +548,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
                        .rcount = result_count, .rtype = result_datatype,
                        .target = target_rank, .disp = target_disp, .tcount = target_count,
                        .ttype = target_datatype, .op = op};
-    return rma_op("MPI_Get_accumulate", win, &a);
+    return rma_op("MPI_Get_accumulate", win, &a, NULL);
 }
 
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
@@ -511,7 +558,7 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
                        .result = result_addr, .rcount = 1, .rtype = datatype,
                        .target = target_rank, .disp = target_disp, .tcount = 1,
                        .ttype = datatype, .op = op};
-    return rma_op("MPI_Fetch_and_op", win, &a);
+    return rma_op("MPI_Fetch_and_op", win, &a, NULL);
 }
 
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
@@ -522,5 +569,98 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
                        .compare = compare_addr, .result = result_addr, .rcount = 1,
                        .rtype = datatype, .target = target_rank, .disp = target_disp,
                        .tcount = 1, .ttype = datatype, .op = MPI_REPLACE};
-    return rma_op("MPI_Compare_and_swap", win, &a);
+    return rma_op("MPI_Compare_and_swap", win, &a, NULL);
+}
+
+/* ---- request-based operations (MPI-3.1 11.3.5) ----
+ * As their blocking forms, in a passive-target epoch only; the request
+ * completes when the origin's buffer may be used again: at once for
+ * Rput and Raccumulate (their data is packed into the message by the
+ * call), when the answer is unpacked for Rget and Rget_accumulate. */
+
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    struct opargs a = {.kind = RMA_PUT, .origin = origin_addr, .ocount = origin_count,
+                       .otype = origin_datatype, .target = target_rank, .disp = target_disp,
+                       .tcount = target_count, .ttype = target_datatype, .op = MPI_REPLACE};
+    return rma_op("MPI_Rput", win, &a, request);
+}
+
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+             MPI_Request *request)
+{
+    struct opargs a = {.kind = RMA_GET, .result = origin_addr, .rcount = origin_count,
+                       .rtype = origin_datatype, .target = target_rank, .disp = target_disp,
+                       .tcount = target_count, .ttype = target_datatype, .op = MPI_NO_OP};
+    return rma_op("MPI_Rget", win, &a, request);
+}
+
+int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    struct opargs a = {.kind = RMA_ACC, .origin = origin_addr, .ocount = origin_count,
+                       .otype = origin_datatype, .target = target_rank, .disp = target_disp,
+                       .tcount = target_count, .ttype = target_datatype, .op = op};
+    return rma_op("MPI_Raccumulate", win, &a, request);
+}
+
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                        MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                        MPI_Request *request)
+{
+    struct opargs a = {.kind = RMA_GACC, .origin = origin_addr, .ocount = origin_count,
+                       .otype = origin_datatype, .result = result_addr,
+                       .rcount = result_count, .rtype = result_datatype,
+                       .target = target_rank, .disp = target_disp, .tcount = target_count,
+                       .ttype = target_datatype, .op = op};
+    return rma_op("MPI_Rget_accumulate", win, &a, request);
+}
+
+/* Its pending answer out of the window's list, finished (which completes
+ * the request). */
+static void finish_req(struct mreq *r)
+{
+    struct mwin *w = r->rma_win;
+    for (struct rma_pend **pp = &w->pend; *pp; pp = &(*pp)->next) {
+        if (*pp == r->rma) {
+            struct rma_pend *p = *pp;
+            *pp = p->next;
+            w->npend--;
+            pend_finish(p);
+            free(p);
+            return;
+        }
+    }
+}
+
+bool mpi_rma_req_test(struct mreq *r)
+{
+    if (!r->done_now) {
+        mpi_win_serve_all();
+        msg_progress(false);
+        if (r->rma && r->rma->r->done)
+            finish_req(r);
+    }
+    return r->done_now;
+}
+
+void mpi_rma_req_wait(struct mreq *r)
+{
+    if (!r->done_now && r->rma)
+        finish_req(r); /* waits, serving the windows meanwhile */
+}
+
+/* Freed before it completed: the answer still arrives, and the epoch's
+ * end (flush, unlock) finishes it with nothing to tell. */
+void mpi_rma_req_release(struct mreq *r)
+{
+    if (r->rma)
+        r->rma->req = NULL;
+    r->rma = NULL;
 }

@@ -42,6 +42,7 @@ struct rma_pend {
     long dcount;
     MPI_Datatype dtype;
     bool held;               /* dtype is held for it */
+    struct mreq *req;        /* MPI_Rget ...'s request, completed with it */
     struct rma_pend *next;
 };
 

@@ -3,7 +3,8 @@
  * them), a counter under MPI_Win_lock_all hammered with MPI_Fetch_and_op,
  * exclusive-lock read-modify-write, Compare_and_swap, a Get of what the
  * target stored before the previous fence, post/start/complete/wait, 3000
- * gets in one epoch, and errors under MPI_ERRORS_RETURN.  Every result is checked exactly. */
+ * gets in one epoch, request-based Rput/Rget/Raccumulate/Rget_accumulate,
+ * and errors under MPI_ERRORS_RETURN.  Every result is checked exactly. */
 #include "mpitest.h"
 
 #define N 8 /* ints per rank's slot */
@@ -307,6 +308,88 @@ static void many_gets(void)
     free(got);
 }
 
+/* Request-based operations (MPI-3.1 11.3.5), in a lock_all epoch: an
+ * Rget's data is there when its request completes (before any flush or
+ * unlock), by MPI_Wait and by a loop of MPI_Test; Rput's request lets the
+ * buffer be reused at once; Raccumulate and Rget_accumulate on one word
+ * add up and hand out distinct old values; a request freed early and one
+ * to MPI_PROC_NULL; outside a passive epoch, MPI_ERR_RMA_SYNC. */
+static void requests(void)
+{
+    int n = t_size, me = t_rank, right = (me + 1) % n, left = (me + n - 1) % n;
+    int *buf;
+    MPI_Win win;
+    OK(MPI_Win_allocate((MPI_Aint)((n + 2) * N * sizeof(int)), sizeof(int), MPI_INFO_NULL,
+                        MPI_COMM_WORLD, &buf, &win));
+    for (int i = 0; i < (n + 2) * N; i++)
+        buf[i] = me * 1000 + i;
+    OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    int got[N], got2[N], flag = 0, cls;
+    MPI_Request rq, rqs[3];
+    OK(MPI_Win_lock_all(0, win));
+    OK(MPI_Rget(got, N, MPI_INT, right, 0, N, MPI_INT, win, &rq));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(rq == MPI_REQUEST_NULL, "MPI_Wait left the Rget's request");
+    for (int i = 0; i < N; i++)
+        CHECK(got[i] == right * 1000 + i, "Rget [%d] is %d when its request completed", i,
+              got[i]);
+    OK(MPI_Rget(got2, N, MPI_INT, left, N, N, MPI_INT, win, &rq));
+    for (long spins = 0; !flag; spins++) {
+        CHECK(spins < 100000000, "an Rget's request never completed under MPI_Test");
+        OK(MPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
+    }
+    for (int i = 0; i < N; i++)
+        CHECK(got2[i] == left * 1000 + N + i, "Rget by MPI_Test [%d] is %d", i, got2[i]);
+    /* Rput into the right neighbour's slot (n + 1): the buffer is ours
+     * again as soon as the request completes. */
+    int out[N];
+    for (int i = 0; i < N; i++)
+        out[i] = -(me * 100 + i);
+    OK(MPI_Rput(out, N, MPI_INT, right, (MPI_Aint)(n + 1) * N, N, MPI_INT, win, &rq));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    memset(out, 0x55, sizeof out);
+    /* Accumulates on rank 0's words 0 and 1. */
+    int one = 1, two = 2, old = -1;
+    OK(MPI_Raccumulate(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win, &rqs[0]));
+    OK(MPI_Rget_accumulate(&two, 1, MPI_INT, &old, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win,
+                           &rqs[1]));
+    OK(MPI_Rget(got, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win, &rqs[2]));
+    OK(MPI_Waitall(3, rqs, MPI_STATUSES_IGNORE));
+    /* A request freed before it completed: the epoch's end finishes it. */
+    OK(MPI_Rget(got, N, MPI_INT, right, N, N, MPI_INT, win, &rq));
+    OK(MPI_Request_free(&rq));
+    OK(MPI_Win_unlock_all(win));
+    for (int i = 0; i < N; i++)
+        CHECK(got[i] == right * 1000 + N + i, "a freed Rget's data after unlock_all: [%d] %d",
+              i, got[i]);
+    /* The old values of word 1 are 1 + 2k, one k per rank. */
+    int *olds = malloc(sizeof(int) * (size_t)n), *seen = calloc((size_t)n, sizeof(int));
+    CHECK(olds && seen, "no memory");
+    OK(MPI_Allgather(&old, 1, MPI_INT, olds, 1, MPI_INT, MPI_COMM_WORLD));
+    for (int r = 0; r < n; r++) {
+        int k = (olds[r] - 1) / 2;
+        CHECK((olds[r] - 1) % 2 == 0 && k >= 0 && k < n && !seen[k]++,
+              "Rget_accumulate gave rank %d the old value %d", r, olds[r]);
+    }
+    free(olds);
+    free(seen);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < N; i++)
+        CHECK(buf[(n + 1) * N + i] == -(left * 100 + i), "Rput from rank %d: [%d] is %d", left,
+              i, buf[(n + 1) * N + i]);
+    if (me == 0)
+        CHECK(buf[0] == n && buf[1] == 1 + 2 * n, "accumulated %d and %d, want %d and %d",
+              buf[0], buf[1], n, 1 + 2 * n);
+    /* Outside a passive-target epoch. */
+    OK(MPI_Win_fence(0, win));
+    int rc = MPI_Rget(got, 1, MPI_INT, right, 0, 1, MPI_INT, win, &rq);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_SYNC && rq == MPI_REQUEST_NULL, "Rget in a fence epoch: %d", rc);
+    OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    OK(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
@@ -314,6 +397,7 @@ int main(int argc, char **argv)
     counter();
     pscw();
     many_gets();
+    requests();
     errors();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (t_rank == 0)
