@@ -24,7 +24,7 @@ ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Comm_connect", "MPI_Publish_na
           "MPI_Session_init", "MPI_Type_size_c", "MPI_Register_datarep",
           "MPI_Comm_create_from_group", "MPI_Bcast_c", "MPI_Unpublish_name",
           "MPI_Comm_accept", "MPI_Lookup_name", "MPI_Win_allocate_shared",
-          "MPI_Win_create_dynamic", "MPI_Win_attach", "MPI_Win_detach", "MPI_Send_c",
+          "MPI_Send_c",
           "MPI_Session_finalize", "MPI_Psend_init", "PMPI_Session_init"]
 
 

@@ -1420,6 +1420,15 @@ void mpi_win_create_(void *base, MPI_Aint *size, F *unit, F *info, F *comm, F *w
 {
     *ierr = MPI_Win_create(B(base), *size, *unit, *info, *comm, win);
 }
+void mpi_win_create_dynamic_(F *info, F *comm, F *win, F *ierr)
+{
+    *ierr = MPI_Win_create_dynamic(*info, *comm, win);
+}
+void mpi_win_attach_(F *win, void *base, MPI_Aint *size, F *ierr)
+{
+    *ierr = MPI_Win_attach(*win, B(base), *size);
+}
+void mpi_win_detach_(F *win, void *base, F *ierr) { *ierr = MPI_Win_detach(*win, B(base)); }
 /* baseptr: an INTEGER(KIND=MPI_ADDRESS_KIND), as for MPI_ALLOC_MEM. */
 void mpi_win_allocate_(MPI_Aint *size, F *unit, F *info, F *comm, MPI_Aint *baseptr, F *win,
                        F *ierr)

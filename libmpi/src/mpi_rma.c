@@ -83,6 +83,25 @@ void mpi_rma_reap(struct mwin *w, bool all)
     }
 }
 
+/* The same for a dynamic window: the bytes lie inside one attached region
+ * (disp is an address). */
+static bool attached(const struct mwin *w, long disp, long count, long ext, long tlb, long tub)
+{
+    if (count <= 0)
+        return count == 0;
+    long first, lo, hi; /* a hostile header's sums must not wrap */
+    if (__builtin_mul_overflow(count - 1, ext, &first) ||
+        __builtin_add_overflow(disp, tlb + (first < 0 ? first : 0), &lo) ||
+        __builtin_add_overflow(disp, tub + (first > 0 ? first : 0), &hi))
+        return false;
+    for (int i = 0; i < w->nregions; i++) {
+        long b = (long)(uintptr_t)w->regions[i].base;
+        if (lo >= b && hi <= b + (long)w->regions[i].size && lo <= hi)
+            return true;
+    }
+    return false;
+}
+
 static bool grantable(const struct mwin *w, int type)
 {
     return w->excl < 0 && (type == MPI_LOCK_SHARED || w->shared == 0);
@@ -177,16 +196,24 @@ static void apply(struct mwin *w, int src, const char *msg, long len)
     long n = h->count, bytes = n * t.size;
     long need = h->kind == RMA_CAS ? 2 * bytes
                 : h->kind == RMA_GET || (h->kind == RMA_GACC && h->op == MPI_NO_OP) ? 0 : bytes;
-    bool ok = data + need <= msg + len && in_range(h->disp, n, mpi_extent(&t), t.true_lb,
-                                                   t.true_ub, (long)w->wsize);
+    bool ok = data + need <= msg + len &&
+              (w->flavor == MPI_WIN_FLAVOR_DYNAMIC
+                   ? attached(w, h->disp, n, mpi_extent(&t), t.true_lb, t.true_ub)
+                   : in_range(h->disp, n, mpi_extent(&t), t.true_lb, t.true_ub,
+                              (long)w->wsize));
     bool answers = h->kind == RMA_GET || h->kind == RMA_GACC || h->kind == RMA_CAS;
     if (!ok) {
-        w->errs[src]++;
+        /* A get learns it from its answer; the others from the next
+         * flush or unlock acknowledgement (counted once, not both). */
         if (answers)
             answer(w, src, h->reply_tag, MPI_ERR_RMA_RANGE, NULL, 0);
+        else
+            w->errs[src]++;
         return;
     }
-    char *at = w->base + h->disp;
+    /* A dynamic window's displacement is the address itself. */
+    char *at = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (char *)(uintptr_t)h->disp
+                                                   : w->base + h->disp;
     char *old = NULL;
     if (answers) {
         old = malloc(bytes > 0 ? (size_t)bytes : 1);
@@ -432,7 +459,9 @@ static int rma_op(const char *call, MPI_Win win, const struct opargs *a, MPI_Req
     TRY(mpi_win_raise(w, check_types(call, w, a, &ot, &rt, &tt)));
     long tbytes = (long)a->tcount * tt->size;
     long disp = (long)a->disp * w->units[t];
-    if (!in_range(disp, a->tcount, mpi_extent(tt), tt->true_lb, tt->true_ub, (long)w->sizes[t]))
+    /* A dynamic window's target checks against what it has attached. */
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+        !in_range(disp, a->tcount, mpi_extent(tt), tt->true_lb, tt->true_ub, (long)w->sizes[t]))
         return mpi_win_error(w, MPI_ERR_RMA_RANGE, call,
                              "%d elements at displacement %ld are not inside rank %d's "
                              "window of %ld bytes", a->tcount, (long)a->disp, t,

@@ -67,6 +67,10 @@ struct mwin {
     MPI_Aint wsize;
     int disp_unit, flavor, model;
     bool owns_base;          /* MPI_Win_allocate's memory */
+    /* MPI_Win_create_dynamic's: the memory attached here, which
+     * displacements (absolute addresses) must fall in. */
+    struct rma_region { char *base; MPI_Aint size; } *regions;
+    int nregions, cap_regions;
     MPI_Aint *sizes;         /* every rank's window size and unit */
     int *units;
     MPI_Errhandler errh;

@@ -200,6 +200,68 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                     win);
 }
 
+/* A window with no memory of its own (MPI-3.1 11.2.4): each rank attaches
+ * and detaches regions of its memory, and origins name target memory by
+ * its address (MPI_Get_address at the target, told them somehow), with a
+ * displacement unit of 1.  The target checks every access against what it
+ * has attached when the operation arrives; the origin cannot. */
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    return win_make("MPI_Win_create_dynamic", NULL, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC,
+                    win);
+}
+
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    const char *call = "MPI_Win_attach";
+    NEED_INIT(call);
+    struct mwin *w = NULL;
+    TRY(mpi_win_check(call, win, &w));
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return mpi_win_error(w, MPI_ERR_RMA_FLAVOR, call,
+                             "not a window of MPI_Win_create_dynamic");
+    if (size < 0 || (size > 0 && !base))
+        return mpi_win_error(w, MPI_ERR_ARG, call, "%ld bytes at %p", (long)size, base);
+    if (size == 0)
+        return MPI_SUCCESS; /* nothing any access could reach */
+    char *b = base;
+    for (int i = 0; i < w->nregions; i++) {
+        struct rma_region *g = &w->regions[i];
+        if (b < g->base + g->size && g->base < b + size)
+            return mpi_win_error(w, MPI_ERR_RMA_ATTACH, call,
+                                 "%ld bytes at %p overlap the %ld attached at %p", (long)size,
+                                 base, (long)g->size, (void *)g->base);
+    }
+    if (w->nregions == w->cap_regions) {
+        int cap = w->cap_regions ? 2 * w->cap_regions : 8;
+        struct rma_region *r = realloc(w->regions, (size_t)cap * sizeof *r);
+        if (!r)
+            return mpi_win_error(w, MPI_ERR_NO_MEM, call, "no memory for %d regions", cap);
+        w->regions = r;
+        w->cap_regions = cap;
+    }
+    w->regions[w->nregions++] = (struct rma_region){b, size};
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_detach(MPI_Win win, const void *base)
+{
+    const char *call = "MPI_Win_detach";
+    NEED_INIT(call);
+    struct mwin *w = NULL;
+    TRY(mpi_win_check(call, win, &w));
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return mpi_win_error(w, MPI_ERR_RMA_FLAVOR, call,
+                             "not a window of MPI_Win_create_dynamic");
+    for (int i = 0; i < w->nregions; i++) {
+        if (w->regions[i].base == base) {
+            w->regions[i] = w->regions[--w->nregions];
+            return MPI_SUCCESS;
+        }
+    }
+    return mpi_win_error(w, MPI_ERR_RMA_ATTACH, call, "no region attached at %p", base);
+}
+
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                      MPI_Win *win)
 {
@@ -251,6 +313,7 @@ int MPI_Win_free(MPI_Win *win)
     }
     if (w->owns_base)
         free(w->base);
+    free(w->regions);
     free(w->sizes);
     free(w->units);
     free(w->locked);

@@ -4,7 +4,7 @@
  * exclusive-lock read-modify-write, Compare_and_swap, a Get of what the
  * target stored before the previous fence, post/start/complete/wait, 3000
  * gets in one epoch, request-based Rput/Rget/Raccumulate/Rget_accumulate,
- * and errors under MPI_ERRORS_RETURN.  Every result is checked exactly. */
+ * a dynamic window, and errors under MPI_ERRORS_RETURN.  Every result is checked exactly. */
 #include "mpitest.h"
 
 #define N 8 /* ints per rank's slot */
@@ -390,6 +390,77 @@ static void requests(void)
     OK(MPI_Win_free(&win));
 }
 
+/* A dynamic window (MPI-3.1 11.2.4): each rank attaches an array and
+ * tells the others its address; Put and Get by address reach it, the
+ * flavor is MPI_WIN_FLAVOR_DYNAMIC, an access past the attached bytes is
+ * refused by the target (MPI_ERR_RMA_RANGE, nothing written), a second
+ * attach that overlaps and a detach of what was never attached are
+ * MPI_ERR_RMA_ATTACH, and once detached the memory is not reachable. */
+static void dynamic(void)
+{
+    int n = t_size, me = t_rank, right = (me + 1) % n, cls, flag = 0, *fl;
+    int *mem = malloc(sizeof(int) * (N + 4)), *guard = mem + N; /* 4 ints never attached */
+    CHECK(mem != NULL, "no memory");
+    for (int i = 0; i < N + 4; i++)
+        mem[i] = -5;
+    MPI_Win win;
+    OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    OK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &fl, &flag));
+    CHECK(flag && *fl == MPI_WIN_FLAVOR_DYNAMIC, "flavor %d", *fl);
+    OK(MPI_Win_attach(win, mem, sizeof(int) * N));
+    int rc = MPI_Win_attach(win, mem + 2, sizeof(int));
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_ATTACH, "an overlapping attach: class %d", cls);
+    MPI_Aint mine, *addr = malloc(sizeof(MPI_Aint) * (size_t)n);
+    OK(MPI_Get_address(mem, &mine));
+    OK(MPI_Allgather(&mine, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD));
+    int out[N], back[N];
+    for (int i = 0; i < N; i++)
+        out[i] = me * 1000 + i;
+    OK(MPI_Win_lock_all(0, win));
+    OK(MPI_Put(out, N, MPI_INT, right, addr[right], N, MPI_INT, win));
+    OK(MPI_Win_flush(right, win));
+    OK(MPI_Get(back, N, MPI_INT, right, addr[right], N, MPI_INT, win));
+    OK(MPI_Win_flush(right, win));
+    CHECK(!memcmp(out, back, sizeof out), "a Put and Get by address: %d %d", back[0],
+          back[N - 1]);
+    /* Two ints from the last attached one: the second is the guard's. */
+    MPI_Request rq;
+    OK(MPI_Rget(back, 2, MPI_INT, right, MPI_Aint_add(addr[right], sizeof(int) * (N - 1)), 2,
+                MPI_INT, win, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "a get past the attached bytes: class %d", cls);
+    rc = MPI_Put(out, 1, MPI_INT, right, MPI_Aint_add(addr[right], sizeof(int) * N), 1, MPI_INT,
+                 win);
+    int frc = MPI_Win_flush(right, win);
+    MPI_Error_class(rc ? rc : frc, &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "a put past the attached bytes: class %d", cls);
+    OK(MPI_Win_unlock_all(win));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    int left = (me + n - 1) % n;
+    for (int i = 0; i < N; i++)
+        CHECK(mem[i] == left * 1000 + i, "[%d] is %d after rank %d's put", i, mem[i], left);
+    for (int i = 0; i < 4; i++)
+        CHECK(guard[i] == -5, "the int past the attached ones was written: %d", guard[i]);
+    /* Detached: the same get is refused. */
+    OK(MPI_Win_detach(win, mem));
+    rc = MPI_Win_detach(win, mem);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_ATTACH, "detaching twice: class %d", cls);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Win_lock_all(0, win));
+    OK(MPI_Rget(back, 1, MPI_INT, right, addr[right], 1, MPI_INT, win, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "a get of detached memory: class %d", cls);
+    OK(MPI_Win_unlock_all(win));
+    OK(MPI_Win_free(&win));
+    free(addr);
+    free(mem);
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
@@ -398,6 +469,7 @@ int main(int argc, char **argv)
     pscw();
     many_gets();
     requests();
+    dynamic();
     errors();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (t_rank == 0)
