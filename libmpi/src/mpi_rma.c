@@ -83,7 +83,7 @@ void mpi_rma_reap(struct mwin *w, bool all)
     }
 }
 
-/* The same for a dynamic window: the bytes lie inside one attached region
+/* The same for a dynamic window: every byte lies in an attached region
  * (disp is an address). */
 static bool attached(const struct mwin *w, long disp, long count, long ext, long tlb, long tub)
 {
@@ -94,12 +94,19 @@ static bool attached(const struct mwin *w, long disp, long count, long ext, long
         __builtin_add_overflow(disp, tlb + (first < 0 ? first : 0), &lo) ||
         __builtin_add_overflow(disp, tub + (first > 0 ? first : 0), &hi))
         return false;
-    for (int i = 0; i < w->nregions; i++) {
-        long b = (long)(uintptr_t)w->regions[i].base;
-        if (lo >= b && hi <= b + (long)w->regions[i].size && lo <= hi)
-            return true;
+    /* Every byte attached: regions side by side may carry one access. */
+    for (long at = lo; at < hi;) {
+        long next = at;
+        for (int i = 0; i < w->nregions; i++) {
+            long b = (long)(uintptr_t)w->regions[i].base, e = b + (long)w->regions[i].size;
+            if (b <= at && at < e)
+                next = e;
+        }
+        if (next == at)
+            return false;
+        at = next;
     }
-    return false;
+    return lo <= hi;
 }
 
 static bool grantable(const struct mwin *w, int type)

@@ -391,7 +391,8 @@ static void requests(void)
 }
 
 /* A dynamic window (MPI-3.1 11.2.4): each rank attaches an array and
- * tells the others its address; Put and Get by address reach it, the
+ * (as two regions side by side) and tells the others its address; Put and
+ * Get by address reach it, across both regions, the
  * flavor is MPI_WIN_FLAVOR_DYNAMIC, an access past the attached bytes is
  * refused by the target (MPI_ERR_RMA_RANGE, nothing written), a second
  * attach that overlaps and a detach of what was never attached are
@@ -408,7 +409,9 @@ static void dynamic(void)
     OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     OK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &fl, &flag));
     CHECK(flag && *fl == MPI_WIN_FLAVOR_DYNAMIC, "flavor %d", *fl);
-    OK(MPI_Win_attach(win, mem, sizeof(int) * N));
+    /* Two regions side by side: an access may span both. */
+    OK(MPI_Win_attach(win, mem, sizeof(int) * (N / 2)));
+    OK(MPI_Win_attach(win, mem + N / 2, sizeof(int) * (N - N / 2)));
     int rc = MPI_Win_attach(win, mem + 2, sizeof(int));
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_RMA_ATTACH, "an overlapping attach: class %d", cls);
@@ -446,6 +449,7 @@ static void dynamic(void)
         CHECK(guard[i] == -5, "the int past the attached ones was written: %d", guard[i]);
     /* Detached: the same get is refused. */
     OK(MPI_Win_detach(win, mem));
+    OK(MPI_Win_detach(win, mem + N / 2));
     rc = MPI_Win_detach(win, mem);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_RMA_ATTACH, "detaching twice: class %d", cls);
