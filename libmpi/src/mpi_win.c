@@ -211,15 +211,22 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
                     win);
 }
 
+/* The window of an attach or detach: one of MPI_Win_create_dynamic's. */
+static int dynamic_win(const char *call, MPI_Win win, struct mwin **w)
+{
+    NEED_INIT(call);
+    TRY(mpi_win_check(call, win, w));
+    if ((*w)->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return mpi_win_error(*w, MPI_ERR_RMA_FLAVOR, call,
+                             "not a window of MPI_Win_create_dynamic");
+    return MPI_SUCCESS;
+}
+
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     const char *call = "MPI_Win_attach";
-    NEED_INIT(call);
     struct mwin *w = NULL;
-    TRY(mpi_win_check(call, win, &w));
-    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return mpi_win_error(w, MPI_ERR_RMA_FLAVOR, call,
-                             "not a window of MPI_Win_create_dynamic");
+    TRY(dynamic_win(call, win, &w));
     if (size < 0 || (size > 0 && !base))
         return mpi_win_error(w, MPI_ERR_ARG, call, "%ld bytes at %p", (long)size, base);
     if (size == 0)
@@ -247,12 +254,8 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
     const char *call = "MPI_Win_detach";
-    NEED_INIT(call);
     struct mwin *w = NULL;
-    TRY(mpi_win_check(call, win, &w));
-    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return mpi_win_error(w, MPI_ERR_RMA_FLAVOR, call,
-                             "not a window of MPI_Win_create_dynamic");
+    TRY(dynamic_win(call, win, &w));
     for (int i = 0; i < w->nregions; i++) {
         if (w->regions[i].base == base) {
             w->regions[i] = w->regions[--w->nregions];
