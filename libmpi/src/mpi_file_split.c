@@ -27,8 +27,8 @@ static const char *const kind_name[] = {
 
 static struct {
     enum split_kind kind;
-    const void *buf; /* the begin call's, which the end call names again */
     MPI_Status status;
+    const void *buf; /* the begin call's, which the end call names again */
 } active[MPI_FILE_SLOTS];
 
 static int slot_of(const char *call, MPI_File fh, MPI_Errhandler *errh)

@@ -402,19 +402,21 @@ void mpi_progress_add(void (*fn)(void));
 /* ---- requests (mpi_request.c) ---- */
 /* R_PAIR: MPI_Isendrecv(_replace), complete when both its halves are. */
 enum rkind { R_SEND, R_RECV, R_COLL, R_PCOLL, R_GREQ, R_PAIR, R_RMA };
+/* Its fields are ordered to leave no padding: the table holds thousands
+ * (TERN_MPI_REQUESTS) in every rank's memory, which -ppn shares out. */
 struct mreq {
     bool in_use, persistent, active, done_now, cancelled, freed;
+    bool holds_type;      /* a derived type is held while the request lives */
     enum rkind kind;
-    struct msg_req *er;   /* the engine's, while active */
     MPI_Comm comm;
+    struct msg_req *er;   /* the engine's, while active */
     int peer, tag;        /* as the call gave them */
     int mode;             /* sends: 0 standard, 'S' synchronous, 'B' buffered, 'R' ready */
-    void *buf;            /* the user's */
     int count;
     MPI_Datatype type;
-    bool holds_type;      /* a derived type is held while the request lives */
-    void *tmp;            /* packed copy: sends of non-contiguous types, receives to unpack */
     MPI_Status status;    /* once complete */
+    void *buf;            /* the user's */
+    void *tmp;            /* packed copy: sends of non-contiguous types, receives to unpack */
     struct nbc *nbc;      /* R_COLL: a nonblocking collective's schedule (mpi_nbc.c) */
     struct pcoll *pcoll;  /* R_PCOLL: a persistent collective's arguments (mpi_pcoll.c) */
     struct greq *greq;    /* R_GREQ: a generalized request's functions (mpi_greq.c) */
@@ -444,10 +446,16 @@ bool mpi_greq_test(struct mreq *r);
 void mpi_greq_wait(struct mreq *r);
 void mpi_greq_cancel(struct mreq *r);
 void mpi_greq_release(struct mreq *r);
-/* A request-based one-sided operation's (MPI_Rget ...): the same. */
-bool mpi_rma_req_test(struct mreq *r);
-void mpi_rma_req_wait(struct mreq *r);
-void mpi_rma_req_release(struct mreq *r);
+/* A kind of request whose module registers how it is tested, waited for
+ * and released (R_RMA: mpi_rma.c, when it makes its first), so the request
+ * core does not name it and a program that never uses it does not link
+ * it (one-sided communication brings 1024 windows' slots). */
+struct mpi_req_ops {
+    bool (*test)(struct mreq *r);
+    void (*wait)(struct mreq *r);
+    void (*release)(struct mreq *r);
+};
+void mpi_req_kind_register(enum rkind kind, const struct mpi_req_ops *ops);
 struct mpi_greq_fortran {
     void (*query)(MPI_Aint *extra, int *status, int *ierr);
     void (*free_fn)(MPI_Aint *extra, int *ierr);

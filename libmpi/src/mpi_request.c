@@ -13,6 +13,12 @@
 
 static struct mreq *reqs;
 static long n_reqs, hint;
+static const struct mpi_req_ops *kind_ops[R_RMA + 1];
+
+void mpi_req_kind_register(enum rkind kind, const struct mpi_req_ops *ops)
+{
+    kind_ops[kind] = ops;
+}
 
 void mpi_requests_init(void)
 {
@@ -64,8 +70,8 @@ void mpi_req_release(struct mreq *r)
         mpi_pcoll_release(r);
     if (r->greq)
         mpi_greq_release(r);
-    if (r->rma)
-        mpi_rma_req_release(r);
+    if (kind_ops[r->kind])
+        kind_ops[r->kind]->release(r);
     if (r->holds_type)
         mpi_type_drop(r->type);
     r->holds_type = false;
@@ -180,8 +186,8 @@ bool mpi_req_test(struct mreq *r)
         return mpi_pcoll_test(r);
     if (r->kind == R_GREQ)
         return mpi_greq_test(r);
-    if (r->kind == R_RMA)
-        return mpi_rma_req_test(r);
+    if (kind_ops[r->kind])
+        return kind_ops[r->kind]->test(r);
     if (r->kind == R_PAIR) {
         bool sent = mpi_req_test(&r->half[0]);
         if (mpi_req_test(&r->half[1]) && sent)
@@ -214,8 +220,8 @@ void mpi_req_wait(struct mreq *r)
         mpi_greq_wait(r);
         return;
     }
-    if (r->kind == R_RMA) {
-        mpi_rma_req_wait(r);
+    if (kind_ops[r->kind]) {
+        kind_ops[r->kind]->wait(r);
         return;
     }
     if (r->kind == R_PAIR) {

@@ -419,9 +419,15 @@ static int check_types(const char *call, struct mwin *w, const struct opargs *a,
 /* A request-based call's request (request not NULL): complete at once
  * (MPI_PROC_NULL, or an operation whose origin data is packed and gone
  * with the call), or tied to the pending answer of a get. */
+static bool req_test(struct mreq *r);
+static void req_wait(struct mreq *r);
+static void req_release(struct mreq *r);
+static const struct mpi_req_ops req_ops = {req_test, req_wait, req_release};
+
 static int rma_request(const char *call, struct mwin *w, MPI_Request *request,
                        struct mreq **out)
 {
+    mpi_req_kind_register(R_RMA, &req_ops);
     struct mreq *q = mpi_req_new(call, w->comm);
     if (!q)
         return MPI_ERR_INTERN; /* raised by mpi_req_new */
@@ -675,7 +681,7 @@ static void finish_req(struct mreq *r)
     }
 }
 
-bool mpi_rma_req_test(struct mreq *r)
+static bool req_test(struct mreq *r)
 {
     if (!r->done_now) {
         mpi_win_serve_all();
@@ -686,7 +692,7 @@ bool mpi_rma_req_test(struct mreq *r)
     return r->done_now;
 }
 
-void mpi_rma_req_wait(struct mreq *r)
+static void req_wait(struct mreq *r)
 {
     if (!r->done_now && r->rma)
         finish_req(r); /* waits, serving the windows meanwhile */
@@ -694,7 +700,7 @@ void mpi_rma_req_wait(struct mreq *r)
 
 /* Freed before it completed: the answer still arrives, and the epoch's
  * end (flush, unlock) finishes it with nothing to tell. */
-void mpi_rma_req_release(struct mreq *r)
+static void req_release(struct mreq *r)
 {
     if (r->rma)
         r->rma->req = NULL;

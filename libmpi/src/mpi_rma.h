@@ -58,40 +58,42 @@ struct rma_tsend {
     struct rma_tsend *next;
 };
 
+/* Small fields first, then pointers: no padding (1024 windows' slots are
+ * in every rank's memory, which -ppn shares out). */
 struct mwin {
     bool in_use;
+    bool owns_base;          /* MPI_Win_allocate's memory */
+    bool fence;              /* as an origin: in a fence epoch */
+    bool lock_all;           /* as an origin: MPI_Win_lock_all */
+    bool started;            /* as an origin: MPI_Win_start */
+    bool posted;             /* as a target: MPI_Win_post */
     MPI_Win h;
     MPI_Comm comm;           /* the private communicator */
     int rank, size;
+    int disp_unit, flavor, model;
+    MPI_Errhandler errh;
+    int nregions, cap_regions; /* regions, below */
+    uint32_t next_tag;       /* as an origin: of the next answer */
+    int npend;               /* entries of pend */
+    int excl;                /* as a target: the exclusive lock's holder; -1: none */
+    int shared;              /* as a target: shared locks held */
     char *base;
     MPI_Aint wsize;
-    int disp_unit, flavor, model;
-    bool owns_base;          /* MPI_Win_allocate's memory */
     /* MPI_Win_create_dynamic's: the memory attached here, which
      * displacements (absolute addresses) must fall in. */
     struct rma_region { char *base; MPI_Aint size; } *regions;
-    int nregions, cap_regions;
     MPI_Aint *sizes;         /* every rank's window size and unit */
     int *units;
-    MPI_Errhandler errh;
     /* as an origin */
-    bool fence;              /* in a fence epoch */
-    bool lock_all;
     int *locked;             /* lock type held at each target; 0: none */
     bool *access;            /* MPI_Win_start's group */
-    bool started;
     int *sent;               /* counted operations to each target since the last sync */
-    uint32_t next_tag;
     struct rma_pend *pend;
-    int npend;               /* entries of pend */
     /* as a target */
     int *applied;            /* counted operations from each origin, not yet synced */
-    int excl;                /* the exclusive lock's holder; -1: none */
-    int shared;              /* shared locks held */
     struct rma_lockq *queue;
     int *errs;               /* operations refused from each origin since its last ack */
     bool *exposed;           /* MPI_Win_post's group */
-    bool posted;
     struct rma_tsend *tsends;
 };
 
