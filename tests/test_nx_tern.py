@@ -159,7 +159,10 @@ def test_jobs_leave_no_kernel_heap_behind(nx):
         assert nic, r.stderr
         tx, rx, dropped, irqs = map(int, nic.groups())
         assert tx > 0 and rx > 0 and irqs > 0 and dropped == 0, r.stderr
-    assert len(set(used[1:])) == 1, used
+    # Not growth but the moment of the reading can differ by an allocation
+    # in flight (16 bytes seen: 3036688 and 3036704, alternating); the leak
+    # this guards against was 6 KiB a job, 12 KiB over these three.
+    assert max(used[1:]) - min(used[1:]) < 1024 and used[-1] - used[1] < 1024, used
 
 
 @pytest.fixture(scope="module")
