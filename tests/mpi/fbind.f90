@@ -44,9 +44,7 @@ program fbind
   integer(kind=MPI_OFFSET_KIND) :: foff
   integer(kind=MPI_ADDRESS_KIND) :: fa0, fa1
   character(len=64) :: fname
-  integer :: fhcount, fhfile, fhcode
-  common /fstate/ fhcount, fhfile, fhcode
-  external :: onerr, first, addup, countdel, onfileerr
+  external :: onerr, first, addup, countdel
 
   ! MULTIPLE is asked for; Tern's MPI gives at most FUNNELED, and says so.
   rank = -1
@@ -334,18 +332,18 @@ program fbind
   call ck(ierr, 'iread_at_all')
   call mpi_wait(freq, fstat, ierr)
   if (ierr /= 0 .or. any(fback /= fbuf)) call fail('iread_at_all read back what was written')
-  fhcount = 0
-  call mpi_file_create_errhandler(onfileerr, feh, ierr)
+  hcount = 0 ! onerr serves files too: (handle, code)
+  call mpi_file_create_errhandler(onerr, feh, ierr)
   call ck(ierr, 'file_create_errhandler')
   call mpi_file_set_errhandler(fh, feh, ierr)
   call ck(ierr, 'file_set_errhandler')
   ! An end with no begin: MPI_ERR_IO, through the handler.
   call mpi_file_write_at_all_end(fh, fbuf, fstat, ierr)
   call mpi_error_class(ierr, cls, i)
-  if (cls /= MPI_ERR_IO .or. fhcount /= 1 .or. fhfile /= fh .or. fhcode /= ierr) &
+  if (cls /= MPI_ERR_IO .or. hcount /= 1 .or. hcomm /= fh .or. hcode /= ierr) &
        call fail('an end with no begin called the file handler with MPI_ERR_IO')
   call mpi_file_call_errhandler(fh, MPI_ERR_OTHER, ierr)
-  if (ierr /= 0 .or. fhcount /= 2 .or. fhcode /= MPI_ERR_OTHER) &
+  if (ierr /= 0 .or. hcount /= 2 .or. hcode /= MPI_ERR_OTHER) &
        call fail('file_call_errhandler')
   call mpi_errhandler_free(feh, ierr)
   call mpi_file_close(fh, ierr)
@@ -394,7 +392,7 @@ contains
   end subroutine fail
 end program fbind
 
-! The error handler: (comm, error code), both INTEGERs by reference.
+! The error handler: (comm or file, error code), both INTEGERs by reference.
 subroutine onerr(comm, code)
   implicit none
   integer :: comm, code
@@ -404,17 +402,6 @@ subroutine onerr(comm, code)
   hcomm = comm
   hcode = code
 end subroutine onerr
-
-! The file error handler: (file, error code).
-subroutine onfileerr(file, code)
-  implicit none
-  integer :: file, code
-  integer :: fhcount, fhfile, fhcode
-  common /fstate/ fhcount, fhfile, fhcode
-  fhcount = fhcount + 1
-  fhfile = file
-  fhcode = code
-end subroutine onfileerr
 
 ! a op b = a: associative, not commutative (inoutvec = invec op inoutvec).
 subroutine first(invec, inoutvec, n, datatype)
