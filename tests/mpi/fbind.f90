@@ -10,7 +10,8 @@
 ! 8 GiB types; MPI_UNWEIGHTED and a neighbour allgather on a ring and a
 ! line; MPI_TYPE_CREATE_F90_REAL and _INTEGER; datatype attributes, a darray in
 ! Fortran order, Pack_external; MPI_AINT_DIFF/_ADD; a file written with a split
-! collective, read with a nonblocking collective, and a file error handler.  A failed check prints it and calls MPI_ABORT (status 2).
+! collective, read with a nonblocking collective, and a file error handler; a
+! dynamic window and the request-based one-sided calls.  A failed check prints it and calls MPI_ABORT (status 2).
 ! Prints "fortran bindings ok on N ranks".
 program fbind
   implicit none
@@ -42,6 +43,8 @@ program fbind
   integer(kind=MPI_ADDRESS_KIND) :: xpos, xsize
   integer :: fh, feh, freq, fpid, fcount, fbuf(4), fback(4), fstat(MPI_STATUS_SIZE)
   integer(kind=MPI_OFFSET_KIND) :: foff
+  integer :: dwin, dreqs(4), dmem(8), dget(4), dold, dacc(2)
+  integer(kind=MPI_ADDRESS_KIND) :: daddr, dsize
   integer(kind=MPI_ADDRESS_KIND) :: fa0, fa1
   character(len=64) :: fname
   external :: onerr, first, addup, countdel
@@ -348,6 +351,40 @@ program fbind
   call mpi_errhandler_free(feh, ierr)
   call mpi_file_close(fh, ierr)
   call ck(ierr, 'file_close')
+
+  ! ---- a dynamic window of its own (MPI_COMM_SELF): its array attached, put
+  ! to and read back by address with the request-based calls ----
+  dmem = 0
+  call mpi_win_create_dynamic(MPI_INFO_NULL, MPI_COMM_SELF, dwin, ierr)
+  call ck(ierr, 'win_create_dynamic')
+  dsize = 32
+  call mpi_win_attach(dwin, dmem, dsize, ierr)
+  call ck(ierr, 'win_attach')
+  call mpi_get_address(dmem, daddr, ierr)
+  call mpi_win_lock_all(0, dwin, ierr)
+  fbuf = (/ 5, 6, 7, 8 + rank /)
+  call mpi_rput(fbuf, 4, MPI_INTEGER, 0, daddr, 4, MPI_INTEGER, dwin, dreqs(1), ierr)
+  call ck(ierr, 'rput')
+  call mpi_wait(dreqs(1), fstat, ierr)
+  call mpi_win_flush(0, dwin, ierr)
+  dget = 0
+  call mpi_rget(dget, 4, MPI_INTEGER, 0, daddr, 4, MPI_INTEGER, dwin, dreqs(2), ierr)
+  call ck(ierr, 'rget')
+  call mpi_wait(dreqs(2), fstat, ierr)
+  if (any(dget /= fbuf)) call fail('rget read back what rput wrote')
+  dacc = (/ 100, 1 /)
+  call mpi_raccumulate(dacc(1), 1, MPI_INTEGER, 0, daddr + 16, 1, MPI_INTEGER, MPI_SUM, &
+       dwin, dreqs(3), ierr)
+  call mpi_rget_accumulate(dacc(2), 1, MPI_INTEGER, dold, 1, MPI_INTEGER, 0, daddr + 20, 1, &
+       MPI_INTEGER, MPI_SUM, dwin, dreqs(4), ierr)
+  call mpi_waitall(2, dreqs(3), MPI_STATUSES_IGNORE, ierr)
+  call ck(ierr, 'raccumulate, rget_accumulate')
+  call mpi_win_unlock_all(dwin, ierr)
+  if (dold /= 0 .or. dmem(5) /= 100 .or. dmem(6) /= 1 .or. dmem(4) /= 8 + rank) &
+       call fail('raccumulate/rget_accumulate on the attached array')
+  call mpi_win_detach(dwin, dmem, ierr)
+  call ck(ierr, 'win_detach')
+  call mpi_win_free(dwin, ierr)
 
   call mpi_comm_free(dup, ierr)
   call mpi_barrier(MPI_COMM_WORLD, ierr)
