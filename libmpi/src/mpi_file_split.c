@@ -85,8 +85,7 @@ static int end(const char *call, enum split_kind kind, MPI_File fh, const void *
     if (buf != active[i].buf)
         return mpi_error_handled(errh, fh, MPI_ERR_BUFFER, call,
                                  "not the buffer its begin call named");
-    if (status != MPI_STATUS_IGNORE)
-        *status = active[i].status;
+    mpi_status_out(status, &active[i].status); /* MPI_ERROR left as it was */
     active[i].kind = NONE;
     return MPI_SUCCESS;
 }
