@@ -262,13 +262,11 @@ int mpi_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 int mpi_error_handled(MPI_Errhandler e, MPI_File fh, int code, const char *call,
                       const char *fmt, ...)
 {
-    if (e == MPI_ERRORS_RETURN || !errh_ok(e))
+    MPI_Comm_errhandler_function *fn = mpi_errh_fn(e);
+    if (fn) /* MPI_File_errhandler_function: the same call with the file's handle */
+        fn((MPI_Comm *)&fh, &code);
+    if (e != MPI_ERRORS_ARE_FATAL)
         return code;
-    if (e != MPI_ERRORS_ARE_FATAL) {
-        /* MPI_File_errhandler_function: the same call with the file's handle */
-        errhs[H_IDX(e)].fn((MPI_Comm *)&fh, &code);
-        return code;
-    }
     va_list ap;
     va_start(ap, fmt);
     fatal(call, code, fmt, ap);

@@ -45,8 +45,10 @@ static struct mfile {
  * and what a file opened takes as its own. */
 static MPI_Errhandler null_errh = MPI_ERRORS_RETURN;
 
-/* A file's handler and handle: what an error on it is raised with. */
+/* A file's handler and handle: what an error on it is raised with; NOFILE
+ * for errors with no open file (MPI_File_open's, MPI_File_delete's). */
 #define FH(f) (f)->errh, (MPI_File)H_MAKE(K_FILE, (int)((f) - files))
+#define NOFILE null_errh, MPI_FILE_NULL
 
 static int io_class(int e)
 {
@@ -68,7 +70,7 @@ static int get_file(const char *call, MPI_File fh, struct mfile **out)
     NEED_INIT(call);
     int i = H_IDX(fh);
     if (H_KIND(fh) != K_FILE || i <= 0 || i >= MAX_FILES || !files[i].in_use)
-        return mpi_error_handled(null_errh, MPI_FILE_NULL, MPI_ERR_FILE, call, "%#x is not an open file",
+        return mpi_error_handled(NOFILE, MPI_ERR_FILE, call, "%#x is not an open file",
                                  (unsigned)fh);
     *out = &files[i];
     return MPI_SUCCESS;
@@ -723,11 +725,11 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     if ((acc != MPI_MODE_RDONLY && acc != MPI_MODE_WRONLY && acc != MPI_MODE_RDWR) ||
         (acc == MPI_MODE_RDONLY && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL))) ||
         (acc == MPI_MODE_RDWR && (amode & MPI_MODE_SEQUENTIAL)))
-        return mpi_error_handled(null_errh, MPI_FILE_NULL, MPI_ERR_AMODE, call, "amode %#x", amode);
+        return mpi_error_handled(NOFILE, MPI_ERR_AMODE, call, "amode %#x", amode);
     int mine[2] = {amode, -amode}, all[2];
     TRY(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm));
     if (all[0] != amode || -all[1] != amode)
-        return mpi_error_handled(null_errh, MPI_FILE_NULL, MPI_ERR_NOT_SAME, call,
+        return mpi_error_handled(NOFILE, MPI_ERR_NOT_SAME, call,
                                  "the ranks gave different amodes");
     int slot = 0;
     for (int i = 1; i < MAX_FILES && !slot; i++)
@@ -755,7 +757,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         if (fd >= 0)
             close(fd);
         int e = err ? err : worst;
-        return mpi_error_handled(null_errh, MPI_FILE_NULL, e == EMFILE ? MPI_ERR_NO_MEM : io_class(e), call,
+        return mpi_error_handled(NOFILE, e == EMFILE ? MPI_ERR_NO_MEM : io_class(e), call,
                                  "%s: %s", path, strerror(e));
     }
     struct mfile *f = &files[slot];
@@ -815,7 +817,7 @@ int MPI_File_delete(const char *filename, MPI_Info info)
     (void)info;
     const char *path = file_path(filename);
     if (unlink(path))
-        return mpi_error_handled(null_errh, MPI_FILE_NULL, io_class(errno), "MPI_File_delete", "%s: %s", path,
+        return mpi_error_handled(NOFILE, io_class(errno), "MPI_File_delete", "%s: %s", path,
                                  strerror(errno));
     return MPI_SUCCESS;
 }
@@ -1088,15 +1090,23 @@ int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exten
     return MPI_Type_get_extent(datatype, &lb, extent);
 }
 
+/* Where fh's handler is kept: the open file's, or MPI_FILE_NULL's. */
+static int errh_slot(const char *call, MPI_File fh, MPI_Errhandler **slot)
+{
+    NEED_INIT(call);
+    *slot = &null_errh;
+    if (fh == MPI_FILE_NULL)
+        return MPI_SUCCESS;
+    struct mfile *f = NULL;
+    TRY(get_file(call, fh, &f));
+    *slot = &f->errh;
+    return MPI_SUCCESS;
+}
+
 int MPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler)
 {
-    NEED_INIT("MPI_File_set_errhandler");
-    MPI_Errhandler *slot = &null_errh;
-    if (fh != MPI_FILE_NULL) {
-        struct mfile *f = NULL;
-        TRY(get_file("MPI_File_set_errhandler", fh, &f));
-        slot = &f->errh;
-    }
+    MPI_Errhandler *slot;
+    TRY(errh_slot("MPI_File_set_errhandler", fh, &slot));
     if (!mpi_errh_valid(errhandler))
         return mpi_error_handled(*slot, fh, MPI_ERR_ARG, "MPI_File_set_errhandler",
                                  "%#x is not an error handler", (unsigned)errhandler);
@@ -1108,13 +1118,9 @@ int MPI_File_set_errhandler(MPI_File fh, MPI_Errhandler errhandler)
 
 int MPI_File_get_errhandler(MPI_File fh, MPI_Errhandler *errhandler)
 {
-    if (fh == MPI_FILE_NULL) {
-        *errhandler = null_errh;
-        return MPI_SUCCESS;
-    }
-    struct mfile *f = NULL;
-    TRY(get_file("MPI_File_get_errhandler", fh, &f));
-    *errhandler = f->errh;
+    MPI_Errhandler *slot;
+    TRY(errh_slot("MPI_File_get_errhandler", fh, &slot));
+    *errhandler = *slot;
     return MPI_SUCCESS;
 }
 
@@ -1127,13 +1133,8 @@ int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler 
 
 int MPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
-    NEED_INIT("MPI_File_call_errhandler");
-    MPI_Errhandler e = null_errh;
-    if (fh != MPI_FILE_NULL) {
-        struct mfile *f = NULL;
-        TRY(get_file("MPI_File_call_errhandler", fh, &f));
-        e = f->errh;
-    }
-    mpi_error_handled(e, fh, errorcode, "MPI_File_call_errhandler", "raised by the program");
+    MPI_Errhandler *slot;
+    TRY(errh_slot("MPI_File_call_errhandler", fh, &slot));
+    mpi_error_handled(*slot, fh, errorcode, "MPI_File_call_errhandler", "raised by the program");
     return MPI_SUCCESS;
 }

@@ -682,8 +682,6 @@ int MPI_Get_address(const void *location, MPI_Aint *address)
 int MPI_Address(void *location, MPI_Aint *address) { return MPI_Get_address(location, address); }
 
 /* Addresses are plain byte addresses here (MPI_Get_address), so the sum
- * and the difference are the integers'. */
-/* Addresses are plain byte addresses here (MPI_Get_address), so the sum
  * and the difference are integer arithmetic. */
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
