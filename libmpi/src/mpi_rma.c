@@ -447,16 +447,8 @@ static int rma_op(const char *call, MPI_Win win, const struct opargs *a, MPI_Req
     struct mwin *w = NULL;
     TRY(mpi_win_check(call, win, &w));
     struct mreq *q = NULL;
-    if (request) {
+    if (request)
         *request = MPI_REQUEST_NULL;
-        /* MPI-3.1 11.3.5: only inside a passive-target epoch. */
-        bool passive = a->target >= 0 && a->target < w->size &&
-                       (w->lock_all || w->locked[a->target]);
-        if (a->target != MPI_PROC_NULL && !passive && a->target >= 0 && a->target < w->size)
-            return mpi_win_error(w, MPI_ERR_RMA_SYNC, call,
-                                 "request-based operations need a passive-target epoch on "
-                                 "rank %d (MPI_Win_lock or MPI_Win_lock_all)", a->target);
-    }
     if (a->target == MPI_PROC_NULL)
         return request ? rma_request(call, w, request, &q) : MPI_SUCCESS;
     if (a->target < 0 || a->target >= w->size)
@@ -464,6 +456,10 @@ static int rma_op(const char *call, MPI_Win win, const struct opargs *a, MPI_Req
                              a->target, w->size - 1);
     int t = a->target;
     bool passive = w->lock_all || w->locked[t];
+    if (request && !passive) /* MPI-3.1 11.3.5 */
+        return mpi_win_error(w, MPI_ERR_RMA_SYNC, call,
+                             "request-based operations need a passive-target epoch on rank %d "
+                             "(MPI_Win_lock or MPI_Win_lock_all)", t);
     if (!passive && !w->fence && !(w->started && w->access[t]))
         return mpi_win_error(w, MPI_ERR_RMA_SYNC, call,
                              "no access epoch to rank %d is open on this window "
