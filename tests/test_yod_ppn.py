@@ -335,7 +335,11 @@ def c4():
     rank's end has reached yod (kernel option end_hold): the moment a busy
     host's scheduler can stretch, in which the node may already be the next
     job's."""
-    with up("ppn4", "-n", "1", "--smp", "4", "--boot", "direct",
+    # 128 MiB: four MPI ranks of a 64 MiB node have about 14 MiB each, about 8 of it the
+    # library's own (docs/mpi.md), and tests/mpi/coll ran out of heap in 1 to 2 runs of
+    # 8 to 12 there, with this session's library and the one before alike (unexpected
+    # messages held for a slower rank); 0 of 16 at 128 MiB.
+    with up("ppn4", "-n", "1", "--smp", "4", "--boot", "direct", "--mem", "128M",
             "--kernel-option", f"end_hold={END_HOLD_MS}") as name:
         yield name
 
