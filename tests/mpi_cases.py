@@ -11,6 +11,8 @@ FATAL = [
                    "block is 8 bytes where the root's counts and type make it 12"),
     ("added", 2, "MPI error on rank 1 in MPI_Comm_call_errhandler: the solver diverged "
                  "(code 50): raised by the program"),  # MPI_ERR_LASTCODE + 2
+    ("pset", 2, "MPI error on rank 0 in MPI_Group_from_session_pset: MPI_ERR_ARG (code 13): "
+                "\"mpi://nodes\" is no process set (there are mpi://WORLD and mpi://SELF)"),
     ("scatterv", 4, "MPI error on rank 2 in MPI_Scatterv: MPI_ERR_OTHER (code 16): the root "
                     "sends 12 bytes where this rank's count and type make 20"),
 ]

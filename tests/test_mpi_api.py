@@ -21,11 +21,11 @@ LIBS = [os.path.join(ROOT, "build", "libmpi", lib) for lib in ("libmpi.a", "libm
 ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Comm_connect", "MPI_Publish_name",
           "MPI_Pready", "MPI_Comm_join", "MPI_Comm_disconnect",
           "MPI_Comm_spawn_multiple", "MPI_Neighbor_alltoall_init", "MPI_Win_shared_query",
-          "MPI_Session_init", "MPI_Type_size_c", "MPI_Register_datarep",
-          "MPI_Comm_create_from_group", "MPI_Bcast_c", "MPI_Unpublish_name",
+          "MPI_Type_size_c", "MPI_Register_datarep",
+          "MPI_Intercomm_create_from_groups", "MPI_Bcast_c", "MPI_Unpublish_name",
           "MPI_Comm_accept", "MPI_Lookup_name", "MPI_Win_allocate_shared",
           "MPI_Send_c",
-          "MPI_Session_finalize", "MPI_Psend_init", "PMPI_Session_init"]
+          "MPI_Psend_init", "PMPI_Pready"]
 
 
 def declared():

@@ -73,6 +73,20 @@ def test_semantics(ns, prog, n, expect):
     assert expect in r.out, r
 
 
+@pytest.mark.parametrize("n,mode", [(1, None), (5, None), (1, "world"), (4, "world")])
+def test_sessions_without_and_with_mpi_init(ns, n, mode):
+    """tests/mpi/session.c: MPI-4 sessions, process sets, communicators made
+    from groups with string tags (apart from each other, of a subgroup, of
+    oneself), the session's error handler; without MPI_Init the library
+    still says goodbye when the process exits (TERN_MPI_STATS=1 shows each
+    rank's exit handshake), and inside MPI_Init .. MPI_Finalize an open
+    session keeps the library working past MPI_Finalize."""
+    r = run(ns, n, "session", *([mode] if mode else []), env={"TERN_MPI_STATS": "1"})
+    assert r.status == 0 and all(s == 0 for s in r.statuses), r
+    assert f"session ok on {n} ranks" + (" (world model too)" if mode else "") in r.out, r
+    assert len(re.findall(r"MPI exit node \d+: sends settled", r.err)) == n, r
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 8, 16])
 def test_every_collective_against_the_serial_answer(ns, n):
     r = run(ns, n, "coll", timeout=180)

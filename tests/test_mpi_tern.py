@@ -48,6 +48,7 @@ def yod(name, n, prog, *args, timeout=300, env=None, size_opt="-sz", limit=240):
     ("fbind", 4, "fortran bindings ok on 4 ranks"),
     ("rma", 4, "rma ok on 4 ranks"),
     ("profile", 3, "profile ok on 3 ranks"),
+    ("session", 3, "session ok on 3 ranks"),
 ])
 def test_semantics(tc, prog, n, expect):
     r = yod(tc, n, prog)

@@ -33,6 +33,7 @@ typedef int MPI_Fint;
 typedef int MPI_File;
 typedef int MPI_Message;
 typedef int MPI_Win;
+typedef int MPI_Session;
 
 /* Five ints, like MPICH: Fortran's status array (MPI_STATUS_SIZE = 5) is
  * the same memory, MPI_SOURCE, MPI_TAG, MPI_ERROR at 3, 4, 5 there. */
@@ -68,6 +69,7 @@ typedef struct MPI_Status {
  * once with the empty status of MPI_PROC_NULL. */
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)0x09000001)
 #define MPI_WIN_NULL ((MPI_Win)0x0a000000)
+#define MPI_SESSION_NULL ((MPI_Session)0x0b000000)
 
 /* Predefined datatypes (index = tern's basic type number). */
 #define MPI_CHAR ((MPI_Datatype)0x03000001)
@@ -161,6 +163,9 @@ typedef struct MPI_Status {
 #define MPI_MAX_ERROR_STRING 512
 #define MPI_MAX_OBJECT_NAME 128
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
+/* Sessions (MPI-4.0 11.3) */
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
 #define MPI_KEYVAL_INVALID (-1)
 /* Predefined attributes of MPI_COMM_WORLD (MPI_Comm_get_attr) */
 #define MPI_TAG_UB 1
@@ -1017,6 +1022,26 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
                         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                         MPI_Request *request);
 
+/* Sessions (MPI-4.0 11.3, libmpi/src/mpi_session.c): MPI without MPI_Init.
+ * Process sets "mpi://WORLD" and "mpi://SELF". */
+typedef void MPI_Session_errhandler_function(MPI_Session *session, int *error, ...);
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int MPI_Session_finalize(MPI_Session *session);
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                             char *pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
+                                MPI_Group *newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                  MPI_Errhandler *errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+
 /* Handle conversion: the identity (handles are Fortran integers). */
 #define MPI_Comm_c2f(h) ((MPI_Fint)(h))
 #define MPI_Comm_f2c(h) ((MPI_Comm)(h))
@@ -1036,6 +1061,8 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
 #define MPI_Message_f2c(h) ((MPI_Message)(h))
 #define MPI_Win_c2f(h) ((MPI_Fint)(h))
 #define MPI_Win_f2c(h) ((MPI_Win)(h))
+#define MPI_Session_c2f(h) ((MPI_Fint)(h))
+#define MPI_Session_f2c(h) ((MPI_Session)(h))
 /* Their profiling names (MPI-3.1 14.2) are the same conversions. */
 #define PMPI_Comm_c2f MPI_Comm_c2f
 #define PMPI_Comm_f2c MPI_Comm_f2c
@@ -1055,6 +1082,8 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
 #define PMPI_Message_f2c MPI_Message_f2c
 #define PMPI_Win_c2f MPI_Win_c2f
 #define PMPI_Win_f2c MPI_Win_f2c
+#define PMPI_Session_c2f MPI_Session_c2f
+#define PMPI_Session_f2c MPI_Session_f2c
 
 /* PMPI_x for every call above, each of its MPI_x's type (generated from
  * this file by libmpi/mkpmpi.py into the build's include directory). */

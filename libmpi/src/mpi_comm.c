@@ -104,6 +104,7 @@ void mpi_comm_init(void)
     free(all);
     ctx_take(0);
     ctx_take(1);
+    ctx_take(CTX_FROM_GROUP); /* no communicator's: MPI_Comm_create_from_group's agreements */
 }
 
 /* Context ids come from two halves: the blocking calls agree on ids below
@@ -376,11 +377,39 @@ static void engine_xfer(const char *call, bool send, int w, uint64_t bits, void 
     msg_req_free(r);
 }
 
+int mpi_ctx_agree_in_group(const char *call, const struct mgroup *g, int me, uint64_t bits,
+                           uint64_t check, bool *same)
+{
+    struct {
+        uint64_t check;
+        uint32_t mask[MASK_WORDS];
+    } mine, theirs;
+    mine.check = check;
+    mpi_ctx_free_mask(mine.mask);
+    *same = true;
+    if (me == 0) {
+        for (int i = 1; i < g->size; i++) {
+            engine_xfer(call, false, g->world[i], bits, &theirs, sizeof theirs);
+            *same = *same && theirs.check == check;
+            for (int k = 0; k < MASK_WORDS; k++)
+                mine.mask[k] &= theirs.mask[k];
+        }
+        /* A member whose check differs learns it: the answer's check is ~check. */
+        mine.check = *same ? check : ~check;
+        for (int i = 1; i < g->size; i++)
+            engine_xfer(call, true, g->world[i], bits, &mine, sizeof mine);
+    } else {
+        engine_xfer(call, true, g->world[0], bits, &mine, sizeof mine);
+        engine_xfer(call, false, g->world[0], bits, &mine, sizeof mine);
+        *same = mine.check == check;
+    }
+    return mpi_ctx_lowest(mine.mask);
+}
+
 /* Only the group's members call it (MPI-3.1 6.4.2): they agree on a
- * context id among themselves, the group's first member ANDing the
- * others' masks and handing back the result, through comm's collective
- * context with the program's tag and bit 31, which the collectives' own
- * tags (sequence number and step) leave clear. */
+ * context id among themselves (mpi_ctx_agree_in_group) through comm's
+ * collective context with the program's tag and bit 31, which the
+ * collectives' own tags (sequence number and step) leave clear. */
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     const char *call = "MPI_Comm_create_group";
@@ -399,22 +428,11 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
             return mpi_error(comm, MPI_ERR_GROUP, call,
                              "the group has rank %d of MPI_COMM_WORLD, which is not in the "
                              "communicator", g->world[i]);
-    uint32_t mask[MASK_WORDS], theirs[MASK_WORDS];
-    mpi_ctx_free_mask(mask);
-    uint64_t bits = mpi_bits(2 * c->ctx + 1, (int)((unsigned)tag | 0x80000000u));
-    if (me == 0) {
-        for (int i = 1; i < g->size; i++) {
-            engine_xfer(call, false, g->world[i], bits, theirs, sizeof theirs);
-            for (int k = 0; k < MASK_WORDS; k++)
-                mask[k] &= theirs[k];
-        }
-        for (int i = 1; i < g->size; i++)
-            engine_xfer(call, true, g->world[i], bits, mask, sizeof mask);
-    } else {
-        engine_xfer(call, true, g->world[0], bits, mask, sizeof mask);
-        engine_xfer(call, false, g->world[0], bits, mask, sizeof mask);
-    }
-    return mpi_comm_install(call, comm, mpi_ctx_lowest(mask), g->size, g->world, newcomm);
+    bool same;
+    int ctx = mpi_ctx_agree_in_group(call, g, me, mpi_bits(2 * c->ctx + 1,
+                                                           (int)((unsigned)tag | 0x80000000u)),
+                                     0, &same);
+    return mpi_comm_install(call, comm, ctx, g->size, g->world, newcomm);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)

@@ -218,7 +218,7 @@ static void vreport(const char *call, int code, const char *fmt, va_list ap)
     vsnprintf(detail, sizeof detail, fmt, ap);
     /* Before MPI_Init the rank is only in the environment. */
     const char *env = getenv("TERN_RANK");
-    int rank = mpi.initialized ? mpi.wrank : env ? atoi(env) : 0;
+    int rank = mpi.up || mpi.ended ? mpi.wrank : env ? atoi(env) : 0;
     fprintf(stderr, "MPI error on rank %d in %s: %s (code %d): %s\n", rank, call,
             mpi_err_name(code), code, detail);
     fflush(stderr);

@@ -1569,3 +1569,66 @@ void mpi_rget_accumulate_(void *o, F *oc, F *ot, void *r, F *rc, F *rt, F *rank,
     *ierr = MPI_Rget_accumulate(B(o), *oc, *ot, B(r), *rc, *rt, *rank, *disp, *tc, *tt, *op,
                                 *win, req);
 }
+
+/* ---- sessions (MPI-4.0 11.3) ---- */
+void mpi_session_init_(F *info, F *eh, F *session, F *ierr)
+{
+    *ierr = MPI_Session_init(*info, *eh, session);
+}
+void mpi_session_finalize_(F *session, F *ierr) { *ierr = MPI_Session_finalize(session); }
+void mpi_session_get_info_(F *session, F *info, F *ierr)
+{
+    *ierr = MPI_Session_get_info(*session, info);
+}
+void mpi_session_get_num_psets_(F *session, F *info, F *n, F *ierr)
+{
+    *ierr = MPI_Session_get_num_psets(*session, *info, n);
+}
+/* PSETLEN 0 asks for the name's length; else the name, blank-padded. */
+void mpi_session_get_nth_pset_(F *session, F *info, F *n, F *psetlen, char *name, F *ierr,
+                               size_t nlen)
+{
+    char c[MPI_MAX_PSET_NAME_LEN];
+    int len = *psetlen == 0 ? 0 : MPI_MAX_PSET_NAME_LEN;
+    *ierr = MPI_Session_get_nth_pset(*session, *info, *n, &len, *psetlen ? c : NULL);
+    if (*ierr == MPI_SUCCESS && *psetlen)
+        to_fortran(name, nlen < (size_t)*psetlen ? nlen : (size_t)*psetlen, c);
+    if (*ierr == MPI_SUCCESS)
+        *psetlen = len - 1; /* Fortran's lengths leave out C's terminating zero */
+}
+void mpi_session_get_pset_info_(F *session, char *name, F *info, F *ierr, size_t nlen)
+{
+    char *c = c_string(name, nlen);
+    *ierr = c ? MPI_Session_get_pset_info(*session, c, info) : MPI_ERR_NO_MEM;
+    free(c);
+}
+void mpi_group_from_session_pset_(F *session, char *name, F *group, F *ierr, size_t nlen)
+{
+    char *c = c_string(name, nlen);
+    *ierr = c ? MPI_Group_from_session_pset(*session, c, group) : MPI_ERR_NO_MEM;
+    free(c);
+}
+void mpi_comm_create_from_group_(F *group, char *tag, F *info, F *eh, F *comm, F *ierr,
+                                 size_t tlen)
+{
+    char *c = c_string(tag, tlen);
+    *ierr = c ? MPI_Comm_create_from_group(*group, c, *info, *eh, comm) : MPI_ERR_NO_MEM;
+    free(c);
+}
+void mpi_session_create_errhandler_(MPI_Session_errhandler_function *fn, F *eh, F *ierr)
+{
+    /* As MPI_COMM_CREATE_ERRHANDLER's: (session, error code) by reference. */
+    *ierr = MPI_Session_create_errhandler(fn, eh);
+}
+void mpi_session_set_errhandler_(F *session, F *eh, F *ierr)
+{
+    *ierr = MPI_Session_set_errhandler(*session, *eh);
+}
+void mpi_session_get_errhandler_(F *session, F *eh, F *ierr)
+{
+    *ierr = MPI_Session_get_errhandler(*session, eh);
+}
+void mpi_session_call_errhandler_(F *session, F *code, F *ierr)
+{
+    *ierr = MPI_Session_call_errhandler(*session, *code);
+}

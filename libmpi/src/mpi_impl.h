@@ -56,7 +56,7 @@
 #define H_KIND(h) ((unsigned)(h) >> 24)
 #define H_IDX(h) ((int)((unsigned)(h) & 0xFFFFFF))
 #define H_MAKE(kind, idx) ((int)(((unsigned)(kind) << 24) | (unsigned)(idx)))
-enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE, K_MESSAGE, K_WIN };
+enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE, K_MESSAGE, K_WIN, K_SESSION };
 
 #define TAG_UB 0x7FFFFFFF
 #define MAX_CONTEXTS 4096 /* communicators alive at once (context ids) */
@@ -64,12 +64,21 @@ enum { K_COMM = 1, K_GROUP, K_TYPE, K_OP, K_REQUEST, K_ERRH, K_INFO, K_FILE, K_M
 
 /* ---- state of the library ---- */
 struct mpi_state {
-    bool initialized, finalized;
+    bool initialized, finalized; /* the world model: MPI_Init, MPI_Finalize */
+    bool up;                     /* the library runs: the world model or a session */
+    bool ended;                  /* its engine said goodbye: it cannot start again */
     int thread_level;
     pthread_t main_thread;   /* the caller of MPI_Init(_thread) */
     int wrank, wsize;
 };
 extern struct mpi_state mpi;
+/* The library starts once, for MPI_Init or the first MPI_Session_init, and
+ * ends (the engine's exit handshake) at MPI_Finalize when no session is
+ * open, else when the process exits (mpi_init.c, mpi_session.c). */
+void mpi_library_start(int argc, char **argv, int required);
+void mpi_library_finish(void);
+int mpi_thread_provided(int required); /* SINGLE or FUNNELED */
+int mpi_sessions_open(void);           /* sessions initialized and not finalized */
 
 /* ---- errors (mpi_errors.c) ---- */
 /* Raise error `code` in `call` on comm (MPI_COMM_NULL: MPI_COMM_WORLD's
@@ -132,12 +141,13 @@ int mpi_attrs_copy(const char *call, int from, int to);
 /* Every attribute's delete callback (Comm_free, Type_free, MPI_Finalize). */
 int mpi_attrs_delete(const char *call, int obj);
 
-/* Every call but a few needs MPI_Init first. */
+/* Every call but a few needs the library started: MPI_Init or a session. */
 #define NEED_INIT(call)                                                          \
     do {                                                                         \
-        if (!mpi.initialized || mpi.finalized)                                   \
-            mpi_fatal(call, "called %s MPI_Init",                                \
-                      mpi.finalized ? "after MPI_Finalize, not" : "before");     \
+        if (!mpi.up)                                                             \
+            mpi_fatal(call, "called %s",                                         \
+                      mpi.ended ? "after MPI_Finalize"                          \
+                                : "before MPI_Init or MPI_Session_init");        \
     } while (0)
 /* Return a non-zero error code from a check. */
 #define TRY(x)                                                                   \
@@ -263,6 +273,16 @@ void mpi_ctx_idup_mask(uint32_t *mask);
 int mpi_ctx_lowest(const uint32_t *mask);
 int mpi_comm_install(const char *call, MPI_Comm errcomm, int ctx, int n, const int *members,
                      MPI_Comm *newcomm);
+/* A context id agreed among group g's members alone, me being the caller's
+ * rank in it (-1: none free on all): member 0 gathers the others' masks,
+ * ANDs them and hands back the result, in messages matched by bits.  Each
+ * member also sends check; *same says whether every member's equalled
+ * member 0's. */
+int mpi_ctx_agree_in_group(const char *call, const struct mgroup *g, int me, uint64_t bits,
+                           uint64_t check, bool *same);
+/* The context id reserved at MPI_Init for MPI_Comm_create_from_group's
+ * agreements (there is no parent communicator to hold them). */
+#define CTX_FROM_GROUP 2
 /* Intercommunicators' parts of MPI_Comm_dup, _free and _compare. */
 /* A duplicate's topology and attributes, once it has its members. */
 int mpi_comm_dup_finish(MPI_Comm comm, MPI_Comm *newcomm);

@@ -13,10 +13,13 @@
 
 struct mpi_state mpi;
 
-static int start(int *argc, char ***argv, int required)
+/* The library's state, made once, by MPI_Init or by the first
+ * MPI_Session_init (mpi_session.c): the engine, the tables, the predefined
+ * communicators.  required: the thread level asked for. */
+void mpi_library_start(int argc, char **argv, int required)
 {
-    if (mpi.initialized || mpi.finalized)
-        mpi_fatal("MPI_Init", "MPI is %s already", mpi.finalized ? "finalized" : "initialized");
+    if (mpi.up)
+        return;
     /* After MPI_Abort or a fatal error on one rank, the others wait 2 s
      * before they end too: under yod the failing rank's end is reported
      * first (its rank, the call and the code are its last words on
@@ -28,16 +31,46 @@ static int start(int *argc, char ***argv, int required)
     mpi.wsize = (int)msg_size();
     /* One thread calls MPI (SINGLE or FUNNELED): progress is made only
      * inside MPI calls, by the calling thread. */
-    mpi.thread_level = required >= MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+    mpi.thread_level = mpi_thread_provided(required);
     mpi.main_thread = pthread_self(); /* the one FUNNELED means */
     mpi_types_init();
     mpi_requests_init();
-    mpi.initialized = true; /* communicators are made with MPI calls */
+    mpi.up = true; /* communicators are made with MPI calls */
     mpi_comm_init();
     mpi_coll_init();
     if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
         required = MPI_THREAD_SINGLE;
-    mpi_info_env_init(argc ? *argc : 0, argv ? *argv : NULL, mpi.wsize, required);
+    mpi_info_env_init(argc, argv, mpi.wsize, required);
+}
+
+int mpi_thread_provided(int required)
+{
+    return required >= MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+}
+
+/* The engine's exit handshake: every message this rank sent is accepted
+ * and the others know it is done.  Once; the library cannot start again. */
+void mpi_library_finish(void)
+{
+    if (!mpi.up)
+        return;
+    /* Buffered messages leave first. */
+    mpi_bsend_reap();
+    msg_finish();
+    mpi.up = false;
+    mpi.ended = true;
+}
+
+static int start(int *argc, char ***argv, int required)
+{
+    if (mpi.initialized || mpi.finalized)
+        mpi_fatal("MPI_Init", "MPI is %s already", mpi.finalized ? "finalized" : "initialized");
+    if (mpi.ended)
+        mpi_fatal("MPI_Init", "the library has ended (its sessions were finalized before)");
+    if (mpi.up) /* started by a session: the world model's level is its own */
+        mpi.thread_level = mpi_thread_provided(required);
+    mpi_library_start(argc ? *argc : 0, argv ? *argv : NULL, required);
+    mpi.initialized = true;
     return MPI_SUCCESS;
 }
 
@@ -90,21 +123,22 @@ int MPI_Is_thread_main(int *flag)
 
 int MPI_Finalize(void)
 {
-    NEED_INIT("MPI_Finalize");
+    if (!mpi.initialized || mpi.finalized)
+        mpi_fatal("MPI_Finalize", "called %s MPI_Init", mpi.finalized ? "after MPI_Finalize, not" : "before");
     /* MPI_COMM_SELF's attributes go first, as if it were freed (MPI-3.1
      * 8.7.1): libraries hang their clean-up there. */
     TRY(mpi_attrs_delete("MPI_Finalize", MPI_COMM_SELF));
-    /* Buffered messages leave first; then every message this rank sent is
-     * accepted and the others know it is done (the engine's exit). */
-    mpi_bsend_reap();
-    msg_finish();
+    /* Sessions still open keep the library: it ends with the last of
+     * them, or when the process exits (mpi_session.c). */
+    if (!mpi_sessions_open())
+        mpi_library_finish();
     mpi.finalized = true;
     return MPI_SUCCESS;
 }
 
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    struct mcomm *c = mpi.initialized && !mpi.finalized ? mpi_comm_get(comm) : NULL;
+    struct mcomm *c = mpi.up ? mpi_comm_get(comm) : NULL;
     fflush(stdout);
     fprintf(stderr, "MPI_Abort(%s, %d) called on rank %d: the job ends with error code %d\n",
             c && c->name[0] ? c->name : "comm", errorcode, mpi.wrank, errorcode);

@@ -11,7 +11,9 @@
 ! line; MPI_TYPE_CREATE_F90_REAL and _INTEGER; datatype attributes, a darray in
 ! Fortran order, Pack_external; MPI_AINT_DIFF/_ADD; a file written with a split
 ! collective, read with a nonblocking collective, and a file error handler; a
-! dynamic window and the request-based one-sided calls.  A failed check prints it and calls MPI_ABORT (status 2).
+! dynamic window and the request-based one-sided calls; a session's process
+! sets (names blank-padded, lengths without C's zero) and a communicator made
+! from one with a string tag.  A failed check prints it and calls MPI_ABORT (status 2).
 ! Prints "fortran bindings ok on N ranks".
 program fbind
   implicit none
@@ -47,6 +49,8 @@ program fbind
   integer(kind=MPI_ADDRESS_KIND) :: daddr, dsize
   integer(kind=MPI_ADDRESS_KIND) :: fa0, fa1
   character(len=64) :: fname
+  integer :: ses, sgrp, scomm, snum, slen, ssum
+  character(len=MPI_MAX_PSET_NAME_LEN) :: sname
   external :: onerr, first, addup, countdel
 
   ! MULTIPLE is asked for; Tern's MPI gives at most FUNNELED, and says so.
@@ -385,6 +389,31 @@ program fbind
   call mpi_win_detach(dwin, dmem, ierr)
   call ck(ierr, 'win_detach')
   call mpi_win_free(dwin, ierr)
+
+  ! A session: its process sets, and a communicator from mpi://WORLD.
+  call mpi_session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, ses, ierr)
+  call ck(ierr, 'session_init')
+  call mpi_session_get_num_psets(ses, MPI_INFO_NULL, snum, ierr)
+  if (snum /= 2) call fail('session_get_num_psets')
+  slen = 0
+  call mpi_session_get_nth_pset(ses, MPI_INFO_NULL, 1, slen, sname, ierr)
+  if (slen /= 10) call fail('session_get_nth_pset: length of mpi://SELF')
+  slen = MPI_MAX_PSET_NAME_LEN
+  call mpi_session_get_nth_pset(ses, MPI_INFO_NULL, 0, slen, sname, ierr)
+  if (sname /= 'mpi://WORLD' .or. slen /= 11) call fail('session_get_nth_pset: mpi://WORLD')
+  call mpi_group_from_session_pset(ses, sname, sgrp, ierr)
+  call ck(ierr, 'group_from_session_pset')
+  call mpi_comm_create_from_group(sgrp, 'org.tern.fbind  ', MPI_INFO_NULL, MPI_ERRORS_RETURN, &
+       scomm, ierr)
+  call ck(ierr, 'comm_create_from_group')
+  call mpi_allreduce(rank, ssum, 1, MPI_INTEGER, MPI_SUM, scomm, ierr)
+  if (ssum /= nproc * (nproc - 1) / 2) call fail('allreduce on the session''s communicator')
+  call mpi_group_from_session_pset(ses, 'mpi://nowhere', x, ierr)
+  if (ierr /= MPI_ERR_ARG) call fail('group_from_session_pset of an unknown set')
+  call mpi_comm_free(scomm, ierr)
+  call mpi_group_free(sgrp, ierr)
+  call mpi_session_finalize(ses, ierr)
+  if (ses /= MPI_SESSION_NULL) call fail('session_finalize')
 
   call mpi_comm_free(dup, ierr)
   call mpi_barrier(MPI_COMM_WORLD, ierr)
