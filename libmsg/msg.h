@@ -144,6 +144,12 @@ void msg_progress(bool block);
  * schedules): called after each round of the engine's progress, never
  * from inside itself; NULL: none. */
 void msg_set_progress_hook(void (*hook)(void));
+/* Around a blocking wait in Portals, for a layer whose threads share the
+ * engine under a lock of their own (MPI_THREAD_MULTIPLE): begin returns 1
+ * if it let its lock go (end is then called right after the wait), -1 if
+ * it waited some other way and the engine should only poll, 0 to block as
+ * usual. */
+void msg_set_wait_hooks(int (*begin)(void), void (*end)(void));
 
 /* A barrier among n ranks whose rounds Portals forwards itself (triggered
  * puts on counters, msg_barrier.c): after the call has posted its

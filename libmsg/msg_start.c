@@ -284,6 +284,15 @@ static void (*progress_hook)(void);
 
 void msg_set_progress_hook(void (*hook)(void)) { progress_hook = hook; }
 
+static int (*wait_begin)(void);
+static void (*wait_end)(void);
+
+void msg_set_wait_hooks(int (*begin)(void), void (*end)(void))
+{
+    wait_begin = begin;
+    wait_end = end;
+}
+
 /* The layer's hook may call the engine (msg_test): it is not run again
  * from inside itself. */
 static void run_hook(void)
@@ -303,7 +312,12 @@ void msg_progress_ms(unsigned ms)
         ptl_event_t ev;
         unsigned which;
         ptl_time_t timeout = n == 0 ? (eng.starved && ms > 1 ? 1 : ms) : 0;
+        int hooked = timeout && wait_begin ? wait_begin() : 0;
+        if (hooked < 0)
+            timeout = 0;
         int rc = PtlEQPoll(eqs, 2, timeout, &ev, &which);
+        if (hooked > 0)
+            wait_end();
         if (rc == PTL_EQ_EMPTY)
             break;
         if (rc == PTL_EQ_DROPPED)

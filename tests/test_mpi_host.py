@@ -73,6 +73,19 @@ def test_semantics(ns, prog, n, expect):
     assert expect in r.out, r
 
 
+@pytest.mark.parametrize("n,threads", [(1, 2), (2, 4), (5, 4), (3, 16)])
+def test_threads_call_mpi_at_once_under_thread_multiple(ns, n, threads):
+    """tests/mpi/threads.c: MPI_THREAD_MULTIPLE; every thread rings eager
+    and rendezvous messages and reduces on a communicator of its own and
+    rings on MPI_COMM_WORLD with its own tag, all at once; a thread blocked
+    in MPI_Recv is matched by another thread's later send (to itself and to
+    the next rank); a thread polls MPI_Test while others block.  Without
+    the library's lock the bytes cross between threads."""
+    r = run(ns, n, "threads", str(threads), timeout=180)
+    assert r.status == 0 and all(s == 0 for s in r.statuses), r
+    assert f"threads ok on {n} ranks: {threads} threads" in r.out, r
+
+
 @pytest.mark.parametrize("n,mode", [(1, None), (5, None), (1, "world"), (4, "world")])
 def test_sessions_without_and_with_mpi_init(ns, n, mode):
     """tests/mpi/session.c: MPI-4 sessions, process sets, communicators made

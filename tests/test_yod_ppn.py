@@ -379,6 +379,18 @@ def test_nx_and_mpi_with_four_ranks_on_a_4_cpu_node(c4):
     assert r.returncode == 0 and "coll ok on 4 ranks" in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("ppn,threads", [("1", "4"), ("2", "2")])
+def test_mpi_thread_multiple_with_threads_on_cores_of_their_own(c4, ppn, threads):
+    """tests/mpi/threads.c under MPI_THREAD_MULTIPLE with each thread on a
+    core of its own (one rank and four threads; two ranks of two): threads
+    calling MPI at once on different CPUs, one blocked in Portals while the
+    others post, with messages between ranks on one node."""
+    r = yod(c4, "-timeout", "100", "-sz", ppn, "-ppn", ppn, os.path.join(MPI, "threads"),
+            threads)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"threads ok on {ppn} ranks: {threads} threads" in r.stdout, r.stdout + r.stderr
+
+
 def test_ranks_share_out_a_nodes_cores_to_their_threads(c4):
     """-ppn 2 on a 4-core node: each rank has 2 cores, for itself and the
     threads it makes (hybrid MPI + OpenMP), and never another rank's."""

@@ -65,4 +65,7 @@ bool reserve_accessible(uint64_t s, uint64_t e);
 bool reserve_contiguous(uint64_t s, uint64_t e);
 /* Physical address of committed va, or 0. */
 uint64_t reserve_phys(uint64_t va);
+/* The reserved address of physical pa, where a committed piece holds it;
+ * 0 if none does (a rank's Portals event pointing into a piece). */
+uint64_t reserve_va_of_phys(uint64_t pa);
 #endif

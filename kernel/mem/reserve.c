@@ -397,3 +397,18 @@ uint64_t reserve_phys(uint64_t va)
     struct piece p;
     return piece_read(va, &p) ? p.pa + (va - p.va) : 0;
 }
+
+uint64_t reserve_va_of_phys(uint64_t pa)
+{
+    for (;;) {
+        uint32_t seq = pieces_read_begin();
+        uint64_t va = 0;
+        for (int i = 0; i < proc.npieces && !va; i++) {
+            const struct piece *p = &proc.pieces[i];
+            if (pa >= p->pa && pa - p->pa < p->end - p->va)
+                va = p->va + (pa - p->pa);
+        }
+        if (!pieces_read_again(seq))
+            return va;
+    }
+}

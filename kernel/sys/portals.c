@@ -37,6 +37,7 @@
 #include "ptl_lib.h"
 #include <tern/ptl_syscall.h>
 #include "ranks.h"
+#include "reserve.h"
 #include "job.h"
 #include "syscall.h"
 #include "thread.h"
@@ -114,14 +115,24 @@ static unsigned my_iface(void)
 
 /* [va, va + len) of the calling rank, as a direct-map address (ranks per
  * core, see the top): the whole range inside the part of its region that
- * maps linearly and is mapped, else false. */
+ * maps linearly and is mapped, or inside one piece of memory committed in a
+ * reservation (a thread's stack: pthread_create maps it PROT_NONE and then
+ * opens it; its memory is the rank's own, at another address), else
+ * false. */
 static bool rank_kva(uint64_t va, uint64_t len, void **kva)
 {
     uint64_t end = va + len;
-    if (end < va || va < proc.vbase || end > proc.vend || !user_in_region(va, end))
+    if (end < va)
         return false;
-    *kva = phys_to_virt(proc.region_pa + (va - proc.vbase));
-    return true;
+    if (va >= proc.vbase && end <= proc.vend && user_in_region(va, end)) {
+        *kva = phys_to_virt(proc.region_pa + (va - proc.vbase));
+        return true;
+    }
+    if (proc.npieces && reserve_contiguous(va, end)) {
+        *kva = phys_to_virt(reserve_phys(va));
+        return true;
+    }
+    return false;
 }
 
 /* A buffer's start as the library is to see it: unchanged without ranks;
@@ -147,7 +158,12 @@ static void event_out(ptl_event_t *ev, int rc)
     uint64_t k = (uint64_t)ev->start;
     uint64_t lo = (uint64_t)phys_to_virt(proc.region_pa);
     uint64_t span = proc.vend - proc.vbase;
-    ev->start = k >= lo && k - lo < span ? (void *)(proc.vbase + (k - lo)) : NULL;
+    /* A buffer in a piece (rank_kva) is given back at the address the
+     * program gave, not at the window's alias of the same memory. */
+    uint64_t piece = proc.npieces && k >= lo && k - lo < span
+                         ? reserve_va_of_phys(proc.region_pa + (k - lo)) : 0;
+    ev->start = piece ? (void *)piece
+                : k >= lo && k - lo < span ? (void *)(proc.vbase + (k - lo)) : NULL;
 }
 
 static void iov_collect(void)

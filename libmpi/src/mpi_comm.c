@@ -156,11 +156,19 @@ int mpi_comm_install(const char *call, MPI_Comm errcomm, int ctx, int n, const i
 int mpi_comm_make(const char *call, MPI_Comm parent, int n, const int *members,
                   MPI_Comm *newcomm)
 {
-    uint32_t mask[MASK_WORDS];
-    mpi_ctx_free_mask(mask);
+    uint32_t mask[CTX_OFFER_WORDS];
+    struct ctx_round round = {.key = (uint64_t)mpi_comm_get(parent)->ctx << 32};
     *newcomm = MPI_COMM_NULL;
-    TRY(MPI_Allreduce(MPI_IN_PLACE, mask, MASK_WORDS, MPI_UNSIGNED, MPI_BAND, parent));
-    int id = mpi_ctx_lowest(mask);
+    int id;
+    do {
+        mpi_ctx_offer(&round, mask);
+        int rc = MPI_Allreduce(MPI_IN_PLACE, mask, CTX_OFFER_WORDS, MPI_UNSIGNED, MPI_BAND,
+                               parent);
+        if (rc) {
+            mpi_ctx_abandon(&round);
+            return rc;
+        }
+    } while ((id = mpi_ctx_settle(&round, mask)) == -2);
     if (!members && id >= 0)
         return MPI_SUCCESS;
     return mpi_comm_install(call, parent, id, n, members, newcomm);
@@ -377,21 +385,23 @@ static void engine_xfer(const char *call, bool send, int w, uint64_t bits, void 
     msg_req_free(r);
 }
 
-int mpi_ctx_agree_in_group(const char *call, const struct mgroup *g, int me, uint64_t bits,
-                           uint64_t check, bool *same)
+/* One round of it: the id taken (-1: none), or -2. */
+static int agree_in_group_round(const char *call, const struct mgroup *g, int me,
+                                uint64_t bits, uint64_t check, bool *same,
+                                struct ctx_round *round)
 {
     struct {
         uint64_t check;
-        uint32_t mask[MASK_WORDS];
+        uint32_t mask[CTX_OFFER_WORDS];
     } mine, theirs;
     mine.check = check;
-    mpi_ctx_free_mask(mine.mask);
+    mpi_ctx_offer(round, mine.mask);
     *same = true;
     if (me == 0) {
         for (int i = 1; i < g->size; i++) {
             engine_xfer(call, false, g->world[i], bits, &theirs, sizeof theirs);
             *same = *same && theirs.check == check;
-            for (int k = 0; k < MASK_WORDS; k++)
+            for (int k = 0; k < CTX_OFFER_WORDS; k++)
                 mine.mask[k] &= theirs.mask[k];
         }
         /* A member whose check differs learns it: the answer's check is ~check. */
@@ -403,7 +413,18 @@ int mpi_ctx_agree_in_group(const char *call, const struct mgroup *g, int me, uin
         engine_xfer(call, false, g->world[0], bits, &mine, sizeof mine);
         *same = mine.check == check;
     }
-    return mpi_ctx_lowest(mine.mask);
+    return mpi_ctx_settle(round, mine.mask);
+}
+
+int mpi_ctx_agree_in_group(const char *call, const struct mgroup *g, int me, uint64_t bits,
+                           uint64_t check, bool *same)
+{
+    struct ctx_round round = {.key = bits};
+    int id;
+    do
+        id = agree_in_group_round(call, g, me, bits, check, same, &round);
+    while (id == -2);
+    return id;
 }
 
 /* Only the group's members call it (MPI-3.1 6.4.2): they agree on a

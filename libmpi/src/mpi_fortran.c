@@ -9,6 +9,9 @@
  * of the common block TERNMPIF (mkmpif.py): their addresses become C's
  * values here.
  */
+/* The bindings call the PMPI_ names, which take MPI_THREAD_MULTIPLE's
+ * lock (mpi_pmpi_names.h, libmpi/mkpmpi.py). */
+#define TERN_MPI_FORTRAN_BINDINGS
 #include <stdlib.h>
 #include <string.h>
 

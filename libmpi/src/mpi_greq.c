@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "mpi_impl.h"
+#include "mpi_thread.h"
 
 struct greq {
     MPI_Grequest_query_function *query;
@@ -125,7 +126,7 @@ bool mpi_greq_test(struct mreq *r)
 void mpi_greq_wait(struct mreq *r)
 {
     while (!mpi_greq_test(r))
-        sched_yield(); /* another thread completes it */
+        mpi_thread_yield(); /* another thread completes it */
 }
 
 void mpi_greq_cancel(struct mreq *r)

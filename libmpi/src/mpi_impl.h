@@ -77,7 +77,7 @@ extern struct mpi_state mpi;
  * open, else when the process exits (mpi_init.c, mpi_session.c). */
 void mpi_library_start(int argc, char **argv, int required);
 void mpi_library_finish(void);
-int mpi_thread_provided(int required); /* SINGLE or FUNNELED */
+int mpi_thread_provided(int required); /* the level given for one asked for */
 int mpi_sessions_open(void);           /* sessions initialized and not finalized */
 
 /* ---- errors (mpi_errors.c) ---- */
@@ -271,6 +271,17 @@ int mpi_comm_make(const char *call, MPI_Comm parent, int n, const int *members,
 void mpi_ctx_free_mask(uint32_t *mask);
 void mpi_ctx_idup_mask(uint32_t *mask);
 int mpi_ctx_lowest(const uint32_t *mask);
+/* One agreement's rounds (mpi_ctx.c): an offer is CTX_MASK_WORDS + 1 words
+ * (the last says whether the ids are real); settling the ANDed offers gives
+ * the id agreed on, -1 if none is free on all, -2 to go round again. */
+struct ctx_round {
+    uint64_t key; /* the parent's context id << 32 | a tag */
+    bool owner;
+};
+#define CTX_OFFER_WORDS (CTX_MASK_WORDS + 1)
+void mpi_ctx_offer(struct ctx_round *r, uint32_t *mask);
+int mpi_ctx_settle(struct ctx_round *r, const uint32_t *agreed);
+void mpi_ctx_abandon(struct ctx_round *r); /* a round that failed */
 int mpi_comm_install(const char *call, MPI_Comm errcomm, int ctx, int n, const int *members,
                      MPI_Comm *newcomm);
 /* A context id agreed among group g's members alone, me being the caller's

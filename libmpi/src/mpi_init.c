@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mpi_impl.h"
+#include "mpi_thread.h"
 
 struct mpi_state mpi;
 
@@ -29,8 +30,9 @@ void mpi_library_start(int argc, char **argv, int required)
     msg_start(&cfg);
     mpi.wrank = (int)msg_rank();
     mpi.wsize = (int)msg_size();
-    /* One thread calls MPI (SINGLE or FUNNELED): progress is made only
-     * inside MPI calls, by the calling thread. */
+    /* Progress is made only inside MPI calls, by the calling thread; under
+     * MULTIPLE one lock keeps the calls of several threads apart
+     * (mpi_thread.c). */
     mpi.thread_level = mpi_thread_provided(required);
     mpi.main_thread = pthread_self(); /* the one FUNNELED means */
     mpi_types_init();
@@ -43,9 +45,15 @@ void mpi_library_start(int argc, char **argv, int required)
     mpi_info_env_init(argc, argv, mpi.wsize, required);
 }
 
+/* Every level is given as asked (MULTIPLE: the lock of mpi_thread.c from
+ * then on); a value that is no level is SINGLE. */
 int mpi_thread_provided(int required)
 {
-    return required >= MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        return MPI_THREAD_SINGLE;
+    if (required == MPI_THREAD_MULTIPLE)
+        mpi_threads_multiple();
+    return required;
 }
 
 /* The engine's exit handshake: every message this rank sent is accepted

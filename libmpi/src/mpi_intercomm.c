@@ -105,20 +105,26 @@ static int make_inter(const char *call, MPI_Comm local, int ctx, int priv_ctx, i
 /* What the leaders swap first: the group's free ids (ANDed over it), its
  * size and, for a merge, its "high" flag; then its members. */
 struct side {
-    uint32_t mask[CTX_MASK_WORDS];
+    uint32_t mask[CTX_OFFER_WORDS]; /* an offer (mpi_ctx.c) */
     int size, high;
 };
 
 /* Every rank of local: the other side and its members (world ranks,
  * *remote, malloc'd) come back; both = the ids free on both groups. */
-static int agree(const char *call, MPI_Comm local, int leader, int high, const struct swap *w,
-                 struct side *theirs, int **remote, uint32_t *both)
+static int agree_round(const char *call, MPI_Comm local, int leader, int high,
+                       const struct swap *w, struct side *theirs, int **remote, uint32_t *both,
+                       struct ctx_round *round)
 {
     struct mcomm *l = mpi_comm_get(local);
     struct side mine = {.size = l->size, .high = high};
     *remote = NULL;
-    mpi_ctx_free_mask(mine.mask);
-    TRY(MPI_Allreduce(MPI_IN_PLACE, mine.mask, CTX_MASK_WORDS, MPI_UNSIGNED, MPI_BAND, local));
+    mpi_ctx_offer(round, mine.mask);
+    int rc0 = MPI_Allreduce(MPI_IN_PLACE, mine.mask, CTX_OFFER_WORDS, MPI_UNSIGNED, MPI_BAND,
+                            local);
+    if (rc0) {
+        mpi_ctx_abandon(round);
+        return rc0;
+    }
     int *members = malloc(sizeof(int) * (size_t)l->size);
     if (!members)
         return mpi_error(local, MPI_ERR_NO_MEM, call, "no memory");
@@ -144,13 +150,39 @@ static int agree(const char *call, MPI_Comm local, int leader, int high, const s
             rc2 = MPI_Bcast(*remote, theirs->size, MPI_INT, leader, local);
     }
     free(members);
-    for (int i = 0; i < CTX_MASK_WORDS; i++)
-        both[i] = mine.mask[i] & theirs->mask[i];
     if (rc2) {
+        mpi_ctx_abandon(round);
         free(*remote);
         *remote = NULL;
+        return rc2;
     }
-    return rc2;
+    for (int i = 0; i < CTX_OFFER_WORDS; i++)
+        both[i] = mine.mask[i] & theirs->mask[i];
+    return MPI_SUCCESS;
+}
+
+/* The rounds (mpi_ctx.c): both comes back with the one id agreed on, or
+ * none (no id free on both groups).  The key is the local communicator's:
+ * the two groups' keys differ, which only orders this agreement among the
+ * others of each process. */
+static int agree(const char *call, MPI_Comm local, int leader, int high, const struct swap *w,
+                 struct side *theirs, int **remote, uint32_t *both)
+{
+    struct ctx_round round = {.key = (uint64_t)mpi_comm_get(local)->ctx << 32 | 1};
+    uint32_t offers[CTX_OFFER_WORDS];
+    int id;
+    do {
+        TRY(agree_round(call, local, leader, high, w, theirs, remote, offers, &round));
+        id = mpi_ctx_settle(&round, offers);
+        if (id == -2) {
+            free(*remote);
+            *remote = NULL;
+        }
+    } while (id == -2);
+    memset(both, 0, CTX_MASK_WORDS * sizeof *both);
+    if (id >= 0)
+        both[id / 32] = 1u << (id % 32);
+    return MPI_SUCCESS;
 }
 
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,

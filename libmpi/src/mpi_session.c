@@ -137,8 +137,7 @@ int MPI_Session_finalize(MPI_Session *session)
     return MPI_SUCCESS;
 }
 
-/* "thread_level": the level the session has, which is what it asked for
- * at most FUNNELED (one thread calls MPI: mpi_init.c). */
+/* "thread_level": the level the session has, the one it asked for. */
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
     struct msession *s;

@@ -207,7 +207,7 @@ int main(int argc, char **argv)
     OK(MPI_Session_get_info(s, &got));
     char v[64];
     OK(MPI_Info_get(got, "thread_level", sizeof v - 1, v, &flag));
-    CHECK(flag && !strcmp(v, "MPI_THREAD_FUNNELED"), "thread_level %s", v);
+    CHECK(flag && !strcmp(v, "MPI_THREAD_MULTIPLE"), "thread_level %s", v);
     OK(MPI_Info_free(&got));
 
     psets(s);
