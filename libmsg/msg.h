@@ -148,8 +148,10 @@ void msg_set_progress_hook(void (*hook)(void));
  * engine under a lock of their own (MPI_THREAD_MULTIPLE): begin returns 1
  * if it let its lock go (end is then called right after the wait), -1 if
  * it waited some other way and the engine should only poll, 0 to block as
- * usual. */
-void msg_set_wait_hooks(int (*begin)(void), void (*end)(void));
+ * usual; it may shorten the wait (*ms).  may_poll says whether this
+ * thread may take events now (not while another thread waits in Portals:
+ * an event it took is handled first). */
+void msg_set_wait_hooks(int (*begin)(unsigned *ms), void (*end)(void), bool (*may_poll)(void));
 
 /* A barrier among n ranks whose rounds Portals forwards itself (triggered
  * puts on counters, msg_barrier.c): after the call has posted its

@@ -284,13 +284,15 @@ static void (*progress_hook)(void);
 
 void msg_set_progress_hook(void (*hook)(void)) { progress_hook = hook; }
 
-static int (*wait_begin)(void);
+static int (*wait_begin)(unsigned *ms);
 static void (*wait_end)(void);
+static bool (*may_poll)(void);
 
-void msg_set_wait_hooks(int (*begin)(void), void (*end)(void))
+void msg_set_wait_hooks(int (*begin)(unsigned *ms), void (*end)(void), bool (*may)(void))
 {
     wait_begin = begin;
     wait_end = end;
+    may_poll = may;
 }
 
 /* The layer's hook may call the engine (msg_test): it is not run again
@@ -311,10 +313,13 @@ void msg_progress_ms(unsigned ms)
     for (int n = 0;; n++) {
         ptl_event_t ev;
         unsigned which;
-        ptl_time_t timeout = n == 0 ? (eng.starved && ms > 1 ? 1 : ms) : 0;
-        int hooked = timeout && wait_begin ? wait_begin() : 0;
-        if (hooked < 0)
-            timeout = 0;
+        unsigned wait_ms = n == 0 ? (eng.starved && ms > 1 ? 1 : ms) : 0;
+        int hooked = wait_ms && wait_begin ? wait_begin(&wait_ms) : 0;
+        ptl_time_t timeout = hooked < 0 ? 0 : (ptl_time_t)wait_ms;
+        /* Events are handled in the order Portals gives them: not while
+         * another thread holds one it has yet to handle. */
+        if (hooked <= 0 && may_poll && !may_poll())
+            break;
         int rc = PtlEQPoll(eqs, 2, timeout, &ev, &which);
         if (hooked > 0)
             wait_end();

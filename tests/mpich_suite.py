@@ -31,8 +31,10 @@ DSC = ("mpich_4.0.2-3.dsc",
        "67036921ec09db4da04568546691fe05d3118ac7e4a37020bc7b74a43de36cd0")
 ORIG = "mpich_4.0.2.orig.tar.xz"
 TOP = "mpich-4.0.2"
-# The directories of testlist.in this runs (threads, spawn, Fortran, C++ and
-# fault tolerance are configured out: Tern's MPI has none of them).
+# The directories of testlist.in this runs (spawn, Fortran, C++ and fault
+# tolerance are configured out: Tern's MPI has none of them).  "threads"
+# (MPI_THREAD_MULTIPLE) is run when named: it is built in a tree of its
+# own, configured with threads (--dirs threads).
 DIRS = ["attr", "coll", "comm", "datatype", "errhan", "group", "info", "init",
         "pt2pt", "topo", "io", "rma"]
 
@@ -87,7 +89,8 @@ def build(kind, dirs, jobs=2, programs=None):
     programs on the host's Portals) or "tern" (programs for yod), or only
     the programs named "dir/name"; returns the build directory."""
     src = fetch()
-    bdir = os.path.join(CACHE, "mpich-tests-" + kind)
+    threads = "threads" in dirs
+    bdir = os.path.join(CACHE, "mpich-tests-" + kind + ("-threads" if threads else ""))
     cc = os.path.join(ROOT, "build", "bin", "tern-mpicc")
     if kind == "host":
         cc += " --linux-portals"
@@ -97,7 +100,8 @@ def build(kind, dirs, jobs=2, programs=None):
             [os.path.join(src, "configure"), "CC=" + cc, "MPICC=" + cc,
              "--enable-fortran=no", "--disable-cxx", "--disable-spawn",
              "--enable-rma=yes", "--disable-dtpools", "--enable-romio",
-             "--disable-ft-tests", "--disable-threads"],
+             "--disable-ft-tests",
+             "--enable-threads=multiple" if threads else "--disable-threads"],
             cwd=bdir, capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError("configure failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
@@ -107,12 +111,14 @@ def build(kind, dirs, jobs=2, programs=None):
     for d in dirs:
         if not os.path.isdir(os.path.join(bdir, d)):
             continue
-        for e in os.scandir(os.path.join(bdir, d)):
-            if (e.is_file() and os.access(e.path, os.X_OK) and "." not in e.name
-                    and e.stat().st_mtime < stamp):
-                with open(e.path, "rb") as f:
-                    if f.read(4) == b"\x7fELF":
-                        os.unlink(e.path)
+        for top, _, files in os.walk(os.path.join(bdir, d)):  # threads/ has subdirectories
+            for name in files:
+                path = os.path.join(top, name)
+                if (os.access(path, os.X_OK) and "." not in name
+                        and os.path.getmtime(path) < stamp):
+                    with open(path, "rb") as f:
+                        if f.read(4) == b"\x7fELF":
+                            os.unlink(path)
     for d in ["util"] + list(dirs):
         names = [p.split("/")[1] for p in programs or () if p.split("/")[0] == d]
         if programs and d != "util" and not names:
@@ -152,6 +158,10 @@ def cases(bdir, dirs):
             if not line:
                 continue
             words = line.split()
+            if len(words) == 1:   # a subdirectory (threads/pt2pt ...)
+                if os.path.isdir(os.path.join(bdir, d, words[0])):
+                    out += cases(bdir, [d + "/" + words[0]])
+                continue
             name, np, rest = words[0], int(words[1]), words[2:]
             args = [w[4:] for w in rest if w.startswith("arg=")]
             opts = dict(w.split("=", 1) for w in rest if "=" in w and not w.startswith("arg="))

@@ -261,3 +261,16 @@ def test_nine_ranks_with_portals_on_one_node():
     assert r.returncode == 0, r.stdout + r.stderr
     for rank in range(9):
         assert f"rank {rank}: from rank {(rank - 1) % 9} ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_ranks_take_messages_into_memory_mapped_prot_none_then_opened():
+    """A rank's buffer in memory committed in a reservation (mmap PROT_NONE,
+    then mprotect: what pthread_create does for a thread's stack) is the
+    rank's own: Portals takes it, the data lands there and the event's start
+    is the buffer's own address (it was PTL_ARG_INVALID with ranks)."""
+    prog = os.path.join(ROOT, "build", "portals", "kernel", "rankring-musl")
+    r = run_node(prog, "piece", mem="128M", timeout=90,
+                 extra=["--smp", "2", "--ranks", "2", "--nic", "virtio", "--nid", "7"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rank in range(2):
+        assert f"rank {rank}: from rank {(rank - 1) % 2} ok" in r.stdout, r.stdout + r.stderr

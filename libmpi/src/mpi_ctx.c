@@ -1,37 +1,48 @@
 /*
  * Context-id agreements when threads make communicators at once
- * (MPI_THREAD_MULTIPLE), the way MPICH makes them: each agreement is
- * rounds in which every member offers its free ids and the ids free on
- * all are the ANDed offers (an allreduce over the parent, or a group's
- * first member gathering them, or two leaders swapping their groups').
+ * (MPI_THREAD_MULTIPLE), after MPICH's way: each agreement is rounds in
+ * which every member offers free ids and the ids free on all are the
+ * ANDed offers (an allreduce over the parent, a group's first member
+ * gathering them, or two leaders swapping their groups').
  *
  * Two agreements of one process in flight at once (two threads, each
- * duplicating a communicator of its own) must not offer the same free ids,
- * or both could take the same one.  So one agreement at a time offers the
- * process's ids (it owns them for its round) and any other offers none;
- * every offer carries a word saying which (all ones: a real one), ANDed
- * with the rest, so all members see alike whether the round counts.  One
- * that does not is gone round again.  Which agreement of a process gets
- * the ids next: the one with the lowest key (its parent communicator's
- * context id, and its tag where several share one parent) among those
- * that already failed a round, so all members end up offering for the
- * same agreement and it goes through; then the next.
+ * duplicating a communicator of its own) must never offer the same id, or
+ * both could take it.  So the free ids are two pools, each offered by one
+ * agreement of the process at a time:
+ *   - the eager pool (ids below EAGER_IDS), which an agreement offers in
+ *     its first round if no other agreement of the process holds it;
+ *   - the rest, which an agreement offers otherwise, if no other holds it
+ *     and no other agreement of the process in flight has a lower key (its
+ *     parent communicator's context id, and a tag where several share one
+ *     parent): so all members end up offering for the same agreement and
+ *     it goes through, then the next.
+ * Anything else offers nothing for that round.  An empty AND is the end
+ * (no id free) only when every member offered the whole rest; otherwise
+ * the agreement goes round again.  The eager pool is what lets a thread's
+ * agreement over few processes (MPI_COMM_SELF's duplicate) through while
+ * another thread's waits for slow members: holding one pool each, neither
+ * waits on the other (MPICH's threads/comm/comm_dup_deadlock).
  *
- * Without MULTIPLE no two agreements overlap and every offer is real: one
- * round, as before.  Either way the id agreed on is installed before the
- * thread lets the library's lock go (nothing between blocks), so it is
- * never offered twice.
+ * Without MULTIPLE no two agreements overlap: one round offering every
+ * free id.  Either way the id agreed on is installed before the thread
+ * lets the library's lock go (nothing between blocks), so no other
+ * agreement of the process offers it meanwhile.
  */
 #include <string.h>
 
 #include "mpi_impl.h"
 #include "mpi_thread.h"
 
+#define EAGER_WORDS 2 /* 64 ids */
 #define MAX_WAITING 256
 
-static bool owned;                    /* an agreement of this process offers the ids now */
-static uint64_t waiting[MAX_WAITING]; /* keys of agreements that failed a round */
+enum { POOL_NONE, POOL_EAGER, POOL_REST, POOL_ALL };
+
+static bool eager_held, rest_held;
+static uint64_t waiting[MAX_WAITING]; /* keys of the agreements in flight */
 static int nwaiting;
+
+static void set_waiting(uint64_t key, bool on);
 
 static bool lower_waiting(uint64_t key)
 {
@@ -54,37 +65,56 @@ static void set_waiting(uint64_t key, bool on)
 
 void mpi_ctx_offer(struct ctx_round *r, uint32_t *mask)
 {
-    r->owner = !owned && !lower_waiting(r->key);
-    if (r->owner) {
-        owned = true;
-        mpi_ctx_free_mask(mask);
-    } else {
-        memset(mask, 0, CTX_MASK_WORDS * sizeof *mask);
-    }
-    mask[CTX_MASK_WORDS] = r->owner ? ~0u : 0;
+    uint32_t free_ids[CTX_MASK_WORDS];
+    mpi_ctx_free_mask(free_ids);
+    memset(mask, 0, CTX_OFFER_WORDS * sizeof *mask);
+    /* Every agreement in flight is known from its first round on, so the
+     * rest goes to the lowest of them whatever the order they came in. */
+    if (r->rounds == 0)
+        set_waiting(r->key, true);
+    if (!atomic_load(&mpi_multiple))
+        r->pool = POOL_ALL;
+    else if (r->rounds == 0 && !eager_held)
+        r->pool = POOL_EAGER;
+    else if (!rest_held && !lower_waiting(r->key))
+        r->pool = eager_held ? POOL_REST : POOL_ALL;
+    else
+        r->pool = POOL_NONE;
+    int from = r->pool == POOL_REST ? EAGER_WORDS : 0;
+    int to = r->pool == POOL_EAGER ? EAGER_WORDS : r->pool == POOL_NONE ? 0 : CTX_MASK_WORDS;
+    for (int i = from; i < to; i++)
+        mask[i] = free_ids[i];
+    eager_held |= r->pool == POOL_EAGER || r->pool == POOL_ALL;
+    rest_held |= r->pool == POOL_REST || r->pool == POOL_ALL;
+    /* Whether this offer was the whole of what is not eager. */
+    mask[CTX_MASK_WORDS] = r->pool == POOL_REST || r->pool == POOL_ALL ? ~0u : 0;
+    r->rounds++;
+}
+
+static void release(struct ctx_round *r)
+{
+    if (r->pool == POOL_EAGER || r->pool == POOL_ALL)
+        eager_held = false;
+    if (r->pool == POOL_REST || r->pool == POOL_ALL)
+        rest_held = false;
+    r->pool = POOL_NONE;
 }
 
 void mpi_ctx_abandon(struct ctx_round *r)
 {
-    if (r->owner)
-        owned = false;
-    r->owner = false;
+    release(r);
     set_waiting(r->key, false);
 }
 
 int mpi_ctx_settle(struct ctx_round *r, const uint32_t *agreed)
 {
-    if (r->owner)
-        owned = false;
-    r->owner = false;
-    if (agreed[CTX_MASK_WORDS] != ~0u) {
-        /* Some member's ids were another agreement's this round. */
-        set_waiting(r->key, true);
-        mpi_thread_yield();
-        return -2;
+    release(r);
+    int id = mpi_ctx_lowest(agreed);
+    if (id >= 0 || agreed[CTX_MASK_WORDS] == ~0u) {
+        set_waiting(r->key, false);
+        return id; /* -1: none is free on every member */
     }
-    set_waiting(r->key, false);
-    /* The caller installs it before it lets the library's lock go, so no
-     * other agreement of this process offers it meanwhile. */
-    return mpi_ctx_lowest(agreed);
+    /* Some member offered another pool, or none, this round. */
+    mpi_thread_yield();
+    return -2;
 }

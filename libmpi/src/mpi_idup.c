@@ -33,7 +33,12 @@
 #include "mpi_coll.h"
 
 #define IDUP_SEQ 0x600000u
-#define ATTEMPTS 256 /* an idup's sequence numbers: its attempts, then an error */
+/* An idup's sequence numbers, used round and round: an attempt's
+ * allreduce ends on a member only when every member has sent its part, so
+ * no two members are more than one attempt apart and number k + 256 never
+ * meets k's messages.  (Under MPI_THREAD_MULTIPLE an idup may wait many
+ * attempts for another thread's agreement to end.) */
+#define ATTEMPTS 256
 
 struct idup {
     MPI_Comm parent;
@@ -91,8 +96,6 @@ static int no_cancel(void *extra, int complete)
 static void start_attempt(struct idup *d)
 {
     d->attempt++;
-    if (d->attempt == ATTEMPTS)
-        mpi_fatal("MPI_Comm_idup", "no context id agreed in %d attempts", ATTEMPTS);
     d->offers = !offering && lowest(d);
     if (d->offers) {
         offering = d;
@@ -101,7 +104,8 @@ static void start_attempt(struct idup *d)
         memset(d->offer, 0, sizeof d->offer);
     }
     memcpy(d->mask, d->offer, sizeof d->mask);
-    uint32_t seq = IDUP_SEQ + (uint32_t)(d->key & 0x3FF) * ATTEMPTS + (uint32_t)d->attempt;
+    uint32_t seq = IDUP_SEQ + (uint32_t)(d->key & 0x3FF) * ATTEMPTS +
+                   (uint32_t)(d->attempt % ATTEMPTS);
     struct mcomm *c = mpi_comm_get(d->parent);
     int rc = mpi_nbc_allreduce_at("MPI_Comm_idup", d->inter ? c->local : d->parent, seq,
                                   d->mask, CTX_MASK_WORDS, MPI_UNSIGNED, MPI_BAND, &d->ar);

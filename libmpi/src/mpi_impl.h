@@ -276,7 +276,8 @@ int mpi_ctx_lowest(const uint32_t *mask);
  * the id agreed on, -1 if none is free on all, -2 to go round again. */
 struct ctx_round {
     uint64_t key; /* the parent's context id << 32 | a tag */
-    bool owner;
+    int rounds;   /* gone so far */
+    int pool;     /* what this process offers in the round now */
 };
 #define CTX_OFFER_WORDS (CTX_MASK_WORDS + 1)
 void mpi_ctx_offer(struct ctx_round *r, uint32_t *mask);

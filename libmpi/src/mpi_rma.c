@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mpi_rma.h"
+#include "mpi_thread.h"
 
 static uint64_t rbits(const struct mwin *w, int tag)
 {
@@ -264,13 +265,17 @@ void mpi_rma_serve(struct mwin *w)
 {
     uint64_t bits = rbits(w, T_RMA_REQ);
     struct msg_probe_info pi;
-    while (msg_probe(MSG_ANY_SOURCE, bits, 0, false, &pi)) {
+    struct msg_saved *taken;
+    /* A matched probe: the request found is this call's alone, though the
+     * receive may wait (and, under MPI_THREAD_MULTIPLE, another thread
+     * serve the window meanwhile). */
+    while ((taken = msg_mprobe(MSG_ANY_SOURCE, bits, 0, false, &pi))) {
         char *m = malloc(pi.len > 0 ? (size_t)pi.len : 1);
         if (!m)
             mpi_fatal("MPI one-sided", "no memory for a request of %llu bytes",
                       (unsigned long long)pi.len);
         struct msg_req *r = new_req(NULL, "MPI one-sided");
-        msg_irecv(r, pi.src, bits, 0, m, pi.len);
+        msg_mrecv(r, taken, m, pi.len);
         msg_wait(r);
         int src = mpi_rank_of(mpi_comm_get(w->comm), (int)r->src);
         msg_req_free(r);
@@ -290,6 +295,7 @@ static void pend_add(struct mwin *w, struct msg_req *r, int target, void *buf)
         mpi_fatal("MPI one-sided", "no memory");
     p->r = r;
     p->target = target;
+    p->seq = w->pend_seq++;
     p->buf = buf;
     p->dtype = MPI_DATATYPE_NULL;
     p->next = w->pend;
@@ -319,23 +325,52 @@ static int pend_finish(struct rma_pend *p)
     return err;
 }
 
+/* Finishing an entry waits, and under MPI_THREAD_MULTIPLE other threads
+ * add, finish and take entries meanwhile: so an entry stays in the list,
+ * marked, while its thread waits for it, and is taken out (found again
+ * from the head) after. */
+static int finish_listed(struct mwin *w, struct rma_pend *p)
+{
+    p->finishing = true;
+    int e = pend_finish(p);
+    for (struct rma_pend **pp = &w->pend; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+    w->npend--;
+    free(p);
+    return e;
+}
+
+/* Every operation to target (-1: all) issued before the call, by any
+ * thread: those another thread is finishing are waited for too. */
 int mpi_rma_complete(struct mwin *w, int target)
 {
     int rc = MPI_SUCCESS;
-    for (struct rma_pend **pp = &w->pend; *pp;) {
-        struct rma_pend *p = *pp;
-        if (target >= 0 && p->target != target) {
-            pp = &p->next;
-            continue;
+    uint32_t upto = w->pend_seq;
+    for (;;) {
+        struct rma_pend *mine = NULL;
+        bool others = false;
+        for (struct rma_pend *p = w->pend; p; p = p->next) {
+            if ((target >= 0 && p->target != target) || (int32_t)(p->seq - upto) >= 0)
+                continue;
+            if (!p->finishing) {
+                mine = p;
+                break;
+            }
+            others = true;
         }
-        *pp = p->next;
-        w->npend--;
-        int e = pend_finish(p);
-        free(p);
-        if (e && !rc)
-            rc = e;
+        if (mine) {
+            int e = finish_listed(w, mine);
+            if (e && !rc)
+                rc = e;
+        } else if (others) {
+            mpi_thread_yield();
+        } else {
+            return rc;
+        }
     }
-    return rc;
 }
 
 int mpi_rma_control(struct mwin *w, const char *call, int target, int kind, int type)
@@ -665,16 +700,14 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
 static void finish_req(struct mreq *r)
 {
     struct mwin *w = r->rma_win;
-    for (struct rma_pend **pp = &w->pend; *pp; pp = &(*pp)->next) {
-        if (*pp == r->rma) {
-            struct rma_pend *p = *pp;
-            *pp = p->next;
-            w->npend--;
-            pend_finish(p);
-            free(p);
+    for (struct rma_pend *p = w->pend; p; p = p->next)
+        if (p == r->rma) {
+            if (p->finishing) /* another thread's flush has it */
+                mpi_thread_yield();
+            else
+                finish_listed(w, p);
             return;
         }
-    }
 }
 
 static bool req_test(struct mreq *r)
@@ -690,7 +723,7 @@ static bool req_test(struct mreq *r)
 
 static void req_wait(struct mreq *r)
 {
-    if (!r->done_now && r->rma)
+    while (!r->done_now && r->rma)
         finish_req(r); /* waits, serving the windows meanwhile */
 }
 

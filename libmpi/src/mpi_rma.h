@@ -37,6 +37,8 @@ struct rma_hdr {
 struct rma_pend {
     struct msg_req *r;
     int target;
+    uint32_t seq;            /* its number (mwin.pend_seq) */
+    bool finishing;          /* a thread waits for it (MPI_THREAD_MULTIPLE) */
     void *buf;
     void *dst;
     long dcount;
@@ -74,6 +76,7 @@ struct mwin {
     MPI_Errhandler errh;
     int nregions, cap_regions; /* regions, below */
     uint32_t next_tag;       /* as an origin: of the next answer */
+    uint32_t pend_seq;       /* as an origin: the number the next entry of pend gets */
     int npend;               /* entries of pend */
     int excl;                /* as a target: the exclusive lock's holder; -1: none */
     int shared;              /* as a target: shared locks held */

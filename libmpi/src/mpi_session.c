@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "mpi_impl.h"
+#include "mpi_thread.h"
 
 #define MAX_SESSIONS 64
 
@@ -117,8 +118,13 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *sess
         at_exit_set = true;
     }
     mpi_errh_ref(errhandler);
-    sessions[i] = (struct msession){.in_use = true, .thread_level = mpi_thread_provided(asked),
-                                    .errh = errhandler};
+    /* Once a program has asked for MULTIPLE, every thread may call: a
+     * session that asked for less has MULTIPLE too (MPICH's threads/init
+     * tests expect it). */
+    int level = mpi_thread_provided(asked);
+    if (atomic_load(&mpi_multiple))
+        level = MPI_THREAD_MULTIPLE;
+    sessions[i] = (struct msession){.in_use = true, .thread_level = level, .errh = errhandler};
     nopen++;
     *session = H_MAKE(K_SESSION, i);
     return MPI_SUCCESS;

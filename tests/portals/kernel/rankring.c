@@ -3,11 +3,15 @@
  * each with an interface of its own, all of them using Portals at once.
  * Each message is 100000 bytes made from its sender's rank and is checked
  * byte by byte.  Prints "rank R: from rank P ok" or what was wrong; exit
- * status: 0 when the message arrived whole from the right rank. */
+ * status: 0 when the message arrived whole from the right rank.
+ * "rankring piece": each rank's inbox is memory mapped PROT_NONE and then
+ * opened (a reservation's committed piece, as a thread's stack is), and
+ * the put's event must give the inbox's own address as its start. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include "portals4.h"
 #include "test_clock.h"
@@ -15,14 +19,23 @@
 #define PT 9
 #define LEN 100000
 
-static unsigned char inbox[LEN], out[LEN];
+static unsigned char inbox_static[LEN], out[LEN];
 
 static unsigned char byte_of(int rank, size_t i) { return (unsigned char)(rank * 37 + i * 11 + (i >> 9)); }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const char *r = getenv("TERN_RANK"), *s = getenv("TERN_SIZE");
     int rank = r ? atoi(r) : 0, size = s ? atoi(s) : 1;
+    unsigned char *inbox = inbox_static;
+    if (argc > 1 && !strcmp(argv[1], "piece")) {
+        inbox = mmap(NULL, LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (inbox == MAP_FAILED || mprotect(inbox, LEN, PROT_READ | PROT_WRITE)) {
+            printf("rank %d: no reserved piece\n", rank);
+            return 1;
+        }
+    }
+    void *start = NULL;
     ptl_handle_ni_t ni;
     ptl_handle_eq_t eq;
     ptl_handle_md_t md;
@@ -67,7 +80,7 @@ int main(void)
         if (rc != PTL_OK)
             break;
         if (ev.type == PTL_EVENT_PUT) {
-            got = 1, from = (int)ev.hdr_data, len = (long)ev.mlength;
+            got = 1, from = (int)ev.hdr_data, len = (long)ev.mlength, start = ev.start;
         } else if (ev.type == PTL_EVENT_ACK) {
             if (ev.ni_fail_type == PTL_NI_OK && ev.mlength == LEN)
                 acked = 1;
@@ -84,9 +97,10 @@ int main(void)
     for (size_t i = 0; got && i < LEN && bad < 0; i++)
         if (inbox[i] != byte_of(prev, i))
             bad = (long)i;
-    if (rc != PTL_OK || !got || !acked || from != prev || len != LEN || bad >= 0) {
-        printf("rank %d: rc %d got %d acked %d from %d len %ld first bad byte %ld\n", rank, rc,
-               got, acked, from, len, bad);
+    if (rc != PTL_OK || !got || !acked || from != prev || len != LEN || bad >= 0 ||
+        start != inbox) {
+        printf("rank %d: rc %d got %d acked %d from %d len %ld first bad byte %ld start %s\n",
+               rank, rc, got, acked, from, len, bad, start == inbox ? "inbox" : "elsewhere");
         return 1;
     }
     printf("rank %d: from rank %d ok\n", rank, prev);
