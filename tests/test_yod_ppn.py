@@ -87,6 +87,21 @@ def test_two_ranks_on_each_of_two_nodes(c2, libc):
         assert pid == local + 1
 
 
+def test_a_big_program_reaches_a_node_after_a_node_of_several_ranks(c2, tmp_path):
+    """With -fanout 1 the second node's parent in the load tree was the
+    first, which runs two ranks and moves the file as it loads them: a
+    file of several 1-MiB chunks arrived corrupted ("SHA-256 differs",
+    every time).  With several ranks a node, every node fetches from yod."""
+    big = tmp_path / "percore-big"
+    with open(program("percore-musl"), "rb") as f:
+        data = f.read()
+    big.write_bytes(data + os.urandom(3 << 20))   # past the ELF's end: loaded, never read
+    big.chmod(0o755)
+    r = yod(c2, "-timeout", "100", "-fanout", "1", "-sz", "3", "-ppn", "2", str(big), "hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(hellos(r.stdout)) == 3, r.stdout + r.stderr
+
+
 def test_a_node_with_fewer_ranks_runs_them_alone(c2):
     r = yod(c2, "-sz", "3", "-ppn", "2", program("percore-musl"), "hello")
     assert r.returncode == 0, r.stdout + r.stderr

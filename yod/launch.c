@@ -36,14 +36,20 @@ static int serve_programs(void)
 }
 
 /* The parent of a rank in its group's tree: -1 = yod.  The tree is the
- * group's nodes', each named by its first rank (with -ppn 1, every rank);
- * every node of a group but its last runs Y.opt.ppn ranks. */
+ * group's nodes', each named by its first rank; every node of a group but
+ * its last runs Y.opt.ppn ranks.  With several ranks on a node there is no
+ * tree: such a node moves the file while it loads its ranks and writes
+ * their process structs and a stack where it lay (kernel/ranks.c), so a
+ * child still fetching from it read a half-moved file (a 2 MiB program on
+ * a job of 5 ranks on 2-CPU nodes: "arrived corrupted", every time). */
 static int parent_of(int r)
 {
     const struct group *g = &Y.groups[Y.ranks[r].group];
-    int k = Y.opt.fanout, p = Y.opt.ppn > 1 ? Y.opt.ppn : 1;
+    int k = Y.opt.fanout;
     int node = Y.ranks[r].node - Y.ranks[g->first_rank].node;   /* within the group */
-    return node < k ? -1 : g->first_rank + (node / k - 1) * p;
+    if (Y.opt.ppn > 1)
+        return -1;
+    return node < k ? -1 : g->first_rank + (node / k - 1);
 }
 
 /* The rank a node's descriptor and control messages are addressed by: its
