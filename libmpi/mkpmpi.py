@@ -75,8 +75,7 @@ def locked(mpi_h):
 
 def c_calls(mpi_h):
     """The calls mpi.h declares (what MPI_x a program can call)."""
-    text = open(mpi_h).read()
-    return sorted(set(re.findall(r"^(?:int|double|MPI_Aint)\s+(MPI_\w+)\s*\(", text, re.M)))
+    return sorted(prototypes(mpi_h))
 
 
 def fortran_calls(fortran_c):

@@ -56,6 +56,9 @@ struct process {
     int nreserved;
     struct piece pieces[MAX_PIECES];
     int npieces;
+    /* Physical bounds of every piece committed so far (never shrunk): an
+     * event's buffer outside them is in no piece (reserve_va_of_phys). */
+    uint64_t pieces_pa_lo, pieces_pa_hi;
     /* Its MAP_SHARED mappings of forwarded files (sys/file_map.c). */
     struct file_map fmaps[FILE_MAPS];
     int nfmaps;

@@ -127,6 +127,10 @@ static long piece_add(uint64_t va, uint64_t end, uint64_t pa)
         proc.pieces[i] = (struct piece){va, end, pa};
         proc.npieces++;
     }
+    if (!proc.pieces_pa_hi || pa < proc.pieces_pa_lo)
+        proc.pieces_pa_lo = pa;
+    if (pa + (end - va) > proc.pieces_pa_hi)
+        proc.pieces_pa_hi = pa + (end - va);
     pieces_change_end();
     return 0;
 }
@@ -400,6 +404,11 @@ uint64_t reserve_phys(uint64_t va)
 
 uint64_t reserve_va_of_phys(uint64_t pa)
 {
+    /* Every Portals event of a rank asks (kernel/sys/portals.c): most
+     * buffers lie outside every piece, and up to MAX_PIECES are not looked
+     * through for them. */
+    if (pa < proc.pieces_pa_lo || pa >= proc.pieces_pa_hi)
+        return 0;
     for (;;) {
         uint32_t seq = pieces_read_begin();
         uint64_t va = 0;

@@ -5,7 +5,6 @@
  * with the program's query function and release it with its free
  * function; MPI_Cancel calls its cancel function.
  */
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 

@@ -344,32 +344,50 @@ static int finish_listed(struct mwin *w, struct rma_pend *p)
 }
 
 /* Every operation to target (-1: all) issued before the call, by any
- * thread: those another thread is finishing are waited for too. */
+ * thread.  Those not yet claimed are claimed in one pass and finished in
+ * list order, then taken out in one more pass (O(n), as a flush of many
+ * operations needs); those another thread is finishing are waited for. */
 int mpi_rma_complete(struct mwin *w, int target)
 {
     int rc = MPI_SUCCESS;
     uint32_t upto = w->pend_seq;
-    for (;;) {
-        struct rma_pend *mine = NULL;
-        bool others = false;
-        for (struct rma_pend *p = w->pend; p; p = p->next) {
-            if ((target >= 0 && p->target != target) || (int32_t)(p->seq - upto) >= 0)
-                continue;
-            if (!p->finishing) {
-                mine = p;
-                break;
-            }
-            others = true;
+    int n = 0;
+    for (struct rma_pend *p = w->pend; p; p = p->next)
+        if ((target < 0 || p->target == target) && (int32_t)(p->seq - upto) < 0 &&
+            !p->finishing) {
+            p->finishing = true;
+            p->claim = &rc;
+            n++;
         }
-        if (mine) {
-            int e = finish_listed(w, mine);
-            if (e && !rc)
-                rc = e;
-        } else if (others) {
-            mpi_thread_yield();
+    /* Finishing one waits and lets other threads change the list, but only
+     * this call takes its claimed entries out, and others add at the head:
+     * a claimed entry stays listed, its next pointer current. */
+    struct rma_pend *p = w->pend;
+    for (int left = n; left > 0; p = p->next) {
+        if (p->claim != &rc)
+            continue;
+        int e = pend_finish(p);
+        left--;
+        if (e && !rc)
+            rc = e;
+    }
+    for (struct rma_pend **pp = &w->pend; *pp;) {
+        struct rma_pend *p = *pp;
+        if (p->claim == &rc) {
+            *pp = p->next;
+            w->npend--;
+            free(p);
         } else {
-            return rc;
+            pp = &p->next;
         }
+    }
+    for (;;) { /* another thread's, issued before this call */
+        bool others = false;
+        for (struct rma_pend *p = w->pend; p && !others; p = p->next)
+            others = (target < 0 || p->target == target) && (int32_t)(p->seq - upto) < 0;
+        if (!others)
+            return rc;
+        mpi_thread_yield();
     }
 }
 

@@ -39,6 +39,7 @@ struct rma_pend {
     int target;
     uint32_t seq;            /* its number (mwin.pend_seq) */
     bool finishing;          /* a thread waits for it (MPI_THREAD_MULTIPLE) */
+    const void *claim;       /* the mpi_rma_complete call finishing it */
     void *buf;
     void *dst;
     long dcount;
