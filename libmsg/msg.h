@@ -76,6 +76,8 @@ struct msg_req {
     long srcsel;
     /* engine state */
     bool posted;          /* an ME is on the priority list */
+    bool held, searched, found; /* waiting for room in Portals (msg_held.c) */
+    struct msg_req *held_next;
     uint64_t post_seq;    /* posting order, for messages to oneself */
     ptl_handle_me_t me;
     struct msg_saved *wait_saved; /* drained message still arriving */

@@ -256,6 +256,7 @@ void msg_saved_release(struct msg_saved *s)
 
 void msg_saved_append(struct msg_saved *s)
 {
+    eng.saved_gen++;
     s->next = NULL;
     if (eng.saved_tail)
         eng.saved_tail->next = s;

@@ -137,6 +137,16 @@ struct msg_engine {
     uint64_t epoch;
     struct msg_saved *saved_head, *saved_tail;
     uint64_t saved_bytes, saved_max; /* heap held by saved messages, and its bound */
+    uint64_t saved_gen;   /* counts messages added to the saved queue */
+    /* receives on Portals' priority list, and how many may be (msg_held.c) */
+    long recv_mes, recv_cap;
+    /* Events this process's own calls may have put on the data EQ since
+     * it was last empty (a receive's append that takes an unexpected
+     * message, a search).  Portals holds arriving messages back only once
+     * the EQ is full, so these must stay within the room its size leaves
+     * (msg_start.c): held receives stop at LOCAL_EVENTS_MAX (msg_held.c). */
+    int local_events;
+    struct msg_req *held_head, *held_tail;
     /* start-up barrier rounds received (bit per round) */
     uint64_t barrier_got;
     /* statistics, printed at exit when _STATS is set */
@@ -147,6 +157,8 @@ struct msg_engine {
     uint64_t st_ptl_barriers; /* barriers Portals forwarded (msg_barrier.c) */
     uint64_t st_ptl_wakes;    /* ... of which needed the self-put wake-up */
     uint64_t st_ptl_waits;    /* blocking event waits in them (each ends on an event) */
+    uint64_t st_held;         /* receives held for want of room in Portals (msg_held.c) */
+    uint64_t st_held_taken;   /* ... of which took a message that came for them */
 };
 extern struct msg_engine eng;
 
@@ -183,6 +195,20 @@ struct msg_saved *msg_saved_find(uint64_t bits, uint64_t ignore, long srcsel, bo
 ptl_me_t msg_recv_me(void *buf, uint64_t count, uint64_t bits, uint64_t ignore, long srcsel);
 /* What a probe reports of a saved message. */
 void msg_saved_info(const struct msg_saved *s, struct msg_probe_info *out);
+/* r's ME is h, on Portals' priority list now. */
+void msg_recv_posted(struct msg_req *r, ptl_handle_me_t h);
+/* Post r: a saved message it matches, else an ME; false when Portals has
+ * no room for one (r is then untouched). */
+bool msg_recv_post(struct msg_req *r);
+#define LOCAL_EVENTS_MAX 256
+void msg_recv_search_event(const ptl_event_t *ev);
+
+/* msg_held.c: receives waiting for room in Portals */
+void msg_held_init(void);
+void msg_held_add(struct msg_req *r);
+bool msg_held_cancel(struct msg_req *r);
+void msg_held_hint(long src, uint64_t bits); /* an unexpected message arrived */
+void msg_held_run(void); /* after each progress pass */
 
 /* msg_mprobe.c */
 void msg_mprobe_event(void *probe, const ptl_event_t *ev);

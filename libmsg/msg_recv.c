@@ -181,6 +181,8 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
 
 void msg_recv_event(struct msg_req *r, const ptl_event_t *ev)
 {
+    if (r->posted)
+        eng.recv_mes--;
     r->posted = false;
     if (ev->ni_fail_type != PTL_NI_OK)
         msg_fatal("a message from node %u failed on arrival (Portals failure %d)",
@@ -250,6 +252,35 @@ ptl_me_t msg_recv_me(void *buf, uint64_t count, uint64_t bits, uint64_t ignore, 
                   ignore | MSG_BIT_PUSHED);
 }
 
+void msg_recv_posted(struct msg_req *r, ptl_handle_me_t h)
+{
+    r->me = h;
+    r->posted = true;
+    eng.recv_mes++;
+    r->post_seq = ++post_counter;
+}
+
+bool msg_recv_post(struct msg_req *r)
+{
+    struct msg_saved *s = msg_saved_find(r->bits, r->ignore, r->srcsel, true);
+    if (s) {
+        msg_recv_take_saved(r, s);
+        return true;
+    }
+    if (eng.recv_mes >= eng.recv_cap)
+        return false;
+    ptl_me_t me = msg_recv_me(r->buf, r->count, r->bits, r->ignore, r->srcsel);
+    ptl_handle_me_t h;
+    int rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_PRIORITY_LIST, r, &h);
+    if (rc == PTL_NO_SPACE)
+        return false;
+    if (rc != PTL_OK)
+        msg_fatal("cannot post a receive (Portals error %d)", rc);
+    eng.local_events++; /* if it took an unexpected message */
+    msg_recv_posted(r, h);
+    return true;
+}
+
 void msg_irecv(struct msg_req *r, long srcsel, uint64_t bits, uint64_t ignore, void *buf,
                uint64_t count)
 {
@@ -261,23 +292,21 @@ void msg_irecv(struct msg_req *r, long srcsel, uint64_t bits, uint64_t ignore, v
     r->bits = bits;
     r->ignore = ignore;
     r->srcsel = srcsel;
-    struct msg_saved *s = msg_saved_find(bits, ignore, srcsel, true);
-    if (s) {
-        msg_recv_take_saved(r, s);
-        return;
-    }
-    ptl_me_t me = msg_recv_me(buf, count, bits, ignore, srcsel);
-    int rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_PRIORITY_LIST, r, &r->me);
-    if (rc != PTL_OK)
-        msg_fatal("cannot post a receive (Portals error %d): too many receives posted?", rc);
-    r->posted = true;
-    r->post_seq = ++post_counter;
+    r->held = false;
+    /* Behind the receives already waiting, whatever this one matches. */
+    if (eng.held_head || !msg_recv_post(r))
+        msg_held_add(r);
 }
 
 bool msg_cancel_recv(struct msg_req *r)
 {
-    if (r->is_recv && r->posted && !r->done && PtlMEUnlink(r->me) == PTL_OK) {
+    if (!r->is_recv || r->done)
+        return false;
+    if (r->held)
+        return msg_held_cancel(r);
+    if (r->posted && PtlMEUnlink(r->me) == PTL_OK) {
         r->posted = false;
+        eng.recv_mes--;
         msg_req_free(r);
         return true;
     }
@@ -307,6 +336,7 @@ void msg_self_send(uint64_t bits, const void *buf, uint64_t len)
          * then that one has it, try the next. */
         if (PtlMEUnlink(best->me) == PTL_OK) {
             best->posted = false;
+            eng.recv_mes--;
             deliver(best, eng.rank, bits, len, len, buf, len, false);
             return;
         }

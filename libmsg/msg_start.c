@@ -152,8 +152,11 @@ static void dispatch(const ptl_event_t *ev)
             msg_recv_event(ev->user_ptr, ev);
         else if (kind == OBJ_MPROBE)
             msg_mprobe_event(ev->user_ptr, ev);
-        else
+        else {
             msg_flow_event(ev);
+            if (ev->pt_index == PT_DATA && eng.held_head)
+                msg_held_hint((long)ev->initiator.rank, ev->match_bits);
+        }
         return;
     case PTL_EVENT_PUT_OVERFLOW:
         if (kind == OBJ_REQ || kind == OBJ_MPROBE) {
@@ -169,6 +172,8 @@ static void dispatch(const ptl_event_t *ev)
     case PTL_EVENT_SEARCH:
         if (kind == OBJ_PROBE)
             msg_probe_event(ev->user_ptr, ev);
+        else if (kind == OBJ_REQ)
+            msg_recv_search_event(ev);
         else
             msg_flow_event(ev);
         return;
@@ -310,6 +315,10 @@ static void run_hook(void)
 void msg_progress_ms(unsigned ms)
 {
     ptl_handle_eq_t eqs[2] = {eng.eq_data, eng.eq_misc};
+    /* Held receives wait for the data EQ to empty (their events' room):
+     * look without waiting. */
+    if (eng.held_head && eng.local_events >= LOCAL_EVENTS_MAX)
+        ms = 0;
     for (int n = 0;; n++) {
         ptl_event_t ev;
         unsigned which;
@@ -323,8 +332,10 @@ void msg_progress_ms(unsigned ms)
         int rc = PtlEQPoll(eqs, 2, timeout, &ev, &which);
         if (hooked > 0)
             wait_end();
-        if (rc == PTL_EQ_EMPTY)
+        if (rc == PTL_EQ_EMPTY) {
+            eng.local_events = 0; /* the data EQ is empty */
             break;
+        }
         if (rc == PTL_EQ_DROPPED)
             msg_fatal("Portals event queue %u overflowed: events were lost", which);
         if (rc != PTL_OK)
@@ -335,6 +346,8 @@ void msg_progress_ms(unsigned ms)
     }
     if (eng.starved)
         msg_kick();
+    if (eng.held_head)
+        msg_held_run();
     debug_dump();
     run_hook();
 }
@@ -402,14 +415,16 @@ static void print_stats(void)
         fprintf(stderr,
                 "%s stats node %ld: eager=%llu rendezvous=%llu pushed=%llu push_missed=%llu "
                 "received=%llu unexpected=%llu recoveries=%llu resent=%llu drained=%llu "
-                "portals_barriers=%llu barrier_wakes=%llu barrier_waits=%llu\n",
+                "portals_barriers=%llu barrier_wakes=%llu barrier_waits=%llu held=%llu "
+                "held_taken=%llu\n",
                 eng.who, eng.rank, (unsigned long long)eng.st_eager,
                 (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_rdv_pushed,
                 (unsigned long long)eng.st_push_missed, (unsigned long long)eng.st_received,
                 (unsigned long long)eng.st_unexpected,
                 (unsigned long long)eng.st_recoveries, (unsigned long long)eng.st_resent,
                 (unsigned long long)eng.st_drained, (unsigned long long)eng.st_ptl_barriers,
-                (unsigned long long)eng.st_ptl_wakes, (unsigned long long)eng.st_ptl_waits);
+                (unsigned long long)eng.st_ptl_wakes, (unsigned long long)eng.st_ptl_waits,
+                (unsigned long long)eng.st_held, (unsigned long long)eng.st_held_taken);
     struct ptl_lib_stats st;
     if (eng.verbose > 1 && lib_stats(&st))
         fprintf(stderr,
@@ -585,10 +600,16 @@ void msg_start(const struct msg_config *cfg)
         fprintf(stderr, "%s: no memory for %ld peers\n", eng.who, eng.size);
         exit(1);
     }
+    msg_held_init(); /* how many receives Portals holds at once */
     /* The data EQ must hold a whole drain (one event per unexpected
-     * header) on top of what is already queued; the misc EQ holds at most
-     * one event per operation, rendezvous send and control message. */
-    check(PtlEQAlloc(eng.ni, (ptl_size_t)eng.lim.max_unexpected_headers * 2 + 256 + 2 * eng.size,
+     * header) on top of what is already queued: an event per header and
+     * per receive posted, and what the process's own calls add before it
+     * polls again (LOCAL_EVENTS_MAX); Portals holds messages back only
+     * when it is full.  The misc EQ holds at most one event per operation,
+     * rendezvous send and control message. */
+    check(PtlEQAlloc(eng.ni,
+                     (ptl_size_t)eng.lim.max_unexpected_headers * 2 + (ptl_size_t)eng.recv_cap +
+                         2 * LOCAL_EVENTS_MAX + 256 + 2 * (ptl_size_t)eng.size,
                      &eng.eq_data),
           "PtlEQAlloc");
     eng.ops_max = eng.lim.max_mds / 2;

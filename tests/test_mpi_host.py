@@ -230,6 +230,26 @@ def test_unexpected_space_runs_out_nothing_lost(ns):
     assert sum(stats(r, k)["resent"] for k in range(1, 8)) > 0
 
 
+@pytest.mark.parametrize("posted", [None, "7"])
+def test_thousands_of_receives_posted_at_once(ns, posted):
+    """tests/mpi/manyrecv.c: 4000 receives posted at once on rank 0 of 3
+    (more than Portals' 2048 match entries: the job ended at the first
+    receive Portals refused), posted before their messages, after them
+    (flow control may drain some), as MPI_ANY_SOURCE, and 3999 cancelled behind
+    one that completes; each gets the message MPI's order gives it.  With
+    TERN_MPI_POSTED=7 nearly all wait in the library (libmsg/msg_held.c)
+    and most take their message as it comes."""
+    env = dict(TERN_MPI_STATS="1")
+    if posted:
+        env["TERN_MPI_POSTED"] = posted
+    r = run(ns, 3, "manyrecv", "4000", env=env)
+    assert r.status == 0 and "manyrecv ok on 3 ranks: 4000 receives" in r.out, r
+    s0 = stats(r, 0)
+    assert s0["held"] > (15000 if posted else 2000), s0
+    if posted:
+        assert s0["held_taken"] > 1000, s0
+
+
 def test_matched_probes_take_messages_flow_control_drained(ns):
     """tests/mpi/mprobe.c with 32 KiB of unexpected space and 64 Portals
     headers: its flood of 1200 messages is drained into the library's queue

@@ -117,6 +117,17 @@ def test_flow_control_under_mpi(tc):
     assert m and int(m.group(1)) >= 1, r.stderr
 
 
+def test_thousands_of_receives_posted_at_once(tc):
+    """tests/mpi/manyrecv.c on Tern nodes (test_mpi_host.py has it with
+    4000): 2500 receives posted at once on rank 0, more than the library
+    gives Portals, and each gets the message MPI's order gives it."""
+    r = yod(tc, 3, "manyrecv", "2500", env={"TERN_MPI_STATS": "1"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "manyrecv ok on 3 ranks: 2500 receives" in r.stdout, r.stdout + r.stderr
+    m = re.search(r"MPI stats node 0: .*held=(\d+)", r.stderr)
+    assert m and int(m.group(1)) > 0, r.stderr
+
+
 @pytest.mark.parametrize("opt", ["-n", "-np"])
 def test_yod_takes_n_and_np_as_sz(tc, opt):
     r = yod(tc, 3, "p2p", size_opt=opt)

@@ -1,0 +1,261 @@
+/*
+ * Receives Portals has no room for.
+ *
+ * Portals' match entries are few (2048 by default) and shared with
+ * rendezvous sends, unexpected space, barriers and probes, so at most
+ * eng.recv_cap receives are MEs at once (PREFIX_POSTED, three quarters of
+ * the entries by default).  A program posting more (one receive per peer on
+ * a large job, or per thread) ended at the first PtlMEAppend Portals
+ * refused.  Now the receive past the cap waits here, in posting order, and
+ * so does every receive after it while one waits: every ME is then older
+ * than every held receive, and a message that matches an ME and a held
+ * receive goes to the ME, as MPI's order asks.
+ *
+ * A held receive still takes its message as soon as it is there:
+ *   - room: the oldest are posted, at the end of each progress pass;
+ *   - a message it matches lands as unexpected (Portals' overflow list, an
+ *     event that says who sent it with which bits), or is there already
+ *     (found by one PtlMESearch when the receive is held):  the oldest held
+ *     receive that matches those bits from that sender is posted as an ME
+ *     for exactly them, which Portals matches against its unexpected list
+ *     at once, taking the oldest such message, and which is taken back if
+ *     nothing matched.  A message arriving in between with the same sender
+ *     and bits is one this receive is the right one for, so no message ever
+ *     goes to a held receive another one before it matches;
+ *   - the saved queue (drained or sent to oneself): held receives take from
+ *     it in order when it grew.
+ * The cost is one copy more for a message that finds its receive held, and
+ * a walk of the held receives per message.  A probe sees a message a held
+ * receive is about to take (docs/mpi.md, Deviations).
+ */
+#include <stdlib.h>
+
+#include "msg_internal.h"
+
+/* Senders and bits of unexpected messages that may be for a held receive,
+ * oldest first: one per arrival while receives are held, one per search
+ * that found something.  A hint takes every message of its sender and bits
+ * that a held receive wants, so one too many costs an append and unlink. */
+struct hint {
+    long src;
+    uint64_t bits;
+};
+static struct hint *hints;
+static long n_hints, cap_hints;
+static long n_unsearched;     /* held receives not yet searched for */
+static long n_found;          /* searches that found a message (maybe taken since) */
+static uint64_t saved_seen;   /* eng.saved_gen when held receives last looked */
+static bool running;
+
+/* Each search's answer is an event on the data EQ, whose room is counted
+ * for messages arriving (msg_flow.c): a few searches in flight, not a
+ * thousand held receives' at once (that overflowed the EQ). */
+#define SEARCHES_IN_FLIGHT 16
+static int searching;
+
+void msg_held_init(void)
+{
+    /* Entries left for the rest: unexpected space, rendezvous sends,
+     * barriers, probes and the held receives' own takes. */
+    long most = eng.lim.max_entries - eng.lim.max_entries / 4;
+    eng.recv_cap = msg_env_long("POSTED", most);
+    if (eng.recv_cap < 1)
+        eng.recv_cap = 1;
+    if (eng.recv_cap > most)
+        eng.recv_cap = most;
+}
+
+void msg_held_add(struct msg_req *r)
+{
+    eng.st_held++;
+    r->held = true;
+    r->searched = false;
+    r->found = false;
+    n_unsearched++;
+    r->held_next = NULL;
+    if (eng.held_tail)
+        eng.held_tail->held_next = r;
+    else
+        eng.held_head = r;
+    eng.held_tail = r;
+}
+
+/* Off the queue; prev is the one before it (NULL: it is the head). */
+static void unlink_held(struct msg_req *r, struct msg_req *prev)
+{
+    if (prev)
+        prev->held_next = r->held_next;
+    else
+        eng.held_head = r->held_next;
+    if (eng.held_tail == r)
+        eng.held_tail = prev;
+    r->held = false;
+    if (!r->searched)
+        n_unsearched--;
+}
+
+bool msg_held_cancel(struct msg_req *r)
+{
+    struct msg_req *prev = NULL;
+    for (struct msg_req *q = eng.held_head; q != r; q = q->held_next)
+        prev = q;
+    unlink_held(r, prev);
+    msg_req_free(r);
+    return true;
+}
+
+void msg_held_hint(long src, uint64_t bits)
+{
+    if (n_hints == cap_hints) {
+        long cap = cap_hints ? 2 * cap_hints : 64;
+        struct hint *h = realloc(hints, (size_t)cap * sizeof *h);
+        if (!h)
+            msg_fatal("no memory for %ld notes of unexpected messages", cap);
+        hints = h;
+        cap_hints = cap;
+    }
+    hints[n_hints].src = src;
+    hints[n_hints].bits = bits;
+    n_hints++;
+}
+
+void msg_recv_search_event(const ptl_event_t *ev)
+{
+    /* The request may have been cancelled and reused since: the hint is
+     * the message's own, and a stray mark only costs another search. */
+    struct msg_req *r = ev->user_ptr;
+    searching--;
+    if (ev->ni_fail_type != PTL_NI_OK)
+        return;
+    msg_held_hint((long)ev->initiator.rank, ev->match_bits);
+    if (r->held && !r->found) {
+        r->found = true;
+        n_found++;
+    }
+}
+
+static bool wants(const struct msg_req *r, long src, uint64_t bits)
+{
+    return (r->srcsel == MSG_ANY_SOURCE || r->srcsel == src) &&
+           ((bits ^ r->bits) & ~(r->ignore | MSG_BIT_PUSHED)) == 0;
+}
+
+/* Each oldest held receive a message from src with bits is for, posted
+ * for exactly them, until one finds none.  False when Portals has no entry
+ * to spare or the data EQ no room for more events before the next poll. */
+static bool take_hinted(long src, uint64_t bits)
+{
+    struct msg_req *prev = NULL, *r = eng.held_head;
+    for (;;) {
+        if (eng.local_events >= LOCAL_EVENTS_MAX)
+            return false; /* the rest after the next poll */
+        while (r && !wants(r, src, bits)) {
+            prev = r;
+            r = r->held_next;
+        }
+        if (!r)
+            return true;
+        ptl_me_t me = msg_recv_me(r->buf, r->count, bits & ~MSG_BIT_PUSHED, 0, src);
+        ptl_handle_me_t h;
+        int rc = PtlMEAppend(eng.ni, PT_DATA, &me, PTL_PRIORITY_LIST, r, &h);
+        if (rc == PTL_NO_SPACE)
+            return false;
+        if (rc != PTL_OK)
+            msg_fatal("cannot post a receive (Portals error %d)", rc);
+        eng.local_events++;
+        if (PtlMEUnlink(h) == PTL_OK)
+            return true; /* none (left): another receive or a probe took it */
+        /* Matched: its event completes the receive. */
+        struct msg_req *next = r->held_next;
+        unlink_held(r, prev);
+        msg_recv_posted(r, h);
+        eng.st_held_taken++;
+        r = next;
+    }
+}
+
+/* Room: the oldest go to Portals (each looks at the saved queue first). */
+static void post_oldest(void)
+{
+    while (eng.held_head && eng.recv_mes < eng.recv_cap &&
+           eng.local_events < LOCAL_EVENTS_MAX) {
+        struct msg_req *r = eng.held_head;
+        bool searched = r->searched;
+        unlink_held(r, NULL); /* first: a saved message may complete and free it */
+        if (!msg_recv_post(r)) {
+            /* Back at the head, as it was. */
+            r->held = true;
+            r->held_next = eng.held_head;
+            eng.held_head = r;
+            if (!eng.held_tail)
+                eng.held_tail = r;
+            if (!searched)
+                n_unsearched++;
+            return;
+        }
+    }
+}
+
+void msg_held_run(void)
+{
+    if (running)
+        return;
+    running = true;
+    post_oldest();
+    /* Messages saved since the last look go to the oldest receive each. */
+    if (eng.held_head && saved_seen != eng.saved_gen) {
+        saved_seen = eng.saved_gen;
+        struct msg_req *prev = NULL, *r = eng.held_head;
+        while (r) {
+            struct msg_req *next = r->held_next;
+            struct msg_saved *s =
+                eng.saved_head ? msg_saved_find(r->bits, r->ignore, r->srcsel, true) : NULL;
+            if (s) {
+                unlink_held(r, prev);
+                msg_recv_take_saved(r, s);
+            } else {
+                prev = r;
+            }
+            r = next;
+        }
+    }
+    long k = 0;
+    while (k < n_hints && eng.held_head && eng.local_events < LOCAL_EVENTS_MAX &&
+           take_hinted(hints[k].src, hints[k].bits))
+        k++;
+    if (!eng.held_head)
+        k = n_hints;
+    for (long i = k; i < n_hints; i++)
+        hints[i - k] = hints[i];
+    n_hints -= k;
+    /* A receive whose search found a message another took looks again
+     * (once the hints are spent), and a newly held one looks for the first
+     * time: what Portals holds for it comes back as a hint
+     * (msg_recv_search_event). */
+    if (n_found && !n_hints) {
+        n_found = 0;
+        for (struct msg_req *r = eng.held_head; r; r = r->held_next)
+            if (r->found) {
+                r->found = false;
+                if (r->searched) {
+                    r->searched = false;
+                    n_unsearched++;
+                }
+            }
+    }
+    for (struct msg_req *r = eng.held_head;
+         r && n_unsearched && searching < SEARCHES_IN_FLIGHT &&
+         eng.local_events < LOCAL_EVENTS_MAX;
+         r = r->held_next) {
+        if (r->searched)
+            continue;
+        searching++;
+        eng.local_events++;
+        ptl_me_t me = msg_recv_me(NULL, 0, r->bits, r->ignore, r->srcsel);
+        if (PtlMESearch(eng.ni, PT_DATA, &me, PTL_SEARCH_ONLY, r) != PTL_OK)
+            msg_fatal("PtlMESearch failed for a held receive");
+        r->searched = true;
+        n_unsearched--;
+    }
+    running = false;
+}

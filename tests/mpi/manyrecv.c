@@ -1,0 +1,193 @@
+/* Thousands of receives posted at once, more than Portals has match
+ * entries for (2048 by default; the library posts at most TERN_MPI_POSTED
+ * and holds the rest in order, libmsg/msg_held.c).  Rank 0 receives, the
+ * others send; every message carries its sender and its number among the
+ * sender's messages, and each receive must get the one MPI's order gives it:
+ *   posted   receives first, then the messages (eager, every 50th rendezvous);
+ *   early    the messages first (many unexpected, flow control drains some);
+ *   any      MPI_ANY_SOURCE receives: each sender's messages in order;
+ *   cancel   3000 receives nobody sends to, then one that gets its message,
+ *            then the 3000 cancelled.
+ * Usage: manyrecv [RECEIVES]   (default 4000).
+ * Prints "manyrecv ok on N ranks: R receives". */
+#include "mpitest.h"
+
+#define BIG 100000
+#define SMALL 16
+
+static int nrecv = 4000;
+
+/* Receive i of the posted/early phases: from sender 1 + i % (n-1), its
+ * message number i / (n-1), with tag (number % 3), every 50th big. */
+static int sender_of(int i) { return 1 + i % (t_size - 1); }
+static int number_of(int i) { return i / (t_size - 1); }
+static int tag_of(int j) { return j % 3; }
+static int is_big(int i) { return i % 50 == 0; }
+
+static void fill_msg(int *buf, int len, int s, int j)
+{
+    for (int k = 0; k < len / (int)sizeof(int); k++)
+        buf[k] = k == 0 ? s : k == 1 ? j : s * 7919 + j * 31 + k;
+}
+
+static int check_msg(const int *buf, int len, int s, int j)
+{
+    for (int k = 0; k < len / (int)sizeof(int); k++) {
+        int want = k == 0 ? s : k == 1 ? j : s * 7919 + j * 31 + k;
+        if (buf[k] != want)
+            return k;
+    }
+    return -1;
+}
+
+static void by_number(int early)
+{
+    int me = t_rank;
+    if (me == 0) {
+        MPI_Request *rq = malloc(sizeof *rq * (size_t)nrecv);
+        int **buf = malloc(sizeof *buf * (size_t)nrecv);
+        if (early)
+            OK(MPI_Barrier(MPI_COMM_WORLD)); /* every message sent (or announced) */
+        for (int i = 0; i < nrecv; i++) {
+            int len = is_big(i) ? BIG : SMALL;
+            buf[i] = calloc(1, (size_t)len);
+            OK(MPI_Irecv(buf[i], len, MPI_BYTE, sender_of(i), tag_of(number_of(i)),
+                         MPI_COMM_WORLD, &rq[i]));
+        }
+        if (!early)
+            OK(MPI_Barrier(MPI_COMM_WORLD)); /* every receive posted */
+        for (int i = 0; i < nrecv; i++) {
+            MPI_Status st;
+            OK(MPI_Wait(&rq[i], &st));
+            int len = is_big(i) ? BIG : SMALL;
+            CHECK(st.MPI_SOURCE == sender_of(i) && t_count(&st, MPI_BYTE) == len,
+                  "%s receive %d: from %d, %d bytes", early ? "early" : "posted", i,
+                  st.MPI_SOURCE, t_count(&st, MPI_BYTE));
+            int bad = check_msg(buf[i], len, sender_of(i), number_of(i));
+            CHECK(bad < 0, "%s receive %d (sender %d's message %d): word %d is %d",
+                  early ? "early" : "posted", i, sender_of(i), number_of(i), bad, buf[i][bad]);
+            free(buf[i]);
+        }
+        free(rq);
+        free(buf);
+    } else {
+        int mine = 0;
+        for (int i = 0; i < nrecv; i++)
+            mine += sender_of(i) == me;
+        MPI_Request *rq = malloc(sizeof *rq * (size_t)mine);
+        int **buf = malloc(sizeof *buf * (size_t)mine);
+        if (!early)
+            OK(MPI_Barrier(MPI_COMM_WORLD));
+        int j = 0;
+        for (int i = 0; i < nrecv; i++) {
+            if (sender_of(i) != me)
+                continue;
+            int len = is_big(i) ? BIG : SMALL;
+            buf[j] = malloc((size_t)len);
+            fill_msg(buf[j], len, me, j);
+            OK(MPI_Isend(buf[j], len, MPI_BYTE, 0, tag_of(j), MPI_COMM_WORLD, &rq[j]));
+            j++;
+        }
+        if (early)
+            OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Waitall(mine, rq, MPI_STATUSES_IGNORE));
+        for (int k = 0; k < mine; k++)
+            free(buf[k]);
+        free(rq);
+        free(buf);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+static void any_source(void)
+{
+    int senders = t_size - 1, n = nrecv - nrecv % senders;
+    if (t_rank == 0) {
+        MPI_Request *rq = malloc(sizeof *rq * (size_t)n);
+        int(*buf)[SMALL / sizeof(int)] = calloc((size_t)n, SMALL);
+        int *next = calloc((size_t)t_size, sizeof(int));
+        for (int i = 0; i < n; i++)
+            OK(MPI_Irecv(buf[i], SMALL, MPI_BYTE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &rq[i]));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        for (int i = 0; i < n; i++) {
+            MPI_Status st;
+            OK(MPI_Wait(&rq[i], &st));
+            int s = st.MPI_SOURCE;
+            CHECK(s >= 1 && s < t_size && buf[i][0] == s, "any receive %d: from %d, word 0 %d",
+                  i, s, buf[i][0]);
+            /* Each sender's messages in the order it sent them. */
+            int bad = check_msg(buf[i], SMALL, s, next[s]);
+            CHECK(bad < 0, "any receive %d from %d: message %d where %d was next", i, s,
+                  buf[i][1], next[s]);
+            next[s]++;
+        }
+        for (int s = 1; s < t_size; s++)
+            CHECK(next[s] == n / senders, "%d messages from %d", next[s], s);
+        free(rq);
+        free(buf);
+        free(next);
+    } else {
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        int msg[SMALL / sizeof(int)];
+        for (int j = 0; j < n / senders; j++) {
+            fill_msg(msg, SMALL, t_rank, j);
+            OK(MPI_Send(msg, SMALL, MPI_BYTE, 0, 7, MPI_COMM_WORLD));
+        }
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+static void cancel_many(void)
+{
+    int n = nrecv - 1;
+    if (t_rank == 0) {
+        MPI_Request *rq = malloc(sizeof *rq * (size_t)n), last;
+        int *buf = calloc((size_t)n, sizeof(int)), got = 0;
+        for (int i = 0; i < n; i++)
+            OK(MPI_Irecv(&buf[i], 1, MPI_INT, 1, 99, MPI_COMM_WORLD, &rq[i]));
+        OK(MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 100, MPI_COMM_WORLD, &last));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        MPI_Status st;
+        OK(MPI_Wait(&last, &st)); /* behind 3999 receives nobody sends to */
+        CHECK(got == 4242 && st.MPI_SOURCE == 1, "the last receive got %d from %d", got,
+              st.MPI_SOURCE);
+        for (int i = 0; i < n; i++) {
+            OK(MPI_Cancel(&rq[i]));
+            OK(MPI_Wait(&rq[i], &st));
+            int c = 0;
+            OK(MPI_Test_cancelled(&st, &c));
+            CHECK(c, "receive %d of tag 99 was not cancelled", i);
+        }
+        int flag = 1;
+        OK(MPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, &st));
+        CHECK(!flag, "a message of tag 99 came");
+        free(rq);
+        free(buf);
+    } else {
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (t_rank == 1) {
+            int v = 4242;
+            OK(MPI_Send(&v, 1, MPI_INT, 0, 100, MPI_COMM_WORLD));
+        }
+    }
+    /* Messages still flow both ways after it. */
+    int v = t_rank, sum = 0;
+    OK(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(sum == t_size * (t_size - 1) / 2, "sum %d", sum);
+}
+
+int main(int argc, char **argv)
+{
+    t_init(&argc, &argv);
+    if (argc > 1)
+        nrecv = atoi(argv[1]);
+    CHECK(t_size >= 2 && nrecv >= t_size, "needs 2 ranks or more and RECEIVES >= ranks");
+    by_number(0);
+    by_number(1);
+    any_source();
+    cancel_many();
+    if (t_rank == 0)
+        printf("manyrecv ok on %d ranks: %d receives\n", t_size, nrecv);
+    MPI_Finalize();
+    return 0;
+}
