@@ -83,6 +83,8 @@ struct msg_req {
     struct msg_saved *wait_saved; /* drained message still arriving */
     ptl_handle_md_t get_md;       /* rendezvous pull */
     uint64_t get_len, get_got;
+    uint64_t pull_id, pull_landed; /* a pull waiting for room (msg_recv.c) */
+    bool pull_posted;
 };
 
 /* Start (once; later calls do nothing) and stop (once: every message sent

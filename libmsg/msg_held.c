@@ -2,13 +2,14 @@
  * Receives Portals has no room for.
  *
  * Portals' match entries are few (2048 by default) and shared with
- * rendezvous sends, unexpected space, barriers and probes, so at most
- * eng.recv_cap receives are MEs at once (PREFIX_POSTED, three quarters of
- * the entries by default).  A program posting more (one receive per peer on
- * a large job, or per thread) ended at the first PtlMEAppend Portals
- * refused.  Now the receive past the cap waits here, in posting order, and
- * so does every receive after it while one waits: every ME is then older
- * than every held receive, and a message that matches an ME and a held
+ * rendezvous sends (up to 512 exposed, msg_send.c), unexpected space,
+ * barriers and probes, so at most eng.recv_cap receives are MEs at once
+ * (PREFIX_POSTED, half the entries by default and at most three quarters).
+ * A program posting more (one receive per peer on a large job, or per
+ * thread) ended at the first PtlMEAppend Portals refused.  Now the receive
+ * past the cap waits here, in posting order, and so does every receive
+ * after it while one waits: every ME is then older than every held
+ * receive, and a message that matches an ME and a held
  * receive goes to the ME, as MPI's order asks.
  *
  * A held receive still takes its message as soon as it is there:
@@ -58,7 +59,7 @@ void msg_held_init(void)
     /* Entries left for the rest: unexpected space, rendezvous sends,
      * barriers, probes and the held receives' own takes. */
     long most = eng.lim.max_entries - eng.lim.max_entries / 4;
-    eng.recv_cap = msg_env_long("POSTED", most);
+    eng.recv_cap = msg_env_long("POSTED", eng.lim.max_entries / 2);
     if (eng.recv_cap < 1)
         eng.recv_cap = 1;
     if (eng.recv_cap > most)

@@ -159,6 +159,7 @@ struct msg_engine {
     uint64_t st_ptl_waits;    /* blocking event waits in them (each ends on an event) */
     uint64_t st_held;         /* receives held for want of room in Portals (msg_held.c) */
     uint64_t st_held_taken;   /* ... of which took a message that came for them */
+    uint64_t st_pulls_waited; /* rendezvous pulls that waited for an MD or slot */
 };
 extern struct msg_engine eng;
 
@@ -202,6 +203,10 @@ void msg_recv_posted(struct msg_req *r, ptl_handle_me_t h);
 bool msg_recv_post(struct msg_req *r);
 #define LOCAL_EVENTS_MAX 256
 void msg_recv_search_event(const ptl_event_t *ev);
+/* Rendezvous pulls waiting for an MD or an operation slot: started as
+ * room frees (each progress pass). */
+bool msg_recv_pulls_wait(void);
+void msg_recv_pulls_waiting(void);
 
 /* msg_held.c: receives waiting for room in Portals */
 void msg_held_init(void);

@@ -109,12 +109,22 @@ static uint64_t pieces(uint64_t len)
     return len == 0 ? 1 : (len + eng.lim.max_msg_size - 1) / eng.lim.max_msg_size;
 }
 
-static void start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, uint64_t take,
+/* Receives whose pull waits for a Portals MD or operation slot (thousands
+ * of rendezvous messages matched at once: the job ended at the first
+ * PtlMDBind Portals refused), oldest first, chained by held_next. */
+static struct msg_req *pull_head, *pull_tail;
+
+/* False when there is no room for it now (nothing started). */
+static bool start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, uint64_t take,
                       uint64_t landed, bool posted)
 {
+    if (eng.ops_inflight + (long)pieces(len) > eng.ops_max && eng.ops_inflight > 0)
+        return false;
     ptl_md_t md = {.start = take ? r->buf : NULL, .length = take, .options = 0,
                    .eq_handle = eng.eq_misc, .ct_handle = PTL_CT_NONE};
     int rc = PtlMDBind(eng.ni, &md, &r->get_md);
+    if (rc == PTL_NO_SPACE)
+        return false;
     if (rc != PTL_OK)
         msg_fatal("cannot bind a %llu-byte receive buffer (Portals error %d)",
                   (unsigned long long)take, rc);
@@ -134,7 +144,40 @@ static void start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, ui
                       src, rc);
         eng.ops_inflight++;
     }
+    return true;
 }
+
+static void pull(struct msg_req *r, long src, uint64_t id, uint64_t len, uint64_t take,
+                 uint64_t landed, bool posted)
+{
+    if (!pull_head && start_get(r, src, id, len, take, landed, posted))
+        return;
+    eng.st_pulls_waited++;
+    r->pull_id = id;
+    r->pull_landed = landed;
+    r->pull_posted = posted;
+    r->held_next = NULL;
+    if (pull_tail)
+        pull_tail->held_next = r;
+    else
+        pull_head = r;
+    pull_tail = r;
+}
+
+void msg_recv_pulls_waiting(void)
+{
+    while (pull_head) {
+        struct msg_req *r = pull_head;
+        uint64_t take = r->len <= r->count ? r->len : r->count;
+        if (!start_get(r, r->src, r->pull_id, r->len, take, r->pull_landed, r->pull_posted))
+            return;
+        pull_head = r->held_next;
+        if (!pull_head)
+            pull_tail = NULL;
+    }
+}
+
+bool msg_recv_pulls_wait(void) { return pull_head != NULL; }
 
 /* A message matched receive r: land what fits.  data: where the message's
  * first `landed` bytes wait, an eager message's all (NULL: Portals put them
@@ -167,7 +210,7 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
          * landing buffer (msg_flow.c) then overlaps its trip.  They fill
          * different bytes, and the request completes only after both. */
         if (!whole)
-            start_get(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take, landed, posted);
+            pull(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take, landed, posted);
         if (data && landed)
             memcpy(r->buf, data, (size_t)(landed < take ? landed : take));
         if (whole)

@@ -248,6 +248,11 @@ static void debug_dump(void)
             eng.ops_max, eng.starved, saved, (unsigned long long)eng.st_unexpected,
             (unsigned long long)eng.st_recoveries, (unsigned long long)eng.st_resent,
             (unsigned long long)eng.st_drained);
+    long held = 0;
+    for (struct msg_req *r = eng.held_head; r; r = r->held_next)
+        held++;
+    fprintf(stderr, "msgdbg node %ld: receives in Portals=%ld of %ld, held=%ld, own events=%d\n",
+            eng.rank, eng.recv_mes, eng.recv_cap, held, eng.local_events);
     for (long r = 0; r < eng.size; r++) {
         struct msg_peer *p = &eng.peers[r];
         long q = 0, st[4] = {0, 0, 0, 0};
@@ -312,13 +317,32 @@ static void run_hook(void)
     running = false;
 }
 
+/* Held receives wait for the data EQ to empty (the room for their events,
+ * msg_held.c): what is queued now is handled without waiting.  Not while
+ * another thread holds an event (it handles it, and the queue, next). */
+static void drain_queued(ptl_handle_eq_t *eqs)
+{
+    for (int n = 0; n < 4096; n++) {
+        if (may_poll && !may_poll())
+            return;
+        ptl_event_t ev;
+        unsigned which;
+        int rc = PtlEQPoll(eqs, 2, 0, &ev, &which);
+        if (rc == PTL_EQ_EMPTY) {
+            eng.local_events = 0;
+            return;
+        }
+        if (rc == PTL_EQ_DROPPED)
+            msg_fatal("Portals event queue %u overflowed: events were lost", which);
+        if (rc != PTL_OK)
+            msg_fatal("PtlEQPoll failed (%d)", rc);
+        dispatch(&ev);
+    }
+}
+
 void msg_progress_ms(unsigned ms)
 {
     ptl_handle_eq_t eqs[2] = {eng.eq_data, eng.eq_misc};
-    /* Held receives wait for the data EQ to empty (their events' room):
-     * look without waiting. */
-    if (eng.held_head && eng.local_events >= LOCAL_EVENTS_MAX)
-        ms = 0;
     for (int n = 0;; n++) {
         ptl_event_t ev;
         unsigned which;
@@ -346,6 +370,10 @@ void msg_progress_ms(unsigned ms)
     }
     if (eng.starved)
         msg_kick();
+    if (msg_recv_pulls_wait())
+        msg_recv_pulls_waiting();
+    if (eng.held_head && eng.local_events >= LOCAL_EVENTS_MAX)
+        drain_queued(eqs);
     if (eng.held_head)
         msg_held_run();
     debug_dump();
@@ -416,7 +444,7 @@ static void print_stats(void)
                 "%s stats node %ld: eager=%llu rendezvous=%llu pushed=%llu push_missed=%llu "
                 "received=%llu unexpected=%llu recoveries=%llu resent=%llu drained=%llu "
                 "portals_barriers=%llu barrier_wakes=%llu barrier_waits=%llu held=%llu "
-                "held_taken=%llu\n",
+                "held_taken=%llu pulls_waited=%llu\n",
                 eng.who, eng.rank, (unsigned long long)eng.st_eager,
                 (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_rdv_pushed,
                 (unsigned long long)eng.st_push_missed, (unsigned long long)eng.st_received,
@@ -424,7 +452,8 @@ static void print_stats(void)
                 (unsigned long long)eng.st_recoveries, (unsigned long long)eng.st_resent,
                 (unsigned long long)eng.st_drained, (unsigned long long)eng.st_ptl_barriers,
                 (unsigned long long)eng.st_ptl_wakes, (unsigned long long)eng.st_ptl_waits,
-                (unsigned long long)eng.st_held, (unsigned long long)eng.st_held_taken);
+                (unsigned long long)eng.st_held, (unsigned long long)eng.st_held_taken,
+                (unsigned long long)eng.st_pulls_waited);
     struct ptl_lib_stats st;
     if (eng.verbose > 1 && lib_stats(&st))
         fprintf(stderr,

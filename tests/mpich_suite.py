@@ -105,9 +105,14 @@ def build(kind, dirs, jobs=2, programs=None):
             cwd=bdir, capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError("configure failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
-    # Programs older than the library they link (statically) are made again.
-    lib = os.path.join(ROOT, "build", "libmpi", "libmpi.a" if kind == "host" else "libmpi-tern.a")
-    stamp = os.path.getmtime(lib)
+    # Programs older than a library they link (statically) are made again:
+    # libmpi, and the message engine and Portals under it (a change to
+    # libmsg alone left every program on the old engine).
+    out = subprocess.run(cc.split() + ["-show", "x.c"], capture_output=True, text=True).stdout
+    libs = [w for w in out.split() if w.endswith(".a")]
+    if not libs:
+        raise RuntimeError(f"{cc} -show names no library: {out!r}")
+    stamp = max(os.path.getmtime(lib) for lib in libs)
     for d in dirs:
         if not os.path.isdir(os.path.join(bdir, d)):
             continue

@@ -6,8 +6,10 @@
  *   posted   receives first, then the messages (eager, every 50th rendezvous);
  *   early    the messages first (many unexpected, flow control drains some);
  *   any      MPI_ANY_SOURCE receives: each sender's messages in order;
- *   cancel   3000 receives nobody sends to, then one that gets its message,
- *            then the 3000 cancelled.
+ *   sync     synchronous sends (every match pulls: more pulls at once than
+ *            Portals has MDs, the job ended at the first one it refused);
+ *   cancel   receives nobody sends to, then one that gets its message, then
+ *            the others cancelled.
  * Usage: manyrecv [RECEIVES]   (default 4000).
  * Prints "manyrecv ok on N ranks: R receives". */
 #include "mpitest.h"
@@ -99,6 +101,40 @@ static void by_number(int early)
     OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* Every sender's messages synchronous, all receives posted first: each
+ * match is a pull (a zero-byte get for a 4-byte message that came whole). */
+static void sync_sends(void)
+{
+    if (t_rank == 0) {
+        MPI_Request *rq = malloc(sizeof *rq * (size_t)nrecv);
+        int *buf = calloc((size_t)nrecv, sizeof(int));
+        for (int i = 0; i < nrecv; i++)
+            OK(MPI_Irecv(&buf[i], 1, MPI_INT, sender_of(i), 5, MPI_COMM_WORLD, &rq[i]));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Waitall(nrecv, rq, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < nrecv; i++)
+            CHECK(buf[i] == sender_of(i) * 100000 + number_of(i), "sync receive %d got %d", i,
+                  buf[i]);
+        free(rq);
+        free(buf);
+    } else {
+        int mine = 0;
+        for (int i = 0; i < nrecv; i++)
+            mine += sender_of(i) == t_rank;
+        MPI_Request *rq = malloc(sizeof *rq * (size_t)mine);
+        int *v = malloc(sizeof(int) * (size_t)mine);
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        for (int j = 0; j < mine; j++) {
+            v[j] = t_rank * 100000 + j;
+            OK(MPI_Issend(&v[j], 1, MPI_INT, 0, 5, MPI_COMM_WORLD, &rq[j]));
+        }
+        OK(MPI_Waitall(mine, rq, MPI_STATUSES_IGNORE));
+        free(rq);
+        free(v);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 static void any_source(void)
 {
     int senders = t_size - 1, n = nrecv - nrecv % senders;
@@ -185,6 +221,7 @@ int main(int argc, char **argv)
     by_number(0);
     by_number(1);
     any_source();
+    sync_sends();
     cancel_many();
     if (t_rank == 0)
         printf("manyrecv ok on %d ranks: %d receives\n", t_size, nrecv);
