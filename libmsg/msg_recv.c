@@ -414,8 +414,12 @@ bool msg_probe(long srcsel, uint64_t bits, uint64_t ignore, bool block,
             return true;
         }
         struct probe p = {.kind = OBJ_PROBE};
+        /* USE_ONCE: an answer for the oldest match only.  Without it
+         * Portals answers once for every matching message, and all but the
+         * first came after this probe had returned, to its dead stack frame
+         * (a few probes among thousands of messages overflowed the EQ). */
         ptl_me_t me = msg_recv_me(NULL, 0, bits, ignore, srcsel);
-        me.options = PTL_ME_OP_PUT;
+        me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE;
         int rc = PtlMESearch(eng.ni, PT_DATA, &me, PTL_SEARCH_ONLY, &p);
         if (rc != PTL_OK)
             msg_fatal("PtlMESearch failed (%d)", rc);

@@ -237,8 +237,10 @@ def test_thousands_of_receives_posted_at_once(ns, posted):
     receive Portals refused), posted before their messages, after them
     (flow control may drain some), as MPI_ANY_SOURCE, from synchronous sends
     (each match a pull: more at once than Portals has MDs ended the job too),
-    and 3999 cancelled behind one that completes; each gets the message
-    MPI's order gives it.  With
+    each found by MPI_Probe and MPI_Iprobe among 2000 waiting (the event
+    queue overflowed: a probe was answered once per matching message), and
+    3999 cancelled behind one that completes; each gets the message MPI's
+    order gives it.  With
     TERN_MPI_POSTED=7 nearly all wait in the library (libmsg/msg_held.c)
     and most take their message as it comes."""
     env = dict(TERN_MPI_STATS="1")

@@ -8,6 +8,11 @@
  *   any      MPI_ANY_SOURCE receives: each sender's messages in order;
  *   sync     synchronous sends (every match pulls: more pulls at once than
  *            Portals has MDs, the job ended at the first one it refused);
+ *   probe    the messages first, then each found by MPI_Probe(MPI_ANY_SOURCE),
+ *            looked at again with MPI_Iprobe and received (a probe among
+ *            thousands of unexpected messages: Portals answered its search
+ *            once for each, into a probe long returned, and a few probes
+ *            overflowed the event queue);
  *   cancel   receives nobody sends to, then one that gets its message, then
  *            the others cancelled.
  * Usage: manyrecv [RECEIVES]   (default 4000).
@@ -173,6 +178,45 @@ static void any_source(void)
     OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+static void probe_each(void)
+{
+    int senders = t_size - 1, n = (nrecv < 2000 ? nrecv : 2000) / senders * senders;
+    if (t_rank == 0) {
+        int *next = calloc((size_t)t_size, sizeof(int));
+        OK(MPI_Barrier(MPI_COMM_WORLD)); /* every message sent */
+        for (int i = 0; i < n; i++) {
+            MPI_Status st;
+            int msg[SMALL / sizeof(int)], len = -1;
+            OK(MPI_Probe(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, &st));
+            OK(MPI_Get_count(&st, MPI_BYTE, &len));
+            int s = st.MPI_SOURCE;
+            CHECK(s >= 1 && s < t_size && len == SMALL, "probe %d: from %d, %d bytes", i, s, len);
+            /* Looked at again, as a program polling for work does: the
+             * same message, the oldest there. */
+            for (int again = 0; again < 3; again++) {
+                int flag = 0;
+                OK(MPI_Iprobe(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, &flag, &st));
+                CHECK(flag && st.MPI_SOURCE == s, "iprobe %d after probe %d: flag %d from %d",
+                      again, i, flag, st.MPI_SOURCE);
+            }
+            OK(MPI_Recv(msg, SMALL, MPI_BYTE, s, 9, MPI_COMM_WORLD, &st));
+            int bad = check_msg(msg, SMALL, s, next[s]);
+            CHECK(bad < 0, "probed message %d from %d: number %d where %d was next", i, s, msg[1],
+                  next[s]);
+            next[s]++;
+        }
+        free(next);
+    } else {
+        int msg[SMALL / sizeof(int)];
+        for (int j = 0; j < n / senders; j++) {
+            fill_msg(msg, SMALL, t_rank, j);
+            OK(MPI_Send(msg, SMALL, MPI_BYTE, 0, 9, MPI_COMM_WORLD));
+        }
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 static void cancel_many(void)
 {
     int n = nrecv - 1;
@@ -222,6 +266,7 @@ int main(int argc, char **argv)
     by_number(1);
     any_source();
     sync_sends();
+    probe_each();
     cancel_many();
     if (t_rank == 0)
         printf("manyrecv ok on %d ranks: %d receives\n", t_size, nrecv);
