@@ -317,6 +317,21 @@ static void run_hook(void)
     running = false;
 }
 
+/* What a poll gave: true for an event to handle, false when both EQs are
+ * empty (all the data EQ's room is free again).  A lost event is fatal. */
+static bool polled(int rc, unsigned which)
+{
+    if (rc == PTL_EQ_EMPTY) {
+        eng.local_events = 0;
+        return false;
+    }
+    if (rc == PTL_EQ_DROPPED)
+        msg_fatal("Portals event queue %u overflowed: events were lost", which);
+    if (rc != PTL_OK)
+        msg_fatal("PtlEQPoll failed (%d)", rc);
+    return true;
+}
+
 /* Held receives wait for the data EQ to empty (the room for their events,
  * msg_held.c): what is queued now is handled without waiting.  Not while
  * another thread holds an event (it handles it, and the queue, next). */
@@ -327,15 +342,8 @@ static void drain_queued(ptl_handle_eq_t *eqs)
             return;
         ptl_event_t ev;
         unsigned which;
-        int rc = PtlEQPoll(eqs, 2, 0, &ev, &which);
-        if (rc == PTL_EQ_EMPTY) {
-            eng.local_events = 0;
+        if (!polled(PtlEQPoll(eqs, 2, 0, &ev, &which), which))
             return;
-        }
-        if (rc == PTL_EQ_DROPPED)
-            msg_fatal("Portals event queue %u overflowed: events were lost", which);
-        if (rc != PTL_OK)
-            msg_fatal("PtlEQPoll failed (%d)", rc);
         dispatch(&ev);
     }
 }
@@ -356,14 +364,8 @@ void msg_progress_ms(unsigned ms)
         int rc = PtlEQPoll(eqs, 2, timeout, &ev, &which);
         if (hooked > 0)
             wait_end();
-        if (rc == PTL_EQ_EMPTY) {
-            eng.local_events = 0; /* the data EQ is empty */
+        if (!polled(rc, which))
             break;
-        }
-        if (rc == PTL_EQ_DROPPED)
-            msg_fatal("Portals event queue %u overflowed: events were lost", which);
-        if (rc != PTL_OK)
-            msg_fatal("PtlEQPoll failed (%d)", rc);
         dispatch(&ev);
         if (ms && !eng.draining)
             break;
