@@ -120,7 +120,7 @@ void msg_held_hint(long src, uint64_t bits)
     n_hints++;
 }
 
-void msg_recv_search_event(const ptl_event_t *ev)
+void msg_held_search_event(const ptl_event_t *ev)
 {
     /* The request may have been cancelled and reused since: the hint is
      * the message's own, and a stray mark only costs another search. */
@@ -232,7 +232,7 @@ void msg_held_run(void)
     /* A receive whose search found a message another took looks again
      * (once the hints are spent), and a newly held one looks for the first
      * time: what Portals holds for it comes back as a hint
-     * (msg_recv_search_event). */
+     * (msg_held_search_event). */
     if (n_found && !n_hints) {
         n_found = 0;
         for (struct msg_req *r = eng.held_head; r; r = r->held_next)

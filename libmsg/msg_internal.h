@@ -147,6 +147,10 @@ struct msg_engine {
      * (msg_start.c): held receives stop at LOCAL_EVENTS_MAX (msg_held.c). */
     int local_events;
     struct msg_req *held_head, *held_tail;
+    /* Receives whose pull waits for a Portals MD or operation slot
+     * (thousands of rendezvous messages matched at once: the job ended at
+     * the first PtlMDBind Portals refused), oldest first, by held_next. */
+    struct msg_req *pull_head, *pull_tail;
     /* start-up barrier rounds received (bit per round) */
     uint64_t barrier_got;
     /* statistics, printed at exit when _STATS is set */
@@ -202,10 +206,8 @@ void msg_recv_posted(struct msg_req *r, ptl_handle_me_t h);
  * no room for one (r is then untouched). */
 bool msg_recv_post(struct msg_req *r);
 #define LOCAL_EVENTS_MAX 256
-void msg_recv_search_event(const ptl_event_t *ev);
-/* Rendezvous pulls waiting for an MD or an operation slot: started as
- * room frees (each progress pass). */
-bool msg_recv_pulls_wait(void);
+/* Rendezvous pulls waiting for an MD or an operation slot (eng.pull_head):
+ * started as room frees (each progress pass). */
 void msg_recv_pulls_waiting(void);
 
 /* msg_held.c: receives waiting for room in Portals */
@@ -213,6 +215,7 @@ void msg_held_init(void);
 void msg_held_add(struct msg_req *r);
 bool msg_held_cancel(struct msg_req *r);
 void msg_held_hint(long src, uint64_t bits); /* an unexpected message arrived */
+void msg_held_search_event(const ptl_event_t *ev); /* a held receive's search */
 void msg_held_run(void); /* after each progress pass */
 
 /* msg_mprobe.c */

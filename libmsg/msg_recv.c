@@ -109,11 +109,6 @@ static uint64_t pieces(uint64_t len)
     return len == 0 ? 1 : (len + eng.lim.max_msg_size - 1) / eng.lim.max_msg_size;
 }
 
-/* Receives whose pull waits for a Portals MD or operation slot (thousands
- * of rendezvous messages matched at once: the job ended at the first
- * PtlMDBind Portals refused), oldest first, chained by held_next. */
-static struct msg_req *pull_head, *pull_tail;
-
 /* False when there is no room for it now (nothing started). */
 static bool start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, uint64_t take,
                       uint64_t landed, bool posted)
@@ -150,34 +145,32 @@ static bool start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, ui
 static void pull(struct msg_req *r, long src, uint64_t id, uint64_t len, uint64_t take,
                  uint64_t landed, bool posted)
 {
-    if (!pull_head && start_get(r, src, id, len, take, landed, posted))
+    if (!eng.pull_head && start_get(r, src, id, len, take, landed, posted))
         return;
     eng.st_pulls_waited++;
     r->pull_id = id;
     r->pull_landed = landed;
     r->pull_posted = posted;
     r->held_next = NULL;
-    if (pull_tail)
-        pull_tail->held_next = r;
+    if (eng.pull_tail)
+        eng.pull_tail->held_next = r;
     else
-        pull_head = r;
-    pull_tail = r;
+        eng.pull_head = r;
+    eng.pull_tail = r;
 }
 
 void msg_recv_pulls_waiting(void)
 {
-    while (pull_head) {
-        struct msg_req *r = pull_head;
+    while (eng.pull_head) {
+        struct msg_req *r = eng.pull_head;
         uint64_t take = r->len <= r->count ? r->len : r->count;
         if (!start_get(r, r->src, r->pull_id, r->len, take, r->pull_landed, r->pull_posted))
             return;
-        pull_head = r->held_next;
-        if (!pull_head)
-            pull_tail = NULL;
+        eng.pull_head = r->held_next;
+        if (!eng.pull_head)
+            eng.pull_tail = NULL;
     }
 }
-
-bool msg_recv_pulls_wait(void) { return pull_head != NULL; }
 
 /* A message matched receive r: land what fits.  data: where the message's
  * first `landed` bytes wait, an eager message's all (NULL: Portals put them

@@ -173,7 +173,7 @@ static void dispatch(const ptl_event_t *ev)
         if (kind == OBJ_PROBE)
             msg_probe_event(ev->user_ptr, ev);
         else if (kind == OBJ_REQ)
-            msg_recv_search_event(ev);
+            msg_held_search_event(ev);
         else
             msg_flow_event(ev);
         return;
@@ -372,7 +372,7 @@ void msg_progress_ms(unsigned ms)
     }
     if (eng.starved)
         msg_kick();
-    if (msg_recv_pulls_wait())
+    if (eng.pull_head)
         msg_recv_pulls_waiting();
     if (eng.held_head && eng.local_events >= LOCAL_EVENTS_MAX)
         drain_queued(eqs);

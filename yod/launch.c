@@ -44,11 +44,11 @@ static int serve_programs(void)
  * a job of 5 ranks on 2-CPU nodes: "arrived corrupted", every time). */
 static int parent_of(int r)
 {
+    if (Y.opt.ppn > 1)
+        return -1;
     const struct group *g = &Y.groups[Y.ranks[r].group];
     int k = Y.opt.fanout;
     int node = Y.ranks[r].node - Y.ranks[g->first_rank].node;   /* within the group */
-    if (Y.opt.ppn > 1)
-        return -1;
     return node < k ? -1 : g->first_rank + (node / k - 1);
 }
 
