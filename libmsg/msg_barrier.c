@@ -123,6 +123,7 @@ void msg_barrier_free(struct msg_barrier *b)
         PtlMEUnlink(b->me[k]);
         PtlCTFree(b->ct[k]);
     }
+    eng.barrier_entries -= b->made;
     free(b->to);
     free(b->ct);
     free(b->me);
@@ -145,6 +146,10 @@ struct msg_barrier *msg_barrier_new(uint64_t id, long n, long me, const int *wor
     b->ct = calloc((size_t)b->rounds, sizeof *b->ct);
     b->me = calloc((size_t)b->rounds, sizeof *b->me);
     if (!b->to || !b->ct || !b->me || !coll_setup())
+        goto fail;
+    /* Within the barriers' share of Portals' entries (msg_start.c
+     * split_entries): past it the caller's barrier is made of messages. */
+    if (eng.barrier_entries + b->rounds > eng.barrier_entries_max)
         goto fail;
     for (int k = 0; k < b->rounds; k++) {
         long d = 1L << k, to = (me + d) % n, from = (me - d % n + n) % n;
@@ -169,6 +174,7 @@ struct msg_barrier *msg_barrier_new(uint64_t id, long n, long me, const int *wor
             goto fail;
         }
         b->made = k + 1;
+        eng.barrier_entries++;
     }
     b->next = live;
     live = b;

@@ -2,9 +2,9 @@
  * Receives Portals has no room for.
  *
  * Portals' match entries are few (2048 by default) and shared with
- * rendezvous sends (up to 512 exposed, msg_send.c), unexpected space,
- * barriers and probes, so at most eng.recv_cap receives are MEs at once
- * (PREFIX_POSTED, half the entries by default and at most three quarters).
+ * rendezvous sends, unexpected space, barriers and probes, so at most
+ * eng.recv_cap receives are MEs at once (PREFIX_POSTED, half the entries
+ * by default and at most their share, msg_start.c split_entries).
  * A program posting more (one receive per peer on a large job, or per
  * thread) ended at the first PtlMEAppend Portals refused.  Now the receive
  * past the cap waits here, in posting order, and so does every receive
@@ -53,18 +53,6 @@ static bool running;
  * thousand held receives' at once (that overflowed the EQ). */
 #define SEARCHES_IN_FLIGHT 16
 static int searching;
-
-void msg_held_init(void)
-{
-    /* Entries left for the rest: unexpected space, rendezvous sends,
-     * barriers, probes and the held receives' own takes. */
-    long most = eng.lim.max_entries - eng.lim.max_entries / 4;
-    eng.recv_cap = msg_env_long("POSTED", eng.lim.max_entries / 2);
-    if (eng.recv_cap < 1)
-        eng.recv_cap = 1;
-    if (eng.recv_cap > most)
-        eng.recv_cap = most;
-}
 
 void msg_held_add(struct msg_req *r)
 {

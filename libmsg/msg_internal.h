@@ -138,8 +138,12 @@ struct msg_engine {
     struct msg_saved *saved_head, *saved_tail;
     uint64_t saved_bytes, saved_max; /* heap held by saved messages, and its bound */
     uint64_t saved_gen;   /* counts messages added to the saved queue */
-    /* receives on Portals' priority list, and how many may be (msg_held.c) */
+    /* receives on Portals' priority list, and how many may be (msg_held.c);
+     * the shares of Portals' entries of rendezvous sends and barriers
+     * (msg_start.c split_entries) */
     long recv_mes, recv_cap;
+    long rdv_max;
+    long barrier_entries, barrier_entries_max;
     /* Events this process's own calls may have put on the data EQ since
      * it was last empty (a receive's append that takes an unexpected
      * message, a search).  Portals holds arriving messages back only once
@@ -211,7 +215,6 @@ bool msg_recv_post(struct msg_req *r);
 void msg_recv_pulls_waiting(void);
 
 /* msg_held.c: receives waiting for room in Portals */
-void msg_held_init(void);
 void msg_held_add(struct msg_req *r);
 bool msg_held_cancel(struct msg_req *r);
 void msg_held_hint(long src, uint64_t bits); /* an unexpected message arrived */

@@ -37,8 +37,6 @@
 
 #include "msg_internal.h"
 
-#define RDV_MAX_ACTIVE 512
-
 /* Send slots in three sizes, numbered in this order in one arena: 2048 of
  * 256 bytes, 64 of up to 8 KiB (the eager limit if it is lower), and, if
  * the eager limit is above 8 KiB, 8 of the limit.  Eight large slots, not
@@ -257,6 +255,32 @@ static void unlink_msg(struct msg_peer *p, struct msg_out *m)
         }
 }
 
+/* A rendezvous send's buffer, for its receiver to pull.  Its share of
+ * Portals' entries (msg_start.c split_entries) keeps room for it; what
+ * can still take the last one (searches, probes, takes of held receives)
+ * is gone by the next events, so a refusal is waited out. */
+static void expose(ptl_me_t *me, struct msg_out *m)
+{
+    double since = now();
+    bool told = false;
+    for (;;) {
+        int rc = PtlMEAppend(eng.ni, PT_RDV, me, PTL_PRIORITY_LIST, m, &m->rdv_me);
+        if (rc == PTL_OK)
+            return;
+        if (rc != PTL_NO_SPACE)
+            msg_fatal("cannot expose a %llu-byte buffer (Portals error %d)",
+                      (unsigned long long)m->rdv_len, rc);
+        if (!told && now() - since > 10) {
+            told = true;
+            fprintf(stderr, "%s node %ld: a rendezvous send has waited 10 s for a Portals "
+                    "match entry (%ld receives, %ld rendezvous sends, %ld barrier rounds "
+                    "posted)\n", eng.who, eng.rank, eng.recv_mes, eng.rdv_active,
+                    eng.barrier_entries);
+        }
+        msg_progress_ms(100);
+    }
+}
+
 void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uint64_t len,
                unsigned flags)
 {
@@ -293,7 +317,7 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     }
     /* Rendezvous: above the eager limit, or synchronous (the pull tells the
      * sender a receive has taken it). */
-    while (eng.rdv_active >= RDV_MAX_ACTIVE)
+    while (eng.rdv_active >= eng.rdv_max)
         msg_progress(true);
     uint64_t id = eng.rdv_next++ & HD_ID_MASK;
     m->rdv = true;
@@ -320,10 +344,7 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
                          PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
                              (len <= eng.lim.max_msg_size ? PTL_ME_USE_ONCE : 0),
                          (ptl_rank_t)node, id, RDV_GET_POSTED);
-    int rc = PtlMEAppend(eng.ni, PT_RDV, &me, PTL_PRIORITY_LIST, m, &m->rdv_me);
-    if (rc != PTL_OK)
-        msg_fatal("cannot expose a %llu-byte buffer (Portals error %d)",
-                  (unsigned long long)len, rc);
+    expose(&me, m);
     eng.rdv_active++;
     eng.st_rdv++;
     enqueue(m);

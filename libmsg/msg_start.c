@@ -552,6 +552,34 @@ _Noreturn void msg_abort(int status)
     _exit(status);
 }
 
+/* Portals' match entries (2048 by default) are shared by everything the
+ * engine posts, and a refused append it cannot wait out ends the job: a
+ * rendezvous send must expose its buffer, unexpected space must go back on
+ * the overflow list.  So each user gets a share of its own that the others
+ * cannot take:
+ *   1/16     the engine itself: control, unexpected space and its catches,
+ *            probes, held receives' searches and takes (all a handful or
+ *            gone by the next event);
+ *   1/4      rendezvous sends exposed at once (at most 512; more wait);
+ *   1/8      barriers' rounds (msg_barrier.c; past it a communicator's
+ *            barrier is made of messages);
+ *   the rest receives (_POSTED, half the entries by default; past it they
+ *            wait in the library, msg_held.c).
+ * With 250 communicators' barriers and 1024 receives posted, the 500th
+ * rendezvous send found no entry left (tests/mpi/manyrecv.c, expose). */
+static void split_entries(void)
+{
+    long e = eng.lim.max_entries;
+    eng.rdv_max = e / 4 < 512 ? e / 4 : 512;
+    eng.barrier_entries_max = e / 8;
+    long most = e - e / 16 - eng.rdv_max - eng.barrier_entries_max;
+    eng.recv_cap = msg_env_long("POSTED", e / 2);
+    if (eng.recv_cap < 1)
+        eng.recv_cap = 1;
+    if (eng.recv_cap > most)
+        eng.recv_cap = most;
+}
+
 static void finish_at_exit(void) { msg_finish(); }
 
 void msg_start(const struct msg_config *cfg)
@@ -631,7 +659,7 @@ void msg_start(const struct msg_config *cfg)
         fprintf(stderr, "%s: no memory for %ld peers\n", eng.who, eng.size);
         exit(1);
     }
-    msg_held_init(); /* how many receives Portals holds at once */
+    split_entries();
     /* The data EQ must hold a whole drain (one event per unexpected
      * header) on top of what is already queued: an event per header and
      * per receive posted, and what the process's own calls add before it

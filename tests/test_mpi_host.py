@@ -239,8 +239,10 @@ def test_thousands_of_receives_posted_at_once(ns, posted):
     (each match a pull: more at once than Portals has MDs ended the job too),
     each found by MPI_Probe and MPI_Iprobe among 2000 waiting (the event
     queue overflowed: a probe was answered once per matching message), and
-    3999 cancelled behind one that completes; each gets the message MPI's
-    order gives it.  With
+    3999 cancelled behind one that completes, and 2000 posted while 250
+    communicators' barriers hold Portals entries and 512 synchronous sends
+    expose their buffers at once (the 500th send found no entry and ended
+    the job); each gets the message MPI's order gives it.  With
     TERN_MPI_POSTED=7 nearly all wait in the library (libmsg/msg_held.c)
     and most take their message as it comes."""
     env = dict(TERN_MPI_STATS="1")

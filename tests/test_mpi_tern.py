@@ -120,7 +120,9 @@ def test_flow_control_under_mpi(tc):
 def test_thousands_of_receives_posted_at_once(tc):
     """tests/mpi/manyrecv.c on Tern nodes (test_mpi_host.py has it with
     4000): 2500 receives posted at once on rank 0, more than the library
-    gives Portals, and each gets the message MPI's order gives it."""
+    gives Portals, and each gets the message MPI's order gives it; 512
+    synchronous sends exposed at once beside 2000 of them and 250
+    communicators' barriers."""
     r = yod(tc, 3, "manyrecv", "2500", env={"TERN_MPI_STATS": "1"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "manyrecv ok on 3 ranks: 2500 receives" in r.stdout, r.stdout + r.stderr

@@ -14,7 +14,12 @@
  *            once for each, into a probe long returned, and a few probes
  *            overflowed the event queue);
  *   cancel   receives nobody sends to, then one that gets its message, then
- *            the others cancelled.
+ *            the others cancelled;
+ *   expose   Portals' entries nearly all taken (250 communicators with
+ *            barriers of their own, receives posted to the library's cap),
+ *            then 512 synchronous sends at once, each exposing its buffer
+ *            through an entry of its own (the job ended with "cannot expose
+ *            a 4-byte buffer" when none was left).
  * Usage: manyrecv [RECEIVES]   (default 4000).
  * Prints "manyrecv ok on N ranks: R receives". */
 #include "mpitest.h"
@@ -256,6 +261,52 @@ static void cancel_many(void)
     CHECK(sum == t_size * (t_size - 1) / 2, "sum %d", sum);
 }
 
+static void expose_many(void)
+{
+    enum { NCOMM = 250, NSEND = 512 };
+    int n = nrecv < 2000 ? nrecv : 2000; /* with the sends, in the request table */
+    MPI_Comm *c = malloc(sizeof *c * NCOMM);
+    for (int i = 0; i < NCOMM; i++) {
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &c[i]));
+        OK(MPI_Barrier(c[i]));
+    }
+    if (t_rank == 0) {
+        MPI_Request *rq = malloc(sizeof *rq * (size_t)n), *sq = malloc(sizeof *sq * NSEND);
+        int *buf = calloc((size_t)n, sizeof(int)), *v = malloc(sizeof(int) * NSEND), go = 1;
+        for (int i = 0; i < n; i++)
+            OK(MPI_Irecv(&buf[i], 1, MPI_INT, 1, 13, MPI_COMM_WORLD, &rq[i]));
+        for (int j = 0; j < NSEND; j++) {
+            v[j] = 3 * j + 1;
+            OK(MPI_Issend(&v[j], 1, MPI_INT, 1, 12, MPI_COMM_WORLD, &sq[j]));
+        }
+        OK(MPI_Send(&go, 1, MPI_INT, 1, 14, MPI_COMM_WORLD)); /* all of them are out */
+        OK(MPI_Waitall(NSEND, sq, MPI_STATUSES_IGNORE));
+        OK(MPI_Waitall(n, rq, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < n; i++)
+            CHECK(buf[i] == 5 * i + 2, "receive %d behind the exposed sends got %d", i, buf[i]);
+        free(rq);
+        free(sq);
+        free(buf);
+        free(v);
+    } else if (t_rank == 1) {
+        int go = 0, x = 0;
+        OK(MPI_Recv(&go, 1, MPI_INT, 0, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int j = 0; j < NSEND; j++) {
+            OK(MPI_Recv(&x, 1, MPI_INT, 0, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            CHECK(x == 3 * j + 1, "exposed send %d came as %d", j, x);
+        }
+        for (int i = 0; i < n; i++) {
+            x = 5 * i + 2;
+            OK(MPI_Send(&x, 1, MPI_INT, 0, 13, MPI_COMM_WORLD));
+        }
+    }
+    for (int i = 0; i < NCOMM; i++) {
+        OK(MPI_Barrier(c[i]));
+        OK(MPI_Comm_free(&c[i]));
+    }
+    free(c);
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
@@ -268,6 +319,7 @@ int main(int argc, char **argv)
     sync_sends();
     probe_each();
     cancel_many();
+    expose_many();
     if (t_rank == 0)
         printf("manyrecv ok on %d ranks: %d receives\n", t_size, nrecv);
     MPI_Finalize();
