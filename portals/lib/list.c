@@ -103,15 +103,10 @@ int ptl_entry_new(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me
     struct ptl_pt *pt = &ni->pts[pt_index];
     if (pt->len[list] >= (uint32_t)ni->lim.max_list_size)
         return PTL_LIST_TOO_LONG;
-    struct ptl_entry *e = NULL;
-    int idx;
-    for (idx = 0; idx < ni->lim.max_entries; idx++)
-        if (!ni->entries[idx].o.in_use) {
-            e = &ni->entries[idx];
-            break;
-        }
-    if (!e)
+    uint32_t idx = ptl_freeq_take(&ni->entry_free);
+    if (idx == PTL_FREEQ_NONE)
         return PTL_NO_SPACE;
+    struct ptl_entry *e = &ni->entries[idx];
     uint8_t gen = ptl_gen_next(e->o.gen);
     memset(e, 0, sizeof(*e));
     e->o.in_use = true;
@@ -125,7 +120,7 @@ int ptl_entry_new(struct ptl_ni *ni, ptl_pt_index_t pt_index, const ptl_me_t *me
     e->user_ptr = user_ptr;
     ni->n_entries_used++;
     *handle = ptl_mkhandle(is_me ? PTL_OBJ_ME : PTL_OBJ_LE, ni->idx,
-                           (unsigned)idx, gen);
+                           idx, gen);
     *out = e;
     return PTL_OK;
 }

@@ -80,6 +80,7 @@ void ptl_entry_settle(struct ptl_ni *ni, struct ptl_entry *e)
     if (e->freed && !e->linked) {
         e->o.in_use = false;
         ni->n_entries_used--;
+        ptl_freeq_put(&ni->entry_free, (uint32_t)(e - ni->entries));
     }
 }
 

@@ -15,32 +15,32 @@ int PtlMDBind(ptl_handle_ni_t h, const ptl_md_t *md, ptl_handle_md_t *out)
     struct ptl_region r;
     API_CHECK(ptl_region_init(&r, md->start, md->length, md->options & PTL_IOVEC,
                               ni->lim.max_iovecs) == PTL_OK);
-    for (int i = 0; i < ni->lim.max_mds; i++) {
-        struct ptl_md *m = &ni->mds[i];
-        if (m->o.in_use)
-            continue;
-        m->options = md->options;
-        m->r = r;
-        m->eq = eq;
-        m->ct = ct;
-        m->busy = 0;
-        m->o.in_use = true;
-        m->o.gen = ptl_gen_next(m->o.gen);
-        *out = ptl_mkhandle(PTL_OBJ_MD, ni->idx, (unsigned)i, m->o.gen);
-        API_RETURN(PTL_OK);
-    }
-    API_EXIT(PTL_NO_SPACE);
+    uint32_t i = ptl_freeq_take(&ni->md_free);
+    if (i == PTL_FREEQ_NONE)
+        API_RETURN(PTL_NO_SPACE);
+    struct ptl_md *m = &ni->mds[i];
+    m->options = md->options;
+    m->r = r;
+    m->eq = eq;
+    m->ct = ct;
+    m->busy = 0;
+    m->o.in_use = true;
+    m->o.gen = ptl_gen_next(m->o.gen);
+    *out = ptl_mkhandle(PTL_OBJ_MD, ni->idx, i, m->o.gen);
+    API_EXIT(PTL_OK);
 }
 
 int PtlMDRelease(ptl_handle_md_t h)
 {
     API_ENTER();
-    struct ptl_md *md = ptl_md_get(h, NULL);
+    struct ptl_ni *ni;
+    struct ptl_md *md = ptl_md_get(h, &ni);
     API_CHECK(md);
     ptl_progress_locked();
     if (md->busy)
         API_RETURN(PTL_IN_USE);
     md->o.in_use = false;
+    ptl_freeq_put(&ni->md_free, (uint32_t)(md - ni->mds));
     API_EXIT(PTL_OK);
 }
 

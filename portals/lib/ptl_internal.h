@@ -61,7 +61,8 @@
  * Types avoid 3, 5 and 15 so PTL_EQ_NONE, PTL_CT_NONE and
  * PTL_INVALID_HANDLE never decode as live objects.  A slot's generation
  * counts its reuses modulo 64 (ptl_gen_next): a handle kept past 64 reuses
- * of its slot is taken for the new object. */
+ * of its slot is taken for the new object.  MD and ME/LE slots are reused
+ * oldest-freed first (freeq.c), so that takes 64 rounds of all free ones. */
 enum ptl_obj_type {
     PTL_OBJ_NI = 1, PTL_OBJ_EQ = 2, PTL_OBJ_CT = 4,
     PTL_OBJ_MD = 6, PTL_OBJ_ME = 7, PTL_OBJ_LE = 8
@@ -87,6 +88,17 @@ static inline uint8_t ptl_gen_next(uint8_t gen)
 #define PTL_H_NI(h) (((h) >> (PTL_HIDX_BITS + PTL_HGEN_BITS)) & ((1u << PTL_HNI_BITS) - 1))
 #define PTL_H_IDX(h) (((h) >> PTL_HGEN_BITS) & (PTL_HIDX_MAX - 1))
 #define PTL_H_GEN(h) ((uint8_t)((h) & ((1u << PTL_HGEN_BITS) - 1)))
+
+/* Free slots of a table, freed longest ago first (freeq.c). */
+#define PTL_FREEQ_NONE UINT32_MAX
+struct ptl_freeq {
+    uint32_t *next;       /* per slot: the free slot after it */
+    uint32_t head, tail;  /* PTL_FREEQ_NONE: none free */
+};
+bool ptl_freeq_init(struct ptl_freeq *q, uint32_t n); /* all n free */
+void ptl_freeq_fini(struct ptl_freeq *q);
+uint32_t ptl_freeq_take(struct ptl_freeq *q);         /* PTL_FREEQ_NONE: none */
+void ptl_freeq_put(struct ptl_freeq *q, uint32_t i);
 
 struct ptl_obj {
     bool in_use;
@@ -337,6 +349,7 @@ struct ptl_ni {
     struct ptl_ct *cts;
     struct ptl_md *mds;
     struct ptl_entry *entries;
+    struct ptl_freeq md_free, entry_free;
     uint32_t n_entries_used;
     struct ptl_uh *uh_pool, *uh_free;
     uint32_t uh_used;

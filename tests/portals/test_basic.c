@@ -11,6 +11,34 @@ static void test_no_init(void)
     CHECK_RC(PtlEQAlloc(0x10000000, 10, &eq), PTL_NO_INIT);
 }
 
+/* A handle kept after its object went stays dead while new objects come and
+ * go: a library unlinking a receive whose entry a message has just used up
+ * (its event not read yet) must not unlink the entry made since.  With the
+ * lowest free slot taken first, every append reused the same slot, and
+ * the 64th (the handle's generation has 6 bits) was named by the old handle:
+ * PtlMEUnlink(old) unlinked it. */
+static void test_kept_handles(struct node *a)
+{
+    static char buf[8];
+    ptl_pt_index_t pt = tp_pt(a, 0);
+    ptl_me_t me = tp_me(buf, sizeof(buf), PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE |
+                                              PTL_ME_EVENT_UNLINK_DISABLE, 0, 0);
+    ptl_handle_me_t old, cur;
+    OK(PtlMEAppend(a->ni, pt, &me, PTL_PRIORITY_LIST, NULL, &old));
+    OK(PtlMEUnlink(old));
+    ptl_handle_md_t mold = tp_md(a, buf, sizeof(buf), 0, PTL_CT_NONE), mcur;
+    OK(PtlMDRelease(mold));
+    for (int i = 0; i < 300; i++) {
+        OK(PtlMEAppend(a->ni, pt, &me, PTL_PRIORITY_LIST, NULL, &cur));
+        CHECK_RC(PtlMEUnlink(old), PTL_ARG_INVALID);
+        OK(PtlMEUnlink(cur));
+        mcur = tp_md(a, buf, sizeof(buf), 0, PTL_CT_NONE);
+        CHECK_RC(PtlMDRelease(mold), PTL_ARG_INVALID);
+        OK(PtlMDRelease(mcur));
+    }
+    OK(PtlPTFree(a->ni, pt));
+}
+
 static void test_bad_handles(struct node *a)
 {
     ptl_handle_eq_t eq;
@@ -60,6 +88,7 @@ static void test_bad_handles(struct node *a)
     OK(PtlNIHandle(a->eq, &nih));
     CHECK(nih == a->ni);
     CHECK_RC(PtlNIHandle(PTL_INVALID_HANDLE, &nih), PTL_ARG_INVALID);
+    test_kept_handles(a);
     printf("bad handles ok\n");
 }
 
