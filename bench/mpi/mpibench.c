@@ -22,6 +22,13 @@
  *   gatherv REPS ITERS SIZES   us per MPI_Gatherv to rank 0, every rank a
  *   scatterv REPS ITERS SIZES  block of SIZE bytes (MPI_Scatterv from 0);
  *                           the slowest rank's figure (bench/gatherv.py)
+ *   posted REPS ITERS COUNTS   0-byte ping-pong 0 <-> 1 as lat, with COUNT
+ *                           receives posted on both ranks that no message
+ *                           matches (a tag nobody sends), cancelled after:
+ *                           what a deep posted-receive list costs a message
+ *                           (past TERN_MPI_POSTED, 1024, they wait in the
+ *                           library, libmsg/msg_held.c, and so does the
+ *                           ping-pong's receive behind them)
  * SIZES: comma-separated byte counts.  Last, after a barrier, rank 0 prints
  * "E done". */
 #include <mpi.h>
@@ -29,6 +36,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../benchargs.h"
+
+/* ITERS round trips of SIZE bytes between ranks 0 and 1 (others idle):
+ * microseconds one way. */
+static double pingpong(char *a, char *b, long size, long iters)
+{
+    int me, n;
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Comm_rank(w, &me);
+    MPI_Comm_size(w, &n);
+    double t0 = MPI_Wtime();
+    for (long k = 0; k < iters && me < 2 && n > 1; k++) {
+        if (me == 0) {
+            MPI_Send(a, (int)size, MPI_BYTE, 1, 1, w);
+            MPI_Recv(b, (int)size, MPI_BYTE, 1, 2, w, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(b, (int)size, MPI_BYTE, 0, 1, w, MPI_STATUS_IGNORE);
+            MPI_Send(a, (int)size, MPI_BYTE, 0, 2, w);
+        }
+    }
+    return (MPI_Wtime() - t0) / (double)iters / 2 * 1e6;
+}
 
 int main(int argc, char **argv)
 {
@@ -51,29 +79,12 @@ int main(int argc, char **argv)
     MPI_Comm w = MPI_COMM_WORLD;
     if (!strcmp(argv[1], "lat")) {
         long warmup = argc > 5 ? atol(argv[5]) : 2000;
-        for (long k = 0; k < warmup && me < 2 && n > 1; k++) { /* warm up */
-            if (me == 0) {
-                MPI_Send(a, 8, MPI_BYTE, 1, 1, w);
-                MPI_Recv(b, 8, MPI_BYTE, 1, 2, w, MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(b, 8, MPI_BYTE, 0, 1, w, MPI_STATUS_IGNORE);
-                MPI_Send(a, 8, MPI_BYTE, 0, 2, w);
-            }
-        }
+        if (warmup > 0)
+            pingpong(a, b, 8, warmup);
         for (int i = 0; i < ns; i++)
             for (int r = 0; r <= reps; r++) { /* rep 0 warms up */
                 MPI_Barrier(w);
-                double t0 = MPI_Wtime();
-                for (long k = 0; k < arg && me < 2 && n > 1; k++) {
-                    if (me == 0) {
-                        MPI_Send(a, (int)sz[i], MPI_BYTE, 1, 1, w);
-                        MPI_Recv(b, (int)sz[i], MPI_BYTE, 1, 2, w, MPI_STATUS_IGNORE);
-                    } else {
-                        MPI_Recv(b, (int)sz[i], MPI_BYTE, 0, 1, w, MPI_STATUS_IGNORE);
-                        MPI_Send(a, (int)sz[i], MPI_BYTE, 0, 2, w);
-                    }
-                }
-                double us = (MPI_Wtime() - t0) / (double)arg / 2 * 1e6;
+                double us = pingpong(a, b, sz[i], arg);
                 if (me == 0 && r)
                     printf("R mpi-lat %ld us_oneway %.3f\n", sz[i], us);
             }
@@ -131,6 +142,27 @@ int main(int argc, char **argv)
                     printf("R mpi-stream %ld MBps %.2f\n", sz[i], mbs);
             }
         }
+    } else if (!strcmp(argv[1], "posted")) {
+        long most = bench_max_size(sz, ns);
+        MPI_Request *rq = malloc(sizeof *rq * (size_t)most);
+        if (!rq)
+            MPI_Abort(w, 1);
+        int peer = 1 - me;
+        for (int i = 0; i < ns; i++) {
+            for (long k = 0; k < sz[i] && me < 2 && n > 1; k++)
+                MPI_Irecv(b, 1, MPI_BYTE, peer, 77, w, &rq[k]);
+            for (int r = 0; r <= reps; r++) { /* rep 0 warms up */
+                MPI_Barrier(w);
+                double us = pingpong(a, b, 0, arg);
+                if (me == 0 && r)
+                    printf("R mpi-posted %ld us_oneway %.3f\n", sz[i], us);
+            }
+            for (long k = 0; k < sz[i] && me < 2 && n > 1; k++) {
+                MPI_Cancel(&rq[k]);
+                MPI_Wait(&rq[k], MPI_STATUS_IGNORE);
+            }
+        }
+        free(rq);
     } else if (!strcmp(argv[1], "barrier")) {
         for (int r = 0; r <= reps; r++) {
             MPI_Barrier(w);

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""What a deep posted-receive list costs a message: the 0-byte MPI
+ping-pong between ranks 0 and 1 with COUNT receives posted on both that no
+message matches (bench/mpi/mpibench.c posted), by COUNT.  Every message is
+matched behind them (Portals walks the priority list; past
+TERN_MPI_POSTED, 1024, the receives and the ping-pong's own wait in the
+library, libmsg/msg_held.c, and each message lands as unexpected first).
+COUNT 0 is the baseline of the same launch: the table gives each count's
+median and its ratio to it.
+
+    python3 bench/posted.py host [--reps 5] [--iters 2000] [--counts ...]
+    python3 bench/posted.py tern [--reps 3] [--iters 300] [--counts ...]
+
+host: two processes on one veth in a network namespace (tests/nxlaunch.py).
+tern: yod -sz 2 on a Tern cluster of its own (--boot direct), taken down at
+the end.  Each launch prints 3 batches of ITERS round trips per count;
+medians are over every batch of every launch."""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import uuid
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(HERE, "tests"))
+
+RESULT = re.compile(r"R mpi-posted (\d+) us_oneway ([0-9.]+)")
+
+
+def load():
+    return float(open("/proc/loadavg").read().split()[0])
+
+
+def measure(a, where, run_one):
+    per = {}
+    for rep in range(a.reps):
+        before = load()
+        out = run_one([str(a.iters), ",".join(map(str, a.counts))])
+        got = {}
+        for m in RESULT.finditer(out):
+            got.setdefault(int(m.group(1)), []).append(float(m.group(2)))
+        if sorted(got) != sorted(a.counts):
+            raise SystemExit(f"{where} launch {rep} printed {sorted(got)}: {out[-2000:]}")
+        for c, xs in got.items():
+            per.setdefault(c, []).extend(xs)
+        print(f"{where} rep={rep} (load {before:.1f}): " +
+              ", ".join(f"{c}: {statistics.median(xs):.1f}" for c, xs in sorted(got.items())) +
+              " us", flush=True)
+    base = statistics.median(per[min(a.counts)])
+    print(f"\n| where | receives posted | one-way 0 B (us, median) | min-max | "
+          f"/ {min(a.counts)} posted |")
+    print("|---|---|---|---|---|")
+    for c, xs in sorted(per.items()):
+        med = statistics.median(xs)
+        print(f"| {where} | {c} | {med:.1f} | {min(xs):.1f}-{max(xs):.1f} | {med / base:.2f} |")
+
+
+def host(a):
+    from nxlaunch import launch, netns
+    prog = os.path.join(HERE, "build", "mpi-portals", "mpibench")
+    with netns() as ns:
+        def one(args):
+            r = launch(ns, 2, [prog, "posted", "3", *args], timeout=600)
+            if r.status:
+                raise SystemExit(f"host launch failed: {r}")
+            return r.out
+        measure(a, "host", one)
+
+
+def tern(a):
+    cluster = os.path.join(HERE, "qemu", "cluster")
+    prog = os.path.join(HERE, "build", "mpi-tern", "mpibench")
+    name = "po" + uuid.uuid4().hex[:6]
+    r = subprocess.run([cluster, "--name", name, "up", "-n", "2", "--boot", "direct"],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode:
+        raise SystemExit(f"cluster did not come up: {r.stderr}")
+    try:
+        def one(args):
+            r = subprocess.run([cluster, "--name", name, "exec", "yod", "-timeout", "600",
+                                "-sz", "2", prog, "posted", "3", *args],
+                               capture_output=True, text=True, timeout=900)
+            if r.returncode:
+                raise SystemExit(f"tern launch failed: {r.stdout}{r.stderr}")
+            return r.stdout
+        measure(a, "Tern", one)
+    finally:
+        subprocess.run([cluster, "--name", name, "down"], capture_output=True, timeout=300)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("where", choices=("host", "tern"))
+    ap.add_argument("--reps", type=int, default=0)
+    ap.add_argument("--iters", type=int, default=0)
+    ap.add_argument("--counts", default="0,64,256,1000,2000,4000")
+    a = ap.parse_args()
+    a.counts = [int(x) for x in a.counts.split(",")]
+    a.reps = a.reps or (5 if a.where == "host" else 3)
+    a.iters = a.iters or (2000 if a.where == "host" else 300)
+    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    print(f"{a.where}: load before {load():.1f}, commit {commit}", flush=True)
+    host(a) if a.where == "host" else tern(a)
+    print(f"load after {load():.1f}")
+
+
+if __name__ == "__main__":
+    from ternbench.unwind import sigterm_unwinds
+    sigterm_unwinds()
+    main()
