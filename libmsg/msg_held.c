@@ -44,6 +44,10 @@ struct hint {
 static struct hint *hints;
 static long n_hints, cap_hints;
 static long n_unsearched;     /* held receives not yet searched for */
+/* Every held receive before it has been searched for (NULL: all have), so
+ * a receive held behind thousands is searched for without a walk past them
+ * each pass. */
+static struct msg_req *unsearched_from;
 static long n_found;          /* searches that found a message (maybe taken since) */
 static uint64_t saved_seen;   /* eng.saved_gen when held receives last looked */
 static bool running;
@@ -61,6 +65,8 @@ void msg_held_add(struct msg_req *r)
     r->searched = false;
     r->found = false;
     n_unsearched++;
+    if (!unsearched_from)
+        unsearched_from = r;
     r->held_next = NULL;
     if (eng.held_tail)
         eng.held_tail->held_next = r;
@@ -78,6 +84,8 @@ static void unlink_held(struct msg_req *r, struct msg_req *prev)
         eng.held_head = r->held_next;
     if (eng.held_tail == r)
         eng.held_tail = prev;
+    if (unsearched_from == r)
+        unsearched_from = r->held_next;
     r->held = false;
     if (!r->searched)
         n_unsearched--;
@@ -178,8 +186,10 @@ static void post_oldest(void)
             eng.held_head = r;
             if (!eng.held_tail)
                 eng.held_tail = r;
-            if (!searched)
+            if (!searched) {
                 n_unsearched++;
+                unsearched_from = r;
+            }
             return;
         }
     }
@@ -231,11 +241,16 @@ void msg_held_run(void)
                     n_unsearched++;
                 }
             }
+        unsearched_from = eng.held_head;
     }
-    for (struct msg_req *r = eng.held_head;
-         r && n_unsearched && searching < SEARCHES_IN_FLIGHT &&
-         eng.local_events < LOCAL_EVENTS_MAX;
-         r = r->held_next) {
+    if (!n_unsearched)
+        unsearched_from = NULL;
+    else if (!unsearched_from)
+        unsearched_from = eng.held_head; /* not expected: look from the start */
+    for (; unsearched_from && n_unsearched && searching < SEARCHES_IN_FLIGHT &&
+           eng.local_events < LOCAL_EVENTS_MAX;
+         unsearched_from = unsearched_from->held_next) {
+        struct msg_req *r = unsearched_from;
         if (r->searched)
             continue;
         searching++;
