@@ -26,7 +26,8 @@
  *   - the saved queue (drained or sent to oneself): held receives take from
  *     it in order when it grew.
  * The cost is one copy more for a message that finds its receive held, and
- * a walk of the held receives per message.  A probe sees a message a held
+ * a look at the held receives that could want it (kept by sender and bits,
+ * below: not a walk of them all).  A probe sees a message a held
  * receive is about to take (docs/mpi.md, Deviations).
  */
 #include <stdlib.h>
@@ -58,34 +59,110 @@ static bool running;
 #define SEARCHES_IN_FLIGHT 16
 static int searching;
 
+/* Held receives are also kept by what they match, so that a message finds
+ * the oldest one that wants it without a walk past thousands that do not:
+ * one for a given sender and exact bits in the bucket of (sender, bits);
+ * for MPI_ANY_SOURCE and exact bits, in that of (MSG_ANY_SOURCE, bits);
+ * one with ignore bits (a tag wildcard), in the wild list.  Each list is in
+ * held order, so its first receive that wants a message is the oldest
+ * there, and the oldest of the three (held_seq) is the one MPI's order
+ * gives it. */
+#define BUCKETS 256
+struct bucket {
+    struct msg_req *head, *tail;
+};
+static struct bucket buckets[BUCKETS], wild;
+static uint64_t held_seq_next;
+
+static struct bucket *bucket_of_key(long src, uint64_t bits)
+{
+    uint64_t h = ((bits & ~MSG_BIT_PUSHED) ^ ((uint64_t)src * 0x9e3779b97f4a7c15ULL)) *
+                 0xff51afd7ed558ccdULL;
+    return &buckets[h >> 56];
+}
+
+static struct bucket *bucket_of(const struct msg_req *r)
+{
+    if (r->ignore & ~MSG_BIT_PUSHED)
+        return &wild;
+    return bucket_of_key(r->srcsel, r->bits);
+}
+
+static void bucket_remove(struct msg_req *r)
+{
+    struct bucket *b = bucket_of(r);
+    struct msg_req *prev = NULL, *q = b->head;
+    while (q != r) {
+        prev = q;
+        q = q->held_bnext;
+    }
+    if (prev)
+        prev->held_bnext = r->held_bnext;
+    else
+        b->head = r->held_bnext;
+    if (b->tail == r)
+        b->tail = prev;
+    r->held_bnext = NULL;
+}
+
 void msg_held_add(struct msg_req *r)
 {
     eng.st_held++;
     r->held = true;
     r->searched = false;
     r->found = false;
+    r->held_seq = ++held_seq_next;
     n_unsearched++;
     if (!unsearched_from)
         unsearched_from = r;
     r->held_next = NULL;
+    r->held_prev = eng.held_tail;
     if (eng.held_tail)
         eng.held_tail->held_next = r;
     else
         eng.held_head = r;
     eng.held_tail = r;
+    struct bucket *b = bucket_of(r);
+    r->held_bnext = NULL;
+    if (b->tail)
+        b->tail->held_bnext = r;
+    else
+        b->head = r;
+    b->tail = r;
 }
 
-/* Off the queue; prev is the one before it (NULL: it is the head). */
-static void unlink_held(struct msg_req *r, struct msg_req *prev)
+/* Back at the head of both lists, as it was (it is older than all others). */
+static void readd_oldest(struct msg_req *r)
 {
-    if (prev)
-        prev->held_next = r->held_next;
+    r->held = true;
+    r->held_prev = NULL;
+    r->held_next = eng.held_head;
+    if (eng.held_head)
+        eng.held_head->held_prev = r;
+    eng.held_head = r;
+    if (!eng.held_tail)
+        eng.held_tail = r;
+    struct bucket *b = bucket_of(r);
+    r->held_bnext = b->head;
+    b->head = r;
+    if (!b->tail)
+        b->tail = r;
+}
+
+/* Off the queue and its bucket. */
+static void unlink_held(struct msg_req *r)
+{
+    if (r->held_prev)
+        r->held_prev->held_next = r->held_next;
     else
         eng.held_head = r->held_next;
-    if (eng.held_tail == r)
-        eng.held_tail = prev;
+    if (r->held_next)
+        r->held_next->held_prev = r->held_prev;
+    else
+        eng.held_tail = r->held_prev;
     if (unsearched_from == r)
         unsearched_from = r->held_next;
+    bucket_remove(r);
     r->held = false;
     if (!r->searched)
         n_unsearched--;
@@ -93,10 +170,7 @@ static void unlink_held(struct msg_req *r, struct msg_req *prev)
 
 bool msg_held_cancel(struct msg_req *r)
 {
-    struct msg_req *prev = NULL;
-    for (struct msg_req *q = eng.held_head; q != r; q = q->held_next)
-        prev = q;
-    unlink_held(r, prev);
+    unlink_held(r);
     msg_req_free(r);
     return true;
 }
@@ -137,19 +211,32 @@ static bool wants(const struct msg_req *r, long src, uint64_t bits)
            ((bits ^ r->bits) & ~(r->ignore | MSG_BIT_PUSHED)) == 0;
 }
 
+static struct msg_req *first_wanting(const struct bucket *b, long src, uint64_t bits,
+                                     struct msg_req *best)
+{
+    for (struct msg_req *r = b->head; r; r = r->held_bnext)
+        if (wants(r, src, bits))
+            return !best || r->held_seq < best->held_seq ? r : best;
+    return best;
+}
+
+/* The oldest held receive a message from src with bits is for (NULL: none). */
+static struct msg_req *oldest_wanting(long src, uint64_t bits)
+{
+    struct msg_req *r = first_wanting(bucket_of_key(src, bits), src, bits, NULL);
+    r = first_wanting(bucket_of_key(MSG_ANY_SOURCE, bits), src, bits, r);
+    return first_wanting(&wild, src, bits, r);
+}
+
 /* Each oldest held receive a message from src with bits is for, posted
  * for exactly them, until one finds none.  False when Portals has no entry
  * to spare or the data EQ no room for more events before the next poll. */
 static bool take_hinted(long src, uint64_t bits)
 {
-    struct msg_req *prev = NULL, *r = eng.held_head;
     for (;;) {
         if (eng.local_events >= LOCAL_EVENTS_MAX)
             return false; /* the rest after the next poll */
-        while (r && !wants(r, src, bits)) {
-            prev = r;
-            r = r->held_next;
-        }
+        struct msg_req *r = oldest_wanting(src, bits);
         if (!r)
             return true;
         ptl_me_t me = msg_recv_me(r->buf, r->count, bits & ~MSG_BIT_PUSHED, 0, src);
@@ -163,11 +250,9 @@ static bool take_hinted(long src, uint64_t bits)
         if (PtlMEUnlink(h) == PTL_OK)
             return true; /* none (left): another receive or a probe took it */
         /* Matched: its event completes the receive. */
-        struct msg_req *next = r->held_next;
-        unlink_held(r, prev);
+        unlink_held(r);
         msg_recv_posted(r, h);
         eng.st_held_taken++;
-        r = next;
     }
 }
 
@@ -178,14 +263,9 @@ static void post_oldest(void)
            eng.local_events < LOCAL_EVENTS_MAX) {
         struct msg_req *r = eng.held_head;
         bool searched = r->searched;
-        unlink_held(r, NULL); /* first: a saved message may complete and free it */
+        unlink_held(r); /* first: a saved message may complete and free it */
         if (!msg_recv_post(r)) {
-            /* Back at the head, as it was. */
-            r->held = true;
-            r->held_next = eng.held_head;
-            eng.held_head = r;
-            if (!eng.held_tail)
-                eng.held_tail = r;
+            readd_oldest(r);
             if (!searched) {
                 n_unsearched++;
                 unsearched_from = r;
@@ -204,16 +284,14 @@ void msg_held_run(void)
     /* Messages saved since the last look go to the oldest receive each. */
     if (eng.held_head && saved_seen != eng.saved_gen) {
         saved_seen = eng.saved_gen;
-        struct msg_req *prev = NULL, *r = eng.held_head;
+        struct msg_req *r = eng.held_head;
         while (r) {
             struct msg_req *next = r->held_next;
             struct msg_saved *s =
                 eng.saved_head ? msg_saved_find(r->bits, r->ignore, r->srcsel, true) : NULL;
             if (s) {
-                unlink_held(r, prev);
+                unlink_held(r);
                 msg_recv_take_saved(r, s);
-            } else {
-                prev = r;
             }
             r = next;
         }

@@ -5,7 +5,8 @@
  * sender's messages, and each receive must get the one MPI's order gives it:
  *   posted   receives first, then the messages (eager, every 50th rendezvous);
  *   early    the messages first (many unexpected, flow control drains some);
- *   any      MPI_ANY_SOURCE receives: each sender's messages in order;
+ *   any      MPI_ANY_SOURCE receives, every third also MPI_ANY_TAG: each
+ *            sender's messages in order;
  *   sync     synchronous sends (every match pulls: more pulls at once than
  *            Portals has MDs, the job ended at the first one it refused);
  *   probe    the messages first, then each found by MPI_Probe(MPI_ANY_SOURCE),
@@ -153,7 +154,8 @@ static void any_source(void)
         int(*buf)[SMALL / sizeof(int)] = calloc((size_t)n, SMALL);
         int *next = calloc((size_t)t_size, sizeof(int));
         for (int i = 0; i < n; i++)
-            OK(MPI_Irecv(buf[i], SMALL, MPI_BYTE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &rq[i]));
+            OK(MPI_Irecv(buf[i], SMALL, MPI_BYTE, MPI_ANY_SOURCE, i % 3 ? 7 : MPI_ANY_TAG,
+                         MPI_COMM_WORLD, &rq[i]));
         OK(MPI_Barrier(MPI_COMM_WORLD));
         for (int i = 0; i < n; i++) {
             MPI_Status st;
