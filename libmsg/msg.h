@@ -77,10 +77,11 @@ struct msg_req {
     /* engine state */
     bool posted;          /* an ME is on the priority list */
     bool held, searched, found; /* waiting for room in Portals (msg_held.c) */
-    struct msg_req *held_next, *held_prev; /* held order (also the pull queue's link) */
+    struct msg_req *held_next;   /* held order; also the pull queue's link (msg_recv.c) */
+    struct msg_req *held_prev;   /* held order, backwards */
     struct msg_req *held_bnext;  /* next in its held bucket (msg_held.c) */
-    uint64_t held_seq;           /* held order, to compare across buckets */
-    uint64_t post_seq;    /* posting order, for messages to oneself */
+    uint64_t post_seq;    /* the order the program posted receives in: messages to
+                           * oneself, and held receives across buckets */
     ptl_handle_me_t me;
     struct msg_saved *wait_saved; /* drained message still arriving */
     ptl_handle_md_t get_md;       /* rendezvous pull */

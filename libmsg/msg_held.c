@@ -65,14 +65,13 @@ static int searching;
  * for MPI_ANY_SOURCE and exact bits, in that of (MSG_ANY_SOURCE, bits);
  * one with ignore bits (a tag wildcard), in the wild list.  Each list is in
  * held order, so its first receive that wants a message is the oldest
- * there, and the oldest of the three (held_seq) is the one MPI's order
+ * there, and the oldest of the three (post_seq) is the one MPI's order
  * gives it. */
 #define BUCKETS 256
 struct bucket {
     struct msg_req *head, *tail;
 };
 static struct bucket buckets[BUCKETS], wild;
-static uint64_t held_seq_next;
 
 static struct bucket *bucket_of_key(long src, uint64_t bits)
 {
@@ -111,7 +110,6 @@ void msg_held_add(struct msg_req *r)
     r->held = true;
     r->searched = false;
     r->found = false;
-    r->held_seq = ++held_seq_next;
     n_unsearched++;
     if (!unsearched_from)
         unsearched_from = r;
@@ -131,10 +129,15 @@ void msg_held_add(struct msg_req *r)
     b->tail = r;
 }
 
-/* Back at the head of both lists, as it was (it is older than all others). */
+/* Back at the head of both lists, as it was (it is older than all others):
+ * the undoing of unlink_held for the oldest. */
 static void readd_oldest(struct msg_req *r)
 {
     r->held = true;
+    if (!r->searched) {
+        n_unsearched++;
+        unsearched_from = r;
+    }
     r->held_prev = NULL;
     r->held_next = eng.held_head;
     if (eng.held_head)
@@ -216,7 +219,7 @@ static struct msg_req *first_wanting(const struct bucket *b, long src, uint64_t 
 {
     for (struct msg_req *r = b->head; r; r = r->held_bnext)
         if (wants(r, src, bits))
-            return !best || r->held_seq < best->held_seq ? r : best;
+            return !best || r->post_seq < best->post_seq ? r : best;
     return best;
 }
 
@@ -262,14 +265,9 @@ static void post_oldest(void)
     while (eng.held_head && eng.recv_mes < eng.recv_cap &&
            eng.local_events < LOCAL_EVENTS_MAX) {
         struct msg_req *r = eng.held_head;
-        bool searched = r->searched;
         unlink_held(r); /* first: a saved message may complete and free it */
-        if (!msg_recv_post(r)) {
+        if (!msg_recv_post(r)) { /* r untouched */
             readd_oldest(r);
-            if (!searched) {
-                n_unsearched++;
-                unsearched_from = r;
-            }
             return;
         }
     }

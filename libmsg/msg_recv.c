@@ -293,7 +293,6 @@ void msg_recv_posted(struct msg_req *r, ptl_handle_me_t h)
     r->me = h;
     r->posted = true;
     eng.recv_mes++;
-    r->post_seq = ++post_counter;
 }
 
 bool msg_recv_post(struct msg_req *r)
@@ -329,6 +328,7 @@ void msg_irecv(struct msg_req *r, long srcsel, uint64_t bits, uint64_t ignore, v
     r->ignore = ignore;
     r->srcsel = srcsel;
     r->held = false;
+    r->post_seq = ++post_counter;
     /* Behind the receives already waiting, whatever this one matches. */
     if (eng.held_head || !msg_recv_post(r))
         msg_held_add(r);
