@@ -23,21 +23,16 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
-import uuid
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, "tests"))
+from ternbench.standalone import commit, load, own_cluster  # noqa: E402
 
 WAYS = (("messages", "0"), ("portals", "1"))
 BATCHES = 3        # timed batches a launch prints; the programs warm up with one more
 RESULT = re.compile(r"R (?:mpi-barrier|nx-gsync) (\d+) us ([0-9.]+)")
 PTL_STATS = re.compile(r"portals stats node \d+: tx=(\d+) .* acks_sent=(\d+)")
-
-
-def load():
-    return open("/proc/loadavg").read().split()[0]
 
 
 def figures(out):
@@ -81,7 +76,7 @@ def host(a):
                                                             "load": []})
             for rep in range(a.reps):
                 for way, flag in WAYS:
-                    per["load"].append(float(load()))
+                    per["load"].append(load())
                     r = launch(ns, n, [prog, "barrier", str(BATCHES), str(a.iters)], timeout=300,
                                env={"TERN_MPI_TRIGGERED": flag})
                     xs = figures(r.out)
@@ -94,29 +89,21 @@ def host(a):
 
 
 def tern(a):
-    cluster = os.path.join(HERE, "qemu", "cluster")
     progs = (("MPI_Barrier", os.path.join(HERE, "build", "mpi-tern", "mpibench"), "MPI"),
              ("NX gsync", os.path.join(HERE, "build", "nx-tern", "nxbench"), "NX"))
-    name = "bar" + uuid.uuid4().hex[:6]
-    r = subprocess.run([cluster, "--name", name, "up", "-n", str(max(a.nodes)), "--boot",
-                        "direct"], capture_output=True, text=True, timeout=900)
-    if r.returncode:
-        raise SystemExit(f"cluster did not come up: {r.stderr}")
     rows = {}
-    try:
+    with own_cluster("bar", max(a.nodes)) as run:
         for n in a.nodes:
             for what, prog, layer in progs:
                 per = rows.setdefault((f"Tern {what}", n), {"messages": [], "portals": [],
                                                             "load": []})
                 for rep in range(a.reps):
                     for way, flag in WAYS:
-                        per["load"].append(float(load()))
-                        argv = [cluster, "--name", name, "exec", "env",
-                                f"TERN_{layer}_TRIGGERED={flag}", f"TERN_{layer}_STATS=2",
-                                "yod", "-timeout", "600",
-                                "-sz", str(n), prog, "gsync" if layer == "NX" else "barrier",
-                                str(BATCHES), str(a.iters)]
-                        r = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+                        per["load"].append(load())
+                        r = run(["env", f"TERN_{layer}_TRIGGERED={flag}",
+                                 f"TERN_{layer}_STATS=2", "yod", "-timeout", "600",
+                                 "-sz", str(n), prog, "gsync" if layer == "NX" else "barrier",
+                                 str(BATCHES), str(a.iters)])
                         xs = figures(r.stdout)
                         if r.returncode or not xs:
                             raise SystemExit(f"{what} {way} on {n} nodes failed: "
@@ -129,8 +116,6 @@ def tern(a):
                               f"{' '.join(f'{x:.1f}' for x in xs)} us (load {load()})"
                               + (f", {fr[0]:.2f} frames a barrier and node, {fr[1]:.2f} acks "
                                  "alone" if fr else ""), flush=True)
-    finally:
-        subprocess.run([cluster, "--name", name, "down"], capture_output=True, timeout=300)
     table(rows)
 
 
@@ -146,9 +131,7 @@ def main():
     a.nodes = [int(x) for x in a.nodes.split(",")]
     a.reps = a.reps or (7 if a.where == "host" else 5)
     a.iters = a.iters or (2000 if a.where == "host" else 300)
-    print(f"{a.where}: load before {load()}, commit "
-          f"{subprocess.run(['git', '-C', HERE, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}",
-          flush=True)
+    print(f"{a.where}: load before {load()}, commit {commit()}", flush=True)
     host(a) if a.where == "host" else tern(a)
     print(f"load after {load()}")
 

@@ -18,19 +18,14 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
-import uuid
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, "tests"))
+from ternbench.standalone import commit, load, own_cluster  # noqa: E402
 
 WAYS = (("linear", "0"), ("tree", "1000000000"))
 RESULT = re.compile(r"R mpi-(gatherv|scatterv)\d+ (\d+) us ([0-9.]+)")
-
-
-def load():
-    return float(open("/proc/loadavg").read().split()[0])
 
 
 def figures(out):
@@ -89,28 +84,18 @@ def host(a):
 
 
 def tern(a):
-    cluster = os.path.join(HERE, "qemu", "cluster")
     prog = os.path.join(HERE, "build", "mpi-tern", "mpibench")
-    name = "gv" + uuid.uuid4().hex[:6]
-    r = subprocess.run([cluster, "--name", name, "up", "-n", str(max(a.nodes)), "--boot",
-                        "direct"], capture_output=True, text=True, timeout=900)
-    if r.returncode:
-        raise SystemExit(f"cluster did not come up: {r.stderr}")
     rows = {}
-    try:
+    with own_cluster("gv", max(a.nodes)) as run:
         for n in a.nodes:
             def one(call, flag):
-                r = subprocess.run([cluster, "--name", name, "exec", "env",
-                                    f"TERN_MPI_VTREE_MAX={flag}", "yod", "-timeout", "600",
-                                    "-sz", str(n), prog, call, "3", str(a.iters),
-                                    ",".join(map(str, a.sizes))],
-                                   capture_output=True, text=True, timeout=900)
+                r = run(["env", f"TERN_MPI_VTREE_MAX={flag}", "yod", "-timeout", "600",
+                         "-sz", str(n), prog, call, "3", str(a.iters),
+                         ",".join(map(str, a.sizes))])
                 if r.returncode:
                     raise SystemExit(f"tern {call} on {n}: {r.stdout}{r.stderr}")
                 return r.stdout
             rows.update(measure(a, "Tern", n, one))
-    finally:
-        subprocess.run([cluster, "--name", name, "down"], capture_output=True, timeout=300)
     table(rows)
 
 
@@ -128,9 +113,7 @@ def main():
     a.sizes = [int(x) for x in a.sizes.split(",")]
     a.reps = a.reps or (5 if a.where == "host" else 3)
     a.iters = a.iters or (300 if a.where == "host" else 30)
-    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    print(f"{a.where}: load before {load():.1f}, commit {commit}", flush=True)
+    print(f"{a.where}: load before {load():.1f}, commit {commit()}", flush=True)
     host(a) if a.where == "host" else tern(a)
     print(f"load after {load():.1f}")
 

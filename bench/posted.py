@@ -19,18 +19,13 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
-import uuid
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, "tests"))
+from ternbench.standalone import commit, load, own_cluster  # noqa: E402
 
 RESULT = re.compile(r"R mpi-posted (\d+) us_oneway ([0-9.]+)")
-
-
-def load():
-    return float(open("/proc/loadavg").read().split()[0])
 
 
 def measure(a, where, run_one):
@@ -70,24 +65,14 @@ def host(a):
 
 
 def tern(a):
-    cluster = os.path.join(HERE, "qemu", "cluster")
     prog = os.path.join(HERE, "build", "mpi-tern", "mpibench")
-    name = "po" + uuid.uuid4().hex[:6]
-    r = subprocess.run([cluster, "--name", name, "up", "-n", "2", "--boot", "direct"],
-                       capture_output=True, text=True, timeout=900)
-    if r.returncode:
-        raise SystemExit(f"cluster did not come up: {r.stderr}")
-    try:
+    with own_cluster("po", 2) as run:
         def one(args):
-            r = subprocess.run([cluster, "--name", name, "exec", "yod", "-timeout", "600",
-                                "-sz", "2", prog, "posted", "3", *args],
-                               capture_output=True, text=True, timeout=900)
+            r = run(["yod", "-timeout", "600", "-sz", "2", prog, "posted", "3", *args])
             if r.returncode:
                 raise SystemExit(f"tern launch failed: {r.stdout}{r.stderr}")
             return r.stdout
         measure(a, "Tern", one)
-    finally:
-        subprocess.run([cluster, "--name", name, "down"], capture_output=True, timeout=300)
 
 
 def main():
@@ -100,9 +85,7 @@ def main():
     a.counts = [int(x) for x in a.counts.split(",")]
     a.reps = a.reps or (5 if a.where == "host" else 3)
     a.iters = a.iters or (2000 if a.where == "host" else 300)
-    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    print(f"{a.where}: load before {load():.1f}, commit {commit}", flush=True)
+    print(f"{a.where}: load before {load():.1f}, commit {commit()}", flush=True)
     host(a) if a.where == "host" else tern(a)
     print(f"load after {load():.1f}")
 

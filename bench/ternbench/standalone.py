@@ -1,0 +1,41 @@
+"""What the stand-alone benchmark scripts (bench/barrier.py, gatherv.py,
+posted.py) share: the host's load and the commit to print beside their
+figures, and a Tern cluster of their own for the length of a `with`."""
+import contextlib
+import os
+import subprocess
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLUSTER = os.path.join(ROOT, "qemu", "cluster")
+
+
+def load():
+    """The host's 1-minute load average."""
+    return float(open("/proc/loadavg").read().split()[0])
+
+
+def commit():
+    return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+
+
+@contextlib.contextmanager
+def own_cluster(prefix, nodes):
+    """A Tern cluster of `nodes` nodes booted directly, taken down at the end
+    also when the body fails; yields run(argv, timeout=900), which runs argv
+    on its service node (`qemu/cluster exec`) and returns the CompletedProcess."""
+    name = prefix + uuid.uuid4().hex[:6]
+    r = subprocess.run([CLUSTER, "--name", name, "up", "-n", str(nodes), "--boot", "direct"],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode:
+        subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True, timeout=300)
+        raise SystemExit(f"cluster did not come up: {r.stderr}")
+
+    def run(argv, timeout=900):
+        return subprocess.run([CLUSTER, "--name", name, "exec", *argv], capture_output=True,
+                              text=True, timeout=timeout)
+    try:
+        yield run
+    finally:
+        subprocess.run([CLUSTER, "--name", name, "down"], capture_output=True, timeout=300)
