@@ -18,18 +18,18 @@ int PtlCTAlloc(ptl_handle_ni_t nih, ptl_handle_ct_t *out)
     API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(nih);
     API_CHECK(ni && out);
-    for (int i = 0; i < ni->lim.max_cts; i++) {
-        struct ptl_ct *ct = &ni->cts[i];
-        if (ct->o.in_use)
-            continue;
-        ct->v.success = ct->v.failure = 0;
-        ct->trig = NULL;
-        ct->o.in_use = true;
-        ct->o.gen = ptl_gen_next(ct->o.gen);
-        *out = ptl_ct_handle(ni, ct);
-        API_RETURN(PTL_OK);
-    }
-    API_EXIT(PTL_NO_SPACE);
+    /* Freed longest ago first, as MDs and entries (freeq.c): a kept
+     * handle of a freed counter must not name the next one. */
+    uint32_t i = ptl_freeq_take(&ni->ct_free);
+    if (i == PTL_FREEQ_NONE)
+        API_RETURN(PTL_NO_SPACE);
+    struct ptl_ct *ct = &ni->cts[i];
+    ct->v.success = ct->v.failure = 0;
+    ct->trig = NULL;
+    ct->o.in_use = true;
+    ct->o.gen = ptl_gen_next(ct->o.gen);
+    *out = ptl_ct_handle(ni, ct);
+    API_EXIT(PTL_OK);
 }
 
 /* Spec: the program sees to it that nothing uses a freed counter; what
@@ -55,6 +55,7 @@ int PtlCTFree(ptl_handle_ct_t h)
     ptl_trig_cancel_all(ni, ct);
     ct_forget(ni, ct);
     ct->o.in_use = false;
+    ptl_freeq_put(&ni->ct_free, (uint32_t)(ct - ni->cts));
     API_EXIT(PTL_OK);
 }
 

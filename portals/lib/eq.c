@@ -27,24 +27,26 @@ int PtlEQAlloc(ptl_handle_ni_t nih, ptl_size_t count, ptl_handle_eq_t *out)
     API_ENTER();
     struct ptl_ni *ni = ptl_ni_get(nih);
     API_CHECK(ni && out && count > 0 && count < (1u << 24));
-    for (int i = 0; i < ni->lim.max_eqs; i++) {
-        struct ptl_eq *eq = &ni->eqs[i];
-        if (eq->o.in_use)
-            continue;
-        uint32_t size = (uint32_t)count + (uint32_t)ni->lim.max_pt_index + 1;
-        eq->ring = ptl_zalloc(sizeof(ptl_event_t) * size);
-        if (!eq->ring)
-            break;
-        eq->size = size;
-        eq->cap = (uint32_t)count;
-        eq->head = eq->count = 0;
-        eq->dropped = false;
-        eq->o.in_use = true;
-        eq->o.gen = ptl_gen_next(eq->o.gen);
-        *out = ptl_eq_handle(ni, eq);
-        API_RETURN(PTL_OK);
+    /* Freed longest ago first (freeq.c): a kept handle of a freed EQ
+     * must not name the next one. */
+    uint32_t i = ptl_freeq_take(&ni->eq_free);
+    if (i == PTL_FREEQ_NONE)
+        API_RETURN(PTL_NO_SPACE);
+    struct ptl_eq *eq = &ni->eqs[i];
+    uint32_t size = (uint32_t)count + (uint32_t)ni->lim.max_pt_index + 1;
+    eq->ring = ptl_zalloc(sizeof(ptl_event_t) * size);
+    if (!eq->ring) {
+        ptl_freeq_put(&ni->eq_free, i);
+        API_RETURN(PTL_NO_SPACE);
     }
-    API_EXIT(PTL_NO_SPACE);
+    eq->size = size;
+    eq->cap = (uint32_t)count;
+    eq->head = eq->count = 0;
+    eq->dropped = false;
+    eq->o.in_use = true;
+    eq->o.gen = ptl_gen_next(eq->o.gen);
+    *out = ptl_eq_handle(ni, eq);
+    API_EXIT(PTL_OK);
 }
 
 int PtlEQFree(ptl_handle_eq_t h)
@@ -65,6 +67,7 @@ int PtlEQFree(ptl_handle_eq_t h)
     ptl_host_free(eq->ring);
     eq->ring = NULL;
     eq->o.in_use = false;
+    ptl_freeq_put(&ni->eq_free, (uint32_t)(eq - ni->eqs));
     API_EXIT(PTL_OK);
 }
 

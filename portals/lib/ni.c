@@ -151,6 +151,8 @@ static int ni_alloc_tables(struct ptl_ni *ni)
     if (!ni->pts || !ni->eqs || !ni->cts || !ni->mds || !ni->entries ||
         !ptl_freeq_init(&ni->md_free, (uint32_t)l->max_mds) ||
         !ptl_freeq_init(&ni->entry_free, (uint32_t)l->max_entries) ||
+        !ptl_freeq_init(&ni->ct_free, (uint32_t)l->max_cts) ||
+        !ptl_freeq_init(&ni->eq_free, (uint32_t)l->max_eqs) ||
         !ni->uh_pool || !ni->ops || !ni->trig_pool || !ni->peer_tab ||
         !ptl_resp_grow(ni))
         return PTL_NO_SPACE;
@@ -186,6 +188,8 @@ static void ni_release(struct ptl_ni *ni)
     ptl_host_free(ni->entries);
     ptl_freeq_fini(&ni->md_free);
     ptl_freeq_fini(&ni->entry_free);
+    ptl_freeq_fini(&ni->ct_free);
+    ptl_freeq_fini(&ni->eq_free);
     ptl_host_free(ni->uh_pool);
     ptl_host_free(ni->ops);
     while (ni->resp_chunks) {

@@ -61,8 +61,9 @@
  * Types avoid 3, 5 and 15 so PTL_EQ_NONE, PTL_CT_NONE and
  * PTL_INVALID_HANDLE never decode as live objects.  A slot's generation
  * counts its reuses modulo 64 (ptl_gen_next): a handle kept past 64 reuses
- * of its slot is taken for the new object.  MD and ME/LE slots are reused
- * oldest-freed first (freeq.c), so that takes 64 rounds of all free ones. */
+ * of its slot is taken for the new object.  MD, ME/LE, CT and EQ slots are
+ * reused oldest-freed first (freeq.c), so that takes 64 rounds of all free
+ * ones. */
 enum ptl_obj_type {
     PTL_OBJ_NI = 1, PTL_OBJ_EQ = 2, PTL_OBJ_CT = 4,
     PTL_OBJ_MD = 6, PTL_OBJ_ME = 7, PTL_OBJ_LE = 8
@@ -349,7 +350,7 @@ struct ptl_ni {
     struct ptl_ct *cts;
     struct ptl_md *mds;
     struct ptl_entry *entries;
-    struct ptl_freeq md_free, entry_free;
+    struct ptl_freeq md_free, entry_free, ct_free, eq_free;
     uint32_t n_entries_used;
     struct ptl_uh *uh_pool, *uh_free;
     uint32_t uh_used;

@@ -37,6 +37,26 @@ static void test_kept_handles(struct node *a)
         OK(PtlMDRelease(mcur));
     }
     OK(PtlPTFree(a->ni, pt));
+    /* Counters and event queues too: a freed one's handle must not name
+     * the next one allocated, however many come and go. */
+    ptl_handle_ct_t cold, ccur;
+    ptl_handle_eq_t eold, ecur;
+    ptl_ct_event_t cev;
+    ptl_event_t ev;
+    OK(PtlCTAlloc(a->ni, &cold));
+    OK(PtlCTFree(cold));
+    OK(PtlEQAlloc(a->ni, 4, &eold));
+    OK(PtlEQFree(eold));
+    for (int i = 0; i < 300; i++) {
+        OK(PtlCTAlloc(a->ni, &ccur));
+        CHECK_RC(PtlCTGet(cold, &cev), PTL_ARG_INVALID);
+        CHECK_RC(PtlCTFree(cold), PTL_ARG_INVALID);
+        OK(PtlCTFree(ccur));
+        OK(PtlEQAlloc(a->ni, 4, &ecur));
+        CHECK_RC(PtlEQGet(eold, &ev), PTL_ARG_INVALID);
+        CHECK_RC(PtlEQFree(eold), PTL_ARG_INVALID);
+        OK(PtlEQFree(ecur));
+    }
 }
 
 static void test_bad_handles(struct node *a)
