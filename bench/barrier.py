@@ -27,7 +27,8 @@ import sys
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, "tests"))
-from ternbench.standalone import commit, load, own_cluster  # noqa: E402
+from ternbench.standalone import load, own_cluster  # noqa: E402
+from ternbench.standalone import main as standalone_main  # noqa: E402
 
 WAYS = (("messages", "0"), ("portals", "1"))
 BATCHES = 3        # timed batches a launch prints; the programs warm up with one more
@@ -121,22 +122,9 @@ def tern(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("where", choices=("host", "tern"))
     ap.add_argument("--ranks", default="2,4,8")
     ap.add_argument("--nodes", default="2,4")
-    ap.add_argument("--reps", type=int, default=0)
-    ap.add_argument("--iters", type=int, default=0)
-    a = ap.parse_args()
-    a.ranks = [int(x) for x in a.ranks.split(",")]
-    a.nodes = [int(x) for x in a.nodes.split(",")]
-    a.reps = a.reps or (7 if a.where == "host" else 5)
-    a.iters = a.iters or (2000 if a.where == "host" else 300)
-    print(f"{a.where}: load before {load()}, commit {commit()}", flush=True)
-    host(a) if a.where == "host" else tern(a)
-    print(f"load after {load()}")
-
+    standalone_main(ap, host, tern, reps=(7, 5), iters=(2000, 300), lists=("ranks", "nodes"))
 
 if __name__ == "__main__":
-    from ternbench.unwind import sigterm_unwinds
-    sigterm_unwinds()
     main()

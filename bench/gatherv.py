@@ -22,7 +22,8 @@ import sys
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, "tests"))
-from ternbench.standalone import commit, load, own_cluster  # noqa: E402
+from ternbench.standalone import load, own_cluster  # noqa: E402
+from ternbench.standalone import main as standalone_main  # noqa: E402
 
 WAYS = (("linear", "0"), ("tree", "1000000000"))
 RESULT = re.compile(r"R mpi-(gatherv|scatterv)\d+ (\d+) us ([0-9.]+)")
@@ -101,24 +102,11 @@ def tern(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("where", choices=("host", "tern"))
     ap.add_argument("--ranks", default="8,16")
     ap.add_argument("--nodes", default="8")
-    ap.add_argument("--reps", type=int, default=0)
-    ap.add_argument("--iters", type=int, default=0)
     ap.add_argument("--sizes", default="8,256,512,1024,4096,16384")
-    a = ap.parse_args()
-    a.ranks = [int(x) for x in a.ranks.split(",")]
-    a.nodes = [int(x) for x in a.nodes.split(",")]
-    a.sizes = [int(x) for x in a.sizes.split(",")]
-    a.reps = a.reps or (5 if a.where == "host" else 3)
-    a.iters = a.iters or (300 if a.where == "host" else 30)
-    print(f"{a.where}: load before {load():.1f}, commit {commit()}", flush=True)
-    host(a) if a.where == "host" else tern(a)
-    print(f"load after {load():.1f}")
-
+    standalone_main(ap, host, tern, reps=(5, 3), iters=(300, 30),
+                    lists=("ranks", "nodes", "sizes"))
 
 if __name__ == "__main__":
-    from ternbench.unwind import sigterm_unwinds
-    sigterm_unwinds()
     main()

@@ -23,7 +23,8 @@ import sys
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, "tests"))
-from ternbench.standalone import commit, load, own_cluster  # noqa: E402
+from ternbench.standalone import load, own_cluster  # noqa: E402
+from ternbench.standalone import main as standalone_main  # noqa: E402
 
 RESULT = re.compile(r"R mpi-posted (\d+) us_oneway ([0-9.]+)")
 
@@ -77,20 +78,8 @@ def tern(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("where", choices=("host", "tern"))
-    ap.add_argument("--reps", type=int, default=0)
-    ap.add_argument("--iters", type=int, default=0)
     ap.add_argument("--counts", default="0,64,256,1000,2000,4000")
-    a = ap.parse_args()
-    a.counts = [int(x) for x in a.counts.split(",")]
-    a.reps = a.reps or (5 if a.where == "host" else 3)
-    a.iters = a.iters or (2000 if a.where == "host" else 300)
-    print(f"{a.where}: load before {load():.1f}, commit {commit()}", flush=True)
-    host(a) if a.where == "host" else tern(a)
-    print(f"load after {load():.1f}")
-
+    standalone_main(ap, host, tern, reps=(5, 3), iters=(2000, 300), lists=("counts",))
 
 if __name__ == "__main__":
-    from ternbench.unwind import sigterm_unwinds
-    sigterm_unwinds()
     main()
