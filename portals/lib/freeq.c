@@ -1,11 +1,12 @@
-/* Free slots of an object table (MEs/LEs, MDs), the one freed longest ago
- * taken first.
+/* Free slots of an object table (MEs/LEs, MDs, CTs, EQs), the one freed
+ * longest ago taken first.
  *
  * A handle names its slot and the slot's generation, 6 bits (handle.c).
  * Taking the lowest free slot, as a scan from slot 0 did, gives the same
- * slot to every append in a row: 64 appends after an entry was used up,
- * a handle still kept for it (a receive whose message has just come, its
- * event not yet read) named the new entry, and unlinking it unlinked that.
+ * slot to every append (bind, alloc) in a row: 64 appends after an entry
+ * was used up, a handle still kept for it (a receive whose message has
+ * just come, its event not yet read) named the new entry, and unlinking it
+ * unlinked that.
  * First in, first out, a slot comes back only after every other free one
  * has been used, 64 times the free slots' count before a kept handle can
  * name anything; and taking one no longer walks the slots in use. */
