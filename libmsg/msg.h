@@ -77,7 +77,8 @@ struct msg_req {
     /* engine state */
     bool posted;          /* an ME is on the priority list */
     bool held, searched, found; /* waiting for room in Portals (msg_held.c) */
-    struct msg_req *held_next;   /* held order; also the pull queue's link (msg_recv.c) */
+    struct msg_req *held_next;   /* held order; also the link of the pull queue and of
+                                  * receives parked for a late send (msg_recv.c) */
     struct msg_req *held_prev;   /* held order, backwards */
     struct msg_req *held_bnext;  /* next in its held bucket (msg_held.c) */
     uint64_t post_seq;    /* the order the program posted receives in: messages to

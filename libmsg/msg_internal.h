@@ -34,15 +34,18 @@
 #define PT_COLL 3
 
 /* hdr_data of a data message: bit 63 = rendezvous announcement, bit 62 =
- * synchronous, then the rendezvous id in bits 40..61 and the message length
- * in bits 0..39.  An announcement that carries the message's first bytes
- * has MSG_BIT_PUSHED in its match bits (msg_send.c).  A synchronous one is
- * pulled even when all of it came with the announcement: it may have landed
- * with no receive yet (msg_flow.c), and only a receive's get may complete
- * the send. */
+ * synchronous, then the rendezvous id in bits 40..61, bit 39 = late (its
+ * buffer is not exposed yet: the receiver pulls only once CTL_EXPOSED with
+ * its id came), and the message length in bits 0..38 (512 GiB, more than
+ * any node holds; msg_isend refuses longer).  An announcement that
+ * carries the message's first bytes has MSG_BIT_PUSHED in its match bits
+ * (msg_send.c).  A synchronous one is pulled even when all of it came with
+ * the announcement: it may have landed with no receive yet (msg_flow.c),
+ * and only a receive's get may complete the send. */
 #define HD_RDV (1ULL << 63)
 #define HD_SYNC (1ULL << 62)
-#define HD_LEN_MASK ((1ULL << 40) - 1)
+#define HD_LATE (1ULL << 39)
+#define HD_LEN_MASK ((1ULL << 39) - 1)
 #define HD_ID_SHIFT 40
 #define HD_ID_MASK ((1ULL << 22) - 1)
 /* In the match bits of a receiver's get (PT_RDV, which ignores it): its
@@ -53,9 +56,10 @@
 /* CTL_WAKE: sent by a rank to itself by a triggered put when a barrier of
  * msg_barrier.c is complete (where the last round's arrival did not
  * complete it); its only effect is the event that ends the engine's
- * blocking wait. */
+ * blocking wait.  CTL_EXPOSED: the buffer of the late rendezvous send with
+ * this id (HD_LATE) is exposed now, its receiver may pull. */
 enum ctl_op { CTL_PAUSE = 1, CTL_PAUSE_ACK, CTL_UNPAUSE, CTL_BARRIER, CTL_EXITING, CTL_ABORT,
-              CTL_WAKE };
+              CTL_WAKE, CTL_EXPOSED };
 #define CTL_HD(op, arg) (((uint64_t)(op) << 56) | ((uint64_t)(arg) & ((1ULL << 56) - 1)))
 
 /* Every object whose address travels as a Portals user_ptr starts with its
@@ -83,6 +87,9 @@ struct msg_out {
     ptl_handle_me_t rdv_me;
     ptl_handle_md_t push_md;
     struct msg_req *req;  /* completed when pulled (rendezvous) */
+    /* Late (HD_LATE): announced with its buffer not exposed, the share of
+     * entries being taken; linked in eng.late_head's list until it is. */
+    struct msg_out *late_next;
 };
 
 struct msg_peer {
@@ -130,7 +137,15 @@ struct msg_engine {
     struct msg_peer *peers;
     int ops_inflight, ops_max;
     bool starved;         /* something waits for an operation slot */
-    long rdv_active;      /* rendezvous sends not yet pulled */
+    long rdv_active;      /* rendezvous sends exposed, not yet pulled */
+    /* Rendezvous sends announced but not exposed yet, oldest first
+     * (msg_send.c): exposed as the share and Portals allow. */
+    struct msg_out *late_head, *late_tail;
+    /* Receiver side: receives matched to late announcements whose
+     * CTL_EXPOSED has not come (by held_next), and CTL_EXPOSED that came
+     * before their announcement was matched (msg_recv.c). */
+    struct msg_req *parked_head;
+    struct msg_exposed *exposed_early;
     uint64_t rdv_next;
     /* receiver side of flow control */
     bool recovering, draining;
@@ -168,6 +183,7 @@ struct msg_engine {
     uint64_t st_held;         /* receives held for want of room in Portals (msg_held.c) */
     uint64_t st_held_taken;   /* ... of which took a message that came for them */
     uint64_t st_pulls_waited; /* rendezvous pulls that waited for an MD or slot */
+    uint64_t st_rdv_late;     /* rendezvous sends announced before they were exposed */
 };
 extern struct msg_engine eng;
 
@@ -189,6 +205,7 @@ void msg_peer_pause(long target, uint64_t epoch);
 void msg_peer_unpause(long target);
 void msg_kick(void);
 bool msg_sends_idle(void);
+void msg_send_late_run(void); /* expose late rendezvous sends while there is room */
 bool msg_ctl_idle(void);
 
 /* msg_recv.c */
@@ -213,6 +230,8 @@ bool msg_recv_post(struct msg_req *r);
 /* Rendezvous pulls waiting for an MD or an operation slot (eng.pull_head):
  * started as room frees (each progress pass). */
 void msg_recv_pulls_waiting(void);
+/* CTL_EXPOSED from `from`: the late send `id` may be pulled now. */
+void msg_recv_exposed(long from, uint64_t id);
 
 /* msg_held.c: receives waiting for room in Portals */
 void msg_held_add(struct msg_req *r);

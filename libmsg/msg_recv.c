@@ -7,7 +7,9 @@
  * match_id = the source selector.  Portals matches it against its own
  * unexpected list atomically on append (PUT_OVERFLOW: data in unexpected
  * space, copied once) or against later arrivals (PUT: data already in the
- * buffer).  A rendezvous announcement turns into a PtlGet into the buffer.
+ * buffer).  A rendezvous announcement turns into a PtlGet into the buffer;
+ * a late one's (HD_LATE, msg_send.c) waits parked until its sender's
+ * CTL_EXPOSED says the buffer is there to pull.
  * A message longer than the buffer delivers what fits and completes the
  * receive with MSG_ERR_TRUNCATE (the layer reports it).
  */
@@ -172,6 +174,60 @@ void msg_recv_pulls_waiting(void)
     }
 }
 
+/* A CTL_EXPOSED that came before its announcement was matched. */
+struct msg_exposed {
+    struct msg_exposed *next;
+    long src;
+    uint64_t id;
+};
+
+/* Takes (src, id) off the early CTL_EXPOSED list; false if not there. */
+static bool exposed_take(long src, uint64_t id)
+{
+    for (struct msg_exposed **pp = &eng.exposed_early; *pp; pp = &(*pp)->next)
+        if ((*pp)->src == src && (*pp)->id == id) {
+            struct msg_exposed *e = *pp;
+            *pp = e->next;
+            free(e);
+            return true;
+        }
+    return false;
+}
+
+void msg_recv_exposed(long from, uint64_t id)
+{
+    for (struct msg_req **pp = &eng.parked_head; *pp; pp = &(*pp)->held_next)
+        if ((*pp)->src == from && (*pp)->pull_id == id) {
+            struct msg_req *r = *pp;
+            *pp = r->held_next;
+            uint64_t take = r->len <= r->count ? r->len : r->count;
+            pull(r, from, id, r->len, take, r->pull_landed, r->pull_posted);
+            return;
+        }
+    struct msg_exposed *e = malloc(sizeof *e);
+    if (!e)
+        msg_fatal("no memory to note a rendezvous exposure");
+    *e = (struct msg_exposed){eng.exposed_early, from, id};
+    eng.exposed_early = e;
+}
+
+/* Receive r matched a rendezvous announcement: pull it, or, if it is late
+ * and not exposed yet, park r until CTL_EXPOSED comes. */
+static void pull_or_park(struct msg_req *r, long src, uint64_t hd, uint64_t take,
+                         uint64_t landed, bool posted)
+{
+    uint64_t id = (hd >> HD_ID_SHIFT) & HD_ID_MASK, len = hd & HD_LEN_MASK;
+    if (!(hd & HD_LATE) || exposed_take(src, id)) {
+        pull(r, src, id, len, take, landed, posted);
+        return;
+    }
+    r->pull_id = id;
+    r->pull_landed = landed;
+    r->pull_posted = posted;
+    r->held_next = eng.parked_head;
+    eng.parked_head = r;
+}
+
 /* A message matched receive r: land what fits.  data: where the message's
  * first `landed` bytes wait, an eager message's all (NULL: Portals put them
  * in the buffer; posted: r was posted before the message came). */
@@ -203,7 +259,7 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
          * landing buffer (msg_flow.c) then overlaps its trip.  They fill
          * different bytes, and the request completes only after both. */
         if (!whole)
-            pull(r, src, (hd >> HD_ID_SHIFT) & HD_ID_MASK, len, take, landed, posted);
+            pull_or_park(r, src, hd, take, landed, posted);
         if (data && landed)
             memcpy(r->buf, data, (size_t)(landed < take ? landed : take));
         if (whole)

@@ -24,6 +24,15 @@
  * receive had been waiting (RDV_GET_POSTED).  A synchronous send is pulled
  * even when all of it came (HD_SYNC): only a receive may complete it.
  *
+ * Exposures are limited (eng.rdv_max, a share of Portals' match entries).
+ * A rendezvous send beyond them is late: announced at once, in its place
+ * in the send order, with HD_LATE and nothing pushed, and exposed as
+ * earlier ones are pulled, oldest first; CTL_EXPOSED then tells its
+ * receiver to pull.  MPI_Isend and MPI_Issend must not wait for a remote
+ * receive (MPI-3.1 3.7): waiting in the send for a free exposure hung a
+ * rank that started more than 512 before its receiver posted any
+ * (tests/mpi/manyrecv.c, late).
+ *
  * Per target, messages stay in send order in one list (queued, in flight,
  * refused).  Refusals only ever hit a suffix of that list: the target keeps
  * its PT disabled until every rank has answered its PAUSE, and a rank
@@ -255,29 +264,38 @@ static void unlink_msg(struct msg_peer *p, struct msg_out *m)
         }
 }
 
-/* A rendezvous send's buffer, for its receiver to pull.  Its share of
- * Portals' entries (msg_start.c split_entries) keeps room for it; what
- * can still take the last one (searches, probes, takes of held receives)
- * is gone by the next events, so a refusal is waited out. */
-static void expose(ptl_me_t *me, struct msg_out *m)
+/* Exposes a rendezvous send's buffer for its receiver to pull; false
+ * when Portals has no entry for it now (it stays late, tried again by the
+ * next progress pass: what can take the last entries, searches, probes,
+ * takes of held receives, is gone by the next events). */
+static bool expose(struct msg_out *m)
 {
-    double since = now();
-    bool told = false;
-    for (;;) {
-        int rc = PtlMEAppend(eng.ni, PT_RDV, me, PTL_PRIORITY_LIST, m, &m->rdv_me);
-        if (rc == PTL_OK)
+    uint64_t len = m->rdv_len, id = (m->hd >> HD_ID_SHIFT) & HD_ID_MASK;
+    /* One get takes it all unless it exceeds Portals' message limit. */
+    ptl_me_t me = msg_me((void *)m->rdv_buf, len,
+                         PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
+                             (len <= eng.lim.max_msg_size ? PTL_ME_USE_ONCE : 0),
+                         (ptl_rank_t)m->target, id, RDV_GET_POSTED);
+    int rc = PtlMEAppend(eng.ni, PT_RDV, &me, PTL_PRIORITY_LIST, m, &m->rdv_me);
+    if (rc == PTL_NO_SPACE)
+        return false;
+    if (rc != PTL_OK)
+        msg_fatal("cannot expose a %llu-byte buffer (Portals error %d)",
+                  (unsigned long long)len, rc);
+    eng.rdv_active++;
+    return true;
+}
+
+void msg_send_late_run(void)
+{
+    while (eng.late_head && eng.rdv_active < eng.rdv_max) {
+        struct msg_out *m = eng.late_head;
+        if (!expose(m))
             return;
-        if (rc != PTL_NO_SPACE)
-            msg_fatal("cannot expose a %llu-byte buffer (Portals error %d)",
-                      (unsigned long long)m->rdv_len, rc);
-        if (!told && now() - since > 10) {
-            told = true;
-            fprintf(stderr, "%s node %ld: a rendezvous send has waited 10 s for a Portals "
-                    "match entry (%ld receives, %ld rendezvous sends, %ld barrier rounds "
-                    "posted)\n", eng.who, eng.rank, eng.recv_mes, eng.rdv_active,
-                    eng.barrier_entries);
-        }
-        msg_progress_ms(100);
+        eng.late_head = m->late_next;
+        if (!eng.late_head)
+            eng.late_tail = NULL;
+        msg_ctl_send(m->target, CTL_HD(CTL_EXPOSED, (m->hd >> HD_ID_SHIFT) & HD_ID_MASK), false);
     }
 }
 
@@ -290,6 +308,9 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     if (bits & MSG_BIT_PUSHED)
         msg_fatal("match bits %#llx have the engine's own bit (MSG_BIT_PUSHED)",
                   (unsigned long long)bits);
+    if (len > HD_LEN_MASK)
+        msg_fatal("a %llu-byte message is longer than the engine carries (%llu bytes)",
+                  (unsigned long long)len, (unsigned long long)HD_LEN_MASK);
     if (node == eng.rank) {
         /* The Tern kernel's Portals cannot put to its own process, so
          * messages to oneself never touch Portals (on every build). */
@@ -317,14 +338,27 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     }
     /* Rendezvous: above the eager limit, or synchronous (the pull tells the
      * sender a receive has taken it). */
-    while (eng.rdv_active >= eng.rdv_max)
-        msg_progress(true);
     uint64_t id = eng.rdv_next++ & HD_ID_MASK;
     m->rdv = true;
     m->rdv_buf = buf;
     m->rdv_len = len;
     m->req = r;
     m->hd = HD_RDV | (flags & MSG_SYNC ? HD_SYNC : 0) | (id << HD_ID_SHIFT) | len;
+    eng.st_rdv++;
+    /* Exposed now if the share and Portals allow and none is waiting before
+     * it (they go in order); else late, and pushing nothing: its receiver
+     * pulls all of it once told, which also completes it. */
+    if (eng.late_head || eng.rdv_active >= eng.rdv_max || !expose(m)) {
+        m->hd |= HD_LATE;
+        if (eng.late_tail)
+            eng.late_tail->late_next = m;
+        else
+            eng.late_head = m;
+        eng.late_tail = m;
+        eng.st_rdv_late++;
+        enqueue(m);
+        return;
+    }
     /* A zero-byte announcement (synchronous) carries nothing to push; the
      * get tells its sender that a receive took it. */
     uint64_t push = len < eng.push_max ? len : eng.push_max;
@@ -339,14 +373,6 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
             m->bits |= MSG_BIT_PUSHED;
         }
     }
-    /* One get takes it all unless it exceeds Portals' message limit. */
-    ptl_me_t me = msg_me((void *)buf, len,
-                         PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
-                             (len <= eng.lim.max_msg_size ? PTL_ME_USE_ONCE : 0),
-                         (ptl_rank_t)node, id, RDV_GET_POSTED);
-    expose(&me, m);
-    eng.rdv_active++;
-    eng.st_rdv++;
     enqueue(m);
 }
 
@@ -362,6 +388,8 @@ static void rdv_done(struct msg_out *m)
 {
     m->pulled = true;
     eng.rdv_active--;
+    if (eng.late_head)
+        msg_send_late_run(); /* its entry is free */
     struct msg_req *r = m->req;
     r->done = true;
     if (r->ignored)
@@ -564,13 +592,13 @@ void msg_ctl_ack(void *rec, const ptl_event_t *ev)
         eng.starved = true;
         return;
     }
-    /* A lost PAUSE/UNPAUSE/EXITING can only be for a rank that is gone: one
-     * that announced its exit.  To any other rank it would leave flow
-     * control waiting forever (a put to one's own node was lost that way on
+    /* A lost PAUSE/UNPAUSE/EXITING/EXPOSED can only be for a rank that is
+     * gone: one that announced its exit.  To any other rank it would leave
+     * flow control (a late send's pull) waiting forever (a put to one's own node was lost that way on
      * Tern nodes before they looped such frames): say so instead. */
     int op = (int)(c->hd >> 56);
     if (ev->ni_fail_type != PTL_NI_OK && !eng.peers[c->target].exiting && !eng.aborting &&
-        (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE))
+        (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE || op == CTL_EXPOSED))
         msg_fatal("flow-control message %d to node %ld was not delivered (Portals failure %d)",
                  op, c->target, (int)ev->ni_fail_type);
     free(c);

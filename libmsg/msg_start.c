@@ -106,6 +106,7 @@ void msg_control(long from, uint64_t hd)
     case CTL_UNPAUSE: msg_peer_unpause(from); break;
     case CTL_BARRIER: eng.barrier_got |= 1ULL << (arg & 63); break;
     case CTL_WAKE: break; /* a barrier is done: the event was the point */
+    case CTL_EXPOSED: msg_recv_exposed(from, arg); break;
     case CTL_EXITING:
         eng.peers[from].exiting = true;
         msg_flow_peer_exiting(from);
@@ -374,6 +375,8 @@ void msg_progress_ms(unsigned ms)
         msg_kick();
     if (eng.pull_head)
         msg_recv_pulls_waiting();
+    if (eng.late_head)
+        msg_send_late_run();
     if (eng.held_head && eng.local_events >= LOCAL_EVENTS_MAX)
         drain_queued(eqs);
     if (eng.held_head)
@@ -446,7 +449,7 @@ static void print_stats(void)
                 "%s stats node %ld: eager=%llu rendezvous=%llu pushed=%llu push_missed=%llu "
                 "received=%llu unexpected=%llu recoveries=%llu resent=%llu drained=%llu "
                 "portals_barriers=%llu barrier_wakes=%llu barrier_waits=%llu held=%llu "
-                "held_taken=%llu pulls_waited=%llu\n",
+                "held_taken=%llu pulls_waited=%llu late=%llu\n",
                 eng.who, eng.rank, (unsigned long long)eng.st_eager,
                 (unsigned long long)eng.st_rdv, (unsigned long long)eng.st_rdv_pushed,
                 (unsigned long long)eng.st_push_missed, (unsigned long long)eng.st_received,
@@ -455,7 +458,7 @@ static void print_stats(void)
                 (unsigned long long)eng.st_drained, (unsigned long long)eng.st_ptl_barriers,
                 (unsigned long long)eng.st_ptl_wakes, (unsigned long long)eng.st_ptl_waits,
                 (unsigned long long)eng.st_held, (unsigned long long)eng.st_held_taken,
-                (unsigned long long)eng.st_pulls_waited);
+                (unsigned long long)eng.st_pulls_waited, (unsigned long long)eng.st_rdv_late);
     struct ptl_lib_stats st;
     if (eng.verbose > 1 && lib_stats(&st))
         fprintf(stderr,
@@ -560,7 +563,8 @@ _Noreturn void msg_abort(int status)
  *   1/16     the engine itself: control, unexpected space and its catches,
  *            probes, held receives' searches and takes (all a handful or
  *            gone by the next event);
- *   1/4      rendezvous sends exposed at once (at most 512; more wait);
+ *   1/4      rendezvous sends exposed at once (at most 512; more are late,
+ *            msg_send.c);
  *   1/8      barriers' rounds (msg_barrier.c; past it a communicator's
  *            barrier is made of messages);
  *   the rest receives (_POSTED, half the entries by default; past it they

@@ -20,7 +20,9 @@
  *            barriers of their own, receives posted to the library's cap),
  *            then 512 synchronous sends at once, each exposing its buffer
  *            through an entry of its own (the job ended with "cannot expose
- *            a 4-byte buffer" when none was left).
+ *            a 4-byte buffer" when none was left);
+ *   late     more rendezvous sends started at once than the engine exposes
+ *            buffers for (512), before their receiver posts anything.
  * Usage: manyrecv [RECEIVES]   (default 4000).
  * Prints "manyrecv ok on N ranks: R receives". */
 #include "mpitest.h"
@@ -309,6 +311,54 @@ static void expose_many(void)
     free(c);
 }
 
+/* MPI_Issend and MPI_Isend are local (MPI-3.1 3.7): rank 0 starts 700
+ * synchronous sends and 100 long ones to rank 1, more than the 512 buffers
+ * the engine exposes at once, and then the message rank 1 waits for before
+ * it posts any receive.  The 513th send waited for rank 1 to pull one,
+ * while rank 1 waited for that last message: the job hung.  The long ones
+ * come from overlapping pieces of one buffer (MPI-3 allows that), each its
+ * own bytes. */
+static void late_exposures(void)
+{
+    enum { NSYNC = 700, NLONG = 100, LONG = 70000 };
+    if (t_rank == 0) {
+        MPI_Request *sq = malloc(sizeof *sq * (NSYNC + NLONG));
+        int *v = malloc(sizeof(int) * NSYNC), go = 1, k = 0;
+        unsigned char *big = malloc(LONG + NLONG);
+        for (int i = 0; i < LONG + NLONG; i++)
+            big[i] = (unsigned char)(i * 7 + 3);
+        for (int j = 0; j < NSYNC; j++) {
+            v[j] = 11 * j + 4;
+            OK(MPI_Issend(&v[j], 1, MPI_INT, 1, 17, MPI_COMM_WORLD, &sq[k++]));
+            if (j % 7 == 0)
+                OK(MPI_Isend(big + j / 7, LONG, MPI_BYTE, 1, 18, MPI_COMM_WORLD, &sq[k++]));
+        }
+        OK(MPI_Send(&go, 1, MPI_INT, 1, 19, MPI_COMM_WORLD));
+        OK(MPI_Waitall(k, sq, MPI_STATUSES_IGNORE));
+        free(sq);
+        free(v);
+        free(big);
+    } else if (t_rank == 1) {
+        unsigned char *buf = malloc(LONG);
+        int go = 0, x = 0;
+        OK(MPI_Recv(&go, 1, MPI_INT, 0, 19, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int j = 0; j < NSYNC; j++) {
+            OK(MPI_Recv(&x, 1, MPI_INT, 0, 17, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            CHECK(x == 11 * j + 4, "late synchronous send %d came as %d", j, x);
+            if (j % 7)
+                continue;
+            OK(MPI_Recv(buf, LONG, MPI_BYTE, 0, 18, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            for (int i = 0; i < LONG; i++)
+                if (buf[i] != (unsigned char)((i + j / 7) * 7 + 3)) {
+                    CHECK(0, "late long send %d: byte %d is %d", j / 7, i, buf[i]);
+                    break;
+                }
+        }
+        free(buf);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
@@ -322,6 +372,7 @@ int main(int argc, char **argv)
     probe_each();
     cancel_many();
     expose_many();
+    late_exposures();
     if (t_rank == 0)
         printf("manyrecv ok on %d ranks: %d receives\n", t_size, nrecv);
     MPI_Finalize();
