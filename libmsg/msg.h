@@ -78,7 +78,7 @@ struct msg_req {
     bool posted;          /* an ME is on the priority list */
     bool held, searched, found; /* waiting for room in Portals (msg_held.c) */
     struct msg_req *held_next;   /* held order; also the link of the pull queue and of
-                                  * receives parked for a late send (msg_recv.c) */
+                                  * receives waiting to expose for a late send (msg_recv.c) */
     struct msg_req *held_prev;   /* held order, backwards */
     struct msg_req *held_bnext;  /* next in its held bucket (msg_held.c) */
     uint64_t post_seq;    /* the order the program posted receives in: messages to

@@ -35,8 +35,9 @@
 
 /* hdr_data of a data message: bit 63 = rendezvous announcement, bit 62 =
  * synchronous, then the rendezvous id in bits 40..61, bit 39 = late (its
- * buffer is not exposed yet: the receiver pulls only once CTL_EXPOSED with
- * its id came), and the message length in bits 0..38 (512 GiB, more than
+ * buffer is not exposed: the receive that matches it exposes its own
+ * buffer and sends CTL_READY, and the sender puts the message there), and
+ * the message length in bits 0..38 (512 GiB, more than
  * any node holds; msg_isend refuses longer).  An announcement that
  * carries the message's first bytes has MSG_BIT_PUSHED in its match bits
  * (msg_send.c).  A synchronous one is pulled even when all of it came with
@@ -51,21 +52,24 @@
 /* In the match bits of a receiver's get (PT_RDV, which ignores it): its
  * receive was posted when the announcement came. */
 #define RDV_GET_POSTED (1ULL << 62)
+/* In the match bits of a late send's put into its receive (PT_RDV, beside
+ * the id; no exposure's bits have it). */
+#define RDV_LATE_PUT (1ULL << 61)
 
 /* hdr_data of a control message: op in bits 56..63, argument below. */
 /* CTL_WAKE: sent by a rank to itself by a triggered put when a barrier of
  * msg_barrier.c is complete (where the last round's arrival did not
  * complete it); its only effect is the event that ends the engine's
- * blocking wait.  CTL_EXPOSED: the buffer of the late rendezvous send with
- * this id (HD_LATE) is exposed now, its receiver may pull. */
+ * blocking wait.  CTL_READY: the receive that matched the late rendezvous
+ * send with this id (HD_LATE) is exposed, put the message into it. */
 enum ctl_op { CTL_PAUSE = 1, CTL_PAUSE_ACK, CTL_UNPAUSE, CTL_BARRIER, CTL_EXITING, CTL_ABORT,
-              CTL_WAKE, CTL_EXPOSED };
+              CTL_WAKE, CTL_READY };
 #define CTL_HD(op, arg) (((uint64_t)(op) << 56) | ((uint64_t)(arg) & ((1ULL << 56) - 1)))
 
 /* Every object whose address travels as a Portals user_ptr starts with its
  * kind, so the event loop knows what an event is about. */
 enum obj_kind { OBJ_REQ = 1, OBJ_MSG, OBJ_CTL, OBJ_OVF, OBJ_DRAIN, OBJ_DRAIN_END, OBJ_PROBE,
-                OBJ_RELEASE, OBJ_MPROBE };
+                OBJ_RELEASE, OBJ_MPROBE, OBJ_LATE };
 
 /* One data message on its way to a target (eager copy or rendezvous
  * announcement), kept until the target accepted it. */
@@ -87,8 +91,8 @@ struct msg_out {
     ptl_handle_me_t rdv_me;
     ptl_handle_md_t push_md;
     struct msg_req *req;  /* completed when pulled (rendezvous) */
-    /* Late (HD_LATE): announced with its buffer not exposed, the share of
-     * entries being taken; linked in eng.late_head's list until it is. */
+    /* Late (HD_LATE): announced with its buffer not exposed; in
+     * eng.late_head's list until its receiver's CTL_READY. */
     struct msg_out *late_next;
 };
 
@@ -138,14 +142,14 @@ struct msg_engine {
     int ops_inflight, ops_max;
     bool starved;         /* something waits for an operation slot */
     long rdv_active;      /* rendezvous sends exposed, not yet pulled */
-    /* Rendezvous sends announced but not exposed yet, oldest first
-     * (msg_send.c): exposed as the share and Portals allow. */
-    struct msg_out *late_head, *late_tail;
-    /* Receiver side: receives matched to late announcements whose
-     * CTL_EXPOSED has not come (by held_next), and CTL_EXPOSED that came
-     * before their announcement was matched (msg_recv.c). */
-    struct msg_req *parked_head;
-    struct msg_exposed *exposed_early;
+    /* Late rendezvous sends waiting for their receiver's CTL_READY, and
+     * the puts CTL_READY asked for that wait for an MD or operation slots,
+     * oldest first (msg_send.c). */
+    struct msg_out *late_head;
+    struct late_put *ready_head, *ready_tail;
+    /* Receives matched to a late send whose buffer Portals had no entry to
+     * expose yet, oldest first by held_next (msg_recv.c). */
+    struct msg_req *parked_head, *parked_tail;
     uint64_t rdv_next;
     /* receiver side of flow control */
     bool recovering, draining;
@@ -183,7 +187,7 @@ struct msg_engine {
     uint64_t st_held;         /* receives held for want of room in Portals (msg_held.c) */
     uint64_t st_held_taken;   /* ... of which took a message that came for them */
     uint64_t st_pulls_waited; /* rendezvous pulls that waited for an MD or slot */
-    uint64_t st_rdv_late;     /* rendezvous sends announced before they were exposed */
+    uint64_t st_rdv_late;     /* rendezvous sends past the exposures: put on CTL_READY */
 };
 extern struct msg_engine eng;
 
@@ -205,7 +209,10 @@ void msg_peer_pause(long target, uint64_t epoch);
 void msg_peer_unpause(long target);
 void msg_kick(void);
 bool msg_sends_idle(void);
-void msg_send_late_run(void); /* expose late rendezvous sends while there is room */
+/* CTL_READY from `from`: put late send `id` into its receive. */
+void msg_send_ready(long from, uint64_t id);
+void msg_send_ready_run(void); /* the puts that waited for room */
+void msg_send_late_acked(void *late_put, const ptl_event_t *ev);
 bool msg_ctl_idle(void);
 
 /* msg_recv.c */
@@ -230,8 +237,9 @@ bool msg_recv_post(struct msg_req *r);
 /* Rendezvous pulls waiting for an MD or an operation slot (eng.pull_head):
  * started as room frees (each progress pass). */
 void msg_recv_pulls_waiting(void);
-/* CTL_EXPOSED from `from`: the late send `id` may be pulled now. */
-void msg_recv_exposed(long from, uint64_t id);
+/* A late send's put into receive r arrived (PT_RDV). */
+void msg_recv_landed(struct msg_req *r, const ptl_event_t *ev);
+void msg_recv_parked_run(void); /* receives waiting for an entry to expose */
 
 /* msg_held.c: receives waiting for room in Portals */
 void msg_held_add(struct msg_req *r);

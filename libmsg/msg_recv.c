@@ -8,8 +8,8 @@
  * unexpected list atomically on append (PUT_OVERFLOW: data in unexpected
  * space, copied once) or against later arrivals (PUT: data already in the
  * buffer).  A rendezvous announcement turns into a PtlGet into the buffer;
- * a late one's (HD_LATE, msg_send.c) waits parked until its sender's
- * CTL_EXPOSED says the buffer is there to pull.
+ * for a late one (HD_LATE, msg_send.c) the receive exposes its buffer on
+ * PT_RDV instead and sends CTL_READY, and its sender puts the message.
  * A message longer than the buffer delivers what fits and completes the
  * receive with MSG_ERR_TRUNCATE (the layer reports it).
  */
@@ -174,58 +174,68 @@ void msg_recv_pulls_waiting(void)
     }
 }
 
-/* A CTL_EXPOSED that came before its announcement was matched. */
-struct msg_exposed {
-    struct msg_exposed *next;
-    long src;
-    uint64_t id;
-};
-
-/* Takes (src, id) off the early CTL_EXPOSED list; false if not there. */
-static bool exposed_take(long src, uint64_t id)
+/* Receive r matched late send r->pull_id of r->src: expose its buffer for
+ * the sender's put (what fits of it: Portals truncates the rest) and ask
+ * for it.  False when Portals has no entry now. */
+static bool late_expose(struct msg_req *r)
 {
-    for (struct msg_exposed **pp = &eng.exposed_early; *pp; pp = &(*pp)->next)
-        if ((*pp)->src == src && (*pp)->id == id) {
-            struct msg_exposed *e = *pp;
-            *pp = e->next;
-            free(e);
-            return true;
-        }
-    return false;
+    uint64_t take = r->len <= r->count ? r->len : r->count;
+    ptl_me_t me = msg_me(take ? r->buf : NULL, take,
+                         PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE |
+                             (r->get_len == 1 ? PTL_ME_USE_ONCE : 0),
+                         (ptl_rank_t)r->src, r->pull_id | RDV_LATE_PUT, 0);
+    int rc = PtlMEAppend(eng.ni, PT_RDV, &me, PTL_PRIORITY_LIST, r, &r->me);
+    if (rc == PTL_NO_SPACE)
+        return false;
+    if (rc != PTL_OK)
+        msg_fatal("cannot expose a %llu-byte receive buffer (Portals error %d)",
+                  (unsigned long long)take, rc);
+    msg_ctl_send(r->src, CTL_HD(CTL_READY, r->pull_id), false);
+    return true;
 }
 
-void msg_recv_exposed(long from, uint64_t id)
+void msg_recv_parked_run(void)
 {
-    for (struct msg_req **pp = &eng.parked_head; *pp; pp = &(*pp)->held_next)
-        if ((*pp)->src == from && (*pp)->pull_id == id) {
-            struct msg_req *r = *pp;
-            *pp = r->held_next;
-            uint64_t take = r->len <= r->count ? r->len : r->count;
-            pull(r, from, id, r->len, take, r->pull_landed, r->pull_posted);
-            return;
-        }
-    struct msg_exposed *e = malloc(sizeof *e);
-    if (!e)
-        msg_fatal("no memory to note a rendezvous exposure");
-    *e = (struct msg_exposed){eng.exposed_early, from, id};
-    eng.exposed_early = e;
+    while (eng.parked_head && late_expose(eng.parked_head)) {
+        eng.parked_head = eng.parked_head->held_next;
+        if (!eng.parked_head)
+            eng.parked_tail = NULL;
+    }
+}
+
+void msg_recv_landed(struct msg_req *r, const ptl_event_t *ev)
+{
+    if (ev->ni_fail_type != PTL_NI_OK)
+        msg_fatal("a message from node %ld failed on arrival (Portals failure %d)", r->src,
+                  (int)ev->ni_fail_type);
+    if (++r->get_got < r->get_len)
+        return;
+    if (r->get_len > 1)
+        PtlMEUnlink(r->me);
+    finished(r);
 }
 
 /* Receive r matched a rendezvous announcement: pull it, or, if it is late
- * and not exposed yet, park r until CTL_EXPOSED comes. */
-static void pull_or_park(struct msg_req *r, long src, uint64_t hd, uint64_t take,
-                         uint64_t landed, bool posted)
+ * (its sender had no exposure for it), expose r's buffer for its put. */
+static void pull_or_expose(struct msg_req *r, long src, uint64_t hd, uint64_t take,
+                           uint64_t landed, bool posted)
 {
     uint64_t id = (hd >> HD_ID_SHIFT) & HD_ID_MASK, len = hd & HD_LEN_MASK;
-    if (!(hd & HD_LATE) || exposed_take(src, id)) {
+    if (!(hd & HD_LATE)) {
         pull(r, src, id, len, take, landed, posted);
         return;
     }
     r->pull_id = id;
-    r->pull_landed = landed;
-    r->pull_posted = posted;
-    r->held_next = eng.parked_head;
-    eng.parked_head = r;
+    r->get_len = pieces(len);
+    r->get_got = 0;
+    if (!eng.parked_head && late_expose(r))
+        return;
+    r->held_next = NULL;
+    if (eng.parked_tail)
+        eng.parked_tail->held_next = r;
+    else
+        eng.parked_head = r;
+    eng.parked_tail = r;
 }
 
 /* A message matched receive r: land what fits.  data: where the message's
@@ -259,7 +269,7 @@ static void deliver(struct msg_req *r, long src, uint64_t bits, uint64_t hd, uin
          * landing buffer (msg_flow.c) then overlaps its trip.  They fill
          * different bytes, and the request completes only after both. */
         if (!whole)
-            pull_or_park(r, src, hd, take, landed, posted);
+            pull_or_expose(r, src, hd, take, landed, posted);
         if (data && landed)
             memcpy(r->buf, data, (size_t)(landed < take ? landed : take));
         if (whole)

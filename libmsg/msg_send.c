@@ -26,12 +26,14 @@
  *
  * Exposures are limited (eng.rdv_max, a share of Portals' match entries).
  * A rendezvous send beyond them is late: announced at once, in its place
- * in the send order, with HD_LATE and nothing pushed, and exposed as
- * earlier ones are pulled, oldest first; CTL_EXPOSED then tells its
- * receiver to pull.  MPI_Isend and MPI_Issend must not wait for a remote
- * receive (MPI-3.1 3.7): waiting in the send for a free exposure hung a
- * rank that started more than 512 before its receiver posted any
- * (tests/mpi/manyrecv.c, late).
+ * in the send order, with HD_LATE and nothing pushed.  The receive that
+ * matches it exposes its own buffer (an entry of the receiver's, the one
+ * its match freed) and sends CTL_READY; the sender puts the message there,
+ * and the put's ACK completes the send.  MPI_Isend and MPI_Issend must not
+ * wait for a remote receive (MPI-3.1 3.7): waiting in the send for a free
+ * exposure hung a rank that started more than 512 before its receiver
+ * posted any, and a late send exposed only as earlier ones were pulled
+ * hung one whose receiver waited on those (tests/mpi/manyrecv.c, late).
  *
  * Per target, messages stay in send order in one list (queued, in flight,
  * refused).  Refusals only ever hit a suffix of that list: the target keeps
@@ -265,9 +267,7 @@ static void unlink_msg(struct msg_peer *p, struct msg_out *m)
 }
 
 /* Exposes a rendezvous send's buffer for its receiver to pull; false
- * when Portals has no entry for it now (it stays late, tried again by the
- * next progress pass: what can take the last entries, searches, probes,
- * takes of held receives, is gone by the next events). */
+ * when Portals has no entry for it now (the send is then late). */
 static bool expose(struct msg_out *m)
 {
     uint64_t len = m->rdv_len, id = (m->hd >> HD_ID_SHIFT) & HD_ID_MASK;
@@ -286,17 +286,74 @@ static bool expose(struct msg_out *m)
     return true;
 }
 
-void msg_send_late_run(void)
+/* A late send's put into the receive that asked for it (CTL_READY): one
+ * put per piece of Portals' message limit, at its offset. */
+struct late_put {
+    int kind; /* OBJ_LATE */
+    struct msg_out *m;
+    ptl_handle_md_t md;
+    uint64_t pieces, acked;
+    struct late_put *next;
+};
+
+/* False when there is no MD or operation slot for it now (nothing started). */
+static bool late_put_start(struct late_put *lp)
 {
-    while (eng.late_head && eng.rdv_active < eng.rdv_max) {
-        struct msg_out *m = eng.late_head;
-        if (!expose(m))
-            return;
-        eng.late_head = m->late_next;
-        if (!eng.late_head)
-            eng.late_tail = NULL;
-        msg_ctl_send(m->target, CTL_HD(CTL_EXPOSED, (m->hd >> HD_ID_SHIFT) & HD_ID_MASK), false);
+    struct msg_out *m = lp->m;
+    uint64_t max = eng.lim.max_msg_size, len = m->rdv_len;
+    lp->pieces = len == 0 ? 1 : (len + max - 1) / max;
+    if (eng.ops_inflight + (long)lp->pieces > eng.ops_max && eng.ops_inflight > 0)
+        return false;
+    ptl_md_t md = {.start = (void *)m->rdv_buf, .length = len,
+                   .options = PTL_MD_EVENT_SEND_DISABLE, .eq_handle = eng.eq_misc,
+                   .ct_handle = PTL_CT_NONE};
+    int rc = PtlMDBind(eng.ni, &md, &lp->md);
+    if (rc == PTL_NO_SPACE)
+        return false;
+    if (rc != PTL_OK)
+        msg_fatal("cannot bind a %llu-byte send buffer (Portals error %d)",
+                  (unsigned long long)len, rc);
+    uint64_t bits = ((m->hd >> HD_ID_SHIFT) & HD_ID_MASK) | RDV_LATE_PUT;
+    ptl_process_t to = {.rank = (ptl_rank_t)m->target};
+    for (uint64_t k = 0; k < lp->pieces; k++) {
+        uint64_t off = k * max, n = len - off < max ? len - off : max;
+        must(PtlPut(lp->md, off, n, PTL_ACK_REQ, to, PT_RDV, bits, off, lp, 0), "PtlPut(late)");
+        eng.ops_inflight++;
     }
+    return true;
+}
+
+void msg_send_ready_run(void)
+{
+    while (eng.ready_head && late_put_start(eng.ready_head)) {
+        eng.ready_head = eng.ready_head->next;
+        if (!eng.ready_head)
+            eng.ready_tail = NULL;
+    }
+}
+
+void msg_send_ready(long from, uint64_t id)
+{
+    struct msg_out **pp = &eng.late_head;
+    while (*pp && ((*pp)->target != from || (((*pp)->hd >> HD_ID_SHIFT) & HD_ID_MASK) != id))
+        pp = &(*pp)->late_next;
+    if (!*pp)
+        msg_fatal("node %ld asked for late message %llu, which was never sent to it", from,
+                  (unsigned long long)id);
+    struct msg_out *m = *pp;
+    *pp = m->late_next;
+    struct late_put *lp = calloc(1, sizeof *lp);
+    if (!lp)
+        msg_fatal("no memory for a late message's put");
+    lp->kind = OBJ_LATE;
+    lp->m = m;
+    if (!eng.ready_head && late_put_start(lp))
+        return;
+    if (eng.ready_tail)
+        eng.ready_tail->next = lp;
+    else
+        eng.ready_head = lp;
+    eng.ready_tail = lp;
 }
 
 void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uint64_t len,
@@ -345,16 +402,12 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     m->req = r;
     m->hd = HD_RDV | (flags & MSG_SYNC ? HD_SYNC : 0) | (id << HD_ID_SHIFT) | len;
     eng.st_rdv++;
-    /* Exposed now if the share and Portals allow and none is waiting before
-     * it (they go in order); else late, and pushing nothing: its receiver
-     * pulls all of it once told, which also completes it. */
-    if (eng.late_head || eng.rdv_active >= eng.rdv_max || !expose(m)) {
+    /* Exposed now if the share and Portals allow; else late, pushing
+     * nothing: its receive asks for all of it (CTL_READY). */
+    if (eng.rdv_active >= eng.rdv_max || !expose(m)) {
         m->hd |= HD_LATE;
-        if (eng.late_tail)
-            eng.late_tail->late_next = m;
-        else
-            eng.late_head = m;
-        eng.late_tail = m;
+        m->late_next = eng.late_head;
+        eng.late_head = m;
         eng.st_rdv_late++;
         enqueue(m);
         return;
@@ -384,12 +437,11 @@ static void settle_rdv(struct msg_out *m)
 
 /* The receiver has the whole message (pulled, or taken whole with its
  * announcement): the send is complete. */
-static void rdv_done(struct msg_out *m)
+static void rdv_done(struct msg_out *m, bool exposed)
 {
     m->pulled = true;
-    eng.rdv_active--;
-    if (eng.late_head)
-        msg_send_late_run(); /* its entry is free */
+    if (exposed)
+        eng.rdv_active--;
     struct msg_req *r = m->req;
     r->done = true;
     if (r->ignored)
@@ -418,7 +470,7 @@ static void push_acked(struct msg_out *m, const ptl_event_t *ev)
     if (PtlMEUnlink(m->rdv_me) != PTL_OK)
         msg_fatal("node %ld took a %llu-byte message whole, yet its buffer was pulled",
                   m->target, (unsigned long long)m->rdv_len);
-    rdv_done(m);
+    rdv_done(m, true);
 }
 
 static void answer_pause(long t)
@@ -479,7 +531,22 @@ void msg_rdv_pulled(struct msg_out *m, const ptl_event_t *ev)
         PtlMEUnlink(m->rdv_me);
     if (ev->match_bits & RDV_GET_POSTED)
         eng.peers[m->target].pull_only = false;
-    rdv_done(m);
+    rdv_done(m, true);
+    settle_rdv(m);
+}
+
+void msg_send_late_acked(void *late_put, const ptl_event_t *ev)
+{
+    struct late_put *lp = late_put;
+    struct msg_out *m = lp->m;
+    if (ev->ni_fail_type != PTL_NI_OK)
+        msg_fatal("a message to node %ld could not be put into its receive (Portals failure %d)",
+                  m->target, (int)ev->ni_fail_type);
+    if (++lp->acked < lp->pieces)
+        return;
+    PtlMDRelease(lp->md);
+    free(lp);
+    rdv_done(m, false);
     settle_rdv(m);
 }
 
@@ -592,13 +659,13 @@ void msg_ctl_ack(void *rec, const ptl_event_t *ev)
         eng.starved = true;
         return;
     }
-    /* A lost PAUSE/UNPAUSE/EXITING/EXPOSED can only be for a rank that is
+    /* A lost PAUSE/UNPAUSE/EXITING/READY can only be for a rank that is
      * gone: one that announced its exit.  To any other rank it would leave
-     * flow control (a late send's pull) waiting forever (a put to one's own node was lost that way on
+     * flow control (a late send's receive) waiting forever (a put to one's own node was lost that way on
      * Tern nodes before they looped such frames): say so instead. */
     int op = (int)(c->hd >> 56);
     if (ev->ni_fail_type != PTL_NI_OK && !eng.peers[c->target].exiting && !eng.aborting &&
-        (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE || op == CTL_EXPOSED))
+        (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE || op == CTL_READY))
         msg_fatal("flow-control message %d to node %ld was not delivered (Portals failure %d)",
                  op, c->target, (int)ev->ni_fail_type);
     free(c);

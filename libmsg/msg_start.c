@@ -106,7 +106,7 @@ void msg_control(long from, uint64_t hd)
     case CTL_UNPAUSE: msg_peer_unpause(from); break;
     case CTL_BARRIER: eng.barrier_got |= 1ULL << (arg & 63); break;
     case CTL_WAKE: break; /* a barrier is done: the event was the point */
-    case CTL_EXPOSED: msg_recv_exposed(from, arg); break;
+    case CTL_READY: msg_send_ready(from, arg); break;
     case CTL_EXITING:
         eng.peers[from].exiting = true;
         msg_flow_peer_exiting(from);
@@ -133,6 +133,8 @@ static void dispatch(const ptl_event_t *ev)
         eng.ops_inflight--;
         if (kind == OBJ_MSG)
             msg_send_ack(ev->user_ptr, ev);
+        else if (kind == OBJ_LATE)
+            msg_send_late_acked(ev->user_ptr, ev);
         else if (kind == OBJ_CTL)
             msg_ctl_ack(ev->user_ptr, ev);
         else if (kind == OBJ_REQ)
@@ -149,6 +151,8 @@ static void dispatch(const ptl_event_t *ev)
             msg_barrier_event(ev);
         else if (ev->pt_index == PT_CTL)
             msg_control((long)ev->initiator.rank, ev->hdr_data);
+        else if (ev->pt_index == PT_RDV && kind == OBJ_REQ)
+            msg_recv_landed(ev->user_ptr, ev);
         else if (kind == OBJ_REQ)
             msg_recv_event(ev->user_ptr, ev);
         else if (kind == OBJ_MPROBE)
@@ -375,8 +379,10 @@ void msg_progress_ms(unsigned ms)
         msg_kick();
     if (eng.pull_head)
         msg_recv_pulls_waiting();
-    if (eng.late_head)
-        msg_send_late_run();
+    if (eng.ready_head)
+        msg_send_ready_run();
+    if (eng.parked_head)
+        msg_recv_parked_run();
     if (eng.held_head && eng.local_events >= LOCAL_EVENTS_MAX)
         drain_queued(eqs);
     if (eng.held_head)
@@ -564,7 +570,7 @@ _Noreturn void msg_abort(int status)
  *            probes, held receives' searches and takes (all a handful or
  *            gone by the next event);
  *   1/4      rendezvous sends exposed at once (at most 512; more are late,
- *            msg_send.c);
+ *            put into their receives, msg_send.c);
  *   1/8      barriers' rounds (msg_barrier.c; past it a communicator's
  *            barrier is made of messages);
  *   the rest receives (_POSTED, half the entries by default; past it they

@@ -244,8 +244,10 @@ def test_thousands_of_receives_posted_at_once(ns, posted):
     expose their buffers at once (the 500th send found no entry and ended
     the job), and 800 rendezvous sends started before their receiver posts
     anything (MPI_Isend is local: the 513th waited for a pull that never
-    came, and the job hung; now 288 go late, exposed as others are
-    pulled); each gets the message MPI's order gives it.  With
+    came, and the job hung; now 288 go late, put into their receives once
+    matched), then 600 to one rank and a 601st to another, which the first
+    waits on (a late send exposed only as earlier ones were pulled hung it);
+    each gets the message MPI's order gives it.  With
     TERN_MPI_POSTED=7 nearly all wait in the library (libmsg/msg_held.c)
     and most take their message as it comes."""
     env = dict(TERN_MPI_STATS="1")
@@ -255,7 +257,7 @@ def test_thousands_of_receives_posted_at_once(ns, posted):
     assert r.status == 0 and "manyrecv ok on 3 ranks: 4000 receives" in r.out, r
     s0 = stats(r, 0)
     assert s0["held"] > (15000 if posted else 2000), s0
-    assert s0["late"] >= 288, s0
+    assert s0["late"] >= 288 + 89, s0
     if posted:
         assert s0["held_taken"] > 1000, s0
 

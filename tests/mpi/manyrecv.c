@@ -22,7 +22,8 @@
  *            through an entry of its own (the job ended with "cannot expose
  *            a 4-byte buffer" when none was left);
  *   late     more rendezvous sends started at once than the engine exposes
- *            buffers for (512), before their receiver posts anything.
+ *            buffers for (512), before their receiver posts anything, and
+ *            then with the last one received first.
  * Usage: manyrecv [RECEIVES]   (default 4000).
  * Prints "manyrecv ok on N ranks: R receives". */
 #include "mpitest.h"
@@ -355,6 +356,37 @@ static void late_exposures(void)
                 }
         }
         free(buf);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    /* Past the 512 and waited on out of order (3 ranks): rank 0 starts 600
+     * synchronous sends to rank 1, then one to rank 2; rank 1 receives only
+     * once rank 2, having received its one, tells it to.  A late send
+     * exposed only as earlier exposures are pulled never came to rank 2. */
+    enum { NFIRST = 600 };
+    if (t_size < 3)
+        return;
+    if (t_rank == 0) {
+        MPI_Request *sq = malloc(sizeof *sq * (NFIRST + 1));
+        int *v = malloc(sizeof(int) * (NFIRST + 1));
+        for (int j = 0; j <= NFIRST; j++) {
+            v[j] = 13 * j + 6;
+            OK(MPI_Issend(&v[j], 1, MPI_INT, j < NFIRST ? 1 : 2, 20, MPI_COMM_WORLD, &sq[j]));
+        }
+        OK(MPI_Waitall(NFIRST + 1, sq, MPI_STATUSES_IGNORE));
+        free(sq);
+        free(v);
+    } else if (t_rank == 1) {
+        int go = 0, x = 0;
+        OK(MPI_Recv(&go, 1, MPI_INT, 2, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int j = 0; j < NFIRST; j++) {
+            OK(MPI_Recv(&x, 1, MPI_INT, 0, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            CHECK(x == 13 * j + 6, "send %d of those waited on out of order came as %d", j, x);
+        }
+    } else if (t_rank == 2) {
+        int x = 0;
+        OK(MPI_Recv(&x, 1, MPI_INT, 0, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(x == 13 * NFIRST + 6, "the late send to rank 2 came as %d", x);
+        OK(MPI_Send(&x, 1, MPI_INT, 1, 21, MPI_COMM_WORLD));
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
 }
