@@ -109,7 +109,14 @@ struct msg_peer {
      * receive posted (msg_send.c): announce only, until one of its gets
      * says a receive was waiting. */
     bool pull_only;
+    /* (we as receiver) Receives matched to its late sends: CTL_READY sent
+     * for at most LATE_READY_MAX at once, the rest parked in order by
+     * held_next (msg_recv.c).  The bound keeps the events of its READYs
+     * and of their puts within the misc EQ's room for each peer. */
+    int ready_out;
+    struct msg_req *parked_head, *parked_tail;
 };
+#define LATE_READY_MAX 4
 
 /* A message taken off Portals' unexpected list by a drain (or sent to
  * oneself), kept by the library until a receive or probe wants it; also a
@@ -147,9 +154,9 @@ struct msg_engine {
      * oldest first (msg_send.c). */
     struct msg_out *late_head;
     struct late_put *ready_head, *ready_tail;
-    /* Receives matched to a late send whose buffer Portals had no entry to
-     * expose yet, oldest first by held_next (msg_recv.c). */
-    struct msg_req *parked_head, *parked_tail;
+    /* Some receive matched to a late send waits for a Portals entry to
+     * expose its buffer (msg_recv.c; its peer's parked list). */
+    bool parked_retry;
     uint64_t rdv_next;
     /* receiver side of flow control */
     bool recovering, draining;

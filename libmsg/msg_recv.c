@@ -191,16 +191,31 @@ static bool late_expose(struct msg_req *r)
         msg_fatal("cannot expose a %llu-byte receive buffer (Portals error %d)",
                   (unsigned long long)take, rc);
     msg_ctl_send(r->src, CTL_HD(CTL_READY, r->pull_id), false);
+    eng.peers[r->src].ready_out++;
     return true;
+}
+
+/* Exposes peer t's parked receives while its READYs are under the bound. */
+static void parked_run_peer(long t)
+{
+    struct msg_peer *p = &eng.peers[t];
+    while (p->parked_head && p->ready_out < LATE_READY_MAX) {
+        if (!late_expose(p->parked_head)) {
+            eng.parked_retry = true; /* no Portals entry: the next progress pass */
+            return;
+        }
+        p->parked_head = p->parked_head->held_next;
+        if (!p->parked_head)
+            p->parked_tail = NULL;
+    }
 }
 
 void msg_recv_parked_run(void)
 {
-    while (eng.parked_head && late_expose(eng.parked_head)) {
-        eng.parked_head = eng.parked_head->held_next;
-        if (!eng.parked_head)
-            eng.parked_tail = NULL;
-    }
+    eng.parked_retry = false;
+    for (long t = 0; t < eng.size; t++)
+        if (eng.peers[t].parked_head)
+            parked_run_peer(t);
 }
 
 void msg_recv_landed(struct msg_req *r, const ptl_event_t *ev)
@@ -212,7 +227,10 @@ void msg_recv_landed(struct msg_req *r, const ptl_event_t *ev)
         return;
     if (r->get_len > 1)
         PtlMEUnlink(r->me);
+    long src = r->src;
     finished(r);
+    eng.peers[src].ready_out--;
+    parked_run_peer(src);
 }
 
 /* Receive r matched a rendezvous announcement: pull it, or, if it is late
@@ -228,14 +246,17 @@ static void pull_or_expose(struct msg_req *r, long src, uint64_t hd, uint64_t ta
     r->pull_id = id;
     r->get_len = pieces(len);
     r->get_got = 0;
-    if (!eng.parked_head && late_expose(r))
+    struct msg_peer *p = &eng.peers[src];
+    if (!p->parked_head && p->ready_out < LATE_READY_MAX && late_expose(r))
         return;
     r->held_next = NULL;
-    if (eng.parked_tail)
-        eng.parked_tail->held_next = r;
+    if (p->parked_tail)
+        p->parked_tail->held_next = r;
     else
-        eng.parked_head = r;
-    eng.parked_tail = r;
+        p->parked_head = r;
+    p->parked_tail = r;
+    if (p->ready_out < LATE_READY_MAX)
+        eng.parked_retry = true; /* Portals had no entry */
 }
 
 /* A message matched receive r: land what fits.  data: where the message's

@@ -381,7 +381,7 @@ void msg_progress_ms(unsigned ms)
         msg_recv_pulls_waiting();
     if (eng.ready_head)
         msg_send_ready_run();
-    if (eng.parked_head)
+    if (eng.parked_retry)
         msg_recv_parked_run();
     if (eng.held_head && eng.local_events >= LOCAL_EVENTS_MAX)
         drain_queued(eqs);
@@ -675,14 +675,17 @@ void msg_start(const struct msg_config *cfg)
      * per receive posted, and what the process's own calls add before it
      * polls again (LOCAL_EVENTS_MAX); Portals holds messages back only
      * when it is full.  The misc EQ holds at most one event per operation,
-     * rendezvous send and control message. */
+     * rendezvous send and control message: per peer a few of flow control
+     * and, either way, LATE_READY_MAX of late sends (their READYs, the puts
+     * into our receives). */
     check(PtlEQAlloc(eng.ni,
                      (ptl_size_t)eng.lim.max_unexpected_headers * 2 + (ptl_size_t)eng.recv_cap +
                          2 * LOCAL_EVENTS_MAX + 256 + 2 * (ptl_size_t)eng.size,
                      &eng.eq_data),
           "PtlEQAlloc");
     eng.ops_max = eng.lim.max_mds / 2;
-    check(PtlEQAlloc(eng.ni, (ptl_size_t)(eng.ops_max + 1024 + 8 * eng.size), &eng.eq_misc),
+    check(PtlEQAlloc(eng.ni, (ptl_size_t)(eng.ops_max + 1024 + (8 + 2 * LATE_READY_MAX) * eng.size),
+                     &eng.eq_misc),
           "PtlEQAlloc");
     msg_reqs_init();
     msg_send_init();   /* control portal first: it answers the barrier */
