@@ -246,7 +246,9 @@ def test_thousands_of_receives_posted_at_once(ns, posted):
     anything (MPI_Isend is local: the 513th waited for a pull that never
     came, and the job hung; now 288 go late, put into their receives once
     matched), then 600 to one rank and a 601st to another, which the first
-    waits on (a late send exposed only as earlier ones were pulled hung it);
+    waits on (a late send exposed only as earlier ones were pulled hung it),
+    then 3000 whose receives are posted while their sender computes (each
+    match asked it for its message at once: its event queue overflowed);
     each gets the message MPI's order gives it.  With
     TERN_MPI_POSTED=7 nearly all wait in the library (libmsg/msg_held.c)
     and most take their message as it comes."""
@@ -257,7 +259,7 @@ def test_thousands_of_receives_posted_at_once(ns, posted):
     assert r.status == 0 and "manyrecv ok on 3 ranks: 4000 receives" in r.out, r
     s0 = stats(r, 0)
     assert s0["held"] > (15000 if posted else 2000), s0
-    assert s0["late"] >= 288 + 89, s0
+    assert s0["late"] >= 288 + 89 + 2488, s0
     if posted:
         assert s0["held_taken"] > 1000, s0
 

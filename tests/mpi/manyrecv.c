@@ -22,10 +22,13 @@
  *            through an entry of its own (the job ended with "cannot expose
  *            a 4-byte buffer" when none was left);
  *   late     more rendezvous sends started at once than the engine exposes
- *            buffers for (512), before their receiver posts anything, and
- *            then with the last one received first.
+ *            buffers for (512), before their receiver posts anything, then
+ *            with the last one received first, then 3000 whose receives are
+ *            all posted while their sender computes.
  * Usage: manyrecv [RECEIVES]   (default 4000).
  * Prints "manyrecv ok on N ranks: R receives". */
+#include <time.h>
+
 #include "mpitest.h"
 
 #define BIG 100000
@@ -387,6 +390,39 @@ static void late_exposures(void)
         OK(MPI_Recv(&x, 1, MPI_INT, 0, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK(x == 13 * NFIRST + 6, "the late send to rank 2 came as %d", x);
         OK(MPI_Send(&x, 1, MPI_INT, 1, 21, MPI_COMM_WORLD));
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    /* 3000 announced, then their sender computes (no MPI call) while their
+     * receives are posted: each match asked the sender for its message at
+     * once, and 2488 requests overflowed its event queue ("events were
+     * lost") before it looked again. */
+    enum { NCOMP = 3000 };
+    if (t_rank == 0) {
+        MPI_Request *sq = malloc(sizeof *sq * NCOMP);
+        int *v = malloc(sizeof(int) * NCOMP), go = 1;
+        for (int j = 0; j < NCOMP; j++) {
+            v[j] = 17 * j + 8;
+            OK(MPI_Issend(&v[j], 1, MPI_INT, 1, 22, MPI_COMM_WORLD, &sq[j]));
+        }
+        /* Synchronous, behind them all: they are announced when it returns. */
+        OK(MPI_Ssend(&go, 1, MPI_INT, 1, 23, MPI_COMM_WORLD));
+        struct timespec t = {2, 0};
+        while (nanosleep(&t, &t))
+            ;
+        OK(MPI_Waitall(NCOMP, sq, MPI_STATUSES_IGNORE));
+        free(sq);
+        free(v);
+    } else if (t_rank == 1) {
+        MPI_Request *rq = malloc(sizeof *rq * NCOMP);
+        int *x = calloc(NCOMP, sizeof(int)), go = 0;
+        OK(MPI_Recv(&go, 1, MPI_INT, 0, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int j = 0; j < NCOMP; j++)
+            OK(MPI_Irecv(&x[j], 1, MPI_INT, 0, 22, MPI_COMM_WORLD, &rq[j]));
+        OK(MPI_Waitall(NCOMP, rq, MPI_STATUSES_IGNORE));
+        for (int j = 0; j < NCOMP; j++)
+            CHECK(x[j] == 17 * j + 8, "send %d of a computing sender came as %d", j, x[j]);
+        free(rq);
+        free(x);
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
 }
