@@ -298,5 +298,13 @@ def main():
     return 0 if npass == len(results) else 1
 
 
+def _stop(signum, _frame):
+    # SIGTERM (kill, timeout) unwinds like Ctrl-C: the with-blocks take down
+    # the network namespace and the programs it started (killed runs left
+    # their namespaces behind).
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _stop)
     sys.exit(main())
