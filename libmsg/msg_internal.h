@@ -37,8 +37,8 @@
  * synchronous, then the rendezvous id in bits 40..61, bit 39 = late (its
  * buffer is not exposed: the receive that matches it exposes its own
  * buffer and sends CTL_READY, and the sender puts the message there), and
- * the message length in bits 0..38 (512 GiB, more than
- * any node holds; msg_isend refuses longer).  An announcement that
+ * the message length in bits 0..38 (512 GiB, more than any node holds;
+ * msg_isend refuses longer).  An announcement that
  * carries the message's first bytes has MSG_BIT_PUSHED in its match bits
  * (msg_send.c).  A synchronous one is pulled even when all of it came with
  * the announcement: it may have landed with no receive yet (msg_flow.c),
@@ -91,8 +91,8 @@ struct msg_out {
     ptl_handle_me_t rdv_me;
     ptl_handle_md_t push_md;
     struct msg_req *req;  /* completed when pulled (rendezvous) */
-    /* Late (HD_LATE): announced with its buffer not exposed; in
-     * eng.late_head's list until its receiver's CTL_READY. */
+    /* Late (HD_LATE): announced with its buffer not exposed; in its peer's
+     * late list until the receiver's CTL_READY. */
     struct msg_out *late_next;
 };
 
@@ -109,6 +109,9 @@ struct msg_peer {
      * receive posted (msg_send.c): announce only, until one of its gets
      * says a receive was waiting. */
     bool pull_only;
+    /* Our late sends to it awaiting its CTL_READY, in send order (a
+     * receiver matches them mostly in that order: found at the head). */
+    struct msg_out *late_head, *late_tail;
     /* (we as receiver) Receives matched to its late sends: CTL_READY sent
      * for at most LATE_READY_MAX at once, the rest parked in order by
      * held_next (msg_recv.c).  The bound keeps the events of its READYs
@@ -149,10 +152,8 @@ struct msg_engine {
     int ops_inflight, ops_max;
     bool starved;         /* something waits for an operation slot */
     long rdv_active;      /* rendezvous sends exposed, not yet pulled */
-    /* Late rendezvous sends waiting for their receiver's CTL_READY, and
-     * the puts CTL_READY asked for that wait for an MD or operation slots,
-     * oldest first (msg_send.c). */
-    struct msg_out *late_head;
+    /* The puts of late sends that CTL_READY asked for and that wait for an
+     * MD or operation slots, oldest first (msg_send.c). */
     struct late_put *ready_head, *ready_tail;
     /* Some receive matched to a late send waits for a Portals entry to
      * expose its buffer (msg_recv.c; its peer's parked list). */
@@ -197,6 +198,14 @@ struct msg_engine {
     uint64_t st_rdv_late;     /* rendezvous sends past the exposures: put on CTL_READY */
 };
 extern struct msg_engine eng;
+
+/* Pieces of Portals' message limit a rendezvous message of len bytes moves
+ * in (one get or put each; one for a zero-byte message), counted alike by
+ * the side that asks and the side that answers. */
+static inline uint64_t msg_pieces(uint64_t len)
+{
+    return len == 0 ? 1 : (len + eng.lim.max_msg_size - 1) / eng.lim.max_msg_size;
+}
 
 /* msg_start.c */
 void msg_progress_ms(unsigned ms); /* wait at most ms for a first event */

@@ -103,19 +103,16 @@ static void finished(struct msg_req *r)
 
 /* Pull a rendezvous message of len bytes, take of them into the buffer,
  * but for the first `landed` (pushed with the announcement): one get per
- * piece of Portals' message limit, each for what of it is still wanted
- * (maybe nothing), so the sender sees every piece asked for and lets its
- * buffer go, and a zero-byte message (synchronous, or no room) too. */
-static uint64_t pieces(uint64_t len)
-{
-    return len == 0 ? 1 : (len + eng.lim.max_msg_size - 1) / eng.lim.max_msg_size;
-}
+ * piece of Portals' message limit (msg_pieces), each for what of it is
+ * still wanted (maybe nothing), so the sender sees every piece asked for
+ * and lets its buffer go, and a zero-byte message (synchronous, or no
+ * room) too. */
 
 /* False when there is no room for it now (nothing started). */
 static bool start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, uint64_t take,
                       uint64_t landed, bool posted)
 {
-    if (eng.ops_inflight + (long)pieces(len) > eng.ops_max && eng.ops_inflight > 0)
+    if (eng.ops_inflight + (long)msg_pieces(len) > eng.ops_max && eng.ops_inflight > 0)
         return false;
     ptl_md_t md = {.start = take ? r->buf : NULL, .length = take, .options = 0,
                    .eq_handle = eng.eq_misc, .ct_handle = PTL_CT_NONE};
@@ -125,7 +122,7 @@ static bool start_get(struct msg_req *r, long src, uint64_t id, uint64_t len, ui
     if (rc != PTL_OK)
         msg_fatal("cannot bind a %llu-byte receive buffer (Portals error %d)",
                   (unsigned long long)take, rc);
-    r->get_len = pieces(len);
+    r->get_len = msg_pieces(len);
     r->get_got = 0;
     ptl_process_t from = {.rank = (ptl_rank_t)src};
     for (uint64_t k = 0; k < r->get_len; k++) {
@@ -244,7 +241,7 @@ static void pull_or_expose(struct msg_req *r, long src, uint64_t hd, uint64_t ta
         return;
     }
     r->pull_id = id;
-    r->get_len = pieces(len);
+    r->get_len = msg_pieces(len);
     r->get_got = 0;
     struct msg_peer *p = &eng.peers[src];
     if (!p->parked_head && p->ready_out < LATE_READY_MAX && late_expose(r))

@@ -301,7 +301,7 @@ static bool late_put_start(struct late_put *lp)
 {
     struct msg_out *m = lp->m;
     uint64_t max = eng.lim.max_msg_size, len = m->rdv_len;
-    lp->pieces = len == 0 ? 1 : (len + max - 1) / max;
+    lp->pieces = msg_pieces(len);
     if (eng.ops_inflight + (long)lp->pieces > eng.ops_max && eng.ops_inflight > 0)
         return false;
     ptl_md_t md = {.start = (void *)m->rdv_buf, .length = len,
@@ -334,14 +334,19 @@ void msg_send_ready_run(void)
 
 void msg_send_ready(long from, uint64_t id)
 {
-    struct msg_out **pp = &eng.late_head;
-    while (*pp && ((*pp)->target != from || (((*pp)->hd >> HD_ID_SHIFT) & HD_ID_MASK) != id))
-        pp = &(*pp)->late_next;
-    if (!*pp)
+    struct msg_peer *p = &eng.peers[from];
+    struct msg_out *prev = NULL, *m = p->late_head;
+    while (m && ((m->hd >> HD_ID_SHIFT) & HD_ID_MASK) != id)
+        prev = m, m = m->late_next;
+    if (!m)
         msg_fatal("node %ld asked for late message %llu, which was never sent to it", from,
                   (unsigned long long)id);
-    struct msg_out *m = *pp;
-    *pp = m->late_next;
+    if (prev)
+        prev->late_next = m->late_next;
+    else
+        p->late_head = m->late_next;
+    if (p->late_tail == m)
+        p->late_tail = prev;
     struct late_put *lp = calloc(1, sizeof *lp);
     if (!lp)
         msg_fatal("no memory for a late message's put");
@@ -405,9 +410,14 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     /* Exposed now if the share and Portals allow; else late, pushing
      * nothing: its receive asks for all of it (CTL_READY). */
     if (eng.rdv_active >= eng.rdv_max || !expose(m)) {
+        struct msg_peer *p = &eng.peers[node];
         m->hd |= HD_LATE;
-        m->late_next = eng.late_head;
-        eng.late_head = m;
+        m->late_next = NULL;
+        if (p->late_tail)
+            p->late_tail->late_next = m;
+        else
+            p->late_head = m;
+        p->late_tail = m;
         eng.st_rdv_late++;
         enqueue(m);
         return;
@@ -522,8 +532,7 @@ void msg_rdv_pulled(struct msg_out *m, const ptl_event_t *ev)
                  (int)ev->ni_fail_type);
     /* The receiver asks for every piece of Portals' message limit, maybe
      * for none of its bytes (a truncating receive): count the pieces. */
-    uint64_t max = eng.lim.max_msg_size;
-    uint64_t pieces = m->rdv_len == 0 ? 1 : (m->rdv_len + max - 1) / max;
+    uint64_t pieces = msg_pieces(m->rdv_len);
     bool once = pieces == 1;
     if (++m->rdv_got < pieces)
         return;
@@ -661,8 +670,9 @@ void msg_ctl_ack(void *rec, const ptl_event_t *ev)
     }
     /* A lost PAUSE/UNPAUSE/EXITING/READY can only be for a rank that is
      * gone: one that announced its exit.  To any other rank it would leave
-     * flow control (a late send's receive) waiting forever (a put to one's own node was lost that way on
-     * Tern nodes before they looped such frames): say so instead. */
+     * flow control (a late send's receive) waiting forever (a put to one's
+     * own node was lost that way on Tern nodes before they looped such
+     * frames): say so instead. */
     int op = (int)(c->hd >> 56);
     if (ev->ni_fail_type != PTL_NI_OK && !eng.peers[c->target].exiting && !eng.aborting &&
         (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE || op == CTL_READY))
