@@ -89,6 +89,16 @@ struct msg_req {
     uint64_t get_len, get_got;
     uint64_t pull_id, pull_landed; /* a pull waiting for room (msg_recv.c) */
     bool pull_posted;
+    /* sends: where it went and what identifies it there (a cancel) */
+    long dest;
+    uint64_t send_bits, send_id, send_seq;
+    bool send_rdv;
+    struct msg_out *out;  /* a rendezvous send's, until the receiver has it all */
+    /* A cancel asked for (msg_cancel_send): not done until the receiver
+     * answers; done_before / sent_meanwhile say whether the send was or
+     * got complete meanwhile, cancelled what the answer said. */
+    bool cancel_asked, cancel_unsent, done_before, sent_meanwhile, cancelled;
+    struct msg_req *cancel_next;
 };
 
 /* Start (once; later calls do nothing) and stop (once: every message sent
@@ -123,6 +133,13 @@ bool msg_test(struct msg_req *r); /* one step of progress, then done? */
 /* Take back a receive nothing has matched yet: true if it was taken back
  * (then the request is free), false if it is completing (wait for it). */
 bool msg_cancel_recv(struct msg_req *r);
+/* Cancel a send (MPI_Cancel): ask its receiver to take the message out of
+ * matching if no receive has it yet.  The request is done once the answer
+ * came (and, if not cancelled, the send completed as it would have);
+ * r->cancelled says which.  It needs the receiver's engine to make
+ * progress (any engine call there answers).  A send to oneself is
+ * answered at once. */
+void msg_cancel_send(struct msg_req *r);
 /* Ignore a request: it frees itself when done (NX msgignore). */
 void msg_ignore(struct msg_req *r);
 

@@ -229,6 +229,21 @@ static void start_recovery(void)
         msg_fatal("PtlMESearch failed (%d)", rc);
 }
 
+void msg_flow_drain_from(long src, void *end)
+{
+    /* All of src's, not only the one a cancel looks for: receives look at
+     * the saved queue first, so what stays in Portals must be newer than
+     * anything saved from the same sender. */
+    ptl_me_t me = msg_me(NULL, 0, PTL_ME_OP_PUT, (ptl_rank_t)src, 0, ~0ULL);
+    int rc = PtlMESearch(eng.ni, PT_DATA, &me, PTL_SEARCH_DELETE, &drain_mark);
+    me.ignore_bits = 0;
+    me.match_bits = MSG_BITS_RESERVED;
+    if (rc == PTL_OK)
+        rc = PtlMESearch(eng.ni, PT_DATA, &me, PTL_SEARCH_ONLY, end);
+    if (rc != PTL_OK)
+        msg_fatal("PtlMESearch failed (%d)", rc);
+}
+
 /* Messages the library keeps (drained, or sent to oneself) hold heap up to
  * PREFIX_SAVED_MAX bytes: past that the job ends with a message saying
  * so, rather than the node running out of memory with no word of why. */
@@ -334,6 +349,10 @@ static void arrived(const ptl_event_t *ev)
         if (pending[i]->ovf_start == ev->start) {
             struct msg_saved *s = pending[i];
             pending[i] = pending[--n_pending];
+            if (s->cancelled) { /* out of matching already (msg_cancel.c) */
+                msg_saved_release(s);
+                return;
+            }
             memcpy(s->data, ev->start, s->len);
             s->pending = false;
             s->ovf_start = NULL;

@@ -7,6 +7,8 @@
  *   msg_recv.c   requests, receives, the saved-message queue, probes
  *   msg_mprobe.c matched probes: a message taken out of matching, received later
  *   msg_flow.c   unexpected space and the receiver's half of flow control
+ *   msg_cancel.c the cancel of a send: the sender's question, the receiver's
+ *                search and answer
  *   msg_barrier.c  barriers on triggered operations and counters
  *
  * Portal table entries (the same index on every rank):
@@ -34,7 +36,8 @@
 #define PT_COLL 3
 
 /* hdr_data of a data message: bit 63 = rendezvous announcement, bit 62 =
- * synchronous, then the rendezvous id in bits 40..61, bit 39 = late (its
+ * synchronous, then the message's id in bits 40..61 (rendezvous and eager
+ * messages count apart; a receiver finds a cancelled send by it), bit 39 = late (its
  * buffer is not exposed: the receive that matches it exposes its own
  * buffer and sends CTL_READY, and the sender puts the message there), and
  * the message length in bits 0..38 (512 GiB, more than any node holds;
@@ -63,13 +66,19 @@
  * blocking wait.  CTL_READY: the receive that matched the late rendezvous
  * send with this id (HD_LATE) is exposed, put the message into it. */
 enum ctl_op { CTL_PAUSE = 1, CTL_PAUSE_ACK, CTL_UNPAUSE, CTL_BARRIER, CTL_EXITING, CTL_ABORT,
-              CTL_WAKE, CTL_READY };
+              CTL_WAKE, CTL_READY, CTL_CANCEL, CTL_CANCEL_ANS };
+/* CTL_CANCEL: take the unmatched message with this id (CANCEL_RDV: a
+ * rendezvous one; the control put's match bits are the message's) out of
+ * matching, and answer CTL_CANCEL_ANS with the same bits, CANCEL_DONE set
+ * if it was (msg_cancel.c). */
+#define CANCEL_RDV (1ULL << 22)
+#define CANCEL_DONE (1ULL << 23)
 #define CTL_HD(op, arg) (((uint64_t)(op) << 56) | ((uint64_t)(arg) & ((1ULL << 56) - 1)))
 
 /* Every object whose address travels as a Portals user_ptr starts with its
  * kind, so the event loop knows what an event is about. */
 enum obj_kind { OBJ_REQ = 1, OBJ_MSG, OBJ_CTL, OBJ_OVF, OBJ_DRAIN, OBJ_DRAIN_END, OBJ_PROBE,
-                OBJ_RELEASE, OBJ_MPROBE, OBJ_LATE };
+                OBJ_RELEASE, OBJ_MPROBE, OBJ_LATE, OBJ_CANCEL };
 
 /* One data message on its way to a target (eager copy or rendezvous
  * announcement), kept until the target accepted it. */
@@ -94,10 +103,13 @@ struct msg_out {
     /* Late (HD_LATE): announced with its buffer not exposed; in its peer's
      * late list until the receiver's CTL_READY. */
     struct msg_out *late_next;
+    bool cancelled;       /* the receiver took it out of matching: nobody pulls it */
+    uint64_t seq;         /* its place in the sends to its target */
 };
 
 struct msg_peer {
-    struct msg_out *head, *tail; /* data messages in send order */
+    struct msg_out *head, *tail; /* data messages in send order, until accepted */
+    uint64_t seq_next;          /* the next data message's place (msg_out seq) */
     int inflight;               /* data puts awaiting their ACK */
     int ctl_inflight;           /* control puts awaiting their ACK */
     bool paused;                /* its data PT is disabled: send nothing */
@@ -133,6 +145,7 @@ struct msg_saved {
     void *ovf_start;      /* where it is still arriving, if pending */
     bool pending;
     bool posted;          /* taken by an ME posted before it came (msg_mprobe.c) */
+    bool cancelled;       /* its send was cancelled while it was arriving: freed when in */
     struct msg_req *waiter;
 };
 
@@ -158,7 +171,9 @@ struct msg_engine {
     /* Some receive matched to a late send waits for a Portals entry to
      * expose its buffer (msg_recv.c; its peer's parked list). */
     bool parked_retry;
-    uint64_t rdv_next;
+    uint64_t rdv_next, eager_next; /* ids of messages sent (hdr_data) */
+    /* Sends whose cancel waits for the receiver's answer (msg_cancel.c). */
+    struct msg_req *cancel_head;
     /* receiver side of flow control */
     bool recovering, draining;
     uint64_t epoch;
@@ -213,13 +228,14 @@ void msg_progress_ms(unsigned ms); /* wait at most ms for a first event */
  * (PTL_RANK_ANY: anyone), matching bits outside ignore. */
 ptl_me_t msg_me(void *start, uint64_t length, unsigned options, ptl_rank_t rank, uint64_t bits,
                 uint64_t ignore);
-void msg_control(long from, uint64_t hd); /* a control message arrived */
+void msg_control(long from, uint64_t hd, uint64_t bits); /* a control message arrived */
 
 /* msg_send.c */
 void msg_send_init(void);
 void msg_send_ack(struct msg_out *m, const ptl_event_t *ev);
 void msg_rdv_pulled(struct msg_out *m, const ptl_event_t *ev);
 void msg_ctl_send(long target, uint64_t hd, bool retry);
+void msg_ctl_send_bits(long target, uint64_t hd, uint64_t bits); /* with match bits */
 void msg_ctl_ack(void *rec, const ptl_event_t *ev);
 void msg_peer_pause(long target, uint64_t epoch);
 void msg_peer_unpause(long target);
@@ -230,6 +246,11 @@ void msg_send_ready(long from, uint64_t id);
 void msg_send_ready_run(void); /* the puts that waited for room */
 void msg_send_late_acked(void *late_put, const ptl_event_t *ev);
 bool msg_ctl_idle(void);
+/* The receiver took r's message out of matching: what of the send is
+ * still going (an exposure, a late send's place) goes; its buffer is free. */
+void msg_send_cancelled(struct msg_req *r);
+/* Has target t accepted our data message seq (and every one before it)? */
+bool msg_send_accepted(long t, uint64_t seq);
 
 /* msg_recv.c */
 void msg_reqs_init(void);
@@ -237,7 +258,7 @@ void msg_recv_event(struct msg_req *r, const ptl_event_t *ev);
 void msg_recv_reply(struct msg_req *r, const ptl_event_t *ev);
 void msg_recv_take_saved(struct msg_req *r, struct msg_saved *s);
 void msg_probe_event(void *probe, const ptl_event_t *ev);
-void msg_self_send(uint64_t bits, const void *buf, uint64_t len);
+void msg_self_send(uint64_t bits, const void *buf, uint64_t len, uint64_t id);
 /* The oldest saved message a receive would take, unlinked if take. */
 struct msg_saved *msg_saved_find(uint64_t bits, uint64_t ignore, long srcsel, bool take);
 /* The ME of a receive into buf[count]. */
@@ -267,8 +288,17 @@ void msg_held_run(void); /* after each progress pass */
 /* msg_mprobe.c */
 void msg_mprobe_event(void *probe, const ptl_event_t *ev);
 
+/* msg_cancel.c */
+void msg_cancel_asked(long from, uint64_t arg, uint64_t bits); /* CTL_CANCEL */
+void msg_cancel_answered(long from, uint64_t arg, uint64_t bits); /* CTL_CANCEL_ANS */
+void msg_cancel_event(const ptl_event_t *ev); /* the end of a cancel's drain */
+void msg_cancel_kick(long t); /* t accepted a message: ask what waited for that */
+
 /* msg_flow.c */
 void msg_flow_init(void);
+/* Every unexpected message from src off Portals' list into the saved
+ * queue (as a recovery's drain), then one PTL_EVENT_SEARCH for end. */
+void msg_flow_drain_from(long src, void *end);
 void msg_flow_event(const ptl_event_t *ev);
 void msg_flow_pause_ack(long from, uint64_t epoch);
 void msg_flow_peer_exiting(long from);

@@ -437,7 +437,7 @@ bool msg_cancel_recv(struct msg_req *r)
  * Portals would (taking that receive's ME back off the list), else into
  * the saved queue like an unexpected message.  Always copied, whatever
  * its length, so the send is complete at once. */
-void msg_self_send(uint64_t bits, const void *buf, uint64_t len)
+void msg_self_send(uint64_t bits, const void *buf, uint64_t len, uint64_t id)
 {
     uint64_t after = 0;
     for (;;) {
@@ -466,7 +466,7 @@ void msg_self_send(uint64_t bits, const void *buf, uint64_t len)
         msg_fatal("no memory for a message to this node");
     s->src = eng.rank;
     s->bits = bits;
-    s->hd = len;
+    s->hd = len | id << HD_ID_SHIFT; /* the id: a cancel finds it */
     s->len = len;
     s->data = msg_saved_alloc(len);
     if (len)

@@ -80,7 +80,7 @@ static int window;
 struct ctl {
     int kind; /* OBJ_CTL */
     long target;
-    uint64_t hd;
+    uint64_t hd, bits;
     bool retry;
     double due;
     struct ctl *next;
@@ -367,6 +367,11 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     r->is_recv = false;
     r->done = false;
     r->error = MSG_OK;
+    r->dest = node;
+    r->send_bits = bits;
+    r->send_rdv = false;
+    r->out = NULL;
+    r->cancel_asked = r->cancelled = false;
     if (bits & MSG_BIT_PUSHED)
         msg_fatal("match bits %#llx have the engine's own bit (MSG_BIT_PUSHED)",
                   (unsigned long long)bits);
@@ -376,7 +381,8 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     if (node == eng.rank) {
         /* The Tern kernel's Portals cannot put to its own process, so
          * messages to oneself never touch Portals (on every build). */
-        msg_self_send(bits, buf, len);
+        r->send_id = eng.eager_next++ & HD_ID_MASK;
+        msg_self_send(bits, buf, len, r->send_id);
         r->done = true;
         return;
     }
@@ -385,6 +391,7 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     m->target = node;
     m->bits = bits;
     m->slot = -1;
+    m->seq = r->send_seq = eng.peers[node].seq_next++;
     if (len <= eng.eager_max && !(flags & MSG_SYNC)) {
         if (len > 0) {
             m->slot = slot_alloc((size_t)len);
@@ -392,7 +399,8 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
             memcpy(m->data, buf, (size_t)len);
         }
         m->len = (size_t)len;
-        m->hd = len;
+        r->send_id = eng.eager_next++ & HD_ID_MASK;
+        m->hd = len | r->send_id << HD_ID_SHIFT;
         r->done = true;
         eng.st_eager++;
         enqueue(m);
@@ -405,6 +413,9 @@ void msg_isend(struct msg_req *r, long node, uint64_t bits, const void *buf, uin
     m->rdv_buf = buf;
     m->rdv_len = len;
     m->req = r;
+    r->send_id = id;
+    r->send_rdv = true;
+    r->out = m;
     m->hd = HD_RDV | (flags & MSG_SYNC ? HD_SYNC : 0) | (id << HD_ID_SHIFT) | len;
     eng.st_rdv++;
     /* Exposed now if the share and Portals allow; else late, pushing
@@ -453,9 +464,45 @@ static void rdv_done(struct msg_out *m, bool exposed)
     if (exposed)
         eng.rdv_active--;
     struct msg_req *r = m->req;
+    r->out = NULL;
+    if (r->cancel_asked) { /* done when the cancel's answer comes */
+        r->sent_meanwhile = true;
+        return;
+    }
     r->done = true;
     if (r->ignored)
         msg_req_free(r);
+}
+
+void msg_send_cancelled(struct msg_req *r)
+{
+    struct msg_out *m = r->out;
+    if (!m)
+        return; /* all of it is at the receiver already (pushed whole) */
+    r->out = NULL;
+    m->cancelled = true;
+    if (m->hd & HD_LATE) {
+        struct msg_peer *p = &eng.peers[m->target];
+        struct msg_out *prev = NULL, *x = p->late_head;
+        while (x && x != m)
+            prev = x, x = x->late_next;
+        if (x) {
+            if (prev)
+                prev->late_next = m->late_next;
+            else
+                p->late_head = m->late_next;
+            if (p->late_tail == m)
+                p->late_tail = prev;
+        }
+    } else {
+        /* Nobody will pull it: the receiver deleted its announcement. */
+        if (PtlMEUnlink(m->rdv_me) != PTL_OK)
+            msg_fatal("node %ld cancelled a %llu-byte message it was pulling", m->target,
+                      (unsigned long long)m->rdv_len);
+        eng.rdv_active--;
+    }
+    m->pulled = true;
+    settle_rdv(m);
 }
 
 /* The ACK of an announcement that carried data: how much of it a posted
@@ -467,6 +514,8 @@ static void push_acked(struct msg_out *m, const ptl_event_t *ev)
 {
     m->push = false;
     PtlMDRelease(m->push_md);
+    if (m->cancelled)
+        return; /* its exposure is gone already */
     if (ev->mlength != m->push_len) {
         eng.st_push_missed++;
         eng.peers[m->target].pull_only = true;
@@ -523,6 +572,16 @@ void msg_send_ack(struct msg_out *m, const ptl_event_t *ev)
     answer_pause(t);
     if (cursor[t])
         kick_peer(t);
+    if (eng.cancel_head && ev->ni_fail_type == PTL_NI_OK)
+        msg_cancel_kick(t);
+}
+
+bool msg_send_accepted(long t, uint64_t seq)
+{
+    /* Targets accept in send order: a refusal hits a suffix of what is in
+     * flight, and the refused go again in order. */
+    const struct msg_out *h = eng.peers[t].head;
+    return !h || h->seq > seq;
 }
 
 void msg_rdv_pulled(struct msg_out *m, const ptl_event_t *ev)
@@ -612,7 +671,7 @@ static void kick_ctl(void)
             return;
         }
         ptl_process_t to = {.rank = (ptl_rank_t)c->target};
-        int rc = PtlPut(eng.md_zero, 0, 0, PTL_ACK_REQ, to, PT_CTL, 0, 0, c, c->hd);
+        int rc = PtlPut(eng.md_zero, 0, 0, PTL_ACK_REQ, to, PT_CTL, c->bits, 0, c, c->hd);
         if (rc == PTL_NO_SPACE) {
             eng.starved = true;
             return;
@@ -640,10 +699,10 @@ static void ctl_queue(struct ctl *c)
     ctl_tail = c;
 }
 
-void msg_ctl_send(long target, uint64_t hd, bool retry)
+static void ctl_send(long target, uint64_t hd, uint64_t bits, bool retry)
 {
     if (target == eng.rank) { /* see msg_isend: handled here and now */
-        msg_control(target, hd);
+        msg_control(target, hd, bits);
         return;
     }
     struct ctl *c = calloc(1, sizeof *c);
@@ -652,10 +711,14 @@ void msg_ctl_send(long target, uint64_t hd, bool retry)
     c->kind = OBJ_CTL;
     c->target = target;
     c->hd = hd;
+    c->bits = bits;
     c->retry = retry;
     ctl_queue(c);
     kick_ctl();
 }
+
+void msg_ctl_send(long target, uint64_t hd, bool retry) { ctl_send(target, hd, 0, retry); }
+void msg_ctl_send_bits(long target, uint64_t hd, uint64_t bits) { ctl_send(target, hd, bits, false); }
 
 void msg_ctl_ack(void *rec, const ptl_event_t *ev)
 {
@@ -675,7 +738,8 @@ void msg_ctl_ack(void *rec, const ptl_event_t *ev)
      * frames): say so instead. */
     int op = (int)(c->hd >> 56);
     if (ev->ni_fail_type != PTL_NI_OK && !eng.peers[c->target].exiting && !eng.aborting &&
-        (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE || op == CTL_READY))
+        (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE || op == CTL_READY ||
+         op == CTL_CANCEL || op == CTL_CANCEL_ANS))
         msg_fatal("flow-control message %d to node %ld was not delivered (Portals failure %d)",
                  op, c->target, (int)ev->ni_fail_type);
     free(c);

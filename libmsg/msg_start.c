@@ -95,7 +95,7 @@ bool msg_finished(void) { return eng.finished; }
 
 /* ---- the event loop --------------------------------------------------- */
 
-void msg_control(long from, uint64_t hd)
+void msg_control(long from, uint64_t hd, uint64_t bits)
 {
     uint64_t arg = hd & ((1ULL << 56) - 1);
     if (from < 0 || from >= eng.size)
@@ -107,6 +107,8 @@ void msg_control(long from, uint64_t hd)
     case CTL_BARRIER: eng.barrier_got |= 1ULL << (arg & 63); break;
     case CTL_WAKE: break; /* a barrier is done: the event was the point */
     case CTL_READY: msg_send_ready(from, arg); break;
+    case CTL_CANCEL: msg_cancel_asked(from, arg, bits); break;
+    case CTL_CANCEL_ANS: msg_cancel_answered(from, arg, bits); break;
     case CTL_EXITING:
         eng.peers[from].exiting = true;
         msg_flow_peer_exiting(from);
@@ -150,7 +152,7 @@ static void dispatch(const ptl_event_t *ev)
         if (ev->pt_index == PT_COLL)
             msg_barrier_event(ev);
         else if (ev->pt_index == PT_CTL)
-            msg_control((long)ev->initiator.rank, ev->hdr_data);
+            msg_control((long)ev->initiator.rank, ev->hdr_data, ev->match_bits);
         else if (ev->pt_index == PT_RDV && kind == OBJ_REQ)
             msg_recv_landed(ev->user_ptr, ev);
         else if (kind == OBJ_REQ)
@@ -179,6 +181,8 @@ static void dispatch(const ptl_event_t *ev)
             msg_probe_event(ev->user_ptr, ev);
         else if (kind == OBJ_REQ)
             msg_held_search_event(ev);
+        else if (kind == OBJ_CANCEL)
+            msg_cancel_event(ev);
         else
             msg_flow_event(ev);
         return;

@@ -66,6 +66,8 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("rma", 7, "rma ok on 7 ranks"),
     ("profile", 1, "profile ok on 1 ranks"),
     ("profile", 4, "profile ok on 4 ranks"),
+    ("cancel", 2, "cancel ok on 2 ranks"),
+    ("cancel", 3, "cancel ok on 3 ranks"),
 ])
 def test_semantics(ns, prog, n, expect):
     r = run(ns, n, prog)

@@ -11,7 +11,8 @@ keyvals, graph topologies and neighborhood collectives, error classes a
 program adds and error handlers given back, MPI_Info_get_string,
 MPI_Comm_idup, the shared file pointer, views that go backwards or overlap,
 nonblocking collective file I/O, the profiling names (mprobe calls
-PMPI_Message_c2f), MPI-1's MPI_Errhandler_create, plus a sample of the rest.  They run on the Linux host's Portals; a few also on
+PMPI_Message_c2f), MPI-1's MPI_Errhandler_create, the cancel of sends,
+plus a sample of the rest.  They run on the Linux host's Portals; a few also on
 Tern nodes through yod.  Skipped when deb.debian.org cannot be reached."""
 import os
 
@@ -39,10 +40,12 @@ HOST = [
     ("errhan/adderr", 1), ("info/infogetstring", 1), ("errhan/commcall", 2),
     ("comm/comm_idup", 4), ("comm/comm_idup_overlap", 2), ("io/rdwrord", 4),
     ("io/tst_fileview", 1), ("io/i_noncontig_coll2", 4), ("pt2pt/mprobe", 2),
-    ("errhan/commcall_oldapi", 2),
+    ("errhan/commcall_oldapi", 2), ("pt2pt/scancel", 2), ("pt2pt/pscancel", 2),
+    ("pt2pt/cancelrecv", 2), ("pt2pt/scancel_unmatch", 2),
 ]
 TERN = [("coll/icallreduce", 4), ("comm/icm", 4), ("datatype/tfree", 2),
-        ("coll/nonblocking2", 4)]
+        ("coll/nonblocking2", 4), ("pt2pt/scancel", 2), ("pt2pt/pscancel", 2),
+        ("pt2pt/cancelrecv", 2), ("pt2pt/scancel_unmatch", 2)]
 
 
 def built(kind, cases):

@@ -524,6 +524,8 @@ int mpi_check_count(const char *call, MPI_Comm comm, int count);
 int mpi_check_buf(const char *call, MPI_Comm comm, const void *buf, int count,
                   const struct mtype *t);
 void mpi_bsend_reap(void);
+void mpi_bsend_forget(struct mreq *r);
+void mpi_bsend_cancel(struct mreq *r);
 void mpi_req_fill(struct mreq *r, enum rkind kind, int mode, const void *buf, int count,
                   MPI_Datatype type, int peer, int tag, MPI_Comm comm);
 /* A blocking call: the request lives on the stack, never in the table;

@@ -73,6 +73,7 @@ static struct {
     struct seg {
         long off, len;
         struct msg_req *er;
+        struct mreq *owner; /* the request that sent it, while that lives: a cancel */
     } segs[MAX_SEGS];
     int nsegs; /* sorted by offset */
 } battach;
@@ -107,7 +108,7 @@ static long seg_alloc(long len)
         return -1;
     memmove(&battach.segs[i + 1], &battach.segs[i],
             sizeof battach.segs[0] * (size_t)(battach.nsegs - i));
-    battach.segs[i] = (struct seg){at, len, NULL};
+    battach.segs[i] = (struct seg){at, len, NULL, NULL};
     battach.nsegs++;
     return i;
 }
@@ -143,10 +144,39 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
     return MPI_SUCCESS;
 }
 
+/* r is done or freed: a later cancel must not find its earlier messages. */
+void mpi_bsend_forget(struct mreq *r)
+{
+    for (int i = 0; i < battach.nsegs; i++)
+        if (battach.segs[i].owner == r)
+            battach.segs[i].owner = NULL;
+}
+
+/* A buffered send's request is complete at once; its message may still
+ * wait unmatched at the receiver, and MPI_Cancel may take it back there
+ * (MPI-3.1 3.8.4).  The answer is waited for here: the request has no
+ * engine request of its own to wait on. */
+void mpi_bsend_cancel(struct mreq *r)
+{
+    for (int i = 0; i < battach.nsegs; i++) {
+        struct msg_req *e = battach.segs[i].er;
+        if (battach.segs[i].owner != r || !e)
+            continue;
+        battach.segs[i].owner = NULL;
+        msg_cancel_send(e);
+        while (e->cancel_asked)
+            msg_progress(true);
+        if (e->cancelled)
+            r->status.count_hi_and_cancelled |= 1;
+        return;
+    }
+}
+
 static int bsend(const char *call, struct mreq *r, const void *data, long bytes, int dest_world,
                  uint64_t bits)
 {
     long need = bytes + MPI_BSEND_OVERHEAD;
+    mpi_bsend_forget(r);
     mpi_bsend_reap();
     int i = seg_alloc(need);
     if (i < 0) {
@@ -159,6 +189,7 @@ static int bsend(const char *call, struct mreq *r, const void *data, long bytes,
                          "%ld bytes (with MPI_BSEND_OVERHEAD) do not fit in what is free of "
                          "the %ld-byte attached buffer", need, battach.size);
     struct seg *s = &battach.segs[i];
+    s->owner = r;
     char *copy = battach.base + s->off;
     memcpy(copy, data, (size_t)bytes);
     s->er = msg_req_new(true);

@@ -75,6 +75,8 @@ void mpi_req_release(struct mreq *r)
     if (r->holds_type)
         mpi_type_drop(r->type);
     r->holds_type = false;
+    if (r->kind == R_SEND && r->mode == 'B')
+        mpi_bsend_forget(r);
     r->in_use = false;
 }
 
@@ -141,6 +143,8 @@ static void settle(struct mreq *r)
             mpi_unpack_bytes(r->tmp, got, t, r->buf);
     } else {
         mpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
+        if (e->cancelled)
+            r->status.count_hi_and_cancelled |= 1;
     }
     msg_req_free(e);
     free(r->tmp);
@@ -577,9 +581,10 @@ int MPI_Cancel(MPI_Request *request)
     if (!r)
         return mpi_error(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Cancel",
                          "MPI_REQUEST_NULL cannot be cancelled");
-    /* A receive nothing has matched yet is taken back.  Anything else
-     * completes normally (a send is never cancelled: MPI-3.1 3.8.4 allows
-     * the cancel to fail), and MPI_Test_cancelled says false. */
+    /* A receive nothing has matched yet is taken back.  A send is
+     * cancelled if its receiver has not matched its message (the engine
+     * asks it: libmsg/msg_cancel.c); the Wait then says which.  Anything
+     * else completes normally, and MPI_Test_cancelled says false. */
     if (r->kind == R_GREQ) {
         mpi_greq_cancel(r); /* the program's cancel function decides */
         return MPI_SUCCESS;
@@ -591,6 +596,10 @@ int MPI_Cancel(MPI_Request *request)
         mpi_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0);
         r->status.count_hi_and_cancelled |= 1;
         r->done_now = true;
+    } else if (r->active && r->kind == R_SEND && !r->done_now && r->er) {
+        msg_cancel_send(r->er);
+    } else if (r->active && r->kind == R_SEND && r->mode == 'B') {
+        mpi_bsend_cancel(r);
     }
     return MPI_SUCCESS;
 }
