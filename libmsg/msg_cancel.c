@@ -68,12 +68,14 @@ void msg_cancel_asked(long from, uint64_t arg, uint64_t bits)
     q->from = from;
     q->arg = arg;
     q->bits = bits;
+    eng.cancel_drains++;
     msg_flow_drain_from(from, q);
 }
 
 void msg_cancel_event(const ptl_event_t *ev)
 {
     struct cancel_q *q = ev->user_ptr;
+    eng.cancel_drains--;
     uint64_t arg = q->arg & (HD_ID_MASK | CANCEL_RDV);
     if (saved_cancel(q->from, q->arg, q->bits))
         arg |= CANCEL_DONE;

@@ -174,6 +174,10 @@ struct msg_engine {
     uint64_t rdv_next, eager_next; /* ids of messages sent (hdr_data) */
     /* Sends whose cancel waits for the receiver's answer (msg_cancel.c). */
     struct msg_req *cancel_head;
+    /* Cancels' drains whose end marker has not come (msg_cancel.c): like a
+     * recovery's, handled to the end before the program runs again, or a
+     * receive posted meanwhile would miss the drained messages. */
+    int cancel_drains;
     /* receiver side of flow control */
     bool recovering, draining;
     uint64_t epoch;

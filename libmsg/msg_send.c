@@ -737,6 +737,14 @@ void msg_ctl_ack(void *rec, const ptl_event_t *ev)
      * own node was lost that way on Tern nodes before they looped such
      * frames): say so instead. */
     int op = (int)(c->hd >> 56);
+    if (ev->ni_fail_type != PTL_NI_OK && op == CTL_CANCEL && eng.peers[c->target].exiting) {
+        /* Gone: what it had not received stays unreceived, but it may have
+         * received this; say not cancelled (the send completes, or waits,
+         * as before the cancel). */
+        msg_cancel_answered(c->target, c->hd & ((1ULL << 56) - 1) & ~CANCEL_DONE, c->bits);
+        free(c);
+        return;
+    }
     if (ev->ni_fail_type != PTL_NI_OK && !eng.peers[c->target].exiting && !eng.aborting &&
         (op == CTL_PAUSE || op == CTL_PAUSE_ACK || op == CTL_UNPAUSE || op == CTL_READY ||
          op == CTL_CANCEL || op == CTL_CANCEL_ANS))

@@ -376,7 +376,7 @@ void msg_progress_ms(unsigned ms)
         if (!polled(rc, which))
             break;
         dispatch(&ev);
-        if (ms && !eng.draining)
+        if (ms && !eng.draining && !eng.cancel_drains)
             break;
     }
     if (eng.starved)
