@@ -44,12 +44,7 @@ static bool saved_cancel(long from, uint64_t arg, uint64_t bits)
         if (s->src != from || ((s->hd >> HD_ID_SHIFT) & HD_ID_MASK) != id ||
             !(s->hd & HD_RDV) != !rdv || ((s->bits ^ bits) & ~MSG_BIT_PUSHED) || s->waiter)
             continue;
-        if (prev)
-            prev->next = s->next;
-        else
-            eng.saved_head = s->next;
-        if (eng.saved_tail == s)
-            eng.saved_tail = prev;
+        msg_saved_unlink(prev, s);
         if (s->pending)
             s->cancelled = true; /* msg_flow.c frees it when its data is in */
         else

@@ -265,6 +265,8 @@ void msg_probe_event(void *probe, const ptl_event_t *ev);
 void msg_self_send(uint64_t bits, const void *buf, uint64_t len, uint64_t id);
 /* The oldest saved message a receive would take, unlinked if take. */
 struct msg_saved *msg_saved_find(uint64_t bits, uint64_t ignore, long srcsel, bool take);
+/* Take s (prev before it, NULL if first) out of the saved queue. */
+void msg_saved_unlink(struct msg_saved *prev, struct msg_saved *s);
 /* The ME of a receive into buf[count]. */
 ptl_me_t msg_recv_me(void *buf, uint64_t count, uint64_t bits, uint64_t ignore, long srcsel);
 /* What a probe reports of a saved message. */

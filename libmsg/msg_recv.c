@@ -343,6 +343,16 @@ static bool saved_matches(const struct msg_saved *s, uint64_t bits, uint64_t ign
            (srcsel == MSG_ANY_SOURCE || srcsel == s->src);
 }
 
+void msg_saved_unlink(struct msg_saved *prev, struct msg_saved *s)
+{
+    if (prev)
+        prev->next = s->next;
+    else
+        eng.saved_head = s->next;
+    if (eng.saved_tail == s)
+        eng.saved_tail = prev;
+}
+
 /* The oldest saved message matching, unlinked from the queue if take. */
 struct msg_saved *msg_saved_find(uint64_t bits, uint64_t ignore, long srcsel, bool take)
 {
@@ -350,14 +360,8 @@ struct msg_saved *msg_saved_find(uint64_t bits, uint64_t ignore, long srcsel, bo
     for (struct msg_saved *s = eng.saved_head; s; prev = s, s = s->next) {
         if (!saved_matches(s, bits, ignore, srcsel))
             continue;
-        if (take) {
-            if (prev)
-                prev->next = s->next;
-            else
-                eng.saved_head = s->next;
-            if (eng.saved_tail == s)
-                eng.saved_tail = prev;
-        }
+        if (take)
+            msg_saved_unlink(prev, s);
         return s;
     }
     return NULL;

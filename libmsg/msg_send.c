@@ -332,21 +332,30 @@ void msg_send_ready_run(void)
     }
 }
 
-void msg_send_ready(long from, uint64_t id)
+/* Late send `id` to target t, taken off its late list; NULL if not there. */
+static struct msg_out *late_take(long t, uint64_t id)
 {
-    struct msg_peer *p = &eng.peers[from];
+    struct msg_peer *p = &eng.peers[t];
     struct msg_out *prev = NULL, *m = p->late_head;
     while (m && ((m->hd >> HD_ID_SHIFT) & HD_ID_MASK) != id)
         prev = m, m = m->late_next;
     if (!m)
-        msg_fatal("node %ld asked for late message %llu, which was never sent to it", from,
-                  (unsigned long long)id);
+        return NULL;
     if (prev)
         prev->late_next = m->late_next;
     else
         p->late_head = m->late_next;
     if (p->late_tail == m)
         p->late_tail = prev;
+    return m;
+}
+
+void msg_send_ready(long from, uint64_t id)
+{
+    struct msg_out *m = late_take(from, id);
+    if (!m)
+        msg_fatal("node %ld asked for late message %llu, which was never sent to it", from,
+                  (unsigned long long)id);
     struct late_put *lp = calloc(1, sizeof *lp);
     if (!lp)
         msg_fatal("no memory for a late message's put");
@@ -482,18 +491,7 @@ void msg_send_cancelled(struct msg_req *r)
     r->out = NULL;
     m->cancelled = true;
     if (m->hd & HD_LATE) {
-        struct msg_peer *p = &eng.peers[m->target];
-        struct msg_out *prev = NULL, *x = p->late_head;
-        while (x && x != m)
-            prev = x, x = x->late_next;
-        if (x) {
-            if (prev)
-                prev->late_next = m->late_next;
-            else
-                p->late_head = m->late_next;
-            if (p->late_tail == m)
-                p->late_tail = prev;
-        }
+        late_take(m->target, r->send_id);
     } else {
         /* Nobody will pull it: the receiver deleted its announcement. */
         if (PtlMEUnlink(m->rdv_me) != PTL_OK)

@@ -176,7 +176,8 @@ static int bsend(const char *call, struct mreq *r, const void *data, long bytes,
                  uint64_t bits)
 {
     long need = bytes + MPI_BSEND_OVERHEAD;
-    mpi_bsend_forget(r);
+    if (r->persistent) /* its last start's message is no longer its own */
+        mpi_bsend_forget(r);
     mpi_bsend_reap();
     int i = seg_alloc(need);
     if (i < 0) {
