@@ -45,6 +45,7 @@ def run(ns, n, prog, *args, timeout=90, env=None):
     ("barrier", 8, "barrier ok on 8 nodes"),
     ("selfsend", 3, "selfsend ok on 3 nodes"),
     ("self", 2, "self ok on 2 nodes"),
+    ("sendcancel", 3, "sendcancel ok on 3 nodes"),
 ])
 def test_point_to_point_and_sync(ns, prog, n, expect):
     r = run(ns, n, prog)

@@ -49,6 +49,7 @@ def stats(r, node):
     ("selfsend", 3, [], "selfsend ok on 3 nodes"),
     ("self", 2, [], "self ok on 2 nodes"),
     ("barrier", 8, ["noclock"], "barrier ok on 8 nodes"),
+    ("sendcancel", 2, [], "sendcancel ok on 2 nodes"),
 ])
 def test_point_to_point_and_sync(nx, prog, n, args, expect):
     r = nx_job(nx, n, prog, *args)

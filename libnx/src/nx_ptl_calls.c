@@ -201,11 +201,16 @@ long msgcancel(long mid)
     struct msg_req *r = get_mid("msgcancel", mid);
     if (!r)
         return -1;
-    /* A receive nothing matched yet comes off the list; anything already
-     * matched (or a send) runs to completion first. */
+    /* A receive nothing matched yet comes off the list.  A send's message
+     * no receive has taken yet is taken back from its receiver: the engine
+     * asks it and waits for the answer (libmsg/msg_cancel.c), which comes
+     * when that node is in an NX call.  Anything already matched runs to
+     * completion first. */
     user_mids--;
-    if (msg_cancel_recv(r))
+    if (r->is_recv && msg_cancel_recv(r))
         return 0;
+    if (!r->is_recv)
+        msg_cancel_send(r);
     msg_wait(r);
     msg_req_free(r);
     return 0;
