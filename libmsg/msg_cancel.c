@@ -93,7 +93,8 @@ static void answered(struct msg_req *r, bool cancelled)
         msg_req_free(r);
 }
 
-void msg_cancel_answered(long from, uint64_t arg, uint64_t bits)
+/* The asked request for (from, arg, bits), off the list; NULL if none. */
+static struct msg_req *asked_take(long from, uint64_t arg, uint64_t bits)
 {
     uint64_t id = arg & HD_ID_MASK;
     bool rdv = arg & CANCEL_RDV;
@@ -105,11 +106,31 @@ void msg_cancel_answered(long from, uint64_t arg, uint64_t bits)
             prev->cancel_next = r->cancel_next;
         else
             eng.cancel_head = r->cancel_next;
-        answered(r, arg & CANCEL_DONE);
-        return;
+        return r;
     }
-    msg_fatal("node %ld answered a cancel (message %llu) nobody asked for", from,
-              (unsigned long long)id);
+    return NULL;
+}
+
+void msg_cancel_answered(long from, uint64_t arg, uint64_t bits)
+{
+    struct msg_req *r = asked_take(from, arg, bits);
+    if (!r)
+        msg_fatal("node %ld answered a cancel (message %llu) nobody asked for", from,
+                  (unsigned long long)(arg & HD_ID_MASK));
+    answered(r, arg & CANCEL_DONE);
+}
+
+/* The question never reached its receiver, which had announced its exit:
+ * it is gone, and nothing it had not received will be.  A short message
+ * may have been received before it went: not cancelled (its send is
+ * complete).  A rendezvous one whose send is not complete was never taken
+ * whole, so no receive completed with it: cancelled (waiting for the send
+ * instead would wait for a pull that never comes). */
+void msg_cancel_gone(long to, uint64_t arg, uint64_t bits)
+{
+    struct msg_req *r = asked_take(to, arg, bits);
+    if (r)
+        answered(r, r->send_rdv && !r->done_before && !r->sent_meanwhile);
 }
 
 void msg_cancel_send(struct msg_req *r)

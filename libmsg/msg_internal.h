@@ -297,6 +297,7 @@ void msg_mprobe_event(void *probe, const ptl_event_t *ev);
 /* msg_cancel.c */
 void msg_cancel_asked(long from, uint64_t arg, uint64_t bits); /* CTL_CANCEL */
 void msg_cancel_answered(long from, uint64_t arg, uint64_t bits); /* CTL_CANCEL_ANS */
+void msg_cancel_gone(long to, uint64_t arg, uint64_t bits);      /* its CTL_CANCEL lost */
 void msg_cancel_event(const ptl_event_t *ev); /* the end of a cancel's drain */
 void msg_cancel_kick(long t); /* t accepted a message: ask what waited for that */
 

@@ -736,10 +736,8 @@ void msg_ctl_ack(void *rec, const ptl_event_t *ev)
      * frames): say so instead. */
     int op = (int)(c->hd >> 56);
     if (ev->ni_fail_type != PTL_NI_OK && op == CTL_CANCEL && eng.peers[c->target].exiting) {
-        /* Gone: what it had not received stays unreceived, but it may have
-         * received this; say not cancelled (the send completes, or waits,
-         * as before the cancel). */
-        msg_cancel_answered(c->target, c->hd & ((1ULL << 56) - 1) & ~CANCEL_DONE, c->bits);
+        /* Gone: msg_cancel.c decides from what the send knows. */
+        msg_cancel_gone(c->target, c->hd & ((1ULL << 56) - 1), c->bits);
         free(c);
         return;
     }

@@ -68,6 +68,7 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("profile", 4, "profile ok on 4 ranks"),
     ("cancel", 2, "cancel ok on 2 ranks"),
     ("cancel", 3, "cancel ok on 3 ranks"),
+    ("cancelgone", 2, "cancelgone ok"),
 ])
 def test_semantics(ns, prog, n, expect):
     r = run(ns, n, prog)

@@ -51,6 +51,7 @@ def yod(name, n, prog, *args, timeout=300, env=None, size_opt="-sz", limit=240):
     ("session", 3, "session ok on 3 ranks"),
     ("threads", 3, "threads ok on 3 ranks: 4 threads"),
     ("cancel", 3, "cancel ok on 3 ranks"),
+    ("cancelgone", 2, "cancelgone ok"),
 ])
 def test_semantics(tc, prog, n, expect):
     r = yod(tc, n, prog)
