@@ -207,10 +207,9 @@ long msgcancel(long mid)
      * when that node is in an NX call.  Anything already matched runs to
      * completion first. */
     user_mids--;
-    if (r->is_recv && msg_cancel_recv(r))
+    if (msg_cancel_recv(r))
         return 0;
-    if (!r->is_recv)
-        msg_cancel_send(r);
+    msg_cancel_send(r); /* nothing for a receive: each takes only its kind */
     msg_wait(r);
     msg_req_free(r);
     return 0;
