@@ -83,7 +83,11 @@ def test_threads_call_mpi_at_once_under_thread_multiple(ns, n, threads):
     rings on MPI_COMM_WORLD with its own tag, all at once; a thread blocked
     in MPI_Recv is matched by another thread's later send (to itself and to
     the next rank); a thread polls MPI_Test while others block.  Without
-    the library's lock the bytes cross between threads."""
+    the library's lock the bytes cross between threads.  Then MPI_Comm_dup
+    and MPI_Comm_idup where some ranks start a duplicate only after others'
+    have ended, and an idup of MPI_COMM_SELF while another thread's idup
+    waits for a late rank: before context-id agreements counted only those
+    every member had joined, these hung."""
     r = run(ns, n, "threads", str(threads), timeout=180)
     assert r.status == 0 and all(s == 0 for s in r.statuses), r
     assert f"threads ok on {n} ranks: {threads} threads" in r.out, r

@@ -11,17 +11,21 @@
  * agreement of the process at a time:
  *   - the eager pool (ids below EAGER_IDS), which an agreement offers in
  *     its first round if no other agreement of the process holds it;
- *   - the rest, which an agreement offers otherwise, if no other holds it
- *     and no other agreement of the process in flight has a lower key (its
- *     parent communicator's context id, and a tag where several share one
- *     parent): so all members end up offering for the same agreement and
- *     it goes through, then the next.
- * Anything else offers nothing for that round.  An empty AND is the end
- * (no id free) only when every member offered the whole rest; otherwise
- * the agreement goes round again.  The eager pool is what lets a thread's
- * agreement over few processes (MPI_COMM_SELF's duplicate) through while
- * another thread's waits for slow members: holding one pool each, neither
- * waits on the other (MPICH's threads/comm/comm_dup_deadlock).
+ *   - the rest, which an agreement offers in a later round if no other
+ *     holds it and no other live agreement of the process has a lower key
+ *     (its parent communicator's context id, and a tag where several
+ *     share one parent): so all members end up offering for the same
+ *     agreement and it goes through, then the next.
+ * Anything else offers nothing for that round.  An agreement is live once
+ * its first round has ended, which needs every member in it: one that a
+ * member has not joined yet (that member's thread may wait for another
+ * agreement to end first) holds up nothing but the eager pool, which no
+ * agreement needs to end.  An empty AND is the end (no id free) only
+ * when every member offered the whole rest; otherwise the agreement goes
+ * round again.  The eager pool is also what lets a thread's agreement
+ * over few processes (MPI_COMM_SELF's duplicate) through in one round
+ * while another thread's waits for slow members (MPICH's threads/comm/
+ * comm_dup_deadlock).
  *
  * Without MULTIPLE no two agreements overlap: one round offering every
  * free id.  Either way the id agreed on is installed before the thread
@@ -39,28 +43,26 @@
 enum { POOL_NONE, POOL_EAGER, POOL_REST, POOL_ALL };
 
 static bool eager_held, rest_held;
-static uint64_t waiting[MAX_WAITING]; /* keys of the agreements in flight */
-static int nwaiting;
+static uint64_t live[MAX_WAITING]; /* keys of the live agreements in flight */
+static int nlive;
 
-static void set_waiting(uint64_t key, bool on);
-
-static bool lower_waiting(uint64_t key)
+static bool lower_live(uint64_t key)
 {
-    for (int i = 0; i < nwaiting; i++)
-        if (waiting[i] < key)
+    for (int i = 0; i < nlive; i++)
+        if (live[i] < key)
             return true;
     return false;
 }
 
-static void set_waiting(uint64_t key, bool on)
+static void set_live(uint64_t key, bool on)
 {
     int i = 0;
-    while (i < nwaiting && waiting[i] != key)
+    while (i < nlive && live[i] != key)
         i++;
-    if (on && i == nwaiting && nwaiting < MAX_WAITING)
-        waiting[nwaiting++] = key;
-    else if (!on && i < nwaiting)
-        waiting[i] = waiting[--nwaiting];
+    if (on && i == nlive && nlive < MAX_WAITING)
+        live[nlive++] = key;
+    else if (!on && i < nlive)
+        live[i] = live[--nlive];
 }
 
 void mpi_ctx_offer(struct ctx_round *r, uint32_t *mask)
@@ -68,15 +70,11 @@ void mpi_ctx_offer(struct ctx_round *r, uint32_t *mask)
     uint32_t free_ids[CTX_MASK_WORDS];
     mpi_ctx_free_mask(free_ids);
     memset(mask, 0, CTX_OFFER_WORDS * sizeof *mask);
-    /* Every agreement in flight is known from its first round on, so the
-     * rest goes to the lowest of them whatever the order they came in. */
-    if (r->rounds == 0)
-        set_waiting(r->key, true);
     if (!atomic_load(&mpi_multiple))
         r->pool = POOL_ALL;
-    else if (r->rounds == 0 && !eager_held)
-        r->pool = POOL_EAGER;
-    else if (!rest_held && !lower_waiting(r->key))
+    else if (r->rounds == 0)
+        r->pool = eager_held ? POOL_NONE : POOL_EAGER;
+    else if (!rest_held && !lower_live(r->key))
         r->pool = eager_held ? POOL_REST : POOL_ALL;
     else
         r->pool = POOL_NONE;
@@ -103,7 +101,7 @@ static void release(struct ctx_round *r)
 void mpi_ctx_abandon(struct ctx_round *r)
 {
     release(r);
-    set_waiting(r->key, false);
+    set_live(r->key, false);
 }
 
 int mpi_ctx_settle(struct ctx_round *r, const uint32_t *agreed)
@@ -111,10 +109,13 @@ int mpi_ctx_settle(struct ctx_round *r, const uint32_t *agreed)
     release(r);
     int id = mpi_ctx_lowest(agreed);
     if (id >= 0 || agreed[CTX_MASK_WORDS] == ~0u) {
-        set_waiting(r->key, false);
+        set_live(r->key, false);
         return id; /* -1: none is free on every member */
     }
-    /* Some member offered another pool, or none, this round. */
+    /* Some member offered another pool, or none, this round.  Every member
+     * is in it now: it is live, and the rest goes to the lowest live
+     * agreement whatever the order they came in. */
+    set_live(r->key, true);
     mpi_thread_yield();
     return -2;
 }

@@ -6,15 +6,28 @@
  *
  * The ids from IDUP_FIRST up are these agreements' alone (mpi_comm.c: the
  * blocking calls agree below it), so a blocking call never waits for one.
- * Among themselves, on each process, one idup at a time offers the free
- * ids it has (it holds the offer); the others offer none.  An attempt is a
- * nonblocking AND-allreduce of the offers over the parent: a free id in
- * the result means every member offered, and each takes the lowest; none
- * means someone did not, and the idup tries again.  The offer goes to the
- * pending idup with the lowest key (the parent's context id, then the
- * idup's number on it), the same order on every process, so the lowest
- * idup pending anywhere gets it everywhere once its members' current
- * attempts end: no two idups starve each other.
+ * An attempt is a nonblocking AND-allreduce of the members' offers over
+ * the parent: a free id in the result means every member offered it, and
+ * each takes the lowest; none means someone did not, and the idup tries
+ * again.  Two idups of one process in flight must never offer the same
+ * id (both could take it), so the free ids are two pools, each offered by
+ * one attempt of the process at a time:
+ *   - the eager pool (the first EAGER_IDS ids), which an idup's first
+ *     attempt offers if no other attempt holds it: alone, an idup is made
+ *     in one allreduce;
+ *   - the rest, which a later attempt offers if no other attempt holds it
+ *     and no other live idup of the process has a lower key (the parent's
+ *     context id, then the idup's number on it); with the eager pool too
+ *     when that is free, so the last free ids are reached.
+ * An idup is live on a process once its first attempt has ended there,
+ * which it does only when every member has called it.  Only live idups
+ * count for the rest: an idup some rank has not called yet (that rank
+ * may wait for another idup to end first: MPICH's threads/comm/
+ * idup_deadlock) holds nothing up but the eager pool, which no idup needs
+ * to end.  The lowest live idup anywhere is live on all its members soon,
+ * and the lowest there; each gives it the rest from its next attempt on
+ * and keeps it (an ending attempt lets it go and the idup's next takes it
+ * back), so that idup is made, then the next: none starves.
  *
  * An intercommunicator's attempt is two allreduces at once: over its
  * local group (on the group's private communicator) and across (each group
@@ -39,6 +52,7 @@
  * meets k's messages.  (Under MPI_THREAD_MULTIPLE an idup may wait many
  * attempts for another thread's agreement to end.) */
 #define ATTEMPTS 256
+#define EAGER_IDS 64
 
 struct idup {
     MPI_Comm parent;
@@ -46,7 +60,7 @@ struct idup {
     uint64_t key;           /* parent's context id, then the idup's number on it */
     int n, *members;        /* the parent's members when called */
     int attempt;            /* in flight; -1: none yet */
-    bool offers;            /* this attempt offered the free ids */
+    int pools;              /* what this attempt offered: EAGER | REST bits */
     bool inter;
     uint32_t offer[CTX_MASK_WORDS], mask[CTX_MASK_WORDS], across[CTX_MASK_WORDS];
     MPI_Request ar, ar2;    /* the attempt's allreduces (ar2: an intercommunicator's) */
@@ -55,13 +69,20 @@ struct idup {
     struct idup *next;
 };
 
-static struct idup *pending;
-static struct idup *offering; /* the idup whose attempt holds the offer */
+enum { EAGER = 1, REST = 2 };
 
-static bool lowest(const struct idup *d)
+static struct idup *pending;
+static int held; /* the pools (EAGER | REST) some attempt of this process offers */
+
+static bool live(const struct idup *d)
+{
+    return d->attempt > 0;
+}
+
+static bool lowest_live(const struct idup *d)
 {
     for (const struct idup *o = pending; o; o = o->next)
-        if (!o->done && o->key < d->key)
+        if (!o->done && live(o) && o->key < d->key)
             return false;
     return true;
 }
@@ -96,12 +117,18 @@ static int no_cancel(void *extra, int complete)
 static void start_attempt(struct idup *d)
 {
     d->attempt++;
-    d->offers = !offering && lowest(d);
-    if (d->offers) {
-        offering = d;
-        mpi_ctx_idup_mask(d->offer);
-    } else {
-        memset(d->offer, 0, sizeof d->offer);
+    d->pools = 0;
+    if (!live(d))
+        d->pools = held & EAGER ? 0 : EAGER;
+    else if (!(held & REST) && lowest_live(d))
+        d->pools = REST | (held & EAGER ? 0 : EAGER);
+    held |= d->pools;
+    uint32_t free_ids[CTX_MASK_WORDS];
+    mpi_ctx_idup_mask(free_ids);
+    int eager_end = (IDUP_FIRST + EAGER_IDS) / 32;
+    for (int i = 0; i < CTX_MASK_WORDS; i++) {
+        bool in = i < eager_end ? d->pools & EAGER : d->pools & REST;
+        d->offer[i] = in ? free_ids[i] : 0;
     }
     memcpy(d->mask, d->offer, sizeof d->mask);
     uint32_t seq = IDUP_SEQ + (uint32_t)(d->key & 0x3FF) * ATTEMPTS +
@@ -131,8 +158,8 @@ static void finish(struct idup *d)
         for (int i = 0; i < CTX_MASK_WORDS; i++)
             d->mask[i] &= d->across[i];
     int id = next_id(d->mask, -1), id2 = d->inter ? next_id(d->mask, id) : 0;
-    if (offering == d)
-        offering = NULL;
+    held &= ~d->pools;
+    d->pools = 0;
     if (id < 0 || id2 < 0) {
         start_attempt(d); /* someone did not offer: again */
         return;

@@ -11,10 +11,18 @@
  *     parent), starting in opposite orders on even and odd ranks: each
  *     new communicator must be apart from the others (its own context id),
  *     which a ring on all of them with one tag checks;
+ *   - the threads duplicate with MPI_Comm_dup, then with MPI_Comm_idup,
+ *     where some ranks start a duplicate only after others' have ended
+ *     (even threads of even ranks wait for their rank's odd threads'
+ *     duplicates; MPICH's threads/comm/idup_deadlock), and where a thread's idup of
+ *     MPI_COMM_SELF comes while another thread's idup waits for a rank
+ *     that has not called it yet (MPICH's threads/comm/comm_idup): an idup
+ *     that cannot end yet must not hold up one that can;
  *   - MPI_Is_thread_main is false in the threads.
  * Usage: threads [T] (default 4).  Prints "threads ok on N ranks: T
  * threads" (rank 0). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -129,6 +137,51 @@ static void made_at_once(int t)
     OK(MPI_Comm_free(&cg));
 }
 
+/* Duplicates some ranks start only after others' have ended (above). */
+static atomic_int odd_left[2]; /* this rank's odd threads whose dup, idup has not ended */
+
+static void dup_after_others(int t, int nonblocking)
+{
+    MPI_Comm d;
+    MPI_Request rq;
+    if (t % 2 == 0 && t_rank % 2 == 0)
+        while (atomic_load(&odd_left[nonblocking]) > 0)
+            usleep(1000);
+    if (nonblocking) {
+        OK(MPI_Comm_idup(comms[t], &d, &rq));
+        OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    } else {
+        OK(MPI_Comm_dup(comms[t], &d));
+    }
+    if (t % 2)
+        atomic_fetch_sub(&odd_left[nonblocking], 1);
+    ring(d, 78, t, nonblocking, 32);
+    OK(MPI_Comm_free(&d));
+}
+
+static void dups_after_others(int t)
+{
+    MPI_Comm d;
+    MPI_Request rq;
+    dup_after_others(t, 0);
+    pthread_barrier_wait(&phase);
+    dup_after_others(t, 1);
+    pthread_barrier_wait(&phase);
+    /* One thread of each rank starts late, so the others' idups of their
+     * own communicators wait for it while it still has MPI_COMM_SELF's
+     * to make. */
+    if (t == t_rank % nthreads)
+        usleep(200000);
+    MPI_Comm self;
+    OK(MPI_Comm_idup(MPI_COMM_SELF, &self, &rq));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    OK(MPI_Comm_free(&self));
+    OK(MPI_Comm_idup(comms[t], &d, &rq));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    ring(d, 79, t, 0, 32);
+    OK(MPI_Comm_free(&d));
+}
+
 static void *work(void *arg)
 {
     int t = (int)(long)arg, flag = 1;
@@ -145,6 +198,8 @@ static void *work(void *arg)
     crossed(t);
     polled(t);
     made_at_once(t);
+    pthread_barrier_wait(&phase);
+    dups_after_others(t);
     return NULL;
 }
 
@@ -163,6 +218,8 @@ int main(int argc, char **argv)
     for (int t = 0; t < nthreads; t++)
         OK(MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]));
     pthread_barrier_init(&phase, NULL, (unsigned)nthreads);
+    atomic_init(&odd_left[0], nthreads / 2);
+    atomic_init(&odd_left[1], nthreads / 2);
     pthread_t th[64];
     for (int t = 0; t < nthreads; t++)
         CHECK(pthread_create(&th[t], NULL, work, (void *)(long)t) == 0, "pthread_create");
