@@ -20,10 +20,10 @@ LIBS = [os.path.join(ROOT, "build", "libmpi", lib) for lib in ("libmpi.a", "libm
 # lists as absent (and MPI_Alloc_mem, which codes often call).
 ABSENT = ["MPI_Comm_spawn", "MPI_Open_port", "MPI_Comm_connect", "MPI_Publish_name",
           "MPI_Pready", "MPI_Comm_join", "MPI_Comm_disconnect",
-          "MPI_Comm_spawn_multiple", "MPI_Neighbor_alltoall_init", "MPI_Win_shared_query",
+          "MPI_Comm_spawn_multiple", "MPI_Neighbor_alltoall_init", "MPI_Win_allocate_shared_c",
           "MPI_Type_size_c", "MPI_Register_datarep",
           "MPI_Intercomm_create_from_groups", "MPI_Bcast_c", "MPI_Unpublish_name",
-          "MPI_Comm_accept", "MPI_Lookup_name", "MPI_Win_allocate_shared",
+          "MPI_Comm_accept", "MPI_Lookup_name", "MPI_Win_shared_query_c",
           "MPI_Send_c",
           "MPI_Psend_init", "PMPI_Pready"]
 

@@ -69,9 +69,13 @@ def run(ns, n, prog, *args, timeout=120, env=None):
     ("cancel", 2, "cancel ok on 2 ranks"),
     ("cancel", 3, "cancel ok on 3 ranks"),
     ("cancelgone", 2, "cancelgone ok"),
+    ("shmwin", 1, "shmwin ok: 1 ranks, node groups of 1"),
+    ("shmwin", 3, "shmwin ok: 3 ranks, node groups of 3"),
+    ("shmwin", 6, "shmwin ok: 6 ranks, node groups of 6"),
+    ("shmwin world", 4, "shmwin ok: 4 ranks, node groups of 4"),
 ])
 def test_semantics(ns, prog, n, expect):
-    r = run(ns, n, prog)
+    r = run(ns, n, *prog.split())  # the program, then its arguments
     assert r.status == 0 and all(s == 0 for s in r.statuses), r
     assert expect in r.out, r
 

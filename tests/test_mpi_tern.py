@@ -52,6 +52,7 @@ def yod(name, n, prog, *args, timeout=300, env=None, size_opt="-sz", limit=240):
     ("threads", 3, "threads ok on 3 ranks: 4 threads"),
     ("cancel", 3, "cancel ok on 3 ranks"),
     ("cancelgone", 2, "cancelgone ok"),
+    ("shmwin", 3, "shmwin ok: 3 ranks, node groups of 1"),
 ])
 def test_semantics(tc, prog, n, expect):
     r = yod(tc, n, prog)

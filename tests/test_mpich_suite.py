@@ -12,7 +12,7 @@ program adds and error handlers given back, MPI_Info_get_string,
 MPI_Comm_idup, the shared file pointer, views that go backwards or overlap,
 nonblocking collective file I/O, the profiling names (mprobe calls
 PMPI_Message_c2f), MPI-1's MPI_Errhandler_create, the cancel of sends,
-plus a sample of the rest.  They run on the Linux host's Portals; a few also on
+shared-memory windows, plus a sample of the rest.  They run on the Linux host's Portals; a few also on
 Tern nodes through yod.  Skipped when deb.debian.org cannot be reached."""
 import os
 
@@ -42,10 +42,13 @@ HOST = [
     ("io/tst_fileview", 1), ("io/i_noncontig_coll2", 4), ("pt2pt/mprobe", 2),
     ("errhan/commcall_oldapi", 2), ("pt2pt/scancel", 2), ("pt2pt/pscancel", 2),
     ("pt2pt/cancelrecv", 2), ("pt2pt/scancel_unmatch", 2),
+    ("rma/win_shared", 4), ("rma/win_shared_noncontig", 4), ("rma/win_shared_zerobyte", 4),
+    ("rma/win_shared_query_null", 4), ("rma/win_shared_put_flush_load", 3),
 ]
 TERN = [("coll/icallreduce", 4), ("comm/icm", 4), ("datatype/tfree", 2),
         ("coll/nonblocking2", 4), ("pt2pt/scancel", 2), ("pt2pt/pscancel", 2),
-        ("pt2pt/cancelrecv", 2), ("pt2pt/scancel_unmatch", 2)]
+        ("pt2pt/cancelrecv", 2), ("pt2pt/scancel_unmatch", 2), ("rma/win_shared", 4),
+        ("rma/win_shared_put_flush_load", 3)]
 
 
 def built(kind, cases):

@@ -306,15 +306,32 @@ def test_nx_between_ranks_on_one_node_and_across(c2, prog, sz, expect):
     assert wait_free(c2, [1, 2]) == [1, 2]
 
 
-@pytest.mark.parametrize("prog,expect", [("coll", "coll ok on 4 ranks"),
-                                         ("p2p", "p2p ok on 4 ranks"),
-                                         ("comm", "comm ok on 4 ranks")])
-def test_mpi_with_two_ranks_per_node(c2, prog, expect):
-    """comm.c's MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) finds each node's
-    two ranks here (one each on one-rank nodes)."""
-    r = yod(c2, "-timeout", "100", "-sz", "4", "-ppn", "2", os.path.join(MPI, prog))
+@pytest.mark.parametrize("prog,args,expect", [("coll", [], "coll ok on 4 ranks"),
+                                              ("p2p", [], "p2p ok on 4 ranks"),
+                                              ("comm", ["alone"], "comm ok on 4 ranks"),
+                                              ("shmwin", [], "shmwin ok: 4 ranks, node groups of 1")])
+def test_mpi_with_two_ranks_per_node(c2, prog, args, expect):
+    """A node's ranks share no memory, so MPI_Comm_split_type's
+    MPI_COMM_TYPE_SHARED puts each alone (comm.c "alone"), and shmwin.c's
+    shared windows over those work (its window over ranks of two nodes is
+    refused)."""
+    r = yod(c2, "-timeout", "100", "-sz", "4", "-ppn", "2", os.path.join(MPI, prog), *args)
     assert r.returncode == 0, r.stdout + r.stderr
     assert expect in r.stdout, r.stdout + r.stderr
+
+
+def test_a_shared_window_across_a_nodes_ranks_is_refused_clearly(c2):
+    """MPI_Win_allocate_shared over two ranks of one node (MPI_COMM_WORLD
+    here): memfd_create answers ENOSYS, and the job ends with
+    MPI_ERR_RMA_SHARED and a message saying what to do, not a wrong or hung
+    window."""
+    r = yod(c2, "-timeout", "100", "-sz", "2", "-ppn", "2", os.path.join(MPI, "shmwin"),
+            "world")
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    assert "in MPI_Win_allocate_shared: MPI_ERR_RMA_SHARED" in out, out
+    assert "the ranks of a Tern node share no memory; run one rank per node (yod -ppn 1)" \
+        in out, out
 
 
 def test_a_rank_reaches_neither_the_others_handles_nor_memory(c2):

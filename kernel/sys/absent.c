@@ -23,6 +23,7 @@ static const struct absent absent[] = {
     {41, "socket", "no sockets on a node (Portals is its network)"},
     {53, "socketpair", "no sockets on a node (Portals is its network)"},
     {116, "setgroups", "identity is the job owner's and does not change"},
+    {319, "memfd_create", "a node's ranks have memory of their own and share none"},
     {334, "rseq", NULL},
 };
 

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "mpi_impl.h"
 
@@ -584,9 +586,26 @@ int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
 
-/* MPI_COMM_TYPE_SHARED: the ranks that share a node (its memory), as
- * TERN_MAP places them: with yod -ppn, a node's ranks; else each rank alone
- * (one process a node).  A program without TERN_MAP is one process. */
+/* MPI_COMM_TYPE_SHARED: the ranks that can make a shared memory region
+ * together (MPI-4.0 7.4.2), which MPI_Win_allocate_shared then does
+ * (mpi_win_shared.c): those of one node (TERN_MAP) whose kernel shares
+ * memory between processes.  A Tern node gives each of its ranks (yod
+ * -ppn) memory of its own and shares none (memfd_create answers ENOSYS),
+ * so there each rank is alone; on Linux a node's ranks are together.  A
+ * program without TERN_MAP is one process.  MPI_Get_processor_name still
+ * names the node. */
+static bool can_share_memory(void)
+{
+    static int known; /* 0: not asked yet; 1: yes; -1: no */
+    if (!known) {
+        int fd = (int)syscall(SYS_memfd_create, "tern-mpi-probe", 1u /* MFD_CLOEXEC */);
+        known = fd >= 0 ? 1 : -1;
+        if (fd >= 0)
+            close(fd);
+    }
+    return known > 0;
+}
+
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                         MPI_Comm *newcomm)
 {
@@ -600,5 +619,8 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                          "split type %d (MPI_COMM_TYPE_SHARED is %d)", split_type,
                          MPI_COMM_TYPE_SHARED);
     long nid = mpi_node_of(mpi.wrank);
-    return MPI_Comm_split(comm, nid < 0 ? 0 : (int)(nid & 0x7FFFFFFF), key, newcomm);
+    int color = nid < 0 ? 0 : (int)(nid & 0x3FFFFFFF);
+    if (nid >= 0 && !can_share_memory())
+        color = 0x40000000 | mpi.wrank; /* alone: no other rank has this color */
+    return MPI_Comm_split(comm, color, key, newcomm);
 }

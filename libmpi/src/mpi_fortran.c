@@ -1441,6 +1441,21 @@ void mpi_win_allocate_(MPI_Aint *size, F *unit, F *info, F *comm, MPI_Aint *base
     if (*ierr == MPI_SUCCESS)
         *baseptr = (MPI_Aint)p;
 }
+void mpi_win_allocate_shared_(MPI_Aint *size, F *unit, F *info, F *comm, MPI_Aint *baseptr,
+                              F *win, F *ierr)
+{
+    void *p = NULL;
+    *ierr = MPI_Win_allocate_shared(*size, *unit, *info, *comm, &p, win);
+    if (*ierr == MPI_SUCCESS)
+        *baseptr = (MPI_Aint)p;
+}
+void mpi_win_shared_query_(F *win, F *rank, MPI_Aint *size, F *unit, MPI_Aint *baseptr, F *ierr)
+{
+    void *p = NULL;
+    *ierr = MPI_Win_shared_query(*win, *rank, size, unit, &p);
+    if (*ierr == MPI_SUCCESS)
+        *baseptr = (MPI_Aint)p;
+}
 void mpi_win_free_(F *win, F *ierr) { *ierr = MPI_Win_free(win); }
 void mpi_win_get_group_(F *win, F *g, F *ierr) { *ierr = MPI_Win_get_group(*win, g); }
 /* MPI_WIN_BASE is the address; the others their values (MPI-3.1 11.2.6). */

@@ -99,9 +99,17 @@ struct mwin {
     int *errs;               /* operations refused from each origin since its last ack */
     bool *exposed;           /* MPI_Win_post's group */
     struct rma_tsend *tsends;
+    /* MPI_Win_allocate_shared's: every rank's memory, rank 0's first
+     * (shared_len: the mapping, 0 if this process alone holds it). */
+    char *shared_base, *shared_map;
+    size_t shared_len;
 };
 
 /* mpi_win.c */
+/* A window over base (the checks, the private communicator, every rank's
+ * size and unit); the flavor says which call made it. */
+int mpi_win_make(const char *call, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                 MPI_Comm comm, int flavor, MPI_Win *win);
 int mpi_win_check(const char *call, MPI_Win win, struct mwin **out);
 int mpi_win_error(struct mwin *w, int code, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -111,6 +119,9 @@ int mpi_win_raise(struct mwin *w, int rc);
  * this rank's own requests without waiting for an engine event. */
 void mpi_win_wait_req(struct msg_req *r);
 void mpi_win_serve_all(void);
+
+/* mpi_win_shared.c: a shared window's mapping let go (at MPI_Win_free). */
+void mpi_win_shared_unmap(struct mwin *w);
 
 /* mpi_rma.c */
 void mpi_rma_serve(struct mwin *w);                 /* the target: every request there */

@@ -110,8 +110,8 @@ static void wait_applied(struct mwin *w, const int *want, const bool *mask)
 
 /* ---- creation and release ---- */
 
-static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-                    MPI_Comm comm, int flavor, MPI_Win *win)
+int mpi_win_make(const char *call, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                 MPI_Comm comm, int flavor, MPI_Win *win)
 {
     NEED_INIT(call);
     struct mcomm *c;
@@ -196,7 +196,7 @@ static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, 
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win *win)
 {
-    return win_make("MPI_Win_create", base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE,
+    return mpi_win_make("MPI_Win_create", base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE,
                     win);
 }
 
@@ -207,7 +207,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
  * has attached when the operation arrives; the origin cannot. */
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    return win_make("MPI_Win_create_dynamic", NULL, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC,
+    return mpi_win_make("MPI_Win_create_dynamic", NULL, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC,
                     win);
 }
 
@@ -273,7 +273,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     if (size > 0 && !base)
         return mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Win_allocate", "no memory for %ld bytes",
                          (long)size);
-    int rc = win_make("MPI_Win_allocate", base, size, disp_unit, info, comm,
+    int rc = mpi_win_make("MPI_Win_allocate", base, size, disp_unit, info, comm,
                       MPI_WIN_FLAVOR_ALLOCATE, win);
     if (rc) {
         free(base);
@@ -316,6 +316,7 @@ int MPI_Win_free(MPI_Win *win)
     }
     if (w->owns_base)
         free(w->base);
+    mpi_win_shared_unmap(w);
     free(w->regions);
     free(w->sizes);
     free(w->units);

@@ -5,6 +5,7 @@
  * once stays apart; only the thread that called MPI_Init is the main one.
  * Prints "comm ok on N ranks". */
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "mpitest.h"
 
@@ -241,9 +242,10 @@ static void main_thread(void)
 }
 
 /* MPI_COMM_TYPE_SHARED: the ranks on this rank's node, as the processor
- * names say, in world order; MPI_UNDEFINED gives no communicator.  Memory
+ * names say, in world order (alone: each rank by itself, where a node's
+ * ranks share no memory); MPI_UNDEFINED gives no communicator.  Memory
  * from MPI_Alloc_mem carries a message. */
-static void shared_node(void)
+static void shared_node(bool alone)
 {
     char names[64][MPI_MAX_PROCESSOR_NAME], mine[MPI_MAX_PROCESSOR_NAME] = {0};
     int len;
@@ -253,7 +255,7 @@ static void shared_node(void)
                      MPI_CHAR, MPI_COMM_WORLD));
     int same = 0, below = 0;
     for (int r = 0; r < t_size; r++)
-        if (!strcmp(names[r], mine)) {
+        if (!strcmp(names[r], mine) && (!alone || r == t_rank)) {
             same++;
             below += r < t_rank;
         }
@@ -270,7 +272,7 @@ static void shared_node(void)
     OK(MPI_Allreduce(MPI_IN_PLACE, buf, 1, MPI_INT, MPI_SUM, node));
     int want = 0;
     for (int r = 0; r < t_size; r++)
-        if (!strcmp(names[r], mine))
+        if (!strcmp(names[r], mine) && (!alone || r == t_rank))
             want += r;
     CHECK(buf[0] == want, "sum over the node: %d, not %d", buf[0], want);
     OK(MPI_Free_mem(buf));
@@ -454,7 +456,7 @@ int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
     main_thread();
-    shared_node();
+    shared_node(argc > 1 && !strcmp(argv[1], "alone"));
     attributes();
     splits();
     dups_apart();
