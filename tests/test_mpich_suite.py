@@ -44,6 +44,7 @@ HOST = [
     ("pt2pt/cancelrecv", 2), ("pt2pt/scancel_unmatch", 2),
     ("rma/win_shared", 4), ("rma/win_shared_noncontig", 4), ("rma/win_shared_zerobyte", 4),
     ("rma/win_shared_query_null", 4), ("rma/win_shared_put_flush_load", 3),
+    ("comm/cmsplit_type", 4),
 ]
 TERN = [("coll/icallreduce", 4), ("comm/icm", 4), ("datatype/tfree", 2),
         ("coll/nonblocking2", 4), ("pt2pt/scancel", 2), ("pt2pt/pscancel", 2),

@@ -226,6 +226,8 @@ typedef struct MPI_Status {
 
 /* MPI_Comm_split_type */
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_UNGUIDED 2
+#define MPI_COMM_TYPE_HW_GUIDED 3
 
 /* Thread levels */
 #define MPI_THREAD_SINGLE 0

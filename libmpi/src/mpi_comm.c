@@ -606,21 +606,61 @@ static bool can_share_memory(void)
     return known > 0;
 }
 
+/* The color of this rank's shared-memory group. */
+static int shared_color(void)
+{
+    long nid = mpi_node_of(mpi.wrank);
+    if (nid >= 0 && !can_share_memory())
+        return 0x40000000 | mpi.wrank; /* alone: no other rank has this color */
+    return nid < 0 ? 0 : (int)(nid & 0x3FFFFFFF);
+}
+
+#define HW_KEY "mpi_hw_resource_type"
+#define HW_SHARED "mpi_shared_memory"
+
+/* MPI-4.0 7.4.2's hardware split types.  The one resource type known is
+ * the standard's "mpi_shared_memory": the ranks MPI_COMM_TYPE_SHARED
+ * groups.  MPI_COMM_TYPE_HW_GUIDED with it splits so; with another type,
+ * or none, every rank gets MPI_COMM_NULL.  MPI_COMM_TYPE_HW_UNGUIDED
+ * splits at it when that makes communicators smaller than comm (and sets
+ * the key in info to say so), else gives MPI_COMM_NULL. */
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                         MPI_Comm *newcomm)
 {
+    const char *call = "MPI_Comm_split_type";
     struct mcomm *c;
-    (void)info;
-    TRY(mpi_check_comm("MPI_Comm_split_type", comm, &c));
-    if (split_type == MPI_UNDEFINED)
+    TRY(mpi_check_comm(call, comm, &c));
+    if (info != MPI_INFO_NULL && !mpi_info_ok(info))
+        return mpi_error(comm, MPI_ERR_INFO, call, "%#x is not an info object", (unsigned)info);
+    int size = c->size;
+    switch (split_type) {
+    case MPI_UNDEFINED:
         return MPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
-    if (split_type != MPI_COMM_TYPE_SHARED)
-        return mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_split_type",
-                         "split type %d (MPI_COMM_TYPE_SHARED is %d)", split_type,
-                         MPI_COMM_TYPE_SHARED);
-    long nid = mpi_node_of(mpi.wrank);
-    int color = nid < 0 ? 0 : (int)(nid & 0x3FFFFFFF);
-    if (nid >= 0 && !can_share_memory())
-        color = 0x40000000 | mpi.wrank; /* alone: no other rank has this color */
-    return MPI_Comm_split(comm, color, key, newcomm);
+    case MPI_COMM_TYPE_SHARED:
+        return MPI_Comm_split(comm, shared_color(), key, newcomm);
+    case MPI_COMM_TYPE_HW_GUIDED: {
+        char v[MPI_MAX_INFO_VAL + 1] = "";
+        int flag = 0;
+        if (info != MPI_INFO_NULL)
+            TRY(MPI_Info_get(info, HW_KEY, MPI_MAX_INFO_VAL, v, &flag));
+        bool known = flag && !strcmp(v, HW_SHARED);
+        return MPI_Comm_split(comm, known ? shared_color() : MPI_UNDEFINED, key, newcomm);
+    }
+    case MPI_COMM_TYPE_HW_UNGUIDED: {
+        TRY(MPI_Comm_split(comm, shared_color(), key, newcomm));
+        int n = 0;
+        TRY(MPI_Comm_size(*newcomm, &n));
+        if (n == size) /* the same on every rank: all share memory */
+            return MPI_Comm_free(newcomm);
+        if (info != MPI_INFO_NULL)
+            TRY(MPI_Info_set(info, HW_KEY, HW_SHARED));
+        return MPI_SUCCESS;
+    }
+    default:
+        return mpi_error(comm, MPI_ERR_ARG, call,
+                         "split type %d (MPI_COMM_TYPE_SHARED is %d, _HW_UNGUIDED %d, "
+                         "_HW_GUIDED %d)",
+                         split_type, MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_UNGUIDED,
+                         MPI_COMM_TYPE_HW_GUIDED);
+    }
 }

@@ -279,6 +279,41 @@ static void shared_node(bool alone)
     OK(MPI_Comm_free(&node));
     OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL, &node));
     CHECK(node == MPI_COMM_NULL, "MPI_UNDEFINED gave a communicator");
+
+    /* MPI-4.0's hardware split types: "mpi_shared_memory" is the same group;
+     * no type, or one not known, gives none; the unguided split gives it
+     * when it is smaller than the whole and says so in the info. */
+    MPI_Info info;
+    OK(MPI_Info_create(&info));
+    OK(MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory"));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, t_rank, info, &node));
+    CHECK(node != MPI_COMM_NULL, "HW_GUIDED mpi_shared_memory gave no communicator");
+    OK(MPI_Comm_size(node, &nsize));
+    OK(MPI_Comm_rank(node, &nrank));
+    CHECK(nsize == same && nrank == below, "HW_GUIDED: %d of %d, not %d of %d", nrank, nsize,
+          below, same);
+    OK(MPI_Comm_free(&node));
+    OK(MPI_Info_set(info, "mpi_hw_resource_type", "l7cache"));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &node));
+    CHECK(node == MPI_COMM_NULL, "HW_GUIDED l7cache gave a communicator");
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, MPI_INFO_NULL, &node));
+    CHECK(node == MPI_COMM_NULL, "HW_GUIDED without info gave a communicator");
+    OK(MPI_Info_free(&info));
+    OK(MPI_Info_create(&info));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, t_rank, info, &node));
+    char v[MPI_MAX_INFO_VAL + 1] = "";
+    int has = 0;
+    OK(MPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, v, &has));
+    if (same == t_size) {
+        CHECK(node == MPI_COMM_NULL && !has, "HW_UNGUIDED on one node gave a communicator");
+    } else {
+        CHECK(node != MPI_COMM_NULL && has && !strcmp(v, "mpi_shared_memory"),
+              "HW_UNGUIDED: no communicator, or info says '%s'", v);
+        OK(MPI_Comm_size(node, &nsize));
+        CHECK(nsize == same, "HW_UNGUIDED: %d ranks, not %d", nsize, same);
+        OK(MPI_Comm_free(&node));
+    }
+    OK(MPI_Info_free(&info));
 }
 
 /* Attribute caching: copy callbacks at MPI_Comm_dup, delete callbacks at
