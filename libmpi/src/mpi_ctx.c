@@ -40,9 +40,7 @@
 #define EAGER_WORDS 2 /* 64 ids */
 #define MAX_WAITING 256
 
-enum { POOL_NONE, POOL_EAGER, POOL_REST, POOL_ALL };
-
-static bool eager_held, rest_held;
+static int held; /* pools (CTX_EAGER | CTX_REST) some round of the process offers */
 static uint64_t live[MAX_WAITING]; /* keys of the live agreements in flight */
 static int nlive;
 
@@ -65,37 +63,37 @@ static void set_live(uint64_t key, bool on)
         live[i] = live[--nlive];
 }
 
+int mpi_ctx_pick(bool first_round, int held_now, bool lower)
+{
+    if (first_round)
+        return held_now & CTX_EAGER ? 0 : CTX_EAGER;
+    if ((held_now & CTX_REST) || lower)
+        return 0;
+    return CTX_REST | (held_now & CTX_EAGER ? 0 : CTX_EAGER);
+}
+
 void mpi_ctx_offer(struct ctx_round *r, uint32_t *mask)
 {
     uint32_t free_ids[CTX_MASK_WORDS];
     mpi_ctx_free_mask(free_ids);
     memset(mask, 0, CTX_OFFER_WORDS * sizeof *mask);
     if (!atomic_load(&mpi_multiple))
-        r->pool = POOL_ALL;
-    else if (r->rounds == 0)
-        r->pool = eager_held ? POOL_NONE : POOL_EAGER;
-    else if (!rest_held && !lower_live(r->key))
-        r->pool = eager_held ? POOL_REST : POOL_ALL;
+        r->pool = CTX_EAGER | CTX_REST;
     else
-        r->pool = POOL_NONE;
-    int from = r->pool == POOL_REST ? EAGER_WORDS : 0;
-    int to = r->pool == POOL_EAGER ? EAGER_WORDS : r->pool == POOL_NONE ? 0 : CTX_MASK_WORDS;
-    for (int i = from; i < to; i++)
-        mask[i] = free_ids[i];
-    eager_held |= r->pool == POOL_EAGER || r->pool == POOL_ALL;
-    rest_held |= r->pool == POOL_REST || r->pool == POOL_ALL;
+        r->pool = mpi_ctx_pick(r->rounds == 0, held, lower_live(r->key));
+    for (int i = 0; i < CTX_MASK_WORDS; i++)
+        if (r->pool & (i < EAGER_WORDS ? CTX_EAGER : CTX_REST))
+            mask[i] = free_ids[i];
+    held |= r->pool;
     /* Whether this offer was the whole of what is not eager. */
-    mask[CTX_MASK_WORDS] = r->pool == POOL_REST || r->pool == POOL_ALL ? ~0u : 0;
+    mask[CTX_MASK_WORDS] = r->pool & CTX_REST ? ~0u : 0;
     r->rounds++;
 }
 
 static void release(struct ctx_round *r)
 {
-    if (r->pool == POOL_EAGER || r->pool == POOL_ALL)
-        eager_held = false;
-    if (r->pool == POOL_REST || r->pool == POOL_ALL)
-        rest_held = false;
-    r->pool = POOL_NONE;
+    held &= ~r->pool;
+    r->pool = 0;
 }
 
 void mpi_ctx_abandon(struct ctx_round *r)

@@ -60,7 +60,7 @@ struct idup {
     uint64_t key;           /* parent's context id, then the idup's number on it */
     int n, *members;        /* the parent's members when called */
     int attempt;            /* in flight; -1: none yet */
-    int pools;              /* what this attempt offered: EAGER | REST bits */
+    int pools;              /* what this attempt offered: CTX_EAGER | CTX_REST */
     bool inter;
     uint32_t offer[CTX_MASK_WORDS], mask[CTX_MASK_WORDS], across[CTX_MASK_WORDS];
     MPI_Request ar, ar2;    /* the attempt's allreduces (ar2: an intercommunicator's) */
@@ -69,10 +69,8 @@ struct idup {
     struct idup *next;
 };
 
-enum { EAGER = 1, REST = 2 };
-
 static struct idup *pending;
-static int held; /* the pools (EAGER | REST) some attempt of this process offers */
+static int held; /* the pools some attempt of this process offers (mpi_ctx_pick) */
 
 static bool live(const struct idup *d)
 {
@@ -117,19 +115,15 @@ static int no_cancel(void *extra, int complete)
 static void start_attempt(struct idup *d)
 {
     d->attempt++;
-    d->pools = 0;
-    if (!live(d))
-        d->pools = held & EAGER ? 0 : EAGER;
-    else if (!(held & REST) && lowest_live(d))
-        d->pools = REST | (held & EAGER ? 0 : EAGER);
+    /* Idups overlap whatever the thread level (several may be pending in
+     * one thread), so the pools are always taken in turn. */
+    d->pools = mpi_ctx_pick(!live(d), held, !lowest_live(d));
     held |= d->pools;
     uint32_t free_ids[CTX_MASK_WORDS];
     mpi_ctx_idup_mask(free_ids);
     int eager_end = (IDUP_FIRST + EAGER_IDS) / 32;
-    for (int i = 0; i < CTX_MASK_WORDS; i++) {
-        bool in = i < eager_end ? d->pools & EAGER : d->pools & REST;
-        d->offer[i] = in ? free_ids[i] : 0;
-    }
+    for (int i = 0; i < CTX_MASK_WORDS; i++)
+        d->offer[i] = d->pools & (i < eager_end ? CTX_EAGER : CTX_REST) ? free_ids[i] : 0;
     memcpy(d->mask, d->offer, sizeof d->mask);
     uint32_t seq = IDUP_SEQ + (uint32_t)(d->key & 0x3FF) * ATTEMPTS +
                    (uint32_t)(d->attempt % ATTEMPTS);

@@ -277,9 +277,17 @@ int mpi_ctx_lowest(const uint32_t *mask);
 struct ctx_round {
     uint64_t key; /* the parent's context id << 32 | a tag */
     int rounds;   /* gone so far */
-    int pool;     /* what this process offers in the round now */
+    int pool;     /* the pools (CTX_EAGER | CTX_REST) offered in the round now */
 };
 #define CTX_OFFER_WORDS (CTX_MASK_WORDS + 1)
+/* The two pools of free ids a round may offer (bits; mpi_ctx.c says why),
+ * and which a round takes given those some other round of the process
+ * holds: a first round the eager pool if it is free; a later one the rest
+ * (with the eager pool if that is free too) if the rest is free and no
+ * live agreement with a lower key waits.  Blocking agreements and
+ * MPI_Comm_idup's (mpi_idup.c) each hold their own. */
+enum { CTX_EAGER = 1, CTX_REST = 2 };
+int mpi_ctx_pick(bool first_round, int held, bool lower_live);
 void mpi_ctx_offer(struct ctx_round *r, uint32_t *mask);
 int mpi_ctx_settle(struct ctx_round *r, const uint32_t *agreed);
 void mpi_ctx_abandon(struct ctx_round *r); /* a round that failed */

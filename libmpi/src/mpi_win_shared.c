@@ -158,8 +158,6 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 
     char *map = NULL, *base = NULL;
     size_t len = 0;
-    char why[200] = "";
-    int ok = 1;
     if (n == 1) {
         /* Alone: memory of its own, nothing to share. */
         base = malloc(total ? total : 1);
@@ -167,10 +165,11 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
             return mpi_error(comm, MPI_ERR_NO_MEM, call, "no memory for %zu bytes", total);
     } else {
         struct where wh = {0};
+        char why[200] = "";
+        int ok = 1;
         len = HEAD + total;
-        if (me == 0) {
+        if (me == 0)
             wh.err = make(len, &wh, &map);
-        }
         TRY(MPI_Bcast(&wh, (int)sizeof wh, MPI_BYTE, 0, comm));
         if (wh.err) {
             ok = 0;
@@ -201,19 +200,17 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     /* A rank with no memory in the window is given none (NULL), as the
      * query says of it. */
     char *own = size > 0 ? base + before : NULL;
+    struct mwin held = {.shared_base = base, .shared_map = len ? map : base, .shared_len = len};
     rc = mpi_win_make(call, own, size, disp_unit, info, comm, MPI_WIN_FLAVOR_SHARED, win);
     if (rc) {
-        if (len)
-            munmap(map, len);
-        else
-            free(base);
+        mpi_win_shared_unmap(&held);
         return rc;
     }
     struct mwin *w = NULL;
     (void)mpi_win_check(call, *win, &w);
-    w->shared_base = base;
-    w->shared_map = len ? map : base;
-    w->shared_len = len;
+    w->shared_base = held.shared_base;
+    w->shared_map = held.shared_map;
+    w->shared_len = held.shared_len;
     *(void **)baseptr = own;
     return MPI_SUCCESS;
 }
